@@ -1,0 +1,331 @@
+#include "commands.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+namespace hipstack::cli {
+namespace {
+
+void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+void print_json(const Json& j) { print(j.dump(2) + "\n"); }
+
+Json document(std::string_view command) {
+  Json j;
+  j["schema"] = "hipstack-smi/v1";
+  j["command"] = std::string(command);
+  return j;
+}
+
+// Keeps only the readings of --metrics (all when none given).
+std::vector<smi::Reading> filter(std::vector<smi::Reading> readings, const CommonOptions& options) {
+  if (options.metrics.empty()) return readings;
+  std::erase_if(readings, [&options](const smi::Reading& r) {
+    const smi::MetricInfo* info = smi::find_metric(r.id);
+    return info == nullptr ||
+           std::find(options.metrics.begin(), options.metrics.end(), info->name) == options.metrics.end();
+  });
+  return readings;
+}
+
+// The metric, instance and value columns of a reading for tables.
+std::string metric_label(const smi::Reading& r) {
+  const smi::MetricInfo* info = smi::find_metric(r.id);
+  std::string label(info != nullptr ? info->name : "?");
+  if (!r.instance.empty()) label += fmt::format("[{}]", r.instance);
+  return label;
+}
+
+// One device's readings as a "metric value" table (not-supported rows only with --show-unsupported).
+std::string readings_table(const std::vector<smi::Reading>& readings, const CommonOptions& options) {
+  Table table({"METRIC", "VALUE"});
+  for (const smi::Reading& r : readings) {
+    if (!r.ok() && r.status == smi::Status::not_supported && !options.show_unsupported) continue;
+    std::string value = value_with_unit(r);
+    if (r.status == smi::Status::error || r.status == smi::Status::unavailable) {
+      value = fmt::format("{} ({})", smi::status_name(r.status), r.detail);
+    } else if (options.verbose && !r.detail.empty()) {
+      value += fmt::format("  [{}]", r.detail);
+    }
+    table.add({metric_label(r), value});
+  }
+  return table.str();
+}
+
+void csv_readings(std::string& out, const smi::DeviceSummary& device, const std::vector<smi::Reading>& readings) {
+  for (const smi::Reading& r : readings) {
+    const smi::MetricInfo* info = smi::find_metric(r.id);
+    out += csv_row({std::to_string(device.index), device.bdf, std::string(info ? info->name : ""), r.instance,
+                    std::string(smi::status_name(r.status)), r.ok() ? value_text(r) : "",
+                    info ? std::string(smi::unit_symbol(info->unit)) : ""});
+  }
+}
+
+constexpr const char* kReadingsCsvHeader = "device,bdf,metric,instance,status,value,unit\n";
+
+// Shared by `static` and `metric`: sample each selected device and render.
+int run_sampled(const smi::System& system, const CommonOptions& options, std::string_view command,
+                const smi::SampleOptions& what) {
+  const auto devices = system.devices();
+  const auto selected = selected_devices(system, options);
+  Json doc = document(command);
+  doc["devices"] = Json::array();
+  std::string csv = kReadingsCsvHeader;
+  std::string text;
+  for (const std::uint32_t index : selected) {
+    const smi::DeviceSummary& device = devices[index];
+    const auto readings = filter(system.sample(index, what), options);
+    switch (options.format) {
+      case Format::json: {
+        Json d = device_json(device);
+        d["metrics"] = readings_json(readings);
+        doc["devices"].push_back(std::move(d));
+        break;
+      }
+      case Format::csv: csv_readings(csv, device, readings); break;
+      case Format::table:
+        text += fmt::format("GPU {}  {}  {}  {}\n", device.index, device.bdf, device.name, device.uuid);
+        text += readings_table(readings, options);
+        text += '\n';
+        break;
+    }
+  }
+  if (options.format == Format::json) print_json(doc);
+  else if (options.format == Format::csv) print(csv);
+  else print(text);
+  return kExitOk;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> selected_devices(const smi::System& system, const CommonOptions& options) {
+  std::vector<std::uint32_t> out;
+  if (options.gpus.empty()) {
+    for (const auto& d : system.devices()) out.push_back(d.index);
+    return out;
+  }
+  for (const std::string& selector : options.gpus) {
+    const std::uint32_t index = system.resolve(selector);
+    if (std::find(out.begin(), out.end(), index) == out.end()) out.push_back(index);
+  }
+  return out;
+}
+
+int run_list(const smi::System& system, const CommonOptions& options) {
+  const auto devices = system.devices();
+  const auto selected = selected_devices(system, options);
+  if (options.format == Format::json) {
+    Json doc = document("list");
+    doc["devices"] = Json::array();
+    for (const auto index : selected) doc["devices"].push_back(device_json(devices[index]));
+    print_json(doc);
+  } else if (options.format == Format::csv) {
+    std::string out = "index,vendor,backend,bdf,uuid,name,partitions\n";
+    for (const auto index : selected) {
+      const auto& d = devices[index];
+      out += csv_row({std::to_string(d.index), d.vendor, d.backend, d.bdf, d.uuid, d.name,
+                      std::to_string(d.partition_count)});
+    }
+    print(out);
+  } else {
+    Table table({"GPU", "VENDOR", "BDF", "UUID", "PARTITIONS", "NAME"});
+    for (const auto index : selected) {
+      const auto& d = devices[index];
+      table.add({std::to_string(d.index), d.vendor, d.bdf, d.uuid, std::to_string(d.partition_count), d.name});
+    }
+    if (table.empty()) print("No GPUs found.\n");
+    else print(table.str());
+  }
+  return kExitOk;
+}
+
+int run_static(const smi::System& system, const CommonOptions& options) {
+  smi::SampleOptions what;
+  what.identity = true;
+  what.static_info = true;
+  what.live = false;
+  if (options.format != Format::json) return run_sampled(system, options, "static", what);
+  // JSON also carries each device's partitions.
+  const auto devices = system.devices();
+  Json doc = document("static");
+  doc["devices"] = Json::array();
+  for (const std::uint32_t index : selected_devices(system, options)) {
+    Json d = device_json(devices[index]);
+    d["metrics"] = readings_json(filter(system.sample(index, what), options));
+    d["partition_list"] = Json::array();
+    for (const smi::Partition& p : system.partitions(index)) {
+      Json pj;
+      pj["index"] = p.index;
+      pj["id"] = p.id;
+      pj["bdf"] = p.bdf;
+      pj["metrics"] = readings_json(p.readings);
+      d["partition_list"].push_back(std::move(pj));
+    }
+    doc["devices"].push_back(std::move(d));
+  }
+  print_json(doc);
+  return kExitOk;
+}
+
+int run_metric(const smi::System& system, const CommonOptions& options) {
+  smi::SampleOptions what;
+  what.live = true;
+  what.pcie_throughput = options.pcie_throughput;
+  return run_sampled(system, options, "metric", what);
+}
+
+int run_process(const smi::System& system, const CommonOptions& options, unsigned interval_ms) {
+  const auto devices = system.devices();
+  Json doc = document("process");
+  doc["devices"] = Json::array();
+  std::string csv = "device,bdf,pid,name,user,metric,instance,status,value,unit\n";
+  Table table({"GPU", "PID", "NAME", "USER", "VRAM", "GTT", "CU", "QUEUES", "ENGINES"});
+  for (const std::uint32_t index : selected_devices(system, options)) {
+    const smi::DeviceSummary& device = devices[index];
+    const auto processes = system.processes(index, interval_ms);
+    Json d = device_json(device);
+    d["processes"] = Json::array();
+    for (const smi::ProcessInfo& p : processes) {
+      Json pj;
+      pj["pid"] = p.pid;
+      pj["name"] = p.name;
+      pj["user"] = p.user;
+      pj["metrics"] = readings_json(p.readings);
+      d["processes"].push_back(std::move(pj));
+      std::map<smi::MetricId, std::string> cell;
+      std::string engines;
+      for (const smi::Reading& r : p.readings) {
+        const smi::MetricInfo* info = smi::find_metric(r.id);
+        csv += csv_row({std::to_string(device.index), device.bdf, std::to_string(p.pid), p.name, p.user,
+                        std::string(info ? info->name : ""), r.instance, std::string(smi::status_name(r.status)),
+                        r.ok() ? value_text(r) : "", info ? std::string(smi::unit_symbol(info->unit)) : ""});
+        if (r.id == smi::MetricId::process_engine_busy && r.ok()) {
+          engines += fmt::format("{}{}={}%", engines.empty() ? "" : " ", r.instance, value_text(r));
+        } else {
+          cell[r.id] = value_with_unit(r);
+        }
+      }
+      table.add({std::to_string(device.index), std::to_string(p.pid), p.name, p.user,
+                 cell[smi::MetricId::process_vram], cell[smi::MetricId::process_gtt],
+                 cell[smi::MetricId::process_cu_occupancy], cell[smi::MetricId::process_queues],
+                 engines.empty() ? "N/A" : engines});
+    }
+    doc["devices"].push_back(std::move(d));
+  }
+  if (options.format == Format::json) print_json(doc);
+  else if (options.format == Format::csv) print(csv);
+  else if (table.empty()) print("No GPU processes found.\n");
+  else print(table.str());
+  return kExitOk;
+}
+
+int run_topology(const smi::System& system, const CommonOptions& options) {
+  const auto selected = selected_devices(system, options);
+  auto chosen = [&selected](std::uint32_t i) { return std::find(selected.begin(), selected.end(), i) != selected.end(); };
+  const auto links = system.links();
+  Json doc = document("topology");
+  doc["links"] = Json::array();
+  std::string csv = "from,to,metric,status,value,unit\n";
+  Table table({"FROM", "TO", "TYPE", "HOPS", "WEIGHT", "BANDWIDTH", "NUMA DISTANCE"});
+  for (const smi::Link& link : links) {
+    if (!chosen(link.from) || !chosen(link.to)) continue;
+    Json lj;
+    lj["from"] = link.from;
+    lj["to"] = link.to;
+    lj["metrics"] = readings_json(link.readings);
+    doc["links"].push_back(std::move(lj));
+    std::map<smi::MetricId, std::string> cell;
+    for (const smi::Reading& r : link.readings) {
+      const smi::MetricInfo* info = smi::find_metric(r.id);
+      csv += csv_row({std::to_string(link.from), std::to_string(link.to), std::string(info ? info->name : ""),
+                      std::string(smi::status_name(r.status)), r.ok() ? value_text(r) : "",
+                      info ? std::string(smi::unit_symbol(info->unit)) : ""});
+      cell[r.id] = value_with_unit(r);
+    }
+    table.add({std::to_string(link.from), std::to_string(link.to), cell[smi::MetricId::link_type],
+               cell[smi::MetricId::link_hops], cell[smi::MetricId::link_weight],
+               cell[smi::MetricId::link_bandwidth_max], cell[smi::MetricId::link_numa_distance]});
+  }
+  if (options.format == Format::json) print_json(doc);
+  else if (options.format == Format::csv) print(csv);
+  else if (table.empty()) print("No links between GPUs.\n");
+  else print(table.str());
+  return kExitOk;
+}
+
+int run_monitor(const smi::System& system, const CommonOptions& options, double interval_s, long iterations) {
+  using smi::MetricId;
+  const MetricId columns[] = {MetricId::temperature_edge, MetricId::temperature_junction, MetricId::temperature_memory,
+                              MetricId::power_average,    MetricId::power_current,        MetricId::clock_sclk,
+                              MetricId::clock_mclk,       MetricId::gpu_busy,             MetricId::memory_busy,
+                              MetricId::vram_used,        MetricId::fan_speed};
+  const auto selected = selected_devices(system, options);
+  smi::SampleOptions what;
+  what.live = true;
+  std::string csv_header = "time,device";
+  for (const MetricId id : columns) csv_header += fmt::format(",{}", smi::find_metric(id)->name);
+  if (options.format == Format::csv) print(csv_header + "\n");
+  for (long i = 0; iterations <= 0 || i < iterations; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::duration<double>(interval_s));
+    const auto now = std::chrono::system_clock::now();
+    const double t = std::chrono::duration<double>(now.time_since_epoch()).count();
+    std::vector<std::string> header = {"GPU"};
+    for (const MetricId id : columns) header.emplace_back(smi::find_metric(id)->name);
+    Table table(header);
+    Json doc = document("monitor");
+    doc["time"] = t;
+    doc["devices"] = Json::array();
+    for (const std::uint32_t index : selected) {
+      const auto readings = system.sample(index, what);
+      std::vector<std::string> row = {std::to_string(index)};
+      std::string csv = fmt::format("{:.3f},{}", t, index);
+      for (const MetricId id : columns) {
+        const auto it = std::find_if(readings.begin(), readings.end(), [id](const smi::Reading& r) { return r.id == id; });
+        row.push_back(it == readings.end() ? "N/A" : value_with_unit(*it));
+        csv += "," + (it == readings.end() || !it->ok() ? std::string() : value_text(*it));
+      }
+      table.add(row);
+      if (options.format == Format::csv) print(csv + "\n");
+      Json d;
+      d["index"] = index;
+      d["metrics"] = readings_json(filter(readings, options));
+      doc["devices"].push_back(std::move(d));
+    }
+    if (options.format == Format::json) print(doc.dump() + "\n");  // one JSON document per line
+    else if (options.format == Format::table) print(table.str() + "\n");
+    std::fflush(stdout);
+  }
+  return kExitOk;
+}
+
+int run_version(const smi::System* system, const CommonOptions& options) {
+  Json doc = document("version");
+  doc["version"] = std::string(smi::library_version());
+  doc["backends"] = Json::array();
+  if (system != nullptr) {
+    for (const smi::BackendStatus& b : system->backends()) {
+      doc["backends"].push_back({{"name", b.name}, {"present", b.present}, {"reason", b.reason}});
+    }
+  }
+  if (options.format == Format::json) {
+    print_json(doc);
+  } else if (options.format == Format::csv) {
+    std::string out = "component,version\n" + csv_row({"hipstack-smi", std::string(smi::library_version())});
+    print(out);
+  } else {
+    std::string out = fmt::format("hipstack-smi {}\n", smi::library_version());
+    if (system != nullptr) {
+      for (const smi::BackendStatus& b : system->backends()) {
+        out += fmt::format("  backend {}: {} ({})\n", b.name, b.present ? "present" : "absent", b.reason);
+      }
+    }
+    print(out);
+  }
+  return kExitOk;
+}
+
+}  // namespace hipstack::cli

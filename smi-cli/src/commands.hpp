@@ -1,0 +1,42 @@
+// hipstack-smi subcommands. Each takes the opened System and the parsed common options, writes its
+// output to stdout and returns the process exit code (docs/cli.md lists them).
+#pragma once
+
+#include <hipstack/smi.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "render.hpp"
+
+namespace hipstack::cli {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitReadFailure = 1,   // a device could not be read at all
+  kExitBadArguments = 2,
+  kExitNoSuchDevice = 3,
+};
+
+struct CommonOptions {
+  Format format = Format::table;
+  std::vector<std::string> gpus;        // -g selectors; empty = all devices
+  std::vector<std::string> metrics;     // --metrics names; empty = all
+  bool show_unsupported = false;
+  bool pcie_throughput = false;
+  bool verbose = false;
+};
+
+// Resolves -g selectors (throws smi::Error for an unknown one); all devices when none given.
+std::vector<std::uint32_t> selected_devices(const smi::System& system, const CommonOptions& options);
+
+int run_list(const smi::System& system, const CommonOptions& options);
+int run_static(const smi::System& system, const CommonOptions& options);
+int run_metric(const smi::System& system, const CommonOptions& options);
+int run_process(const smi::System& system, const CommonOptions& options, unsigned interval_ms);
+int run_topology(const smi::System& system, const CommonOptions& options);
+int run_monitor(const smi::System& system, const CommonOptions& options, double interval_s, long iterations);
+int run_version(const smi::System* system, const CommonOptions& options);
+
+}  // namespace hipstack::cli

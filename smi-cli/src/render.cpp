@@ -1,0 +1,137 @@
+#include "render.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace hipstack::cli {
+
+std::string Table::str() const {
+  std::vector<std::size_t> widths(header_.size(), 0);
+  auto measure = [&widths](const std::vector<std::string>& row) {
+    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  };
+  measure(header_);
+  for (const auto& row : rows_) measure(row);
+  std::string out;
+  auto emit = [&out, &widths](const std::vector<std::string>& row) {
+    std::string line;
+    for (std::size_t i = 0; i < widths.size(); ++i) {
+      const std::string& cell = i < row.size() ? row[i] : std::string();
+      line += cell;
+      if (i + 1 < widths.size()) line.append(widths[i] - cell.size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line;
+    out += '\n';
+  };
+  emit(header_);
+  for (const auto& row : rows_) emit(row);
+  return out;
+}
+
+std::string value_text(const smi::Reading& reading) {
+  if (!reading.ok()) return "N/A";
+  if (const auto* i = std::get_if<std::int64_t>(&reading.value)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&reading.value)) {
+    std::string text = fmt::format("{:.3f}", *d);
+    while (text.back() == '0') text.pop_back();
+    if (text.back() == '.') text.pop_back();
+    return text;
+  }
+  if (const auto* s = std::get_if<std::string>(&reading.value)) return *s;
+  return "N/A";
+}
+
+std::string value_with_unit(const smi::Reading& reading) {
+  const smi::MetricInfo* info = smi::find_metric(reading.id);
+  const std::string value = value_text(reading);
+  if (!reading.ok() || info == nullptr || smi::unit_symbol(info->unit).empty()) return value;
+  return fmt::format("{} {}", value, smi::unit_symbol(info->unit));
+}
+
+namespace {
+
+Json single_json(const smi::Reading& r, bool with_unit) {
+  Json j;
+  j["status"] = std::string(smi::status_name(r.status));
+  if (r.ok()) {
+    std::visit(
+        [&j](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (!std::is_same_v<T, std::monostate>) j["value"] = v;
+        },
+        r.value);
+    const smi::MetricInfo* info = smi::find_metric(r.id);
+    if (with_unit && info != nullptr && info->unit != smi::Unit::none) j["unit"] = std::string(smi::unit_symbol(info->unit));
+  } else if (r.status != smi::Status::not_supported) {
+    if (r.error_code != 0) j["error"] = std::string(std::strerror(r.error_code));
+    j["detail"] = r.detail;
+  }
+  return j;
+}
+
+}  // namespace
+
+Json readings_json(const std::vector<smi::Reading>& readings) {
+  Json metrics = Json::object();
+  for (const smi::Reading& r : readings) {
+    const smi::MetricInfo* info = smi::find_metric(r.id);
+    if (info == nullptr) continue;
+    const std::string name(info->name);
+    if (info->instance_label.empty()) {
+      metrics[name] = single_json(r, true);
+      continue;
+    }
+    // Instanced metric: one entry per instance; none at all is reported like a single value.
+    if (r.instance.empty()) {
+      if (!metrics.contains(name)) metrics[name] = single_json(r, false);
+      continue;
+    }
+    Json& entry = metrics[name];
+    if (!entry.contains("instances")) {
+      entry = Json::object();
+      if (info->unit != smi::Unit::none) entry["unit"] = std::string(smi::unit_symbol(info->unit));
+      entry["instances"] = Json::object();
+    }
+    entry["instances"][r.instance] = single_json(r, false);
+  }
+  return metrics;
+}
+
+Json device_json(const smi::DeviceSummary& device) {
+  Json j;
+  j["index"] = device.index;
+  j["vendor"] = device.vendor;
+  j["backend"] = device.backend;
+  j["bdf"] = device.bdf;
+  j["uuid"] = device.uuid;
+  j["name"] = device.name;
+  j["partitions"] = device.partition_count;
+  return j;
+}
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+std::string csv_row(const std::vector<std::string>& fields) {
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) out += ',';
+    out += csv_field(fields[i]);
+  }
+  out += '\n';
+  return out;
+}
+
+}  // namespace hipstack::cli

@@ -1,0 +1,44 @@
+// Turning library results into the CLI's three output forms: aligned tables for people, and
+// --json / --csv with the stable schema of docs/cli.md. Everything here is generated from the
+// metric catalogue: no metric is named by hand.
+#pragma once
+
+#include <hipstack/smi.hpp>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace hipstack::cli {
+
+using Json = nlohmann::ordered_json;
+
+enum class Format { table, json, csv };
+
+// A plain text table with aligned columns.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  [[nodiscard]] std::string str() const;
+  [[nodiscard]] bool empty() const { return rows_.empty(); }
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Value as people read it: numbers without trailing zeros, text as is, "N/A" when not ok.
+std::string value_text(const smi::Reading& reading);
+// Value with its unit symbol: "45 C", "1.2 GiB" stays in bytes: "1288490188 B".
+std::string value_with_unit(const smi::Reading& reading);
+
+// {"status": "ok", "value": 45.0, "unit": "C"} and the instanced form; see docs/cli.md.
+Json readings_json(const std::vector<smi::Reading>& readings);
+Json device_json(const smi::DeviceSummary& device);
+
+// CSV field quoting (RFC 4180).
+std::string csv_field(std::string_view text);
+std::string csv_row(const std::vector<std::string>& fields);
+
+}  // namespace hipstack::cli

@@ -1,0 +1,196 @@
+// hipstack/smi.hpp: the C++ API of libhipstack-smi.
+//
+// A System is opened once (live /sys and /proc, or a recorded capture), discovers the GPUs of every
+// available backend and answers questions about them. Every reading carries a Status: a metric the
+// hardware or driver does not provide is a value (not_supported), not an exception. Methods of one
+// System may be called from several threads at once.
+#pragma once
+
+#include <hipstack/smi_catalogue.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#if defined(__GNUC__)
+#define HIPSTACK_SMI_CXX_API __attribute__((visibility("default")))
+#else
+#define HIPSTACK_SMI_CXX_API
+#endif
+
+namespace hipstack::smi {
+
+enum class Unit : std::uint8_t {
+  none,
+  celsius,
+  watt,
+  joule,
+  megahertz,
+  byte,
+  byte_per_second,
+  percent,
+  millivolt,
+  rpm,
+  gigatransfer_per_second,
+  lane,
+  count,
+  second,
+};
+
+enum class ValueType : std::uint8_t { integer, real, text };
+enum class Scope : std::uint8_t { device, partition, process, link };
+enum class Kind : std::uint8_t { identity, static_info, live };
+
+enum class MetricId : std::uint32_t {
+#define HIPSTACK_SMI_X(id, name, unit, type, scope, kind, instance, help) name = id,
+  HIPSTACK_SMI_CATALOGUE(HIPSTACK_SMI_X)
+#undef HIPSTACK_SMI_X
+};
+
+struct MetricInfo {
+  MetricId id;
+  std::string_view name;
+  Unit unit;
+  ValueType type;
+  Scope scope;
+  Kind kind;
+  std::string_view instance_label;  // empty for single-valued metrics
+  std::string_view help;
+};
+
+// Every metric, in catalogue order.
+HIPSTACK_SMI_CXX_API std::span<const MetricInfo> catalogue() noexcept;
+HIPSTACK_SMI_CXX_API const MetricInfo* find_metric(MetricId id) noexcept;
+HIPSTACK_SMI_CXX_API const MetricInfo* find_metric(std::string_view name) noexcept;
+HIPSTACK_SMI_CXX_API std::string_view unit_symbol(Unit unit) noexcept;  // "C", "W", "MHz", "B", ...
+HIPSTACK_SMI_CXX_API std::string_view unit_name(Unit unit) noexcept;    // "celsius", "watt", ...
+HIPSTACK_SMI_CXX_API std::string_view kind_name(Kind kind) noexcept;    // "identity", "static", "live"
+HIPSTACK_SMI_CXX_API std::string_view scope_name(Scope scope) noexcept;
+
+enum class Status : std::uint8_t {
+  ok,             // value holds the reading
+  not_supported,  // the device or driver does not provide this metric
+  unavailable,    // provided, but not readable now (device busy, in reset, access denied, timed out)
+  error,          // the read failed or the data was malformed: see error_code and detail
+};
+HIPSTACK_SMI_CXX_API std::string_view status_name(Status status) noexcept;
+
+using Value = std::variant<std::monostate, std::int64_t, double, std::string>;
+
+struct HIPSTACK_SMI_CXX_API Reading {
+  MetricId id{};
+  std::string instance;  // instance label value ("0", "hbm1", "smc"), empty for single values
+  Status status = Status::not_supported;
+  int error_code = 0;    // errno for unavailable / error
+  Value value;
+  std::string detail;    // where the value came from, or what went wrong and where
+
+  [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
+  [[nodiscard]] std::optional<double> number() const noexcept;
+  [[nodiscard]] std::optional<std::string_view> text() const noexcept;
+};
+
+struct OpenOptions {
+  std::string sysfs_root;   // read in place of /sys ("" = live /sys, or $HIPSTACK_SYSFS_ROOT)
+  std::string procfs_root;  // read in place of /proc ("" = live /proc, or $HIPSTACK_PROCFS_ROOT)
+  std::string devfs_root;   // read in place of /dev ("" = live /dev, or derived from sysfs_root)
+  bool enable_amdgpu = true;
+  bool enable_nvml = true;
+};
+
+struct SampleOptions {
+  bool identity = false;
+  bool static_info = false;
+  bool live = true;
+  bool pcie_throughput = false;  // amdgpu pcie_bw: the kernel read blocks about one second
+};
+
+struct DeviceSummary {
+  std::uint32_t index = 0;  // position in System::devices(), stable for one System
+  std::string vendor;       // "amd", "nvidia"
+  std::string backend;      // "amdgpu", "nvml"
+  std::string bdf;
+  std::string uuid;
+  std::string name;         // marketing name
+  std::uint32_t partition_count = 0;
+};
+
+struct Partition {
+  std::uint32_t index = 0;      // partition index within its GPU
+  std::string id;               // "<gpu uuid>/<index>"
+  std::string bdf;              // partition's PCI function as the driver reports it
+  std::vector<Reading> readings;  // PARTITION-scope readings
+};
+
+struct ProcessInfo {
+  std::int32_t pid = 0;
+  std::string name;
+  std::string user;
+  std::vector<Reading> readings;  // PROCESS-scope readings for this device
+};
+
+struct Link {
+  std::uint32_t from = 0;  // device indices
+  std::uint32_t to = 0;
+  std::vector<Reading> readings;  // LINK-scope readings
+};
+
+struct BackendStatus {
+  std::string name;
+  bool present = false;
+  std::string reason;  // why it is absent, or what it found
+};
+
+class HIPSTACK_SMI_CXX_API Error : public std::exception {
+ public:
+  enum class Code { no_such_device, invalid_argument, read_failure };
+  Error(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  [[nodiscard]] Code code() const noexcept { return code_; }
+  [[nodiscard]] const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  Code code_;
+  std::string message_;
+};
+
+class HIPSTACK_SMI_CXX_API System {
+ public:
+  // Discovers devices. Never throws for a missing backend; throws Error(invalid_argument) when a
+  // given root does not exist.
+  static System open(const OpenOptions& options = {});
+
+  System(System&&) noexcept;
+  System& operator=(System&&) noexcept;
+  ~System();
+
+  [[nodiscard]] std::vector<DeviceSummary> devices() const;
+  [[nodiscard]] std::vector<BackendStatus> backends() const;
+
+  // Index ("0"), BDF ("0000:03:00.0" or "03:00.0") or UUID; throws Error(no_such_device).
+  [[nodiscard]] std::uint32_t resolve(std::string_view selector) const;
+
+  // DEVICE-scope readings: every catalogue metric of the requested kinds appears at least once,
+  // with status not_supported when the device does not provide it.
+  [[nodiscard]] std::vector<Reading> sample(std::uint32_t device, const SampleOptions& options = {}) const;
+  [[nodiscard]] Reading read(std::uint32_t device, MetricId id) const;
+
+  [[nodiscard]] std::vector<Partition> partitions(std::uint32_t device) const;
+  // Busy percentages need two looks at each process: the first call on a System reports
+  // not_supported for them unless interval_ms > 0, in which case it sleeps that long between looks.
+  [[nodiscard]] std::vector<ProcessInfo> processes(std::uint32_t device, unsigned interval_ms = 0) const;
+  [[nodiscard]] std::vector<Link> links() const;
+
+ private:
+  struct Impl;
+  explicit System(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+HIPSTACK_SMI_CXX_API std::string_view library_version() noexcept;
+
+}  // namespace hipstack::smi

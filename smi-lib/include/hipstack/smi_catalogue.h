@@ -1,0 +1,154 @@
+/* hipstack/smi_catalogue.h: the metric catalogue, declared once.
+ *
+ * Every metric hipstack reports is one row of HIPSTACK_SMI_CATALOGUE. The C enum, the C++ MetricId,
+ * the runtime catalogue table, CLI columns, JSON keys and exporter names are all generated from it.
+ *
+ * Row: X(id, name, unit, type, scope, kind, instance, help)
+ *   id        stable number; never reused, never renumbered
+ *   name      snake_case, without the unit (exporters append the unit)
+ *   unit      NONE CELSIUS WATT JOULE MEGAHERTZ BYTE BYTE_PER_SECOND PERCENT MILLIVOLT RPM
+ *             GIGATRANSFER_PER_SECOND LANE COUNT SECOND
+ *   type      INTEGER (int64) REAL (double) TEXT (UTF-8 string)
+ *   scope     DEVICE PARTITION PROCESS LINK
+ *   kind      IDENTITY (never changes while the driver is loaded) STATIC (changes only on reconfiguration)
+ *             LIVE (sampled)
+ *   instance  "" for a single value, else the name of the instance label (e.g. "level", "stack", "ip")
+ *   help      one sentence for humans and exporters
+ */
+#ifndef HIPSTACK_SMI_CATALOGUE_H
+#define HIPSTACK_SMI_CATALOGUE_H
+
+/* clang-format off */
+#define HIPSTACK_SMI_CATALOGUE(X)                                                                          \
+  /* identity: 1..99 */                                                                                    \
+  X(1,  vendor,                  NONE, TEXT,    DEVICE, IDENTITY, "", "GPU vendor: amd or nvidia.")          \
+  X(2,  bdf,                     NONE, TEXT,    DEVICE, IDENTITY, "", "PCI address domain:bus:device.function.") \
+  X(3,  pci_vendor_id,           NONE, TEXT,    DEVICE, IDENTITY, "", "PCI vendor id, 0x-prefixed hex.")     \
+  X(4,  pci_device_id,           NONE, TEXT,    DEVICE, IDENTITY, "", "PCI device id, 0x-prefixed hex.")     \
+  X(5,  pci_subsystem_vendor_id, NONE, TEXT,    DEVICE, IDENTITY, "", "PCI subsystem vendor id, 0x-prefixed hex.") \
+  X(6,  pci_subsystem_device_id, NONE, TEXT,    DEVICE, IDENTITY, "", "PCI subsystem device id, 0x-prefixed hex.") \
+  X(7,  pci_revision_id,         NONE, TEXT,    DEVICE, IDENTITY, "", "PCI revision id, 0x-prefixed hex.")   \
+  X(8,  marketing_name,          NONE, TEXT,    DEVICE, IDENTITY, "", "Marketing name of the GPU model.")    \
+  X(9,  unique_id,               NONE, TEXT,    DEVICE, IDENTITY, "", "Driver unique id of the GPU (ASIC serial), 16 hex digits.") \
+  X(10, uuid,                    NONE, TEXT,    DEVICE, IDENTITY, "", "hipstack UUID of the GPU, stable across reboots.") \
+  X(11, serial_number,           NONE, TEXT,    DEVICE, IDENTITY, "", "Board serial number from the FRU EEPROM.") \
+  X(12, product_name,            NONE, TEXT,    DEVICE, IDENTITY, "", "Board product name from the FRU EEPROM.") \
+  X(13, product_number,          NONE, TEXT,    DEVICE, IDENTITY, "", "Board part number from the FRU EEPROM.") \
+  X(14, manufacturer,            NONE, TEXT,    DEVICE, IDENTITY, "", "Board manufacturer from the FRU EEPROM.") \
+  X(15, vbios_version,           NONE, TEXT,    DEVICE, IDENTITY, "", "Video BIOS version string.")          \
+  X(16, gfx_target,              NONE, TEXT,    DEVICE, IDENTITY, "", "Compiler target of the GPU, e.g. gfx942.") \
+  X(17, driver_name,             NONE, TEXT,    DEVICE, IDENTITY, "", "Kernel driver bound to the GPU.")     \
+  X(18, driver_version,          NONE, TEXT,    DEVICE, IDENTITY, "", "Kernel driver version.")             \
+  X(19, firmware_version,        NONE, TEXT,    DEVICE, IDENTITY, "ip", "Firmware version of one IP block.") \
+  X(20, drm_card,                NONE, INTEGER, DEVICE, IDENTITY, "", "DRM card number (/dev/dri/cardN).")   \
+  X(21, drm_render_minor,        NONE, INTEGER, DEVICE, IDENTITY, "", "DRM render node minor (/dev/dri/renderDN).") \
+  X(22, kfd_gpu_id,              NONE, INTEGER, DEVICE, IDENTITY, "", "KFD topology gpu_id of the GPU.")     \
+  X(23, device_type,             NONE, TEXT,    DEVICE, IDENTITY, "", "discrete or integrated.")            \
+  /* static facts: 100..199 */                                                                             \
+  X(100, vram_total,             BYTE, INTEGER, DEVICE, STATIC, "", "Total VRAM.")                          \
+  X(101, vram_visible_total,     BYTE, INTEGER, DEVICE, STATIC, "", "CPU-visible VRAM (BAR) size.")         \
+  X(102, gtt_total,              BYTE, INTEGER, DEVICE, STATIC, "", "Total GTT (GPU-mapped system memory).") \
+  X(103, vram_vendor,            NONE, TEXT,    DEVICE, STATIC, "", "VRAM vendor reported by the driver.")  \
+  X(104, compute_units,          COUNT, INTEGER, DEVICE, STATIC, "", "Compute units (AMD) or streaming multiprocessors (NVIDIA).") \
+  X(105, simds_per_cu,           COUNT, INTEGER, DEVICE, STATIC, "", "SIMD units per compute unit.")        \
+  X(106, wavefront_size,         COUNT, INTEGER, DEVICE, STATIC, "", "Threads per wavefront (warp).")       \
+  X(107, max_waves_per_simd,     COUNT, INTEGER, DEVICE, STATIC, "", "Maximum wavefronts resident per SIMD.") \
+  X(108, lds_size,               BYTE, INTEGER, DEVICE, STATIC, "", "Local data share (shared memory) per workgroup.") \
+  X(109, xcc_count,              COUNT, INTEGER, DEVICE, STATIC, "", "Accelerator complex dies (XCCs) in the GPU.") \
+  X(110, sdma_engines,           COUNT, INTEGER, DEVICE, STATIC, "", "SDMA (copy) engines.")                \
+  X(111, clock_sclk_max,         MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum graphics (shader) clock.")   \
+  X(112, clock_mclk_max,         MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum memory clock.")              \
+  X(113, sclk_level,             MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Graphics clock DPM level.")     \
+  X(114, mclk_level,             MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Memory clock DPM level.")       \
+  X(115, fclk_level,             MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Fabric clock DPM level.")       \
+  X(116, socclk_level,           MEGAHERTZ, REAL, DEVICE, STATIC, "level", "SoC clock DPM level.")          \
+  X(117, dcefclk_level,          MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Display controller clock DPM level.") \
+  X(118, vclk_level,             MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Video core clock DPM level.")   \
+  X(119, dclk_level,             MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Video decode clock DPM level.") \
+  X(120, pcie_level,             NONE, TEXT,    DEVICE, STATIC, "level", "PCIe DPM level: speed and width.") \
+  X(121, power_cap_min,          WATT, REAL,    DEVICE, STATIC, "", "Lowest settable power cap.")          \
+  X(122, power_cap_max,          WATT, REAL,    DEVICE, STATIC, "", "Highest settable power cap.")         \
+  X(123, power_cap_default,      WATT, REAL,    DEVICE, STATIC, "", "Default power cap.")                  \
+  X(124, power_cap,              WATT, REAL,    DEVICE, STATIC, "", "Power cap in force.")                 \
+  X(125, pcie_speed_max,         GIGATRANSFER_PER_SECOND, REAL, DEVICE, STATIC, "", "Maximum PCIe link speed.") \
+  X(126, pcie_width_max,         LANE, INTEGER, DEVICE, STATIC, "", "Maximum PCIe link width.")            \
+  X(127, cache_size,             BYTE, INTEGER, DEVICE, STATIC, "level", "Size of one cache of the given level (L1, L2, L3).") \
+  X(128, numa_node,              NONE, INTEGER, DEVICE, STATIC, "", "NUMA node closest to the GPU (-1 when none).") \
+  X(129, xgmi_hive_id,           NONE, TEXT,    DEVICE, STATIC, "", "XGMI hive id, 0x-prefixed hex; 0x0 when not in a hive.") \
+  X(130, temperature_edge_critical,     CELSIUS, REAL, DEVICE, STATIC, "", "Critical limit of the edge sensor.") \
+  X(131, temperature_junction_critical, CELSIUS, REAL, DEVICE, STATIC, "", "Critical limit of the junction (hotspot) sensor.") \
+  X(132, temperature_memory_critical,   CELSIUS, REAL, DEVICE, STATIC, "", "Critical limit of the memory sensor.") \
+  X(133, temperature_edge_emergency,    CELSIUS, REAL, DEVICE, STATIC, "", "Emergency (shutdown) limit of the edge sensor.") \
+  X(134, temperature_junction_emergency, CELSIUS, REAL, DEVICE, STATIC, "", "Emergency (shutdown) limit of the junction sensor.") \
+  X(135, temperature_memory_emergency,  CELSIUS, REAL, DEVICE, STATIC, "", "Emergency (shutdown) limit of the memory sensor.") \
+  X(136, fan_rpm_max,            RPM, INTEGER, DEVICE, STATIC, "", "Highest fan speed.")                    \
+  X(137, compute_partition,      NONE, TEXT,    DEVICE, STATIC, "", "Current compute partition mode (SPX, DPX, TPX, QPX, CPX).") \
+  X(138, memory_partition,       NONE, TEXT,    DEVICE, STATIC, "", "Current memory partition mode (NPS1, NPS2, NPS4, NPS8).") \
+  X(139, xgmi_physical_id,       NONE, INTEGER, DEVICE, STATIC, "", "Position of the GPU in its XGMI hive.") \
+  /* live metrics: 200..399 */                                                                             \
+  X(200, temperature_edge,       CELSIUS, REAL, DEVICE, LIVE, "", "Edge temperature.")                      \
+  X(201, temperature_junction,   CELSIUS, REAL, DEVICE, LIVE, "", "Junction (hotspot) temperature.")        \
+  X(202, temperature_memory,     CELSIUS, REAL, DEVICE, LIVE, "", "Memory temperature.")                    \
+  X(203, temperature_hbm,        CELSIUS, REAL, DEVICE, LIVE, "stack", "Temperature of one HBM stack.")     \
+  X(204, temperature_vr_gfx,     CELSIUS, REAL, DEVICE, LIVE, "", "Graphics voltage regulator temperature.") \
+  X(205, temperature_vr_soc,     CELSIUS, REAL, DEVICE, LIVE, "", "SoC voltage regulator temperature.")     \
+  X(206, temperature_vr_mem,     CELSIUS, REAL, DEVICE, LIVE, "", "Memory voltage regulator temperature.")  \
+  X(210, power_average,          WATT, REAL,    DEVICE, LIVE, "", "Average socket power.")                 \
+  X(211, power_current,          WATT, REAL,    DEVICE, LIVE, "", "Instantaneous socket power.")           \
+  X(212, energy_consumed,        JOULE, REAL,   DEVICE, LIVE, "", "Energy consumed since the driver loaded.") \
+  X(220, clock_sclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current graphics (shader) clock.")     \
+  X(221, clock_mclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current memory clock.")                \
+  X(222, clock_fclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current fabric clock.")                \
+  X(223, clock_socclk,           MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current SoC clock.")                   \
+  X(224, clock_vclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current video core clock.")            \
+  X(225, clock_dclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current video decode clock.")          \
+  X(226, clock_dcefclk,          MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current display controller clock.")    \
+  X(227, clock_sclk_xcc,         MEGAHERTZ, REAL, DEVICE, LIVE, "xcc", "Current graphics clock of one XCC.") \
+  X(230, gpu_busy,               PERCENT, REAL, DEVICE, LIVE, "", "Graphics/compute engine busy.")          \
+  X(231, memory_busy,            PERCENT, REAL, DEVICE, LIVE, "", "Memory controller busy.")                \
+  X(232, media_busy,             PERCENT, REAL, DEVICE, LIVE, "", "Video (VCN) engine busy.")               \
+  X(240, vram_used,              BYTE, INTEGER, DEVICE, LIVE, "", "VRAM in use.")                          \
+  X(241, vram_visible_used,      BYTE, INTEGER, DEVICE, LIVE, "", "CPU-visible VRAM in use.")              \
+  X(242, gtt_used,               BYTE, INTEGER, DEVICE, LIVE, "", "GTT in use.")                           \
+  X(250, fan_speed,              RPM, INTEGER,  DEVICE, LIVE, "", "Fan speed.")                            \
+  X(251, fan_pwm,                PERCENT, REAL, DEVICE, LIVE, "", "Fan duty cycle (PWM) as a share of its maximum.") \
+  X(260, voltage_gfx,            MILLIVOLT, REAL, DEVICE, LIVE, "", "Graphics core voltage.")               \
+  X(261, voltage_soc,            MILLIVOLT, REAL, DEVICE, LIVE, "", "SoC voltage.")                         \
+  X(262, voltage_memory,         MILLIVOLT, REAL, DEVICE, LIVE, "", "Memory voltage.")                      \
+  X(263, voltage_northbridge,    MILLIVOLT, REAL, DEVICE, LIVE, "", "Northbridge voltage (APUs).")          \
+  X(270, pcie_speed,             GIGATRANSFER_PER_SECOND, REAL, DEVICE, LIVE, "", "Current PCIe link speed.") \
+  X(271, pcie_width,             LANE, INTEGER, DEVICE, LIVE, "", "Current PCIe link width.")              \
+  X(272, pcie_replay_count,      COUNT, INTEGER, DEVICE, LIVE, "", "PCIe replays since the driver loaded.") \
+  X(273, pcie_rx,                BYTE_PER_SECOND, REAL, DEVICE, LIVE, "", "PCIe receive throughput (opt-in on amdgpu: the read blocks 1 s).") \
+  X(274, pcie_tx,                BYTE_PER_SECOND, REAL, DEVICE, LIVE, "", "PCIe transmit throughput (opt-in on amdgpu: the read blocks 1 s).") \
+  X(275, pcie_bandwidth,         BYTE_PER_SECOND, REAL, DEVICE, LIVE, "", "Instantaneous PCIe bandwidth reported by firmware.") \
+  X(276, xgmi_link_speed,        GIGATRANSFER_PER_SECOND, REAL, DEVICE, LIVE, "", "XGMI link speed.")   \
+  X(277, xgmi_link_width,        LANE, INTEGER, DEVICE, LIVE, "", "XGMI link width.")                      \
+  X(280, throttle_status,        NONE, INTEGER, DEVICE, LIVE, "", "Firmware throttle status bit mask (0 when not throttled).") \
+  X(281, performance_level,      NONE, TEXT,    DEVICE, LIVE, "", "DPM performance level (auto, manual, high, ...).") \
+  X(282, power_profile,          NONE, TEXT,    DEVICE, LIVE, "", "Active power profile (3D_FULL_SCREEN, COMPUTE, ...).") \
+  X(283, gpu_metrics_version,    NONE, TEXT,    DEVICE, LIVE, "", "Format of the driver's gpu_metrics table, e.g. 1.3.") \
+  X(284, gfx_activity_accumulated, PERCENT, REAL, DEVICE, LIVE, "", "Accumulated graphics activity counter from firmware.") \
+  X(285, firmware_timestamp,     SECOND, REAL,  DEVICE, LIVE, "", "Firmware timestamp of the gpu_metrics sample.") \
+  /* partitions: 400..449 */                                                                               \
+  X(400, partition_compute_units, COUNT, INTEGER, PARTITION, STATIC, "", "Compute units in the partition.") \
+  X(401, partition_xcc_count,    COUNT, INTEGER, PARTITION, STATIC, "", "XCCs in the partition.")           \
+  X(402, partition_memory,       BYTE, INTEGER, PARTITION, STATIC, "", "Memory local to the partition.")    \
+  X(403, partition_kfd_gpu_id,   NONE, INTEGER, PARTITION, IDENTITY, "", "KFD gpu_id of the partition.")     \
+  X(404, partition_render_minor, NONE, INTEGER, PARTITION, IDENTITY, "", "DRM render minor of the partition.") \
+  /* processes: 450..499 */                                                                                \
+  X(450, process_vram,           BYTE, INTEGER, PROCESS, LIVE, "", "VRAM held by the process.")             \
+  X(451, process_gtt,            BYTE, INTEGER, PROCESS, LIVE, "", "GTT held by the process.")              \
+  X(452, process_cu_occupancy,   COUNT, INTEGER, PROCESS, LIVE, "", "Compute units the process occupies now.") \
+  X(453, process_queues,         COUNT, INTEGER, PROCESS, LIVE, "", "User-mode queues the process has on the GPU.") \
+  X(454, process_sdma_usage,     COUNT, INTEGER, PROCESS, LIVE, "", "Cumulative SDMA activity counter of the process.") \
+  X(455, process_engine_busy,    PERCENT, REAL, PROCESS, LIVE, "engine", "Share of time one engine ran the process's work over the sampling interval.") \
+  /* links between GPUs: 500..549 */                                                                       \
+  X(500, link_type,              NONE, TEXT,    LINK, STATIC, "", "Link type between two GPUs: xgmi, pcie or self.") \
+  X(501, link_hops,              COUNT, INTEGER, LINK, STATIC, "", "Hops between two GPUs.")               \
+  X(502, link_weight,            NONE, INTEGER, LINK, STATIC, "", "KFD link weight (lower is closer).")   \
+  X(503, link_bandwidth_max,     BYTE_PER_SECOND, REAL, LINK, STATIC, "", "Maximum bandwidth of the link.") \
+  X(504, link_numa_distance,     NONE, INTEGER, LINK, STATIC, "", "NUMA distance between the GPUs' nodes.")
+/* clang-format on */
+
+#endif

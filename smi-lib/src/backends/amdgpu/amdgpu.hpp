@@ -1,0 +1,113 @@
+// amdgpu backend internals: what discovery learns about each card, shared by the files of this
+// folder (discovery, device facts, live metrics, processes, topology).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../../fs_view.hpp"
+#include "../../parse.hpp"
+#include "../backend.hpp"
+
+namespace hipstack::smi::detail::amdgpu {
+
+struct KfdIoLink {
+  int type = 0;            // 2 PCIe, 11 XGMI
+  int node_to = 0;
+  std::int64_t weight = 0;
+  std::int64_t max_bandwidth = 0;  // MB/s as the KFD reports it
+};
+
+struct KfdCache {
+  int level = 0;
+  std::int64_t size_kib = 0;
+};
+
+struct KfdNode {
+  int node = 0;
+  std::uint64_t gpu_id = 0;
+  KeyValues properties;
+
+  [[nodiscard]] std::uint64_t prop(std::string_view key, std::uint64_t fallback = 0) const;
+  [[nodiscard]] bool has_prop(std::string_view key) const { return find_value(properties, key).has_value(); }
+  [[nodiscard]] bool is_gpu() const { return prop("simd_count") > 0; }
+};
+
+struct KfdTopology {
+  std::vector<KfdNode> nodes;
+  std::string error;  // first malformed file, if any
+};
+// Reads every node's properties only: io_links, caches and memory banks are read on demand because
+// an MI300X node has hundreds of them and most questions need none.
+KfdTopology read_kfd_topology(const FsView& fs);
+std::vector<KfdIoLink> read_io_links(const FsView& fs, int node);
+std::vector<KfdCache> read_caches(const FsView& fs, int node);
+struct KfdMemory {
+  std::int64_t bytes = 0;        // sum of mem_banks size_in_bytes
+  std::int64_t clock_max = 0;    // MHz
+};
+KfdMemory read_mem_banks(const FsView& fs, int node);
+
+struct PciAddress {
+  std::uint32_t domain = 0, bus = 0, device = 0, function = 0;
+  [[nodiscard]] std::string text() const;
+  [[nodiscard]] std::uint32_t kfd_location() const { return bus << 8 | device << 3 | function; }
+};
+std::optional<PciAddress> parse_bdf(std::string_view text);
+
+// Marketing name and gfx target from the device-id table (and libdrm's amdgpu.ids when installed).
+struct DeviceIdFacts {
+  std::string name;
+  std::string gfx_target;   // empty when unknown
+  bool integrated = false;
+  bool known = false;
+};
+// amdgpu_ids: the text of libdrm's amdgpu.ids (read once per discovery), empty when not installed.
+DeviceIdFacts lookup_device_id(std::string_view amdgpu_ids, std::uint32_t device_id, std::uint32_t revision);
+std::string read_amdgpu_ids();
+
+struct AmdGpu {
+  int card = -1;               // -1: known only from the KFD topology
+  std::string device_dir;      // "/sys/class/drm/cardN/device", empty when card == -1
+  std::string hwmon_dir;       // empty when the card has no amdgpu hwmon
+  PciAddress address;
+  std::string driver;
+  std::uint32_t vendor_id = 0x1002, device_id = 0, subsystem_vendor_id = 0, subsystem_device_id = 0;
+  std::vector<KfdNode> kfd;    // its KFD nodes (one per partition), ordered by location_id
+  std::string uuid;
+  std::string unique_id;       // 16 hex digits or empty
+  std::uint32_t revision = 0;
+  DeviceIdFacts model;         // marketing name, gfx target, integrated
+  std::map<std::string, int> temp_channel;   // hwmon label ("edge", "junction", "mem") -> N of tempN
+  std::map<std::string, int> volt_channel;   // hwmon label ("vddgfx", "vddnb") -> N of inN
+};
+
+class AmdgpuBackend final : public Backend {
+ public:
+  AmdgpuBackend(const FsView& fs, KfdTopology topology, std::vector<AmdGpu> gpus);
+  [[nodiscard]] std::string_view name() const noexcept override { return "amdgpu"; }
+  [[nodiscard]] std::size_t device_count() const noexcept override { return gpus_.size(); }
+  [[nodiscard]] DeviceSummary summary(std::size_t device) const override;
+  void sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const override;
+  [[nodiscard]] std::vector<Partition> partitions(std::size_t device) const override;
+  [[nodiscard]] std::vector<ProcessInfo> processes(std::size_t device, unsigned interval_ms) const override;
+  [[nodiscard]] std::vector<Link> links() const override;
+
+ private:
+  const FsView& fs_;
+  KfdTopology topology_;
+  std::vector<AmdGpu> gpus_;
+  // fdinfo engine counters from the previous processes() call, for busy percentages.
+  mutable std::mutex engine_mutex_;
+  mutable std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> engine_last_;  // key -> (ns, wall ns)
+};
+
+// The parts of sample(); each appends readings for one kind.
+void read_identity(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out);
+void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out);
+void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options, std::vector<Reading>& out);
+
+}  // namespace hipstack::smi::detail::amdgpu

@@ -1,0 +1,174 @@
+// The amdgpu backend object: device summaries, sampling dispatch, partitions and GPU-to-GPU links.
+#include <fmt/format.h>
+
+#include <limits>
+#include <map>
+#include <queue>
+
+#include "../../readings.hpp"
+#include "amdgpu.hpp"
+
+namespace hipstack::smi::detail::amdgpu {
+namespace {
+
+constexpr int kIoLinkPcie = 2;
+constexpr int kIoLinkXgmi = 11;
+
+struct Path {
+  std::int64_t weight = std::numeric_limits<std::int64_t>::max();
+  int hops = 0;
+};
+
+// Lightest path between KFD nodes over their io_links (rocm-smi's "weight" and "hops").
+std::map<int, Path> shortest_paths(const std::map<int, std::vector<KfdIoLink>>& graph, int from) {
+  std::map<int, Path> best;
+  best[from] = {0, 0};
+  using Item = std::pair<std::int64_t, int>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  queue.emplace(0, from);
+  while (!queue.empty()) {
+    const auto [weight, node] = queue.top();
+    queue.pop();
+    if (weight > best[node].weight) continue;
+    const auto edges = graph.find(node);
+    if (edges == graph.end()) continue;
+    for (const KfdIoLink& link : edges->second) {
+      const std::int64_t next = weight + link.weight;
+      Path& target = best[link.node_to];
+      if (next < target.weight) {
+        target = {next, best[node].hops + 1};
+        queue.emplace(next, link.node_to);
+      }
+    }
+  }
+  return best;
+}
+
+std::optional<std::int64_t> numa_distance(const FsView& fs, const std::string& dev_a, const std::string& dev_b) {
+  if (dev_a.empty() || dev_b.empty()) return std::nullopt;
+  const FileText a = fs.read_text(dev_a + "/numa_node");
+  const FileText b = fs.read_text(dev_b + "/numa_node");
+  const auto node_a = a.ok() ? parse_int(a.text) : std::nullopt;
+  const auto node_b = b.ok() ? parse_int(b.text) : std::nullopt;
+  if (!node_a || !node_b || *node_a < 0 || *node_b < 0) return std::nullopt;
+  const FileText distances = fs.read_text(fmt::format("/sys/devices/system/node/node{}/distance", *node_a));
+  if (!distances.ok()) return std::nullopt;
+  const auto fields = split_fields(distances.text, ' ');
+  if (static_cast<std::size_t>(*node_b) >= fields.size()) return std::nullopt;
+  return parse_int(fields[static_cast<std::size_t>(*node_b)]);
+}
+
+}  // namespace
+
+AmdgpuBackend::AmdgpuBackend(const FsView& fs, KfdTopology topology, std::vector<AmdGpu> gpus)
+    : fs_(fs), topology_(std::move(topology)), gpus_(std::move(gpus)) {}
+
+DeviceSummary AmdgpuBackend::summary(std::size_t device) const {
+  const AmdGpu& gpu = gpus_.at(device);
+  DeviceSummary s;
+  s.vendor = "amd";
+  s.backend = "amdgpu";
+  s.bdf = gpu.address.text();
+  s.uuid = gpu.uuid;
+  s.name = gpu.model.name;
+  s.partition_count = static_cast<std::uint32_t>(gpu.kfd.size());
+  return s;
+}
+
+void AmdgpuBackend::sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const {
+  const AmdGpu& gpu = gpus_.at(device);
+  if (options.identity) read_identity(fs_, gpu, out);
+  if (options.static_info) read_static(fs_, gpu, out);
+  if (options.live) read_live(fs_, gpu, options, out);
+}
+
+std::vector<Partition> AmdgpuBackend::partitions(std::size_t device) const {
+  const AmdGpu& gpu = gpus_.at(device);
+  std::vector<Partition> result;
+  for (std::size_t i = 0; i < gpu.kfd.size(); ++i) {
+    const KfdNode& node = gpu.kfd[i];
+    Partition p;
+    p.index = static_cast<std::uint32_t>(i);
+    p.id = fmt::format("{}/{}", gpu.uuid, i);
+    const std::uint64_t location = node.prop("location_id");
+    p.bdf = PciAddress{static_cast<std::uint32_t>(node.prop("domain")), static_cast<std::uint32_t>(location >> 8),
+                       static_cast<std::uint32_t>((location >> 3) & 0x1f), static_cast<std::uint32_t>(location & 7)}
+                .text();
+    ReadingList list(p.readings);
+    const std::string source = fmt::format("KFD node {}", node.node);
+    if (node.prop("simd_per_cu") > 0) {
+      list.integer(MetricId::partition_compute_units,
+                   static_cast<std::int64_t>(node.prop("simd_count") / node.prop("simd_per_cu")), source);
+    } else {
+      list.failed(MetricId::partition_compute_units, ENOENT, source + ": no simd_per_cu");
+    }
+    list.integer(MetricId::partition_xcc_count, static_cast<std::int64_t>(node.prop("num_xcc", 1)), source);
+    if (const KfdMemory memory = read_mem_banks(fs_, node.node); memory.bytes > 0) {
+      list.integer(MetricId::partition_memory, memory.bytes, source + " mem_banks");
+    } else {
+      list.failed(MetricId::partition_memory, ENOENT, source + ": no mem_banks");
+    }
+    if (node.gpu_id != 0) list.integer(MetricId::partition_kfd_gpu_id, static_cast<std::int64_t>(node.gpu_id), source);
+    else list.failed(MetricId::partition_kfd_gpu_id, ENOENT, source + ": no gpu_id");
+    if (node.has_prop("drm_render_minor")) {
+      list.integer(MetricId::partition_render_minor, static_cast<std::int64_t>(node.prop("drm_render_minor")), source);
+    } else {
+      list.failed(MetricId::partition_render_minor, ENOENT, source + ": no drm_render_minor");
+    }
+    result.push_back(std::move(p));
+  }
+  return result;
+}
+
+std::vector<Link> AmdgpuBackend::links() const {
+  std::map<int, std::vector<KfdIoLink>> graph;
+  for (const KfdNode& node : topology_.nodes) graph[node.node] = read_io_links(fs_, node.node);
+  std::vector<Link> result;
+  for (std::size_t a = 0; a < gpus_.size(); ++a) {
+    if (gpus_[a].kfd.empty()) continue;
+    const int from = gpus_[a].kfd.front().node;
+    const auto paths = shortest_paths(graph, from);
+    for (std::size_t b = 0; b < gpus_.size(); ++b) {
+      if (a == b || gpus_[b].kfd.empty()) continue;
+      const int to = gpus_[b].kfd.front().node;
+      Link link;
+      link.from = static_cast<std::uint32_t>(a);
+      link.to = static_cast<std::uint32_t>(b);
+      ReadingList list(link.readings);
+      const KfdIoLink* direct = nullptr;
+      for (const KfdIoLink& io : graph[from]) {
+        if (io.node_to == to) direct = &io;
+      }
+      const auto path = paths.find(to);
+      const std::string source = fmt::format("KFD io_links of node {}", from);
+      if (direct != nullptr) {
+        list.text(MetricId::link_type, direct->type == kIoLinkXgmi ? "xgmi" : direct->type == kIoLinkPcie ? "pcie" : fmt::format("type{}", direct->type), source);
+      } else if (path != paths.end()) {
+        list.text(MetricId::link_type, "pcie", source + " (through the CPU)");
+      } else {
+        list.failed(MetricId::link_type, ENOENT, source + ": no path");
+      }
+      if (path != paths.end()) {
+        list.integer(MetricId::link_hops, path->second.hops, source);
+        list.integer(MetricId::link_weight, path->second.weight, source);
+      } else {
+        list.failed(MetricId::link_hops, ENOENT, source + ": no path");
+        list.failed(MetricId::link_weight, ENOENT, source + ": no path");
+      }
+      if (direct != nullptr && direct->max_bandwidth > 0) {
+        list.real(MetricId::link_bandwidth_max, static_cast<double>(direct->max_bandwidth) * 1e6, source + " (MB/s)");
+      } else {
+        list.failed(MetricId::link_bandwidth_max, ENOENT, source + ": no direct link bandwidth");
+      }
+      if (const auto distance = numa_distance(fs_, gpus_[a].device_dir, gpus_[b].device_dir)) {
+        list.integer(MetricId::link_numa_distance, *distance, "/sys/devices/system/node");
+      } else {
+        list.failed(MetricId::link_numa_distance, ENOENT, "numa_node or node distance absent");
+      }
+      result.push_back(std::move(link));
+    }
+  }
+  return result;
+}
+
+}  // namespace hipstack::smi::detail::amdgpu

@@ -1,0 +1,218 @@
+// Finds amdgpu cards: /sys/class/drm/cardN bound to amdgpu with PCI vendor 0x1002, matched to their
+// KFD topology nodes. Several KFD nodes of one card are its partitions; KFD GPU nodes that match no
+// card (a topology-only capture, a container without /sys/class/drm) become devices of their own.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "amdgpu.hpp"
+
+namespace hipstack::smi::detail::amdgpu {
+namespace {
+
+constexpr std::uint32_t kAmdVendor = 0x1002;
+
+std::optional<int> card_number(std::string_view entry) {
+  if (entry.rfind("card", 0) != 0) return std::nullopt;
+  const auto n = parse_int(entry.substr(4));  // "card0-DP-1" connectors fail here
+  if (!n || *n < 0 || *n > 1'000'000) return std::nullopt;
+  return static_cast<int>(*n);
+}
+
+// Fills the PCI facts from uevent (present in every capture) and the individual id files.
+bool read_pci_facts(const FsView& fs, AmdGpu& gpu) {
+  const FileText uevent = fs.read_text(gpu.device_dir + "/uevent");
+  const KeyValues kv = uevent.ok() ? parse_key_values(uevent.text, '=') : KeyValues{};
+  gpu.driver = std::string(find_value(kv, "DRIVER").value_or(""));
+  if (const auto id = find_value(kv, "PCI_ID")) {
+    const auto parts = split_fields(*id, ':');
+    if (parts.size() == 2) {
+      gpu.vendor_id = static_cast<std::uint32_t>(parse_hex(parts[0]).value_or(0));
+      gpu.device_id = static_cast<std::uint32_t>(parse_hex(parts[1]).value_or(0));
+    }
+  } else {
+    gpu.vendor_id = 0;
+  }
+  if (const auto id = find_value(kv, "PCI_SUBSYS_ID")) {
+    const auto parts = split_fields(*id, ':');
+    if (parts.size() == 2) {
+      gpu.subsystem_vendor_id = static_cast<std::uint32_t>(parse_hex(parts[0]).value_or(0));
+      gpu.subsystem_device_id = static_cast<std::uint32_t>(parse_hex(parts[1]).value_or(0));
+    }
+  }
+  // Individual files win over uevent where both exist (they are what the PCI core reports).
+  const std::pair<const char*, std::uint32_t*> files[] = {{"vendor", &gpu.vendor_id},
+                                                          {"device", &gpu.device_id},
+                                                          {"subsystem_vendor", &gpu.subsystem_vendor_id},
+                                                          {"subsystem_device", &gpu.subsystem_device_id}};
+  for (const auto& [file, field] : files) {
+    const FileText text = fs.read_text(gpu.device_dir + "/" + file);
+    if (!text.ok()) continue;
+    if (const auto value = parse_hex(text.text)) *field = static_cast<std::uint32_t>(*value);
+  }
+  std::optional<PciAddress> address;
+  if (const auto slot = find_value(kv, "PCI_SLOT_NAME")) address = parse_bdf(*slot);
+  if (!address) {
+    // Live layout: the device link ends in the BDF.
+    const std::string target = fs.link_target(gpu.device_dir);
+    address = parse_bdf(target.substr(target.rfind('/') + 1));
+  }
+  if (address) gpu.address = *address;
+  return address.has_value();
+}
+
+std::string read_hwmon_dir(const FsView& fs, const std::string& device_dir) {
+  const std::string base = device_dir + "/hwmon";
+  std::string first;
+  for (const std::string& entry : fs.list(base)) {
+    if (entry.rfind("hwmon", 0) != 0) continue;
+    const std::string dir = base + "/" + entry;
+    if (first.empty()) first = dir;
+    if (const FileText name = fs.read_text(dir + "/name"); name.ok() && name.text == "amdgpu") return dir;
+  }
+  return first;  // a capture whose hwmon lacks its name file
+}
+
+void read_hwmon_labels(const FsView& fs, AmdGpu& gpu) {
+  if (gpu.hwmon_dir.empty()) return;
+  for (int n = 1; n <= 8; ++n) {
+    const FileText label = fs.read_text(fmt::format("{}/temp{}_label", gpu.hwmon_dir, n));
+    if (label.ok() && !label.text.empty()) gpu.temp_channel.emplace(label.text, n);
+  }
+  // Old kernels have temp1_input without a label: it is the edge sensor.
+  if (gpu.temp_channel.empty() && fs.exists(gpu.hwmon_dir + "/temp1_input")) gpu.temp_channel.emplace("edge", 1);
+  for (int n = 0; n <= 3; ++n) {
+    const FileText label = fs.read_text(fmt::format("{}/in{}_label", gpu.hwmon_dir, n));
+    if (label.ok() && !label.text.empty()) gpu.volt_channel.emplace(label.text, n);
+  }
+  if (gpu.volt_channel.empty() && fs.exists(gpu.hwmon_dir + "/in0_input")) gpu.volt_channel.emplace("vddgfx", 0);
+}
+
+bool same_slot(const KfdNode& node, const PciAddress& address) {
+  const std::uint64_t location = node.prop("location_id");
+  // Partitions of one card carry the partition index in the function bits of location_id.
+  return node.prop("domain") == address.domain && (location >> 8) == address.bus &&
+         ((location >> 3) & 0x1f) == address.device;
+}
+
+std::string hex16(std::uint64_t value) { return fmt::format("{:016x}", value); }
+
+// hipstack's UUID for an AMD GPU: vendor, device id and the 64-bit unique id (ASIC serial), so it
+// survives reboots and slot moves; without a unique id, the PCI address stands in (stable per slot).
+std::string make_uuid(const AmdGpu& gpu) {
+  const std::string tail = !gpu.unique_id.empty()
+                               ? gpu.unique_id
+                               : fmt::format("{:04x}{:02x}{:02x}{:02x}000000", gpu.address.domain, gpu.address.bus,
+                                             gpu.address.device, gpu.address.function);
+  const std::string hex = fmt::format("{:04x}{:04x}{:08x}", gpu.vendor_id, gpu.device_id, 0) + tail;
+  return fmt::format("GPU-{}-{}-{}-{}-{}", hex.substr(0, 8), hex.substr(8, 4), hex.substr(12, 4),
+                     hex.substr(16, 4), hex.substr(20, 12));
+}
+
+void finish(const FsView& fs, std::string_view amdgpu_ids, AmdGpu& gpu) {
+  std::sort(gpu.kfd.begin(), gpu.kfd.end(),
+            [](const KfdNode& a, const KfdNode& b) { return a.prop("location_id") < b.prop("location_id"); });
+  if (!gpu.device_dir.empty()) {
+    if (const FileText id = fs.read_text(gpu.device_dir + "/unique_id"); id.ok()) {
+      if (const auto value = parse_hex(id.text)) gpu.unique_id = hex16(*value);
+    }
+  }
+  if (gpu.unique_id.empty() && !gpu.kfd.empty() && gpu.kfd.front().prop("unique_id") != 0) {
+    gpu.unique_id = hex16(gpu.kfd.front().prop("unique_id"));
+  }
+  if (!gpu.device_dir.empty()) {
+    if (const FileText text = fs.read_text(gpu.device_dir + "/revision"); text.ok()) {
+      gpu.revision = static_cast<std::uint32_t>(parse_hex(text.text).value_or(0));
+    }
+  }
+  gpu.model = lookup_device_id(amdgpu_ids, gpu.device_id, gpu.revision);
+  gpu.uuid = make_uuid(gpu);
+}
+
+}  // namespace
+
+std::string PciAddress::text() const { return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, device, function); }
+
+std::optional<PciAddress> parse_bdf(std::string_view text) {
+  unsigned domain = 0, bus = 0, device = 0, function = 0;
+  char tail = 0;
+  const std::string s(text);
+  if (std::sscanf(s.c_str(), "%x:%x:%x.%x%c", &domain, &bus, &device, &function, &tail) == 4) {
+  } else if (std::sscanf(s.c_str(), "%x:%x.%x%c", &bus, &device, &function, &tail) == 3) {
+    domain = 0;
+  } else {
+    return std::nullopt;
+  }
+  if (domain > 0xffff || bus > 0xff || device > 0x1f || function > 7) return std::nullopt;
+  return PciAddress{domain, bus, device, function};
+}
+
+}  // namespace hipstack::smi::detail::amdgpu
+
+namespace hipstack::smi::detail {
+using namespace amdgpu;
+
+BackendProbe probe_amdgpu(const FsView& fs) {
+  BackendProbe probe;
+  KfdTopology topology = read_kfd_topology(fs);
+  const std::string amdgpu_ids = read_amdgpu_ids();
+  std::vector<AmdGpu> gpus;
+  std::vector<bool> node_used(topology.nodes.size(), false);
+
+  std::vector<std::pair<int, std::string>> cards;
+  for (const std::string& entry : fs.list("/sys/class/drm")) {
+    if (const auto n = card_number(entry)) cards.emplace_back(*n, entry);
+  }
+  std::sort(cards.begin(), cards.end());
+  for (const auto& [number, entry] : cards) {
+    AmdGpu gpu;
+    gpu.card = number;
+    gpu.device_dir = "/sys/class/drm/" + entry + "/device";
+    if (!read_pci_facts(fs, gpu)) continue;  // partition (XCP) platform devices have no PCI slot
+    if (gpu.vendor_id != kAmdVendor || gpu.driver != "amdgpu") continue;
+    gpu.hwmon_dir = read_hwmon_dir(fs, gpu.device_dir);
+    read_hwmon_labels(fs, gpu);
+    for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
+      if (!node_used[i] && topology.nodes[i].is_gpu() && same_slot(topology.nodes[i], gpu.address)) {
+        gpu.kfd.push_back(topology.nodes[i]);
+        node_used[i] = true;
+      }
+    }
+    finish(fs, amdgpu_ids, gpu);
+    gpus.push_back(std::move(gpu));
+  }
+
+  // KFD GPU nodes without a card: group by (domain, bus, device), keep topology order.
+  for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
+    const KfdNode& node = topology.nodes[i];
+    if (node_used[i] || !node.is_gpu()) continue;
+    AmdGpu gpu;
+    const std::uint64_t location = node.prop("location_id");
+    gpu.address = {static_cast<std::uint32_t>(node.prop("domain")), static_cast<std::uint32_t>(location >> 8),
+                   static_cast<std::uint32_t>((location >> 3) & 0x1f), 0};
+    gpu.vendor_id = static_cast<std::uint32_t>(node.prop("vendor_id", kAmdVendor));
+    gpu.device_id = static_cast<std::uint32_t>(node.prop("device_id"));
+    for (std::size_t j = i; j < topology.nodes.size(); ++j) {
+      if (!node_used[j] && topology.nodes[j].is_gpu() && same_slot(topology.nodes[j], gpu.address)) {
+        gpu.kfd.push_back(topology.nodes[j]);
+        node_used[j] = true;
+      }
+    }
+    finish(fs, amdgpu_ids, gpu);
+    gpus.push_back(std::move(gpu));
+  }
+
+  if (gpus.empty()) {
+    probe.reason = cards.empty() ? "no DRM cards under " + fs.host_path("/sys/class/drm") +
+                                       " and no KFD GPU nodes under " + fs.host_path("/sys/class/kfd")
+                                 : "no card bound to amdgpu with PCI vendor 0x1002";
+    return probe;
+  }
+  probe.reason = fmt::format("{} GPU(s)", gpus.size());
+  if (!topology.error.empty()) probe.reason += "; KFD topology: " + topology.error;
+  probe.backend = std::make_unique<AmdgpuBackend>(fs, std::move(topology), std::move(gpus));
+  return probe;
+}
+
+}  // namespace hipstack::smi::detail

@@ -1,0 +1,227 @@
+// Live metrics of one amdgpu device. Sources, in order of preference: the sysfs/hwmon file that
+// rocm-smi and amd-smi read (so the tools agree), then the firmware's gpu_metrics table, which also
+// carries what no file has (HBM and VR temperatures, energy, per-XCC clocks, throttle status).
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "gpu_metrics.hpp"
+#include "sysfs_values.hpp"
+
+namespace hipstack::smi::detail::amdgpu {
+namespace {
+
+constexpr std::size_t kGpuMetricsMax = 64 * 1024;
+
+using Opt = std::optional<double>;
+
+std::string temp_input(const AmdGpu& gpu, const char* label) {
+  const auto channel = gpu.temp_channel.find(label);
+  if (channel == gpu.temp_channel.end()) return {};
+  return fmt::format("{}/temp{}_input", gpu.hwmon_dir, channel->second);
+}
+
+std::string volt_input(const AmdGpu& gpu, const char* label) {
+  const auto channel = gpu.volt_channel.find(label);
+  if (channel == gpu.volt_channel.end()) return {};
+  return fmt::format("{}/in{}_input", gpu.hwmon_dir, channel->second);
+}
+
+// The current level of a pp_dpm_* table: the starred line (the first, when a driver stars several).
+Opt current_dpm_clock(const FsView& fs, const std::string& path, std::string& problem) {
+  const FileText text = fs.read_text(path);
+  if (!text.ok()) {
+    if (text.error != ENOENT) problem = fs.host_path(path) + ": " + std::strerror(text.error);
+    return std::nullopt;
+  }
+  const DpmTable table = parse_dpm_levels(text.text);
+  if (!table.error.empty()) {
+    problem = fs.host_path(path) + ": " + table.error;
+    return std::nullopt;
+  }
+  for (const DpmLevel& level : table.levels) {
+    if (level.current) return level.mhz;
+  }
+  return std::nullopt;
+}
+
+void read_clock(SysfsValues& values, const AmdGpu& gpu, MetricId id, const char* file, Opt metrics_clock) {
+  std::string problem;
+  const std::string path = gpu.device_dir + "/" + file;
+  if (const Opt mhz = current_dpm_clock(values.fs(), path, problem)) {
+    values.list().real(id, *mhz, path);
+  } else if (metrics_clock) {
+    values.list().real(id, *metrics_clock, "gpu_metrics");
+  } else if (!problem.empty()) {
+    values.list().malformed(id, problem);
+  } else {
+    values.list().failed(id, ENOENT, values.fs().host_path(path) + ": absent, and not in gpu_metrics");
+  }
+}
+
+// pcie_bw: "received sent max_payload_size" over the last second; the read itself takes a second.
+void read_pcie_throughput(SysfsValues& values, const AmdGpu& gpu) {
+  const std::string path = gpu.device_dir + "/pcie_bw";
+  const FileText text = values.fs().read_text(path);
+  if (!text.ok()) {
+    values.list().failed(MetricId::pcie_rx, text.error, values.fs().host_path(path) + ": " + std::strerror(text.error));
+    values.list().failed(MetricId::pcie_tx, text.error, values.fs().host_path(path) + ": " + std::strerror(text.error));
+    return;
+  }
+  const auto fields = split_fields(text.text, ' ');
+  std::uint64_t counts[3] = {};
+  bool valid = fields.size() == 3;
+  for (std::size_t i = 0; valid && i < 3; ++i) {
+    const auto value = parse_uint(fields[i]);
+    valid = value.has_value();
+    counts[i] = value.value_or(0);
+  }
+  if (!valid) {
+    const std::string problem = values.fs().host_path(path) + ": expected \"received sent payload\", got \"" + text.text + "\"";
+    values.list().malformed(MetricId::pcie_rx, problem);
+    values.list().malformed(MetricId::pcie_tx, problem);
+    return;
+  }
+  // Counts are messages over the last second; each carries at most max_payload_size bytes.
+  values.list().real(MetricId::pcie_rx, static_cast<double>(counts[0]) * static_cast<double>(counts[2]), path);
+  values.list().real(MetricId::pcie_tx, static_cast<double>(counts[1]) * static_cast<double>(counts[2]), path);
+}
+
+}  // namespace
+
+void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
+  SysfsValues values(fs, out);
+  ReadingList& list = values.list();
+  const bool has_card = !gpu.device_dir.empty();
+  const std::string dev = has_card ? gpu.device_dir + "/" : std::string();
+  auto dev_file = [&dev](const char* name) { return dev.empty() ? std::string() : dev + name; };
+  const std::string hw = gpu.hwmon_dir.empty() ? std::string() : gpu.hwmon_dir + "/";
+  auto hw_file = [&hw](const char* name) { return hw.empty() ? std::string() : hw + name; };
+
+  GpuMetrics gm;
+  std::string gm_problem;
+  if (has_card) {
+    const FileBytes blob = fs.read_bytes(dev + "gpu_metrics", kGpuMetricsMax);
+    if (blob.ok()) {
+      GpuMetricsDecode decoded = decode_gpu_metrics(blob.bytes);
+      if (decoded.ok) {
+        gm = std::move(decoded.metrics);
+        list.text(MetricId::gpu_metrics_version, fmt::format("{}.{}", gm.format_revision, gm.content_revision),
+                  dev + "gpu_metrics");
+      } else {
+        gm_problem = fs.host_path(dev + "gpu_metrics") + ": " + decoded.error;
+        list.malformed(MetricId::gpu_metrics_version, gm_problem);
+      }
+    } else {
+      list.failed(MetricId::gpu_metrics_version, blob.error,
+                  fs.host_path(dev + "gpu_metrics") + ": " + std::strerror(blob.error));
+    }
+  } else {
+    list.failed(MetricId::gpu_metrics_version, ENOENT, "no DRM card");
+  }
+
+  values.number(MetricId::temperature_edge, temp_input(gpu, "edge"), 0.001, gm.temperature_edge);
+  values.number(MetricId::temperature_junction, temp_input(gpu, "junction"), 0.001, gm.temperature_hotspot);
+  values.number(MetricId::temperature_memory, temp_input(gpu, "mem"), 0.001, gm.temperature_mem);
+  for (std::size_t i = 0; i < gm.temperature_hbm.size(); ++i) {
+    list.real(MetricId::temperature_hbm, gm.temperature_hbm[i], "gpu_metrics", std::to_string(i));
+  }
+  if (gm.temperature_hbm.empty()) list.failed(MetricId::temperature_hbm, ENOENT, "gpu_metrics: no HBM temperatures");
+  values.value_or_absent(MetricId::temperature_vr_gfx, gm.temperature_vrgfx, "gpu_metrics");
+  values.value_or_absent(MetricId::temperature_vr_soc, gm.temperature_vrsoc, "gpu_metrics");
+  values.value_or_absent(MetricId::temperature_vr_mem, gm.temperature_vrmem, "gpu_metrics");
+
+  values.number(MetricId::power_average, hw_file("power1_average"), 1e-6, gm.average_socket_power);
+  values.number(MetricId::power_current, hw_file("power1_input"), 1e-6, gm.current_socket_power);
+  values.value_or_absent(MetricId::energy_consumed, gm.energy_accumulator, "gpu_metrics");
+
+  if (has_card) {
+    read_clock(values, gpu, MetricId::clock_sclk, "pp_dpm_sclk", gm.current_gfxclk ? gm.current_gfxclk : gm.average_gfxclk);
+    read_clock(values, gpu, MetricId::clock_mclk, "pp_dpm_mclk", gm.current_uclk ? gm.current_uclk : gm.average_uclk);
+    read_clock(values, gpu, MetricId::clock_fclk, "pp_dpm_fclk", gm.current_fclk ? gm.current_fclk : gm.average_fclk);
+    read_clock(values, gpu, MetricId::clock_socclk, "pp_dpm_socclk",
+               gm.current_socclk ? gm.current_socclk : gm.average_socclk);
+    read_clock(values, gpu, MetricId::clock_vclk, "pp_dpm_vclk", gm.current_vclk0 ? gm.current_vclk0 : gm.average_vclk0);
+    read_clock(values, gpu, MetricId::clock_dclk, "pp_dpm_dclk", gm.current_dclk0 ? gm.current_dclk0 : gm.average_dclk0);
+    read_clock(values, gpu, MetricId::clock_dcefclk, "pp_dpm_dcefclk", gm.current_dcefclk);
+  } else {
+    for (const MetricId id : {MetricId::clock_sclk, MetricId::clock_mclk, MetricId::clock_fclk, MetricId::clock_socclk,
+                              MetricId::clock_vclk, MetricId::clock_dclk, MetricId::clock_dcefclk}) {
+      list.failed(id, ENOENT, "no DRM card");
+    }
+  }
+  for (std::size_t i = 0; i < gm.current_gfxclk_per_xcc.size(); ++i) {
+    list.real(MetricId::clock_sclk_xcc, gm.current_gfxclk_per_xcc[i], "gpu_metrics", std::to_string(i));
+  }
+  if (gm.current_gfxclk_per_xcc.empty()) list.failed(MetricId::clock_sclk_xcc, ENOENT, "gpu_metrics: no per-XCC clocks");
+
+  values.number(MetricId::gpu_busy, dev_file("gpu_busy_percent"), 1.0, gm.average_gfx_activity);
+  values.number(MetricId::memory_busy, dev_file("mem_busy_percent"), 1.0, gm.average_umc_activity);
+  values.number(MetricId::media_busy, dev_file("vcn_busy_percent"), 1.0, gm.average_mm_activity);
+  values.number(MetricId::vram_used, dev_file("mem_info_vram_used"));
+  values.number(MetricId::vram_visible_used, dev_file("mem_info_vis_vram_used"));
+  values.number(MetricId::gtt_used, dev_file("mem_info_gtt_used"));
+
+  values.number(MetricId::fan_speed, hw_file("fan1_input"), 1.0, gm.fan_speed_rpm);
+  if (hw.empty()) {
+    list.failed(MetricId::fan_pwm, ENOENT, "no hwmon");
+  } else {
+    double pwm_max = 255.0;
+    if (const FileText max = fs.read_text(hw + "pwm1_max"); max.ok()) {
+      if (const auto value = parse_real(max.text); value && *value > 0) pwm_max = *value;
+    }
+    values.number(MetricId::fan_pwm, hw + "pwm1", 100.0 / pwm_max);
+  }
+
+  values.number(MetricId::voltage_gfx, volt_input(gpu, "vddgfx"), 1.0, gm.voltage_gfx);
+  values.value_or_absent(MetricId::voltage_soc, gm.voltage_soc, "gpu_metrics");
+  values.value_or_absent(MetricId::voltage_memory, gm.voltage_mem, "gpu_metrics");
+  values.number(MetricId::voltage_northbridge, volt_input(gpu, "vddnb"));
+
+  if (!has_card) {
+    list.failed(MetricId::pcie_speed, ENOENT, "no DRM card");
+  } else if (const FileText speed = fs.read_text(dev + "current_link_speed"); speed.ok()) {
+    if (const auto gts = parse_link_speed(speed.text)) list.real(MetricId::pcie_speed, *gts, dev + "current_link_speed");
+    else list.malformed(MetricId::pcie_speed, fs.host_path(dev + "current_link_speed") + ": \"" + speed.text + "\"");
+  } else {
+    values.value_or_absent(MetricId::pcie_speed, gm.pcie_link_speed, "gpu_metrics");
+  }
+  values.number(MetricId::pcie_width, dev_file("current_link_width"), 1.0, gm.pcie_link_width);
+  values.number(MetricId::pcie_replay_count, dev_file("pcie_replay_count"), 1.0, gm.pcie_replay_count);
+  if (options.pcie_throughput && has_card) {
+    read_pcie_throughput(values, gpu);
+  } else {
+    const char* why = has_card ? "opt-in: the pcie_bw read blocks one second" : "no DRM card";
+    list.failed(MetricId::pcie_rx, ENOENT, why);
+    list.failed(MetricId::pcie_tx, ENOENT, why);
+  }
+  values.value_or_absent(MetricId::pcie_bandwidth, gm.pcie_bandwidth_inst, "gpu_metrics");
+  values.value_or_absent(MetricId::xgmi_link_speed, gm.xgmi_link_speed, "gpu_metrics");
+  values.value_or_absent(MetricId::xgmi_link_width, gm.xgmi_link_width, "gpu_metrics");
+  if (gm.throttle_status) {
+    list.integer(MetricId::throttle_status, static_cast<std::int64_t>(*gm.throttle_status), "gpu_metrics");
+  } else {
+    list.failed(MetricId::throttle_status, ENOENT, gm_problem.empty() ? "gpu_metrics: not provided" : gm_problem);
+  }
+  values.value_or_absent(MetricId::gfx_activity_accumulated, gm.gfx_activity_acc, "gpu_metrics");
+  values.value_or_absent(MetricId::firmware_timestamp, gm.firmware_timestamp, "gpu_metrics");
+
+  if (!has_card) {
+    list.failed(MetricId::performance_level, ENOENT, "no DRM card");
+    list.failed(MetricId::power_profile, ENOENT, "no DRM card");
+    return;
+  }
+  values.text(MetricId::performance_level, dev + "power_dpm_force_performance_level");
+  if (const FileText profiles = fs.read_text(dev + "pp_power_profile_mode"); !profiles.ok()) {
+    list.failed(MetricId::power_profile, profiles.error,
+                fs.host_path(dev + "pp_power_profile_mode") + ": " + std::strerror(profiles.error));
+  } else if (auto active = parse_active_power_profile(profiles.text)) {
+    list.text(MetricId::power_profile, std::move(*active), dev + "pp_power_profile_mode");
+  } else {
+    list.malformed(MetricId::power_profile, fs.host_path(dev + "pp_power_profile_mode") + ": no active profile marked");
+  }
+}
+
+}  // namespace hipstack::smi::detail::amdgpu

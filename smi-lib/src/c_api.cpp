@@ -1,0 +1,216 @@
+// The C API: a thin wrapper over hipstack::smi::System that turns exceptions into result codes.
+#include <hipstack/smi.h>
+#include <hipstack/smi.hpp>
+
+#include <array>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+struct hipstack_smi_system {
+  hipstack::smi::System system;
+};
+
+struct hipstack_smi_sample {
+  std::vector<hipstack::smi::Reading> readings;
+  std::vector<hipstack_smi_reading> views;
+};
+
+namespace {
+
+using namespace hipstack::smi;
+
+thread_local std::string t_last_error;
+
+hipstack_smi_result fail(hipstack_smi_result result, std::string message) {
+  t_last_error = std::move(message);
+  return result;
+}
+
+// Runs fn, mapping every exception to a result code and the thread's error message.
+template <typename Fn>
+hipstack_smi_result guarded(Fn&& fn) noexcept {
+  try {
+    t_last_error.clear();
+    return fn();
+  } catch (const Error& e) {
+    switch (e.code()) {
+      case Error::Code::no_such_device: return fail(HIPSTACK_SMI_ERROR_NO_SUCH_DEVICE, e.what());
+      case Error::Code::invalid_argument: return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, e.what());
+      case Error::Code::read_failure: return fail(HIPSTACK_SMI_ERROR_READ_FAILURE, e.what());
+    }
+    return fail(HIPSTACK_SMI_ERROR_INTERNAL, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(HIPSTACK_SMI_ERROR_NO_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(HIPSTACK_SMI_ERROR_INTERNAL, e.what());
+  }
+}
+
+const std::vector<hipstack_smi_metric_info>& c_catalogue() {
+  static const std::vector<hipstack_smi_metric_info> entries = [] {
+    std::vector<hipstack_smi_metric_info> out;
+    for (const MetricInfo& m : catalogue()) {
+      // The catalogue's string_views point at string literals, so .data() is NUL-terminated.
+      out.push_back({static_cast<std::uint32_t>(m.id), m.name.data(), unit_name(m.unit).data(),
+                     unit_symbol(m.unit).data(), static_cast<hipstack_smi_value_type>(m.type),
+                     static_cast<hipstack_smi_scope>(m.scope), static_cast<hipstack_smi_kind>(m.kind),
+                     m.instance_label.data(), m.help.data()});
+    }
+    return out;
+  }();
+  return entries;
+}
+
+template <std::size_t N>
+void copy_text(char (&dest)[N], const std::string& text) {
+  const std::size_t n = std::min(text.size(), N - 1);
+  std::memcpy(dest, text.data(), n);
+  dest[n] = '\0';
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* hipstack_smi_version(void) { return library_version().data(); }
+
+const char* hipstack_smi_result_string(hipstack_smi_result result) {
+  switch (result) {
+    case HIPSTACK_SMI_OK: return "ok";
+    case HIPSTACK_SMI_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case HIPSTACK_SMI_ERROR_NO_SUCH_DEVICE: return "no such device";
+    case HIPSTACK_SMI_ERROR_READ_FAILURE: return "read failure";
+    case HIPSTACK_SMI_ERROR_NO_MEMORY: return "out of memory";
+    case HIPSTACK_SMI_ERROR_INTERNAL: return "internal error";
+  }
+  return "unknown result";
+}
+
+const char* hipstack_smi_last_error(void) { return t_last_error.c_str(); }
+
+size_t hipstack_smi_catalogue_size(void) { return c_catalogue().size(); }
+
+const hipstack_smi_metric_info* hipstack_smi_catalogue_entry(size_t position) {
+  const auto& entries = c_catalogue();
+  return position < entries.size() ? &entries[position] : nullptr;
+}
+
+const hipstack_smi_metric_info* hipstack_smi_metric_by_id(uint32_t id) {
+  for (const auto& entry : c_catalogue()) {
+    if (entry.id == id) return &entry;
+  }
+  return nullptr;
+}
+
+const hipstack_smi_metric_info* hipstack_smi_metric_by_name(const char* name) {
+  if (name == nullptr) return nullptr;
+  for (const auto& entry : c_catalogue()) {
+    if (std::strcmp(entry.name, name) == 0) return &entry;
+  }
+  return nullptr;
+}
+
+hipstack_smi_result hipstack_smi_open(const hipstack_smi_open_options* options, hipstack_smi_system** system) {
+  if (system == nullptr) return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "system must not be NULL");
+  *system = nullptr;
+  return guarded([&] {
+    OpenOptions open;
+    if (options != nullptr && options->sysfs_root != nullptr) open.sysfs_root = options->sysfs_root;
+    if (options != nullptr && options->procfs_root != nullptr) open.procfs_root = options->procfs_root;
+    *system = new hipstack_smi_system{System::open(open)};
+    return HIPSTACK_SMI_OK;
+  });
+}
+
+void hipstack_smi_close(hipstack_smi_system* system) { delete system; }
+
+hipstack_smi_result hipstack_smi_device_count(const hipstack_smi_system* system, uint32_t* count) {
+  if (system == nullptr || count == nullptr) return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "NULL argument");
+  return guarded([&] {
+    *count = static_cast<uint32_t>(system->system.devices().size());
+    return HIPSTACK_SMI_OK;
+  });
+}
+
+hipstack_smi_result hipstack_smi_device_get_info(const hipstack_smi_system* system, uint32_t device,
+                                                 hipstack_smi_device_info* info) {
+  if (system == nullptr || info == nullptr) return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "NULL argument");
+  return guarded([&] {
+    const auto devices = system->system.devices();
+    if (device >= devices.size()) {
+      return fail(HIPSTACK_SMI_ERROR_NO_SUCH_DEVICE, "no device " + std::to_string(device));
+    }
+    const DeviceSummary& d = devices[device];
+    *info = hipstack_smi_device_info{};
+    info->index = d.index;
+    copy_text(info->vendor, d.vendor);
+    copy_text(info->backend, d.backend);
+    copy_text(info->bdf, d.bdf);
+    copy_text(info->uuid, d.uuid);
+    copy_text(info->name, d.name);
+    info->partition_count = d.partition_count;
+    return HIPSTACK_SMI_OK;
+  });
+}
+
+hipstack_smi_result hipstack_smi_device_resolve(const hipstack_smi_system* system, const char* selector,
+                                                uint32_t* device) {
+  if (system == nullptr || selector == nullptr || device == nullptr) {
+    return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "NULL argument");
+  }
+  return guarded([&] {
+    *device = system->system.resolve(selector);
+    return HIPSTACK_SMI_OK;
+  });
+}
+
+hipstack_smi_result hipstack_smi_sample_device(const hipstack_smi_system* system, uint32_t device, unsigned what,
+                                               hipstack_smi_sample** sample) {
+  if (system == nullptr || sample == nullptr) return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "NULL argument");
+  *sample = nullptr;
+  return guarded([&] {
+    SampleOptions options;
+    options.identity = (what & HIPSTACK_SMI_SAMPLE_IDENTITY) != 0;
+    options.static_info = (what & HIPSTACK_SMI_SAMPLE_STATIC) != 0;
+    options.live = (what & HIPSTACK_SMI_SAMPLE_LIVE) != 0;
+    options.pcie_throughput = (what & HIPSTACK_SMI_SAMPLE_PCIE_THROUGHPUT) != 0;
+    auto result = std::make_unique<hipstack_smi_sample>();
+    result->readings = system->system.sample(device, options);
+    result->views.reserve(result->readings.size());
+    for (const Reading& r : result->readings) {
+      hipstack_smi_reading view{};
+      view.metric_id = static_cast<uint32_t>(r.id);
+      view.status = static_cast<hipstack_smi_status>(r.status);
+      view.error_code = r.error_code;
+      const MetricInfo* info = find_metric(r.id);
+      view.type = info != nullptr ? static_cast<hipstack_smi_value_type>(info->type) : HIPSTACK_SMI_TYPE_TEXT;
+      view.text = "";
+      if (const auto* i = std::get_if<std::int64_t>(&r.value)) {
+        view.integer = *i;
+        view.real = static_cast<double>(*i);
+      } else if (const auto* d = std::get_if<double>(&r.value)) {
+        view.real = *d;
+      } else if (const auto* s = std::get_if<std::string>(&r.value)) {
+        view.text = s->c_str();
+      }
+      view.instance = r.instance.c_str();
+      view.detail = r.detail.c_str();
+      result->views.push_back(view);
+    }
+    *sample = result.release();
+    return HIPSTACK_SMI_OK;
+  });
+}
+
+size_t hipstack_smi_sample_size(const hipstack_smi_sample* sample) { return sample ? sample->views.size() : 0; }
+
+const hipstack_smi_reading* hipstack_smi_sample_reading(const hipstack_smi_sample* sample, size_t position) {
+  if (sample == nullptr || position >= sample->views.size()) return nullptr;
+  return &sample->views[position];
+}
+
+void hipstack_smi_sample_free(hipstack_smi_sample* sample) { delete sample; }
+
+}  // extern "C"

@@ -1,0 +1,169 @@
+// The runtime form of the metric catalogue (hipstack/smi_catalogue.h) and the small enums' names.
+#include <hipstack/smi.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+
+#include "readings.hpp"
+
+namespace hipstack::smi {
+namespace {
+
+namespace u {
+constexpr Unit NONE = Unit::none, CELSIUS = Unit::celsius, WATT = Unit::watt, JOULE = Unit::joule,
+               MEGAHERTZ = Unit::megahertz, BYTE = Unit::byte, BYTE_PER_SECOND = Unit::byte_per_second,
+               PERCENT = Unit::percent, MILLIVOLT = Unit::millivolt, RPM = Unit::rpm,
+               GIGATRANSFER_PER_SECOND = Unit::gigatransfer_per_second, LANE = Unit::lane,
+               COUNT = Unit::count, SECOND = Unit::second;
+}  // namespace u
+namespace t {
+constexpr ValueType INTEGER = ValueType::integer, REAL = ValueType::real, TEXT = ValueType::text;
+}
+namespace s {
+constexpr Scope DEVICE = Scope::device, PARTITION = Scope::partition, PROCESS = Scope::process,
+                LINK = Scope::link;
+}
+namespace k {
+constexpr Kind IDENTITY = Kind::identity, STATIC = Kind::static_info, LIVE = Kind::live;
+}
+
+constexpr std::array kCatalogue = {
+#define HIPSTACK_SMI_X(id, name, unit, type, scope, kind, instance, help) \
+  MetricInfo{MetricId::name, #name, u::unit, t::type, s::scope, k::kind, instance, help},
+    HIPSTACK_SMI_CATALOGUE(HIPSTACK_SMI_X)
+#undef HIPSTACK_SMI_X
+};
+
+}  // namespace
+
+std::span<const MetricInfo> catalogue() noexcept { return kCatalogue; }
+
+const MetricInfo* find_metric(MetricId id) noexcept {
+  const auto it = std::find_if(kCatalogue.begin(), kCatalogue.end(), [id](const MetricInfo& m) { return m.id == id; });
+  return it == kCatalogue.end() ? nullptr : &*it;
+}
+
+const MetricInfo* find_metric(std::string_view name) noexcept {
+  const auto it =
+      std::find_if(kCatalogue.begin(), kCatalogue.end(), [name](const MetricInfo& m) { return m.name == name; });
+  return it == kCatalogue.end() ? nullptr : &*it;
+}
+
+std::string_view unit_symbol(Unit unit) noexcept {
+  switch (unit) {
+    case Unit::none: return "";
+    case Unit::celsius: return "C";
+    case Unit::watt: return "W";
+    case Unit::joule: return "J";
+    case Unit::megahertz: return "MHz";
+    case Unit::byte: return "B";
+    case Unit::byte_per_second: return "B/s";
+    case Unit::percent: return "%";
+    case Unit::millivolt: return "mV";
+    case Unit::rpm: return "RPM";
+    case Unit::gigatransfer_per_second: return "GT/s";
+    case Unit::lane: return "lanes";
+    case Unit::count: return "";
+    case Unit::second: return "s";
+  }
+  return "";
+}
+
+std::string_view unit_name(Unit unit) noexcept {
+  switch (unit) {
+    case Unit::none: return "none";
+    case Unit::celsius: return "celsius";
+    case Unit::watt: return "watt";
+    case Unit::joule: return "joule";
+    case Unit::megahertz: return "megahertz";
+    case Unit::byte: return "byte";
+    case Unit::byte_per_second: return "byte_per_second";
+    case Unit::percent: return "percent";
+    case Unit::millivolt: return "millivolt";
+    case Unit::rpm: return "rpm";
+    case Unit::gigatransfer_per_second: return "gigatransfer_per_second";
+    case Unit::lane: return "lane";
+    case Unit::count: return "count";
+    case Unit::second: return "second";
+  }
+  return "none";
+}
+
+std::string_view kind_name(Kind kind) noexcept {
+  switch (kind) {
+    case Kind::identity: return "identity";
+    case Kind::static_info: return "static";
+    case Kind::live: return "live";
+  }
+  return "live";
+}
+
+std::string_view scope_name(Scope scope) noexcept {
+  switch (scope) {
+    case Scope::device: return "device";
+    case Scope::partition: return "partition";
+    case Scope::process: return "process";
+    case Scope::link: return "link";
+  }
+  return "device";
+}
+
+std::string_view status_name(Status status) noexcept {
+  switch (status) {
+    case Status::ok: return "ok";
+    case Status::not_supported: return "not_supported";
+    case Status::unavailable: return "unavailable";
+    case Status::error: return "error";
+  }
+  return "error";
+}
+
+std::optional<double> Reading::number() const noexcept {
+  if (status != Status::ok) return std::nullopt;
+  if (const auto* i = std::get_if<std::int64_t>(&value)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&value)) return *d;
+  return std::nullopt;
+}
+
+std::optional<std::string_view> Reading::text() const noexcept {
+  if (status != Status::ok) return std::nullopt;
+  if (const auto* s = std::get_if<std::string>(&value)) return std::string_view(*s);
+  return std::nullopt;
+}
+
+namespace detail {
+
+Status status_for_errno(int error_code) noexcept {
+  switch (error_code) {
+    case 0: return Status::ok;
+    case ENOENT:
+    case ENOTDIR:
+    case EOPNOTSUPP:
+    case ENODEV:
+      return Status::not_supported;
+    case EBUSY:
+    case EAGAIN:
+    case EACCES:
+    case EPERM:
+    case ETIMEDOUT:
+    case ENODATA:
+    case EINTR:
+      return Status::unavailable;
+    default:
+      return Status::error;
+  }
+}
+
+void ReadingList::failed(MetricId id, int error_code, std::string detail, std::string instance) {
+  const Status status = status_for_errno(error_code);
+  push(id, std::move(instance), status == Status::ok ? Status::error : status, error_code, std::monostate{},
+       std::move(detail));
+}
+
+bool ReadingList::has(MetricId id) const noexcept {
+  return std::any_of(out_.begin(), out_.end(), [id](const Reading& r) { return r.id == id; });
+}
+
+}  // namespace detail
+}  // namespace hipstack::smi

@@ -1,0 +1,61 @@
+// Root-prefixed, read-only view of /sys, /proc and /dev. Every file the library reads goes through
+// one FsView, so the same code serves the live system, a recorded capture and a test fake.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hipstack::smi::detail {
+
+// Outcome of one read: errno-style code (0 = ok) and the data.
+struct FileText {
+  int error = 0;      // 0, ENOENT when absent, else the errno of the failure
+  std::string text;   // NUL padding and trailing whitespace removed
+  [[nodiscard]] bool ok() const noexcept { return error == 0; }
+};
+
+struct FileBytes {
+  int error = 0;
+  std::vector<std::uint8_t> bytes;
+  [[nodiscard]] bool ok() const noexcept { return error == 0; }
+};
+
+class FsView {
+ public:
+  virtual ~FsView() = default;
+  // Paths are absolute paths of the live system ("/sys/class/drm"); the view maps them.
+  [[nodiscard]] virtual FileText read_text(const std::string& path) const = 0;
+  [[nodiscard]] virtual FileBytes read_bytes(const std::string& path, std::size_t max_bytes) const = 0;
+  // Entry names, sorted; empty when the folder is absent.
+  [[nodiscard]] virtual std::vector<std::string> list(const std::string& path) const = 0;
+  [[nodiscard]] virtual bool exists(const std::string& path) const = 0;
+  // Target of a symbolic link as the system path it names (live layout), "" when not a link.
+  [[nodiscard]] virtual std::string link_target(const std::string& path) const = 0;
+  // The host path a system path maps to (for messages and for tools that copy trees).
+  [[nodiscard]] virtual std::string host_path(const std::string& path) const = 0;
+};
+
+// The real file system, with /sys, /proc and /dev each optionally replaced by a folder.
+class RootedFs final : public FsView {
+ public:
+  RootedFs(std::string sys_root, std::string proc_root, std::string dev_root);
+  [[nodiscard]] FileText read_text(const std::string& path) const override;
+  [[nodiscard]] FileBytes read_bytes(const std::string& path, std::size_t max_bytes) const override;
+  [[nodiscard]] std::vector<std::string> list(const std::string& path) const override;
+  [[nodiscard]] bool exists(const std::string& path) const override;
+  [[nodiscard]] std::string link_target(const std::string& path) const override;
+  [[nodiscard]] std::string host_path(const std::string& path) const override;
+
+ private:
+  std::string sys_root_;   // "" = /sys
+  std::string proc_root_;
+  std::string dev_root_;
+};
+
+// Removes NUL padding (captures pad files to 4096 bytes) and surrounding whitespace.
+std::string_view trim_sysfs_text(std::string_view text) noexcept;
+
+}  // namespace hipstack::smi::detail

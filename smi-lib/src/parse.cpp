@@ -1,0 +1,229 @@
+#include "parse.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace hipstack::smi::detail {
+namespace {
+
+constexpr std::string_view kBlank = " \t\r\n";
+
+std::string_view trim(std::string_view text) noexcept {
+  const auto first = text.find_first_not_of(kBlank);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(kBlank) - first + 1);
+}
+
+template <typename Fn>
+void for_each_line(std::string_view text, Fn&& fn) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = trim(text.substr(pos, end - pos));
+    if (!line.empty()) fn(line);
+    pos = end + 1;
+  }
+}
+
+// Parses a leading decimal number ("1200Mhz" -> 1200, "16.0GT/s" -> 16.0); returns the rest.
+std::optional<double> leading_real(std::string_view& text) noexcept {
+  std::size_t n = 0;
+  while (n < text.size() && ((text[n] >= '0' && text[n] <= '9') || text[n] == '.')) ++n;
+  if (n == 0) return std::nullopt;
+  const auto value = parse_real(text.substr(0, n));
+  text.remove_prefix(n);
+  return value;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> parse_int(std::string_view text) noexcept {
+  text = trim(text);
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<std::uint64_t> parse_uint(std::string_view text) noexcept {
+  text = trim(text);
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<std::uint64_t> parse_hex(std::string_view text) noexcept {
+  text = trim(text);
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) text.remove_prefix(2);
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_real(std::string_view text) noexcept {
+  text = trim(text);
+  if (text.empty()) return std::nullopt;
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_link_speed(std::string_view text) noexcept {
+  text = trim(text);
+  const auto value = leading_real(text);
+  if (!value) return std::nullopt;
+  text = trim(text);
+  if (text.rfind("GT/s", 0) != 0) return std::nullopt;
+  return value;
+}
+
+DpmTable parse_dpm_levels(std::string_view text) {
+  DpmTable table;
+  for_each_line(text, [&table](std::string_view line) {
+    if (!table.error.empty()) return;
+    DpmLevel level;
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) {
+      table.error = "no ':' in line \"" + std::string(line) + "\"";
+      return;
+    }
+    const std::string_view key = trim(line.substr(0, colon));
+    if (key == "S") {
+      level.index = -1;  // deep-sleep level (MI300)
+    } else if (const auto index = parse_int(key); index && *index >= 0 && *index < 1024) {
+      level.index = static_cast<int>(*index);
+    } else {
+      table.error = "bad level index in line \"" + std::string(line) + "\"";
+      return;
+    }
+    std::string_view rest = trim(line.substr(colon + 1));
+    const auto mhz = leading_real(rest);
+    rest = trim(rest);
+    if (!mhz || (rest.rfind("Mhz", 0) != 0 && rest.rfind("MHz", 0) != 0)) {
+      table.error = "bad clock in line \"" + std::string(line) + "\"";
+      return;
+    }
+    level.mhz = *mhz;
+    level.current = trim(rest.substr(3)) == "*";
+    table.levels.push_back(level);
+  });
+  // Fine-grained DPM (SMU11+ gfxclk) prints "0: min / 1: current * / 2: max". When the starred middle
+  // line lies outside [min, max] it cannot be a level: keep min and max as the levels, and the
+  // current clock as a separate, non-level entry (index -2) so callers still see it.
+  auto& l = table.levels;
+  if (table.error.empty() && l.size() == 3 && l[1].current && !l[0].current && !l[2].current &&
+      l[0].mhz <= l[2].mhz && (l[1].mhz < l[0].mhz || l[1].mhz > l[2].mhz)) {
+    DpmLevel current = l[1];
+    current.index = -2;
+    l[2].index = 1;
+    l.erase(l.begin() + 1);
+    l.push_back(current);
+  }
+  return table;
+}
+
+PcieTable parse_pcie_levels(std::string_view text) {
+  PcieTable table;
+  for_each_line(text, [&table](std::string_view line) {
+    if (!table.error.empty()) return;
+    const auto colon = line.find(':');
+    const auto index = colon == std::string_view::npos ? std::nullopt : parse_int(line.substr(0, colon));
+    if (!index || *index < 0 || *index > 64) {
+      table.error = "bad level index in line \"" + std::string(line) + "\"";
+      return;
+    }
+    PcieLevel level;
+    level.index = static_cast<int>(*index);
+    std::string_view rest = trim(line.substr(colon + 1));
+    if (!rest.empty() && rest.back() == '*') {
+      level.current = true;
+      rest = trim(rest.substr(0, rest.size() - 1));
+    }
+    level.text = std::string(rest);
+    const auto gts = leading_real(rest);
+    const auto x = rest.find('x');
+    std::optional<std::int64_t> width;
+    if (x != std::string_view::npos) {
+      const auto fields = split_fields(rest.substr(x + 1), ' ');
+      if (!fields.empty()) width = parse_int(fields.front());
+    }
+    if (!gts || rest.rfind("GT/s", 0) != 0 || !width) {
+      table.error = "bad PCIe level in line \"" + std::string(line) + "\"";
+      return;
+    }
+    level.gts = *gts;
+    level.width = static_cast<int>(*width);
+    table.levels.push_back(std::move(level));
+  });
+  return table;
+}
+
+KeyValues parse_key_values(std::string_view text, char separator) {
+  KeyValues out;
+  for_each_line(text, [&out, separator](std::string_view line) {
+    std::size_t split = line.find(separator);
+    if (separator == ' ') split = line.find_first_of(" \t");
+    if (split == std::string_view::npos) return;
+    out.emplace_back(std::string(trim(line.substr(0, split))), std::string(trim(line.substr(split + 1))));
+  });
+  return out;
+}
+
+std::optional<std::string_view> find_value(const KeyValues& kv, std::string_view key) noexcept {
+  for (const auto& [k, v] : kv) {
+    if (k == key) return std::string_view(v);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_active_power_profile(std::string_view text) {
+  std::optional<std::string> active;
+  for_each_line(text, [&active](std::string_view line) {
+    if (active) return;
+    std::size_t n = 0;
+    while (n < line.size() && line[n] >= '0' && line[n] <= '9') ++n;
+    const auto colon = line.find(':');
+    if (n == 0 || colon == std::string_view::npos || colon < n) return;
+    const std::string_view name_field = line.substr(n, colon - n);
+    if (name_field.find('*') == std::string_view::npos) return;
+    std::string name;
+    for (const char c : name_field) {
+      if (c != '*' && c != ' ' && c != '\t') name += c;
+    }
+    if (!name.empty()) active = std::move(name);
+  });
+  return active;
+}
+
+std::string gfx_target_name(std::uint64_t version) {
+  // gfx_target_version is major*10000 + minor*100 + stepping; the name prints minor and stepping in
+  // hex (gfx90a, gfx90c).
+  const std::uint64_t major = version / 10000;
+  const std::uint64_t minor = (version / 100) % 100;
+  const std::uint64_t step = version % 100;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string name = "gfx" + std::to_string(major);
+  name += kHex[minor % 16];
+  name += kHex[step % 16];
+  return name;
+}
+
+std::vector<std::string_view> split_fields(std::string_view text, char separator) {
+  std::vector<std::string_view> fields;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find(separator, pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view field = trim(text.substr(pos, end - pos));
+    if (!field.empty()) fields.push_back(field);
+    pos = end + 1;
+  }
+  return fields;
+}
+
+}  // namespace hipstack::smi::detail

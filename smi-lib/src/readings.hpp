@@ -1,0 +1,53 @@
+// Building lists of readings inside backends: one call per outcome, so a backend states what it
+// found (a value, absence, an error with the path) and never formats statuses by hand.
+#pragma once
+
+#include <hipstack/smi.hpp>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "fs_view.hpp"
+
+namespace hipstack::smi::detail {
+
+class ReadingList {
+ public:
+  explicit ReadingList(std::vector<Reading>& out) : out_(out) {}
+
+  void real(MetricId id, double value, std::string detail, std::string instance = {}) {
+    push(id, std::move(instance), Status::ok, 0, value, std::move(detail));
+  }
+  void integer(MetricId id, std::int64_t value, std::string detail, std::string instance = {}) {
+    push(id, std::move(instance), Status::ok, 0, value, std::move(detail));
+  }
+  void text(MetricId id, std::string value, std::string detail, std::string instance = {}) {
+    push(id, std::move(instance), Status::ok, 0, std::move(value), std::move(detail));
+  }
+  // A failed read: ENOENT means the driver does not provide it; EBUSY/EAGAIN/EACCES/ETIMEDOUT/
+  // ENODATA mean it exists but cannot be read now; anything else is an error.
+  void failed(MetricId id, int error_code, std::string detail, std::string instance = {});
+  // Data that was read but did not parse.
+  void malformed(MetricId id, std::string detail, std::string instance = {}) {
+    push(id, std::move(instance), Status::error, EINVAL, std::monostate{}, std::move(detail));
+  }
+  [[nodiscard]] bool has(MetricId id) const noexcept;
+
+ private:
+  void push(MetricId id, std::string instance, Status status, int error_code, Value value, std::string detail) {
+    Reading r;
+    r.id = id;
+    r.instance = std::move(instance);
+    r.status = status;
+    r.error_code = error_code;
+    r.value = std::move(value);
+    r.detail = std::move(detail);
+    out_.push_back(std::move(r));
+  }
+  std::vector<Reading>& out_;
+};
+
+Status status_for_errno(int error_code) noexcept;
+
+}  // namespace hipstack::smi::detail

@@ -1,0 +1,222 @@
+// hipstack::smi::System: owns the file-system view and the backends, numbers devices across
+// backends and completes every sample with not_supported entries for what a backend did not report.
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <mutex>
+
+#include "backends/backend.hpp"
+#include "fs_view.hpp"
+#include "version.hpp"
+
+namespace hipstack::smi {
+namespace {
+
+std::string from_env(const std::string& given, const char* variable) {
+  if (!given.empty()) return given;
+  const char* value = std::getenv(variable);
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// A capture keeps proc/ and dev/ beside sys/: reading the host's /proc for a capture's GPUs would
+// mix two machines, so a capture without proc/ simply has no processes.
+std::string sibling_root(const std::string& sys_root, const char* name) {
+  if (sys_root.empty()) return {};
+  std::string parent = sys_root;
+  while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
+  const auto slash = parent.rfind('/');
+  parent = slash == std::string::npos ? "." : parent.substr(0, slash == 0 ? 1 : slash);
+  return parent + "/" + name;
+}
+
+std::size_t catalogue_position(MetricId id) {
+  static const auto positions = [] {
+    std::array<std::uint16_t, 1024> table{};
+    table.fill(0xffff);
+    const auto all = catalogue();
+    for (std::size_t i = 0; i < all.size(); ++i) table[static_cast<std::uint32_t>(all[i].id) % 1024] = static_cast<std::uint16_t>(i);
+    return table;
+  }();
+  return positions[static_cast<std::uint32_t>(id) % 1024];
+}
+
+bool kind_selected(Kind kind, const SampleOptions& options) {
+  switch (kind) {
+    case Kind::identity: return options.identity;
+    case Kind::static_info: return options.static_info;
+    case Kind::live: return options.live;
+  }
+  return false;
+}
+
+}  // namespace
+
+struct System::Impl {
+  std::unique_ptr<detail::FsView> fs;
+  std::vector<std::unique_ptr<detail::Backend>> backends;
+  std::vector<BackendStatus> statuses;
+  struct Slot {
+    detail::Backend* backend;
+    std::size_t local;
+    DeviceSummary summary;
+  };
+  std::vector<Slot> devices;
+
+  const Slot& slot(std::uint32_t device) const {
+    if (device >= devices.size()) {
+      throw Error(Error::Code::no_such_device,
+                  fmt::format("no device {} (there are {})", device, devices.size()));
+    }
+    return devices[device];
+  }
+};
+
+System::System(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+System::System(System&&) noexcept = default;
+System& System::operator=(System&&) noexcept = default;
+System::~System() = default;
+
+System System::open(const OpenOptions& options) {
+  const std::string sys_root = from_env(options.sysfs_root, "HIPSTACK_SYSFS_ROOT");
+  std::string proc_root = from_env(options.procfs_root, "HIPSTACK_PROCFS_ROOT");
+  std::string dev_root = options.devfs_root;
+  if (!sys_root.empty() && !is_directory(sys_root)) {
+    throw Error(Error::Code::invalid_argument, fmt::format("sysfs root {} is not a directory", sys_root));
+  }
+  if (!proc_root.empty() && !is_directory(proc_root)) {
+    throw Error(Error::Code::invalid_argument, fmt::format("procfs root {} is not a directory", proc_root));
+  }
+  if (proc_root.empty()) proc_root = sibling_root(sys_root, "proc");
+  if (dev_root.empty()) dev_root = sibling_root(sys_root, "dev");
+
+  auto impl = std::make_unique<Impl>();
+  impl->fs = std::make_unique<detail::RootedFs>(sys_root, proc_root, dev_root);
+  if (options.enable_amdgpu) {
+    detail::BackendProbe probe = detail::probe_amdgpu(*impl->fs);
+    impl->statuses.push_back({"amdgpu", probe.backend != nullptr, probe.reason});
+    if (probe.backend) impl->backends.push_back(std::move(probe.backend));
+  } else {
+    impl->statuses.push_back({"amdgpu", false, "disabled by the caller"});
+  }
+  for (const auto& backend : impl->backends) {
+    for (std::size_t i = 0; i < backend->device_count(); ++i) {
+      DeviceSummary summary = backend->summary(i);
+      summary.index = static_cast<std::uint32_t>(impl->devices.size());
+      impl->devices.push_back({backend.get(), i, std::move(summary)});
+    }
+  }
+  return System(std::move(impl));
+}
+
+std::vector<DeviceSummary> System::devices() const {
+  std::vector<DeviceSummary> out;
+  out.reserve(impl_->devices.size());
+  for (const auto& slot : impl_->devices) out.push_back(slot.summary);
+  return out;
+}
+
+std::vector<BackendStatus> System::backends() const { return impl_->statuses; }
+
+std::uint32_t System::resolve(std::string_view selector) const {
+  if (selector.empty()) throw Error(Error::Code::invalid_argument, "empty device selector");
+  if (std::all_of(selector.begin(), selector.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (selector.size() > 9) throw Error(Error::Code::no_such_device, fmt::format("no device {}", selector));
+    const auto index = static_cast<std::uint32_t>(std::stoul(std::string(selector)));
+    impl_->slot(index);
+    return index;
+  }
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+  };
+  const std::string wanted = lower(selector);
+  for (const auto& slot : impl_->devices) {
+    const std::string bdf = lower(slot.summary.bdf);
+    const std::string uuid = lower(slot.summary.uuid);
+    // "0000:03:00.0", "03:00.0", full UUID, or the UUID without its "GPU-" prefix.
+    if (wanted == bdf || (bdf.size() > 5 && wanted == bdf.substr(5)) || wanted == uuid ||
+        (uuid.rfind("gpu-", 0) == 0 && wanted == uuid.substr(4))) {
+      return slot.summary.index;
+    }
+  }
+  throw Error(Error::Code::no_such_device, fmt::format("no device matches \"{}\" (index, BDF or UUID)", selector));
+}
+
+std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& options) const {
+  const auto& slot = impl_->slot(device);
+  std::vector<Reading> readings;
+  readings.reserve(160);
+  slot.backend->sample(slot.local, options, readings);
+  std::array<bool, 1024> seen{};
+  for (const Reading& r : readings) seen[static_cast<std::uint32_t>(r.id) % 1024] = true;
+  for (const MetricInfo& info : catalogue()) {
+    if (info.scope != Scope::device || !kind_selected(info.kind, options)) continue;
+    if (seen[static_cast<std::uint32_t>(info.id) % 1024]) continue;
+    Reading r;
+    r.id = info.id;
+    r.status = Status::not_supported;
+    r.detail = fmt::format("the {} backend does not provide it", slot.summary.backend);
+    readings.push_back(std::move(r));
+  }
+  std::stable_sort(readings.begin(), readings.end(), [](const Reading& a, const Reading& b) {
+    return catalogue_position(a.id) < catalogue_position(b.id);
+  });
+  return readings;
+}
+
+Reading System::read(std::uint32_t device, MetricId id) const {
+  const MetricInfo* info = find_metric(id);
+  if (info == nullptr || info->scope != Scope::device) {
+    throw Error(Error::Code::invalid_argument, fmt::format("metric {} is not a device metric", static_cast<std::uint32_t>(id)));
+  }
+  SampleOptions options;
+  options.identity = info->kind == Kind::identity;
+  options.static_info = info->kind == Kind::static_info;
+  options.live = info->kind == Kind::live;
+  for (Reading& r : sample(device, options)) {
+    if (r.id == id) return std::move(r);
+  }
+  Reading absent;
+  absent.id = id;
+  return absent;
+}
+
+std::vector<Partition> System::partitions(std::uint32_t device) const {
+  const auto& slot = impl_->slot(device);
+  return slot.backend->partitions(slot.local);
+}
+
+std::vector<ProcessInfo> System::processes(std::uint32_t device, unsigned interval_ms) const {
+  const auto& slot = impl_->slot(device);
+  return slot.backend->processes(slot.local, interval_ms);
+}
+
+std::vector<Link> System::links() const {
+  std::vector<Link> out;
+  for (const auto& backend : impl_->backends) {
+    // Translate the backend's device numbers into System indices.
+    std::vector<std::uint32_t> global;
+    for (const auto& slot : impl_->devices) {
+      if (slot.backend == backend.get()) global.push_back(slot.summary.index);
+    }
+    for (Link& link : backend->links()) {
+      link.from = global.at(link.from);
+      link.to = global.at(link.to);
+      out.push_back(std::move(link));
+    }
+  }
+  return out;
+}
+
+std::string_view library_version() noexcept { return detail::kVersion; }
+
+}  // namespace hipstack::smi
