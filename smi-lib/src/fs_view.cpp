@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 
 namespace hipstack::smi::detail {
 namespace {
@@ -98,6 +99,20 @@ std::string RootedFs::host_path(const std::string& path) const {
   return path;
 }
 
+std::string RootedFs::system_path(const std::string& host) const {
+  const std::pair<std::string_view, const std::string*> mounts[] = {
+      {"/sys", &sys_root_}, {"/proc", &proc_root_}, {"/dev", &dev_root_}};
+  for (const auto& [prefix, root] : mounts) {
+    if (root->empty()) continue;
+    char* resolved = ::realpath(root->c_str(), nullptr);
+    if (resolved == nullptr) continue;
+    const std::string real_root = resolved;
+    std::free(resolved);
+    if (has_prefix(host, real_root)) return std::string(prefix) + host.substr(real_root.size());
+  }
+  return host;
+}
+
 FileText RootedFs::read_text(const std::string& path) const {
   FileText result;
   std::string raw;
@@ -138,7 +153,17 @@ std::string RootedFs::link_target(const std::string& path) const {
   if (n <= 0) return {};
   const std::string_view target(buffer.data(), static_cast<std::size_t>(n));
   // An absolute target inside a capture names a live path (/sys/devices/...): keep it as is.
-  return resolve_relative(path, target);
+  if (target.front() == '/') return resolve_relative("/", target);
+  // A relative target is relative to where the link really is: its folder may itself be reached
+  // through links (/sys/class/drm/card0/device), so resolve the folder first.
+  const std::size_t slash = path.rfind('/');
+  const std::string parent = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+  std::string real_parent = parent;
+  if (char* resolved = ::realpath(host_path(parent).c_str(), nullptr)) {
+    real_parent = system_path(resolved);
+    std::free(resolved);
+  }
+  return resolve_relative(real_parent + "/x", target);
 }
 
 }  // namespace hipstack::smi::detail

@@ -50,6 +50,8 @@ class RootedFs final : public FsView {
   [[nodiscard]] std::string host_path(const std::string& path) const override;
 
  private:
+  // The system path of a host path inside one of the roots (inverse of host_path).
+  [[nodiscard]] std::string system_path(const std::string& host) const;
   std::string sys_root_;   // "" = /sys
   std::string proc_root_;
   std::string dev_root_;

@@ -81,7 +81,7 @@
   X(133, temperature_edge_emergency,    CELSIUS, REAL, DEVICE, STATIC, "", "Emergency (shutdown) limit of the edge sensor.") \
   X(134, temperature_junction_emergency, CELSIUS, REAL, DEVICE, STATIC, "", "Emergency (shutdown) limit of the junction sensor.") \
   X(135, temperature_memory_emergency,  CELSIUS, REAL, DEVICE, STATIC, "", "Emergency (shutdown) limit of the memory sensor.") \
-  X(136, fan_rpm_max,            RPM, INTEGER, DEVICE, STATIC, "", "Highest fan speed.")                    \
+  X(136, fan_speed_max,          RPM, INTEGER, DEVICE, STATIC, "", "Highest fan speed.")                    \
   X(137, compute_partition,      NONE, TEXT,    DEVICE, STATIC, "", "Current compute partition mode (SPX, DPX, TPX, QPX, CPX).") \
   X(138, memory_partition,       NONE, TEXT,    DEVICE, STATIC, "", "Current memory partition mode (NPS1, NPS2, NPS4, NPS8).") \
   X(139, xgmi_physical_id,       NONE, INTEGER, DEVICE, STATIC, "", "Position of the GPU in its XGMI hive.") \
@@ -128,7 +128,7 @@
   X(281, performance_level,      NONE, TEXT,    DEVICE, LIVE, "", "DPM performance level (auto, manual, high, ...).") \
   X(282, power_profile,          NONE, TEXT,    DEVICE, LIVE, "", "Active power profile (3D_FULL_SCREEN, COMPUTE, ...).") \
   X(283, gpu_metrics_version,    NONE, TEXT,    DEVICE, LIVE, "", "Format of the driver's gpu_metrics table, e.g. 1.3.") \
-  X(284, gfx_activity_accumulated, PERCENT, REAL, DEVICE, LIVE, "", "Accumulated graphics activity counter from firmware.") \
+  X(284, gfx_activity_accumulated, COUNT, REAL, DEVICE, LIVE, "", "Accumulated graphics activity counter from firmware.") \
   X(285, firmware_timestamp,     SECOND, REAL,  DEVICE, LIVE, "", "Firmware timestamp of the gpu_metrics sample.") \
   /* partitions: 400..449 */                                                                               \
   X(400, partition_compute_units, COUNT, INTEGER, PARTITION, STATIC, "", "Compute units in the partition.") \

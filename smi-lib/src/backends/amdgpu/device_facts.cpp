@@ -94,7 +94,7 @@ void read_hwmon_limits(SysfsValues& values, const AmdGpu& gpu) {
   values.number(MetricId::power_cap_max, hwmon_file("power1_cap_max"), 1e-6, std::nullopt, "hwmon");
   values.number(MetricId::power_cap_default, hwmon_file("power1_cap_default"), 1e-6, std::nullopt, "hwmon");
   values.number(MetricId::power_cap, hwmon_file("power1_cap"), 1e-6, std::nullopt, "hwmon");
-  values.number(MetricId::fan_rpm_max, hwmon_file("fan1_max"), 1.0, std::nullopt, "hwmon");
+  values.number(MetricId::fan_speed_max, hwmon_file("fan1_max"), 1.0, std::nullopt, "hwmon");
 }
 
 }  // namespace

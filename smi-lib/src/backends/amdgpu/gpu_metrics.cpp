@@ -1,0 +1,182 @@
+// gpu_metrics: header checks, version dispatch and the fixed-layout field reader.
+// Per-version tables: gpu_metrics_v1.cpp (v1.0-1.8), gpu_metrics_apu.cpp (v2.x, v3.0),
+// gpu_metrics_v1_9.cpp (attribute table).
+#include "backends/amdgpu/gpu_metrics.hpp"
+
+#include <exception>
+#include <new>
+#include <string>
+
+namespace hipstack::smi::detail {
+namespace gpu_metrics_impl {
+
+std::optional<std::uint64_t> read_le(std::span<const std::uint8_t> bytes, std::size_t offset,
+                                     std::size_t width) noexcept {
+  if (width == 0 || width > 8 || offset > bytes.size() || bytes.size() - offset < width) return std::nullopt;
+  std::uint64_t value = 0;
+  for (std::size_t i = 0; i < width; ++i) value |= std::uint64_t{bytes[offset + i]} << (8 * i);
+  return value;
+}
+
+bool is_all_ones(std::uint64_t value, std::size_t width) noexcept {
+  if (width >= 8) return value == ~std::uint64_t{0};
+  const std::uint64_t mask = (std::uint64_t{1} << (8 * width)) - 1;
+  return (value & mask) == mask;
+}
+
+namespace {
+// A present (non-sentinel) value of one element, or nullopt.
+std::optional<std::uint64_t> present(std::span<const std::uint8_t> table, std::size_t offset, std::size_t width) noexcept {
+  const auto v = read_le(table, offset, width);
+  if (!v || is_all_ones(*v, width)) return std::nullopt;
+  return v;
+}
+}  // namespace
+
+void apply_fields(std::span<const std::uint8_t> table, std::span<const Field> fields, GpuMetrics& out) {
+  for (const Field& f : fields) {
+    switch (f.kind) {
+      case Field::Kind::number: {
+        const auto v = present(table, f.offset, f.width);
+        out.*f.number = v ? std::optional<double>(static_cast<double>(*v) * f.mul / f.div) : std::nullopt;
+        break;
+      }
+      case Field::Kind::vector: {
+        std::vector<double>& dst = out.*f.vector;
+        dst.clear();
+        for (std::size_t i = 0; i < f.count; ++i) {
+          const auto v = present(table, f.offset + i * f.width, f.width);
+          if (v) dst.push_back(static_cast<double>(*v) * f.mul / f.div);
+        }
+        break;
+      }
+      case Field::Kind::raw:
+        out.*f.raw = present(table, f.offset, f.width);
+        break;
+    }
+  }
+}
+
+}  // namespace gpu_metrics_impl
+
+namespace {
+
+using gpu_metrics_impl::Layout;
+
+std::string version_text(std::uint8_t format, std::uint8_t content) {
+  return "v" + std::to_string(format) + "." + std::to_string(content);
+}
+
+// The layout for (format, content, structure_size), or nullptr with `error` set.
+const Layout* find_layout(const GpuMetrics& m, std::string& error) {
+  const Layout* candidates[4] = {};
+  std::size_t n = 0;
+  for (auto list : {gpu_metrics_impl::v1_layouts(), gpu_metrics_impl::apu_layouts()}) {
+    for (const Layout& l : list) {
+      if (l.format_revision == m.format_revision && l.content_revision == m.content_revision && n < 4) {
+        candidates[n++] = &l;
+      }
+    }
+  }
+  const std::string ver = version_text(m.format_revision, m.content_revision);
+  if (n == 0) {
+    error = "gpu_metrics: unsupported version " + ver + " (format_revision " + std::to_string(m.format_revision) +
+            ", content_revision " + std::to_string(m.content_revision) + ", structure_size " +
+            std::to_string(m.structure_size) + "); known: v1.0-v1.9, v2.0-v2.4, v3.0";
+    return nullptr;
+  }
+  if (n == 1) {
+    if (m.structure_size < candidates[0]->size) {
+      error = "gpu_metrics " + ver + ": header says " + std::to_string(m.structure_size) + " bytes but the " +
+              ver + " table needs " + std::to_string(candidates[0]->size) + " bytes (its fields end at byte " +
+              std::to_string(candidates[0]->size) + ")";
+      return nullptr;
+    }
+    return candidates[0];
+  }
+  // Several layouts share this revision (v1.6): the structure size decides. An exact match wins; a
+  // size above the largest is taken as that (newest) layout grown at the end.
+  const Layout* largest = candidates[0];
+  for (std::size_t i = 0; i < n; ++i) {
+    if (candidates[i]->size == m.structure_size) return candidates[i];
+    if (candidates[i]->size > largest->size) largest = candidates[i];
+  }
+  if (m.structure_size > largest->size) return largest;
+  error = "gpu_metrics " + ver + ": structure_size " + std::to_string(m.structure_size) + " matches no " + ver +
+          " layout (";
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i) error += ", ";
+    error += std::string(candidates[i]->name) + " " + std::to_string(candidates[i]->size) + " bytes";
+  }
+  error += ")";
+  return nullptr;
+}
+
+void decode_into(std::span<const std::uint8_t> blob, GpuMetricsDecode& result) {
+  GpuMetrics& m = result.metrics;
+  if (blob.size() < 4) {
+    result.error = "gpu_metrics: only " + std::to_string(blob.size()) +
+                   " bytes were read; the header needs 4 (structure_size u16 at byte 0, revisions at bytes 2-3)";
+    return;
+  }
+  m.structure_size = static_cast<std::uint16_t>(blob[0] | (blob[1] << 8));
+  m.format_revision = blob[2];
+  m.content_revision = blob[3];
+  const auto header_only = [&m] {
+    GpuMetrics h;
+    h.structure_size = m.structure_size;
+    h.format_revision = m.format_revision;
+    h.content_revision = m.content_revision;
+    m = std::move(h);
+  };
+
+  const bool attribute_table = m.format_revision == 1 && m.content_revision == 9;
+  const Layout* layout = nullptr;
+  if (!attribute_table) {
+    layout = find_layout(m, result.error);
+    if (!layout) return;
+  } else if (m.structure_size < 8) {
+    result.error = "gpu_metrics v1.9: header says " + std::to_string(m.structure_size) +
+                   " bytes but the attribute table needs at least 8 (attr_count s32 at byte 4)";
+    return;
+  }
+  if (blob.size() < m.structure_size) {
+    result.error = "gpu_metrics: header says " + std::to_string(m.structure_size) + " bytes but only " +
+                   std::to_string(blob.size()) + " were read";
+    return;
+  }
+  const auto table = blob.first(m.structure_size);  // what follows (NUL padding of captures) is ignored
+
+  if (attribute_table) {
+    m.layout = "v1.9";
+    if (!gpu_metrics_impl::decode_attribute_table(table, m, result.error)) {
+      header_only();
+      return;
+    }
+  } else {
+    m.layout = layout->name;
+    gpu_metrics_impl::apply_fields(table, layout->fields, m);
+    if (layout->finish) layout->finish(table, m);
+  }
+  result.ok = true;
+}
+
+}  // namespace
+
+GpuMetricsDecode decode_gpu_metrics(std::span<const std::uint8_t> blob) noexcept {
+  GpuMetricsDecode result;
+  try {
+    decode_into(blob, result);
+  } catch (...) {  // only std::bad_alloc can get here; the blob is at most 64 KiB
+    result.ok = false;
+    result.metrics = GpuMetrics{};
+    try {
+      result.error = "gpu_metrics: out of memory while decoding";
+    } catch (...) {
+      result.error.clear();
+    }
+  }
+  return result;
+}
+
+}  // namespace hipstack::smi::detail

@@ -1,0 +1,66 @@
+// Opening a bundled capture and looking readings up by catalogue name, for capture-based tests.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <hipstack/smi.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace hipstack::smi::testing {
+
+inline std::string capture_sys(const std::string& relative) {
+  return std::string(HIPSTACK_CAPTURES_DIR) + "/" + relative + "/sys";
+}
+
+inline System open_capture(const std::string& relative) {
+  OpenOptions options;
+  options.sysfs_root = capture_sys(relative);
+  return System::open(options);
+}
+
+inline SampleOptions everything() {
+  SampleOptions all;
+  all.identity = all.static_info = all.live = true;
+  return all;
+}
+
+// Every reading of one metric name (several for instanced metrics).
+inline std::vector<Reading> readings_of(const std::vector<Reading>& readings, std::string_view name) {
+  std::vector<Reading> out;
+  const MetricInfo* info = find_metric(name);
+  EXPECT_NE(info, nullptr) << "unknown metric " << name;
+  for (const Reading& r : readings) {
+    if (info != nullptr && r.id == info->id) out.push_back(r);
+  }
+  return out;
+}
+
+inline Reading reading_of(const std::vector<Reading>& readings, std::string_view name, std::string_view instance = {}) {
+  for (const Reading& r : readings_of(readings, name)) {
+    if (r.instance == instance) return r;
+  }
+  Reading missing;
+  missing.status = Status::error;
+  missing.detail = "absent from the sample";
+  return missing;
+}
+
+inline double number_of(const std::vector<Reading>& readings, std::string_view name, std::string_view instance = {}) {
+  const Reading r = reading_of(readings, name, instance);
+  EXPECT_TRUE(r.ok()) << name << "[" << instance << "]: " << status_name(r.status) << " " << r.detail;
+  return r.number().value_or(-1e300);
+}
+
+inline std::string text_of(const std::vector<Reading>& readings, std::string_view name, std::string_view instance = {}) {
+  const Reading r = reading_of(readings, name, instance);
+  EXPECT_TRUE(r.ok()) << name << ": " << status_name(r.status) << " " << r.detail;
+  return std::string(r.text().value_or("<not text>"));
+}
+
+inline Status status_of(const std::vector<Reading>& readings, std::string_view name) {
+  return reading_of(readings, name).status;
+}
+
+}  // namespace hipstack::smi::testing

@@ -1,0 +1,81 @@
+#include <gtest/gtest.h>
+#include <hipstack/smi.h>
+#include <hipstack/smi.hpp>
+
+#include <regex>
+#include <set>
+
+namespace hipstack::smi {
+namespace {
+
+TEST(Catalogue, IdsAndNamesAreUnique) {
+  std::set<std::uint32_t> ids;
+  std::set<std::string_view> names;
+  for (const MetricInfo& m : catalogue()) {
+    EXPECT_TRUE(ids.insert(static_cast<std::uint32_t>(m.id)).second) << m.name;
+    EXPECT_TRUE(names.insert(m.name).second) << m.name;
+    EXPECT_LT(static_cast<std::uint32_t>(m.id), 1024u) << "System indexes ids below 1024: " << m.name;
+  }
+  EXPECT_GT(catalogue().size(), 100u);
+}
+
+TEST(Catalogue, NamingGrammar) {
+  const std::regex snake("^[a-z][a-z0-9]*(_[a-z0-9]+)*$");
+  // Exporters append the unit, so names must not carry one.
+  const std::regex unit_word("(^|_)(celsius|watts?|joules?|hertz|mhz|bytes?|percent|ratio|millivolts?|volts?|rpm|seconds?)($|_)");
+  for (const MetricInfo& m : catalogue()) {
+    const std::string name(m.name);
+    EXPECT_TRUE(std::regex_match(name, snake)) << name;
+    EXPECT_FALSE(std::regex_search(name, unit_word)) << name;
+    EXPECT_FALSE(m.help.empty()) << name;
+    EXPECT_EQ(m.help.back(), '.') << name;
+    if (!m.instance_label.empty()) {
+      EXPECT_TRUE(std::regex_match(std::string(m.instance_label), snake)) << name;
+    }
+    // Scope prefixes keep the flat name space readable.
+    if (m.scope == Scope::process) {
+      EXPECT_EQ(name.rfind("process_", 0), 0u) << name;
+    }
+    if (m.scope == Scope::link) {
+      EXPECT_EQ(name.rfind("link_", 0), 0u) << name;
+    }
+    if (m.scope == Scope::partition) {
+      EXPECT_EQ(name.rfind("partition_", 0), 0u) << name;
+    }
+  }
+}
+
+TEST(Catalogue, TextMetricsHaveNoUnit) {
+  for (const MetricInfo& m : catalogue()) {
+    if (m.type == ValueType::text) {
+      EXPECT_EQ(m.unit, Unit::none) << m.name;
+    }
+  }
+}
+
+TEST(Catalogue, LookupsAgreeWithTheTable) {
+  const MetricInfo* edge = find_metric("temperature_edge");
+  ASSERT_NE(edge, nullptr);
+  EXPECT_EQ(edge->id, MetricId::temperature_edge);
+  EXPECT_EQ(find_metric(MetricId::temperature_edge), edge);
+  EXPECT_EQ(edge->unit, Unit::celsius);
+  EXPECT_EQ(find_metric("no_such_metric"), nullptr);
+}
+
+TEST(Catalogue, CViewMatchesCxx) {
+  ASSERT_EQ(hipstack_smi_catalogue_size(), catalogue().size());
+  for (std::size_t i = 0; i < catalogue().size(); ++i) {
+    const hipstack_smi_metric_info* c = hipstack_smi_catalogue_entry(i);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->id, static_cast<std::uint32_t>(catalogue()[i].id));
+    EXPECT_EQ(std::string_view(c->name), catalogue()[i].name);
+    EXPECT_EQ(std::string_view(c->unit_symbol), unit_symbol(catalogue()[i].unit));
+  }
+  EXPECT_EQ(hipstack_smi_catalogue_entry(catalogue().size()), nullptr);
+  EXPECT_EQ(HIPSTACK_SMI_METRIC_temperature_edge, static_cast<int>(MetricId::temperature_edge));
+  EXPECT_STREQ(hipstack_smi_metric_by_id(HIPSTACK_SMI_METRIC_power_average)->name, "power_average");
+  EXPECT_EQ(hipstack_smi_metric_by_name("power_average")->id, static_cast<std::uint32_t>(HIPSTACK_SMI_METRIC_power_average));
+}
+
+}  // namespace
+}  // namespace hipstack::smi

@@ -1,0 +1,125 @@
+// The amdgpu backend over a file system that fails or lies: every failure becomes a reading with a
+// status and a detail naming the file, and nothing throws or crashes.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <map>
+
+#include "backends/backend.hpp"
+#include "capture_helpers.hpp"
+#include "fs_view.hpp"
+
+namespace hipstack::smi::detail {
+namespace {
+
+using namespace hipstack::smi::testing;
+
+// A capture, with chosen files replaced by an errno or by other contents.
+class FaultyFs final : public FsView {
+ public:
+  explicit FaultyFs(const std::string& sys_root) : real_(sys_root, "/nonexistent-proc", "/nonexistent-dev") {}
+  std::map<std::string, int> errors;          // path suffix -> errno
+  std::map<std::string, std::string> texts;   // path suffix -> contents
+
+  FileText read_text(const std::string& path) const override {
+    if (const auto e = match(errors, path)) return {*e, {}};
+    if (const auto t = match(texts, path)) return {0, std::string(trim_sysfs_text(*t))};
+    return real_.read_text(path);
+  }
+  FileBytes read_bytes(const std::string& path, std::size_t max) const override {
+    if (const auto e = match(errors, path)) return {*e, {}};
+    if (const auto t = match(texts, path)) {
+      FileBytes b;
+      b.bytes.assign(t->begin(), t->begin() + static_cast<std::ptrdiff_t>(std::min(max, t->size())));
+      return b;
+    }
+    return real_.read_bytes(path, max);
+  }
+  std::vector<std::string> list(const std::string& path) const override { return real_.list(path); }
+  bool exists(const std::string& path) const override { return real_.exists(path); }
+  std::string link_target(const std::string& path) const override { return real_.link_target(path); }
+  std::string host_path(const std::string& path) const override { return real_.host_path(path); }
+
+ private:
+  template <typename T>
+  static std::optional<T> match(const std::map<std::string, T>& table, const std::string& path) {
+    for (const auto& [suffix, value] : table) {
+      if (path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        return value;
+      }
+    }
+    return std::nullopt;
+  }
+  RootedFs real_;
+};
+
+std::vector<Reading> sample_all(const FsView& fs) {
+  BackendProbe probe = probe_amdgpu(fs);
+  EXPECT_NE(probe.backend, nullptr) << probe.reason;
+  std::vector<Reading> out;
+  if (probe.backend) probe.backend->sample(0, everything(), out);
+  return out;
+}
+
+TEST(FaultInjection, ErrnoBecomesStatusWithThePath) {
+  FaultyFs fs(capture_sys("real/lact/rx6900xt"));
+  fs.errors["hwmon5/temp1_input"] = EIO;
+  fs.errors["hwmon5/temp2_input"] = EBUSY;
+  fs.errors["device/mem_info_vram_used"] = EACCES;
+  const auto r = sample_all(fs);
+  const Reading edge = reading_of(r, "temperature_edge");
+  EXPECT_EQ(edge.status, Status::error);
+  EXPECT_EQ(edge.error_code, EIO);
+  EXPECT_NE(edge.detail.find("temp1_input"), std::string::npos) << edge.detail;
+  EXPECT_EQ(reading_of(r, "temperature_junction").status, Status::unavailable);
+  EXPECT_EQ(reading_of(r, "vram_used").status, Status::unavailable);
+  EXPECT_DOUBLE_EQ(number_of(r, "temperature_memory"), 54.0);  // the others are unaffected
+}
+
+TEST(FaultInjection, GarbageTextIsAnErrorNotANumber) {
+  FaultyFs fs(capture_sys("real/lact/rx6900xt"));
+  fs.texts["hwmon5/temp1_input"] = "hot";
+  fs.texts["device/pp_dpm_sclk"] = "0: fastMhz *\n";
+  fs.texts["device/current_link_speed"] = "Unknown";
+  fs.texts["device/pcie_bw"] = "1 2";
+  const auto r = sample_all(fs);
+  EXPECT_EQ(reading_of(r, "temperature_edge").status, Status::error);
+  EXPECT_NE(reading_of(r, "temperature_edge").detail.find("hot"), std::string::npos);
+  // The dpm table is unreadable, so the gpu_metrics clock stands in.
+  EXPECT_EQ(reading_of(r, "clock_sclk").detail, "gpu_metrics");
+  EXPECT_EQ(reading_of(r, "sclk_level").status, Status::error);
+  EXPECT_EQ(reading_of(r, "pcie_speed").status, Status::error);
+}
+
+TEST(FaultInjection, TruncatedGpuMetricsFallsBackToFilesAndSaysSo) {
+  FaultyFs fs(capture_sys("real/lact/rx6900xt"));
+  fs.texts["device/gpu_metrics"] = std::string("\x78\x00\x01\x03\x01\x02", 6);
+  const auto r = sample_all(fs);
+  const Reading version = reading_of(r, "gpu_metrics_version");
+  EXPECT_EQ(version.status, Status::error);
+  EXPECT_NE(version.detail.find("gpu_metrics"), std::string::npos);
+  EXPECT_DOUBLE_EQ(number_of(r, "temperature_edge"), 56.0);
+  EXPECT_EQ(reading_of(r, "temperature_hbm").status, Status::not_supported);
+}
+
+TEST(FaultInjection, EveryFileFailingStillYieldsOneReadingPerMetric) {
+  for (const int error : {EIO, EACCES, ETIMEDOUT, ENODEV}) {
+    FaultyFs fs(capture_sys("real/lact/rx6900xt"));
+    for (const char* file : {"temp1_input", "temp2_input", "temp3_input", "power1_average", "power1_cap",
+                             "fan1_input", "pwm1", "in0_input", "gpu_metrics", "pp_dpm_sclk", "pp_dpm_mclk",
+                             "mem_info_vram_total", "mem_info_vram_used", "vbios_version", "unique_id",
+                             "power_dpm_force_performance_level", "pp_power_profile_mode"}) {
+      fs.errors[file] = error;
+    }
+    const auto r = sample_all(fs);
+    for (const char* name : {"temperature_edge", "power_average", "clock_sclk", "vram_used", "vbios_version",
+                             "performance_level", "power_profile", "fan_pwm"}) {
+      const Reading reading = reading_of(r, name);
+      EXPECT_FALSE(reading.ok()) << name;
+      EXPECT_FALSE(reading.detail.empty()) << name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hipstack::smi::detail

@@ -1,0 +1,81 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fs_view.hpp"
+
+namespace hipstack::smi::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("hipstack-fs-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void write(const fs::path& relative, std::string_view bytes) {
+    fs::create_directories((root_ / relative).parent_path());
+    std::ofstream(root_ / relative, std::ios::binary) << bytes;
+  }
+  fs::path root_;
+};
+
+TEST_F(TempTree, TrimsNulPaddingAndWhitespace) {
+  std::string padded = "edge\n";
+  padded.resize(4096, '\0');
+  write("sys/a/label", padded);
+  write("sys/a/empty", "");
+  const RootedFs view((root_ / "sys").string(), "", "");
+  EXPECT_EQ(view.read_text("/sys/a/label").text, "edge");
+  const FileText empty = view.read_text("/sys/a/empty");
+  EXPECT_TRUE(empty.ok());
+  EXPECT_EQ(empty.text, "");
+  EXPECT_EQ(view.read_text("/sys/a/missing").error, ENOENT);
+}
+
+TEST_F(TempTree, BinaryReadsKeepEveryByteUpToTheLimit) {
+  write("sys/blob", std::string("\x04\x00\x01\x02\xff", 5));
+  const RootedFs view((root_ / "sys").string(), "", "");
+  EXPECT_EQ(view.read_bytes("/sys/blob", 100).bytes.size(), 5u);
+  EXPECT_EQ(view.read_bytes("/sys/blob", 3).bytes.size(), 3u);
+}
+
+TEST_F(TempTree, MapsEachRootSeparately) {
+  const RootedFs view("/x/sys/", "/y/proc", "");
+  EXPECT_EQ(view.host_path("/sys/class/drm"), "/x/sys/class/drm");
+  EXPECT_EQ(view.host_path("/sys"), "/x/sys");
+  EXPECT_EQ(view.host_path("/proc/1/comm"), "/y/proc/1/comm");
+  EXPECT_EQ(view.host_path("/system/x"), "/system/x");  // a prefix, not a path component
+  EXPECT_EQ(view.host_path("/dev/dri"), "/dev/dri");
+}
+
+TEST_F(TempTree, LiveLayoutSymlinksResolveInsideTheRoot) {
+  write("sys/devices/pci0000:00/0000:03:00.0/vendor", "0x1002\n");
+  fs::create_directories(root_ / "sys/devices/pci0000:00/0000:03:00.0/drm/card0");
+  fs::create_directories(root_ / "sys/class/drm");
+  fs::create_directory_symlink("../../devices/pci0000:00/0000:03:00.0/drm/card0", root_ / "sys/class/drm/card0");
+  fs::create_directory_symlink("../../../0000:03:00.0", root_ / "sys/devices/pci0000:00/0000:03:00.0/drm/card0/device");
+  const RootedFs view((root_ / "sys").string(), "", "");
+  EXPECT_EQ(view.link_target("/sys/class/drm/card0"), "/sys/devices/pci0000:00/0000:03:00.0/drm/card0");
+  EXPECT_EQ(view.link_target("/sys/class/drm/card0/device"), "/sys/devices/pci0000:00/0000:03:00.0");
+  EXPECT_EQ(view.read_text("/sys/class/drm/card0/device/vendor").text, "0x1002");
+  EXPECT_EQ(view.link_target("/sys/devices"), "");  // not a link
+  EXPECT_EQ(view.list("/sys/class/drm"), std::vector<std::string>{"card0"});
+  EXPECT_TRUE(view.list("/sys/absent").empty());
+}
+
+TEST(TrimSysfsText, Cases) {
+  EXPECT_EQ(trim_sysfs_text(std::string_view("  auto \n\0\0\0", 11)), "auto");
+  EXPECT_EQ(trim_sysfs_text(std::string_view("\0abc", 4)), "");
+  EXPECT_EQ(trim_sysfs_text("\n\n"), "");
+}
+
+}  // namespace
+}  // namespace hipstack::smi::detail
