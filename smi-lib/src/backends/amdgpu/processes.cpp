@@ -119,11 +119,14 @@ std::map<std::int32_t, ProcessUsage> snapshot(const FsView& fs, const AmdGpu& gp
 std::string user_name(const FsView& fs, std::int32_t pid) {
   const FileText status = fs.read_text(fmt::format("/proc/{}/status", pid));
   if (!status.ok()) return {};
-  const auto uid_line = find_value(parse_key_values(status.text, ':'), "Uid");
+  const KeyValues fields_of_status = parse_key_values(status.text, ':');
+  const auto uid_line = find_value(fields_of_status, "Uid");
   if (!uid_line) return {};
   const auto fields = split_fields(*uid_line, '\t');
   const auto uid = fields.empty() ? std::nullopt : parse_uint(split_fields(fields[0], ' ')[0]);
   if (!uid) return {};
+  // Names come from this machine's user database: only meaningful for this machine's /proc.
+  if (fs.host_path("/proc") != "/proc") return std::to_string(*uid);
   passwd entry{};
   passwd* found = nullptr;
   char buffer[1024];

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Everything CI checks: install what is needed, then
+#   1. a warnings-as-errors build and every test (ctest, minus the `long` label);
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build and its unit tests;
+#   3. libFuzzer targets built with clang, each run for a short time.
+# Usage: scripts/test.sh            (set HIPSTACK_TEST_QUICK=1 to skip steps 2 and 3)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc)
+"$top/scripts/deps.sh" test
+
+echo "== build (warnings are errors) and test"
+cmake -S "$top" -B "$top/build-ci" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_WERROR=ON >/dev/null
+cmake --build "$top/build-ci" -j "$jobs"
+(cd "$top/build-ci" && ctest -j "$jobs" -LE long --output-on-failure)
+
+[ "${HIPSTACK_TEST_QUICK:-0}" = 1 ] && exit 0
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S "$top" -B "$top/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHIPSTACK_WERROR=ON \
+      -DHIPSTACK_SANITIZE=address,undefined >/dev/null
+cmake --build "$top/build-asan" -j "$jobs"
+(cd "$top/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+   ctest -j "$jobs" -LE "long|differential" --output-on-failure)
+
+echo "== libFuzzer (short runs; long runs are reported in docs/testing.md)"
+CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DHIPSTACK_FUZZ=ON -DHIPSTACK_SANITIZE=address,undefined >/dev/null
+cmake --build "$top/build-fuzz" -j "$jobs" --target fuzz_gpu_metrics fuzz_text_parsers
+(cd "$top/build-fuzz" && ctest -j "$jobs" -L fuzz --output-on-failure)
+echo "== all tests passed"

@@ -1,0 +1,42 @@
+// libFuzzer target for the sysfs/procfs text parsers: any bytes in, no crash, no hang, no UB, and
+// the parsers' own invariants hold.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "backends/amdgpu/amdgpu.hpp"
+#include "fs_view.hpp"
+#include "parse.hpp"
+
+using namespace hipstack::smi::detail;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view raw(reinterpret_cast<const char*>(data), size);
+  const std::string_view text = trim_sysfs_text(raw);
+  if (text.size() > raw.size()) std::abort();
+
+  const DpmTable dpm = parse_dpm_levels(text);
+  for (const DpmLevel& level : dpm.levels) {
+    if (level.index < -2 || level.index >= 1024 || !(level.mhz >= 0)) std::abort();
+  }
+  const PcieTable pcie = parse_pcie_levels(text);
+  for (const PcieLevel& level : pcie.levels) {
+    if (level.index < 0 || level.index > 64) std::abort();
+  }
+  (void)parse_key_values(text, ' ');
+  (void)parse_key_values(text, '=');
+  (void)parse_key_values(text, ':');
+  (void)parse_active_power_profile(text);
+  (void)parse_link_speed(text);
+  (void)parse_int(text);
+  (void)parse_uint(text);
+  (void)parse_hex(text);
+  (void)parse_real(text);
+  (void)split_fields(text, ',');
+  if (const auto bdf = hipstack::smi::detail::amdgpu::parse_bdf(text)) {
+    if (bdf->bus > 0xff || bdf->device > 0x1f || bdf->function > 7) std::abort();
+  }
+  if (const auto value = parse_uint(text)) (void)gfx_target_name(*value);
+  return 0;
+}

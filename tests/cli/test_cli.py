@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""hipstack-smi end to end on bundled captures: output forms, schema, selection and exit codes.
+
+Usage: test_cli.py HIPSTACK_SMI CAPTURES_DIR
+"""
+import csv
+import io
+import json
+import subprocess
+import sys
+import unittest
+
+SMI = None
+CAPTURES = None
+
+
+def run(*args, expect=0):
+    proc = subprocess.run([SMI, *args], capture_output=True, text=True, timeout=60)
+    if proc.returncode != expect:
+        raise AssertionError(f"{args}: exit {proc.returncode}, expected {expect}\nstdout: {proc.stdout}\nstderr: {proc.stderr}")
+    return proc
+
+
+def sys_root(name):
+    return f"{CAPTURES}/{name}/sys"
+
+
+class ExitCodes(unittest.TestCase):
+    def test_bad_arguments_exit_2(self):
+        run("metric", "--no-such-flag", expect=2)
+        run("no-such-command", expect=2)
+        run(expect=2)  # a subcommand is required
+        run("metric", "-m", "no_such_metric", "--sysfs-root", sys_root("real/lact/rx6900xt"), expect=2)
+        run("monitor", "-w", "-1", expect=2)
+        run("list", "--json", "--csv", expect=2)
+
+    def test_missing_root_is_bad_arguments(self):
+        proc = run("list", "--sysfs-root", "/nonexistent/sys", expect=2)
+        self.assertIn("/nonexistent/sys", proc.stderr)
+
+    def test_no_such_device_exit_3(self):
+        root = sys_root("real/lact/rx6900xt")
+        for selector in ("5", "ff:00.0", "GPU-00000000-0000-0000-0000-000000000000"):
+            proc = run("metric", "-g", selector, "--sysfs-root", root, expect=3)
+            self.assertIn(selector, proc.stderr)
+
+    def test_version_and_help(self):
+        self.assertIn("hipstack-smi", run("version").stdout)
+        self.assertIn("metric", run("--help").stdout)
+
+
+class JsonSchema(unittest.TestCase):
+    def check_metrics(self, metrics):
+        for name, entry in metrics.items():
+            if "instances" in entry:
+                for inst in entry["instances"].values():
+                    self.assertIn(inst["status"], ("ok", "not_supported", "unavailable", "error"))
+            else:
+                self.assertIn(entry["status"], ("ok", "not_supported", "unavailable", "error"), name)
+                if entry["status"] == "ok":
+                    self.assertIn("value", entry, name)
+
+    def test_metric_json(self):
+        doc = json.loads(run("metric", "--json", "--sysfs-root", sys_root("real/lact/rx6900xt")).stdout)
+        self.assertEqual(doc["schema"], "hipstack-smi/v1")
+        self.assertEqual(doc["command"], "metric")
+        (dev,) = doc["devices"]
+        self.assertEqual(dev["bdf"], "0000:0c:00.0")
+        self.assertEqual(dev["vendor"], "amd")
+        self.assertEqual(dev["metrics"]["temperature_edge"], {"status": "ok", "value": 56.0, "unit": "C"})
+        self.assertEqual(dev["metrics"]["temperature_hbm"]["status"], "not_supported")
+        self.check_metrics(dev["metrics"])
+
+    def test_static_json_has_levels_and_partitions(self):
+        doc = json.loads(run("static", "--json", "--sysfs-root", sys_root("real/k8s-device-plugin/topo-mi300-cpx")).stdout)
+        self.assertEqual(len(doc["devices"]), 8)
+        first = doc["devices"][0]
+        self.assertEqual(len(first["partition_list"]), 8)
+        self.assertEqual(first["metrics"]["gfx_target"]["value"], "gfx942")
+        doc = json.loads(run("static", "--json", "--sysfs-root", sys_root("real/lact/rx6900xt")).stdout)
+        levels = doc["devices"][0]["metrics"]["mclk_level"]
+        self.assertEqual(levels["unit"], "MHz")
+        self.assertEqual([v["value"] for v in levels["instances"].values()], [96.0, 456.0, 673.0, 1000.0])
+
+    def test_every_command_emits_json(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        for command in ("list", "static", "metric", "process", "topology", "version"):
+            doc = json.loads(run(command, "--json", "--sysfs-root", root).stdout)
+            self.assertEqual(doc["command"], command)
+        lines = run("monitor", "-i", "2", "-w", "0.01", "--json", "--sysfs-root", root).stdout.splitlines()
+        self.assertEqual(len(lines), 2)
+        for line in lines:
+            self.assertEqual(len(json.loads(line)["devices"]), 8)
+
+
+class Selection(unittest.TestCase):
+    def test_by_index_bdf_uuid(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        devices = json.loads(run("list", "--json", "--sysfs-root", root).stdout)["devices"]
+        self.assertEqual(len(devices), 8)
+        target = devices[3]
+        for selector in ("3", target["bdf"], target["bdf"][5:], target["uuid"], target["uuid"].lower()):
+            doc = json.loads(run("list", "--json", "-g", selector, "--sysfs-root", root).stdout)
+            self.assertEqual([d["index"] for d in doc["devices"]], [3], selector)
+        doc = json.loads(run("list", "--json", "-g", "1,5", "-g", "1", "--sysfs-root", root).stdout)
+        self.assertEqual([d["index"] for d in doc["devices"]], [1, 5])
+
+    def test_metric_filter(self):
+        doc = json.loads(run("metric", "--json", "-m", "power_average,clock_sclk", "--sysfs-root",
+                             sys_root("real/lact/rx6900xt")).stdout)
+        self.assertEqual(sorted(doc["devices"][0]["metrics"]), ["clock_sclk", "power_average"])
+
+
+class Csv(unittest.TestCase):
+    def test_metric_csv_parses(self):
+        out = run("metric", "--csv", "--sysfs-root", sys_root("real/lact/rx7900xtx")).stdout
+        rows = list(csv.DictReader(io.StringIO(out)))
+        self.assertEqual(list(rows[0]), ["device", "bdf", "metric", "instance", "status", "value", "unit"])
+        power = [r for r in rows if r["metric"] == "power_average"]
+        self.assertEqual(power[0]["value"], "68")
+        self.assertEqual(power[0]["unit"], "W")
+
+    def test_list_csv(self):
+        out = run("list", "--csv", "--sysfs-root", sys_root("constructed/mi300x-8gpu-cpx-nps1")).stdout
+        rows = list(csv.DictReader(io.StringIO(out)))
+        self.assertEqual(len(rows), 8)
+        self.assertEqual({r["partitions"] for r in rows}, {"8"})
+
+
+class Tables(unittest.TestCase):
+    def test_aligned_human_table(self):
+        out = run("list", "--sysfs-root", sys_root("constructed/mi300x-8gpu-spx-nps1")).stdout.splitlines()
+        self.assertTrue(out[0].startswith("GPU"))
+        uuid_column = out[0].index("UUID")
+        for line in out[1:]:
+            self.assertTrue(line[uuid_column:].startswith("GPU-"), line)
+
+    def test_no_gpus(self):
+        out = run("list", "--sysfs-root", sys_root("real/lact/hd7870")).stdout
+        self.assertIn("No GPUs found", out)
+        proc = run("list", "-v", "--sysfs-root", sys_root("real/lact/hd7870"))
+        self.assertIn("backend amdgpu: absent", proc.stderr)
+
+
+if __name__ == "__main__":
+    SMI, CAPTURES = sys.argv[1], sys.argv[2]
+    unittest.main(argv=[sys.argv[0], "-v"])
