@@ -37,6 +37,10 @@ int run_metric(const smi::System& system, const CommonOptions& options);
 int run_process(const smi::System& system, const CommonOptions& options, unsigned interval_ms);
 int run_topology(const smi::System& system, const CommonOptions& options);
 int run_monitor(const smi::System& system, const CommonOptions& options, double interval_s, long iterations);
+int run_catalogue(const CommonOptions& options, bool markdown);
+// Copies what the library reads from the live /sys (or --sysfs-root) into OUT/sys, flat.
+int run_capture(const std::string& sysfs_root, const std::string& procfs_root, const std::string& out_dir,
+                bool with_processes, bool pcie_bw);
 int run_version(const smi::System* system, const CommonOptions& options);
 
 }  // namespace hipstack::cli

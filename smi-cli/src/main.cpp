@@ -66,6 +66,15 @@ int run(int argc, char** argv) {
   monitor->add_option("-w,--watch", watch_s, "Seconds between refreshes")->check(CLI::Range(0.01, 3600.0));
   monitor->add_option("-i,--iterations", iterations, "Stop after N refreshes (0: run until interrupted)")
       ->check(CLI::Range(0L, 1000000000L));
+  auto* catalogue = app.add_subcommand("catalogue", "The metric catalogue (ids, names, units, help)");
+  bool markdown = false;
+  catalogue->add_flag("--markdown", markdown, "As the Markdown table of docs/metrics.md");
+  auto* capture = app.add_subcommand("capture", "Record the sysfs files hipstack reads into a folder");
+  std::string capture_dir;
+  bool capture_processes = false;
+  capture->add_option("OUT", capture_dir, "Empty folder to write OUT/sys (and OUT/proc) into")->required();
+  capture->add_flag("--processes", capture_processes, "Also record GPU processes (KFD and DRM fdinfo)");
+  capture->add_flag("--pcie-bw", common.pcie_throughput, "Also record pcie_bw (blocks 1 s per GPU)");
   app.add_subcommand("version", "Library version and backends");
 
   try {
@@ -89,6 +98,10 @@ int run(int argc, char** argv) {
   }
 
   const std::string command = app.get_subcommands().front()->get_name();
+  if (command == "catalogue") return run_catalogue(common, markdown);
+  if (command == "capture") {
+    return run_capture(open.sysfs_root, open.procfs_root, capture_dir, capture_processes, common.pcie_throughput);
+  }
   std::optional<smi::System> system;
   try {
     system.emplace(smi::System::open(open));
