@@ -1,12 +1,293 @@
 #include "rocm_smi_compat.hpp"
 
+#include <fmt/format.h>
+#include <hipstack/smi.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 
 namespace hipstack::cli {
-int run_rocm_smi_compat(int, char**, int) {
-  std::fprintf(stderr, "hipstack-smi: --rocm-smi is not available in this build\n");
+namespace {
+
+using smi::MetricId;
+using smi::Reading;
+
+// One device's readings by metric (and instance), for building rocm-smi's fields.
+class Facts {
+ public:
+  explicit Facts(std::vector<Reading> readings) : readings_(std::move(readings)) {}
+  [[nodiscard]] const Reading* get(MetricId id, std::string_view instance = {}) const {
+    for (const Reading& r : readings_) {
+      if (r.id == id && r.instance == instance && r.ok()) return &r;
+    }
+    return nullptr;
+  }
+  [[nodiscard]] std::string text(MetricId id) const {
+    const Reading* r = get(id);
+    return r != nullptr && r->text() ? std::string(*r->text()) : "N/A";
+  }
+  // A number printed as rocm-smi prints it: "%.1f" for temperatures and power, integers otherwise.
+  [[nodiscard]] std::string number(MetricId id, const char* format = "{:.0f}", std::string_view instance = {}) const {
+    const Reading* r = get(id, instance);
+    return r != nullptr && r->number() ? fmt::format(fmt::runtime(format), *r->number()) : "N/A";
+  }
+  [[nodiscard]] std::vector<const Reading*> instances(MetricId id) const {
+    std::vector<const Reading*> out;
+    for (const Reading& r : readings_) {
+      if (r.id == id && r.ok() && !r.instance.empty()) out.push_back(&r);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<Reading> readings_;
+};
+
+using Field = std::pair<std::string, std::string>;
+using Fields = std::vector<Field>;
+
+struct Section {
+  const char* flag;       // the rocm-smi flag that asks for it
+  const char* short_flag; // "" when none
+  const char* title;
+  std::function<Fields(const Facts&)> fields;
+};
+
+Fields clock_fields(const Facts& f) {
+  Fields out;
+  const std::pair<MetricId, MetricId> clocks[] = {{MetricId::clock_dcefclk, MetricId::dcefclk_level},
+                                                  {MetricId::clock_fclk, MetricId::fclk_level},
+                                                  {MetricId::clock_mclk, MetricId::mclk_level},
+                                                  {MetricId::clock_sclk, MetricId::sclk_level},
+                                                  {MetricId::clock_socclk, MetricId::socclk_level}};
+  for (const auto& [current, levels] : clocks) {
+    const Reading* now = f.get(current);
+    if (now == nullptr) continue;
+    const std::string name(smi::find_metric(current)->name.substr(6));  // "clock_sclk" -> "sclk"
+    for (const Reading* level : f.instances(levels)) {
+      if (level->number() == now->number()) out.emplace_back(name + " clock level:", level->instance);
+    }
+    out.emplace_back(name + " clock speed:", fmt::format("({:.0f}Mhz)", *now->number()));
+  }
+  return out;
+}
+
+std::string sku_of(const std::string& vbios) {
+  const auto first = vbios.find('-');
+  if (first == std::string::npos) return "N/A";
+  return vbios.substr(first + 1, 6);
+}
+
+std::string upper_bdf(std::string bdf) {
+  std::transform(bdf.begin(), bdf.end(), bdf.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return bdf;
+}
+
+const std::vector<Section>& sections() {
+  static const std::vector<Section> all = {
+      {"--showid", "-i", "ID", [](const Facts& f) { return Fields{{"GPU ID", f.text(MetricId::pci_device_id)}}; }},
+      {"--showvbios", "-v", "VBIOS", [](const Facts& f) { return Fields{{"VBIOS version", f.text(MetricId::vbios_version)}}; }},
+      {"--showtemp", "-t", "Temperature",
+       [](const Facts& f) {
+         Fields out = {{"Temperature (Sensor edge) (C)", f.number(MetricId::temperature_edge, "{:.1f}")},
+                       {"Temperature (Sensor junction) (C)", f.number(MetricId::temperature_junction, "{:.1f}")},
+                       {"Temperature (Sensor memory) (C)", f.number(MetricId::temperature_memory, "{:.1f}")}};
+         for (int i = 0; i < 4; ++i) {
+           out.emplace_back(fmt::format("Temperature (Sensor HBM {}) (C)", i),
+                            f.number(MetricId::temperature_hbm, "{:.1f}", std::to_string(i)));
+         }
+         return out;
+       }},
+      {"--showpower", "-P", "Power Consumption",
+       [](const Facts& f) {
+         // rocm-smi 5.2.3 reads power1_average only; MI300 has power1_input, which we report here.
+         const bool average = f.get(MetricId::power_average) != nullptr;
+         return Fields{{"Average Graphics Package Power (W)",
+                        f.number(average ? MetricId::power_average : MetricId::power_current, "{:.1f}")}};
+       }},
+      {"--showclocks", "-c", "Current clock frequencies", clock_fields},
+      {"--showfan", "-f", "Current Fan Metric",
+       [](const Facts& f) {
+         const Reading* pwm = f.get(MetricId::fan_pwm);
+         return Fields{{"Fan speed (level)", pwm ? fmt::format("{:.0f}", *pwm->number() * 255.0 / 100.0) : "N/A"},
+                       {"Fan speed (%)", f.number(MetricId::fan_pwm)},
+                       {"Fan RPM", f.number(MetricId::fan_speed)}};
+       }},
+      {"--showperflevel", "-p", "Show Performance Level",
+       [](const Facts& f) { return Fields{{"Performance Level", f.text(MetricId::performance_level)}}; }},
+      {"--showmaxpower", "-M", "Power Cap",
+       [](const Facts& f) { return Fields{{"Max Graphics Package Power (W)", f.number(MetricId::power_cap, "{:.1f}")}}; }},
+      {"--showuse", "-u", "% time GPU is busy", [](const Facts& f) { return Fields{{"GPU use (%)", f.number(MetricId::gpu_busy)}}; }},
+      {"--showmemuse", "", "Current Memory Use",
+       [](const Facts& f) { return Fields{{"GPU memory use (%)", f.number(MetricId::memory_busy)}}; }},
+      {"--showvoltage", "", "Current voltage", [](const Facts& f) { return Fields{{"Voltage (mV)", f.number(MetricId::voltage_gfx)}}; }},
+      {"--showbus", "-b", "PCI Bus ID", [](const Facts& f) { return Fields{{"PCI Bus", upper_bdf(f.text(MetricId::bdf))}}; }},
+      {"--showuniqueid", "", "Unique ID",
+       [](const Facts& f) {
+         const std::string id = f.text(MetricId::unique_id);
+         return Fields{{"Unique ID", id == "N/A" ? id : "0x" + id}};
+       }},
+      {"--showserial", "", "Serial Number", [](const Facts& f) { return Fields{{"Serial Number", f.text(MetricId::serial_number)}}; }},
+      {"--showmemvendor", "", "Memory Vendor", [](const Facts& f) { return Fields{{"GPU memory vendor", f.text(MetricId::vram_vendor)}}; }},
+      {"--showproductname", "", "Product Info",
+       [](const Facts& f) {
+         return Fields{{"Card series", f.text(MetricId::marketing_name)},
+                       {"Card model", f.text(MetricId::pci_subsystem_device_id)},
+                       {"Card vendor", f.text(MetricId::pci_subsystem_vendor_id)},
+                       {"Card SKU", sku_of(f.text(MetricId::vbios_version))}};
+       }},
+  };
+  return all;
+}
+
+// --showmeminfo TYPE...: vram, vis_vram, gtt or all.
+Fields meminfo_fields(const Facts& f, const std::set<std::string>& types) {
+  Fields out;
+  const struct {
+    const char* type;
+    const char* label;
+    MetricId total;
+    MetricId used;
+  } kinds[] = {{"vram", "VRAM", MetricId::vram_total, MetricId::vram_used},
+               {"vis_vram", "VIS_VRAM", MetricId::vram_visible_total, MetricId::vram_visible_used},
+               {"gtt", "GTT", MetricId::gtt_total, MetricId::gtt_used}};
+  for (const auto& kind : kinds) {
+    if (types.count("all") == 0 && types.count(kind.type) == 0) continue;
+    out.emplace_back(fmt::format("{} Total Memory (B)", kind.label), f.number(kind.total));
+    out.emplace_back(fmt::format("{} Total Used Memory (B)", kind.label), f.number(kind.used));
+  }
+  return out;
+}
+
+std::string banner(std::string_view title) {
+  constexpr std::size_t kWidth = 80;
+  if (title.empty()) return std::string(kWidth, '=') + "\n";
+  const std::string middle = fmt::format(" {} ", title);
+  const std::size_t left = (kWidth - std::min(kWidth, middle.size())) / 2;
+  const std::size_t right = kWidth - std::min(kWidth, middle.size() + left);
+  return std::string(left, '=') + middle + std::string(right, '=') + "\n";
+}
+
+int usage_error(const std::string& what) {
+  std::fprintf(stderr,
+               "hipstack-smi --rocm-smi: %s\nsupported: -a -d N... --json --showmeminfo {vram,vis_vram,gtt,all}... "
+               "--showdriverversion and",
+               what.c_str());
+  for (const Section& s : sections()) std::fprintf(stderr, " %s", s.flag);
+  std::fprintf(stderr, "\n");
   return kExitBadArguments;
 }
+
+}  // namespace
+
+int run_rocm_smi_compat(int argc, char** argv, int compat_flag) {
+  bool json = false;
+  bool all = false;
+  bool driver = false;
+  std::set<std::string> wanted;
+  std::set<std::string> meminfo;
+  std::vector<std::string> device_selectors;
+  smi::OpenOptions open;
+  for (int i = 1; i < argc; ++i) {
+    if (i == compat_flag) continue;
+    const std::string arg = argv[i];
+    auto values = [&](std::vector<std::string>& into) {
+      while (i + 1 < argc && argv[i + 1][0] != '-') into.emplace_back(argv[++i]);
+    };
+    if (arg == "--json") {
+      json = true;
+    } else if (arg == "-a" || arg == "--showallinfo") {
+      all = true;
+    } else if (arg == "--showdriverversion") {
+      driver = true;
+    } else if (arg == "-d" || arg == "--device") {
+      values(device_selectors);
+      if (device_selectors.empty()) return usage_error("-d needs device indices");
+    } else if (arg == "--showmeminfo") {
+      std::vector<std::string> types;
+      values(types);
+      if (types.empty()) return usage_error("--showmeminfo needs vram, vis_vram, gtt or all");
+      for (const std::string& t : types) {
+        if (t != "vram" && t != "vis_vram" && t != "gtt" && t != "all") return usage_error("unknown memory type " + t);
+        meminfo.insert(t);
+      }
+    } else if (arg == "--sysfs-root" && i + 1 < argc) {
+      open.sysfs_root = argv[++i];
+    } else if (arg == "--procfs-root" && i + 1 < argc) {
+      open.procfs_root = argv[++i];
+    } else {
+      const auto& known = sections();
+      const auto it = std::find_if(known.begin(), known.end(),
+                                   [&arg](const Section& s) { return arg == s.flag || (*s.short_flag && arg == s.short_flag); });
+      if (it == known.end()) return usage_error("unsupported flag " + arg);
+      wanted.insert(it->flag);
+    }
+  }
+  if (all) {
+    for (const Section& s : sections()) wanted.insert(s.flag);
+    meminfo = {"all"};
+    driver = true;
+  }
+  if (wanted.empty() && meminfo.empty() && !driver) return usage_error("no flag to show (try -a)");
+
+  const smi::System system = smi::System::open(open);
+  std::vector<std::uint32_t> devices;
+  for (const std::string& selector : device_selectors) devices.push_back(system.resolve(selector));
+  if (devices.empty()) {
+    for (const auto& d : system.devices()) devices.push_back(d.index);
+  }
+  smi::SampleOptions what;
+  what.identity = what.static_info = what.live = true;
+  std::vector<std::pair<std::uint32_t, Facts>> facts;
+  for (const std::uint32_t d : devices) facts.emplace_back(d, Facts(system.sample(d, what)));
+  std::string driver_version = "N/A";
+  if (!facts.empty()) driver_version = facts.front().second.text(MetricId::driver_version);
+
+  if (json) {
+    nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+    for (const auto& [index, f] : facts) {
+      auto& card = doc[fmt::format("card{}", index)];
+      card = nlohmann::ordered_json::object();
+      for (const Section& s : sections()) {
+        if (wanted.count(s.flag) == 0) continue;
+        for (const auto& [key, value] : s.fields(f)) card[key] = value;
+      }
+      for (const auto& [key, value] : meminfo_fields(f, meminfo)) card[key] = value;
+    }
+    if (driver) doc["system"]["Driver version"] = driver_version;
+    std::printf("%s\n", doc.dump().c_str());
+    return kExitOk;
+  }
+  std::string out = "\n\n" + banner("ROCm System Management Interface");
+  if (driver) out += banner("Version of System Component") + "Driver version: " + driver_version + "\n" + banner("");
+  auto emit = [&](const char* title, const std::function<Fields(const Facts&)>& fields) {
+    out += banner(title);
+    for (const auto& [index, f] : facts) {
+      for (const auto& [key, value] : fields(f)) {
+        // JSON keys of clock levels end in ':' ("sclk clock level:"); text lines add their own.
+        const std::string label = !key.empty() && key.back() == ':' ? key.substr(0, key.size() - 1) : key;
+        out += fmt::format("GPU[{}]\t\t: {}: {}\n", index, label, value);
+      }
+    }
+    out += banner("");
+  };
+  for (const Section& s : sections()) {
+    if (wanted.count(s.flag) != 0) emit(s.title, s.fields);
+  }
+  if (!meminfo.empty()) emit("Memory Usage (Bytes)", [&meminfo](const Facts& f) { return meminfo_fields(f, meminfo); });
+  out += banner("End of ROCm SMI Log");
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return kExitOk;
+}
+
 }  // namespace hipstack::cli

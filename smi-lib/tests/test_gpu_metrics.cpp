@@ -409,16 +409,14 @@ TEST(GpuMetricsV1, TheTwoV1_6LayoutsAreToldApartByStructureSize) {
 
   Bytes odd = late.bytes();
   odd.resize(500);
-  odd[0] = 500 & 0xFF;
-  odd[1] = 500 >> 8;  // structure_size 500: neither layout
+  odd[0] = 500 & 0xFF, odd[1] = 500 >> 8;  // structure_size 500: neither layout
   const auto r = decode(odd);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("384"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("1664"), std::string::npos) << r.error;
   Bytes grown = late.bytes();
   grown.resize(1700, 0xFF);
-  grown[0] = 1700 & 0xFF;
-  grown[1] = 1700 >> 8;  // a larger current-layout table: decoded as the current layout
+  grown[0] = 1700 & 0xFF, grown[1] = 1700 >> 8;  // a grown current-layout table: still the current layout
   EXPECT_EQ(decode(grown).metrics.layout, "v1.6");
 }
 
@@ -521,10 +519,8 @@ TEST(GpuMetricsErrors, UnknownVersionsAreRejectedWithTheirName) {
   const std::pair<int, int> unknown[] = {{1, 10}, {2, 5}, {3, 1}, {0, 0}, {4, 0}, {255, 255}};
   for (auto [f, c] : unknown) {
     Bytes b(512, 0);
-    b[0] = 0x00;
     b[1] = 0x02;  // structure_size 512
-    b[2] = static_cast<std::uint8_t>(f);
-    b[3] = static_cast<std::uint8_t>(c);
+    b[2] = static_cast<std::uint8_t>(f), b[3] = static_cast<std::uint8_t>(c);
     const auto r = decode(b);
     EXPECT_FALSE(r.ok);
     const std::string name = "v" + std::to_string(f) + "." + std::to_string(c);
@@ -664,10 +660,7 @@ TEST(GpuMetricsV1_9, MalformedTablesAreErrorsWithOffsets) {
   // The table cut at every length, with structure_size saying so: never a crash, always an error.
   for (std::size_t n = 0; n < good.size(); ++n) {
     Bytes cut(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n));
-    if (n >= 2) {
-      cut[0] = static_cast<std::uint8_t>(n);
-      cut[1] = 0;
-    }
+    if (n >= 2) cut[0] = static_cast<std::uint8_t>(n), cut[1] = 0;
     EXPECT_FALSE(decode(cut).ok) << n;
     EXPECT_FALSE(decode(good, n).ok) << n;  // and with the original header
   }

@@ -1,5 +1,5 @@
 // libFuzzer target for the gpu_metrics decoder.
-//   clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I smi-lib/src \
+//   clang++-14 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I smi-lib/src
 //     smi-lib/src/backends/amdgpu/gpu_metrics*.cpp smi-lib/tests/fuzz/fuzz_gpu_metrics.cpp -o fuzz_gpu_metrics
 //   ./fuzz_gpu_metrics -max_total_time=120 CORPUS_DIR   (seed it with smi-lib/tests/data/gpu_metrics/*.bin)
 //

@@ -1,7 +1,7 @@
 // gpu_metrics: header checks, version dispatch and the fixed-layout field reader.
 // Per-version tables: gpu_metrics_v1.cpp (v1.0-1.8), gpu_metrics_apu.cpp (v2.x, v3.0),
 // gpu_metrics_v1_9.cpp (attribute table).
-#include "backends/amdgpu/gpu_metrics.hpp"
+#include "gpu_metrics.hpp"
 
 #include <exception>
 #include <new>

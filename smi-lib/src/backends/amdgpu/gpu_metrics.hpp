@@ -87,6 +87,7 @@ struct GpuMetrics {
   std::optional<double> average_vpeclk, average_ipuclk, average_mpipuclk;    // MHz (v3.0)
   std::optional<double> current_gfxclk, current_socclk, current_uclk, current_fclk, current_vclk0, current_dclk0, current_dcefclk; // MHz
   std::optional<double> current_vclk1, current_dclk1;                        // MHz (v1.0-1.3)
+  // current_dcefclk: no gpu_metrics version carries a DCEF clock; always nullopt (kept for the API).
   // v1.4+ (MI300): one per instance present. current_gfxclk/socclk/vclk0/dclk0 then hold the first one.
   std::vector<double> current_gfxclk_per_xcc;     // MHz, v1.4+ (MI300): one per XCC present
   std::vector<double> current_socclks, current_vclk0s, current_dclk0s;       // MHz, v1.4+
@@ -169,13 +170,13 @@ struct Field {
 };
 
 constexpr Field num(std::optional<double> GpuMetrics::*m, std::uint16_t offset, std::uint8_t width,
-                       double mul = 1.0, double div = 1.0) {
+                    double mul = 1.0, double div = 1.0) {
   Field f;
   f.kind = Field::Kind::number; f.offset = offset; f.width = width; f.mul = mul; f.div = div; f.number = m;
   return f;
 }
 constexpr Field vec(std::vector<double> GpuMetrics::*m, std::uint16_t offset, std::uint8_t width,
-                       std::uint8_t count, double mul = 1.0, double div = 1.0) {
+                    std::uint8_t count, double mul = 1.0, double div = 1.0) {
   Field f;
   f.kind = Field::Kind::vector; f.offset = offset; f.width = width; f.count = count;
   f.mul = mul; f.div = div; f.vector = m;

@@ -7,7 +7,7 @@
 // driver's own sensor paths divide GfxActivity by 100 and shift mW power). v2.4 states the same
 // (centi-°C, centi-%, mW) plus mV voltages and mA currents. Clocks are MHz throughout.
 // v3.0: temperatures centi-°C, activity % [0-100], power mW, DRAM/IPU bandwidth MB/s, clocks MHz.
-#include "backends/amdgpu/gpu_metrics.hpp"
+#include "gpu_metrics.hpp"
 
 #include <array>
 
@@ -159,7 +159,7 @@ void finish_apu(std::span<const std::uint8_t>, GpuMetrics& m) {
 
 constexpr std::span<const Field> prefix(std::span<const Field> all, std::size_t n) { return all.first(n); }
 
-const std::array<Layout, 6> kLayouts = {{
+constexpr std::array<Layout, 6> kLayouts = {{
     {2, 0, 120, "v2.0", kV2_0, finish_apu},
     {2, 1, 120, "v2.1", prefix(kV2_4, kV2_1Count), finish_apu},
     {2, 2, 128, "v2.2", prefix(kV2_4, kV2_2Count), finish_apu},

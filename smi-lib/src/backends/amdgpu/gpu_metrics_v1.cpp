@@ -5,7 +5,7 @@
 // pcie_link_speed 0.1 GT/s; energy_accumulator 2^-16 J (15.259 µJ); system_clock_counter ns;
 // firmware_timestamp 10 ns; v1.4+: xgmi_link_speed Gbps (taken as GT/s), xgmi data KB (1024 bytes),
 // PCIe bandwidth GB/s (v1.6 early layout: Mbps), mem_max_bandwidth GB/s.
-#include "backends/amdgpu/gpu_metrics.hpp"
+#include "gpu_metrics.hpp"
 
 #include <algorithm>
 #include <array>
@@ -388,7 +388,7 @@ void finish_v1_8(std::span<const std::uint8_t> table, GpuMetrics& m) {
 
 constexpr std::span<const Field> prefix(std::span<const Field> all, std::size_t n) { return all.first(n); }
 
-const std::array<Layout, 10> kLayouts = {{
+constexpr std::array<Layout, 10> kLayouts = {{
     {1, 0, 80, "v1.0", kV1_0, nullptr},
     {1, 1, 96, "v1.1", prefix(kV1_3, kV1_1Count), nullptr},
     {1, 2, 104, "v1.2", prefix(kV1_3, kV1_2Count), nullptr},

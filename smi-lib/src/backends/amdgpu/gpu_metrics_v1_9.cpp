@@ -10,7 +10,7 @@
 // fields, converted by their encoded unit. Ids from 49 on are not mapped: the kernel inserted
 // TEMPERATURE_MID at 49 after TEMPERATURE_AID/XCD had shipped as 49/50, so their meaning depends on
 // the kernel that wrote the table (see docs/gpu-metrics.md).
-#include "backends/amdgpu/gpu_metrics.hpp"
+#include "gpu_metrics.hpp"
 
 #include <array>
 #include <cstdio>

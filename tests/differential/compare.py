@@ -1,0 +1,701 @@
+#!/usr/bin/env python3
+"""Compare what AMD's rocm-smi 5.2.3 printed with what hipstack-smi printed.
+
+  compare.py [options] ROCM_JSON HIPSTACK_JSON [HIPSTACK_JSON ...]
+  compare.py --self-test
+
+ROCM_JSON is run_rocm_smi.sh's output ({"card0": {rocm-smi key: string}, ...});
+its notes file (ROCM_JSON.notes, written next to it) says which fields
+tools/live_tree.py --for-rocm-smi had to repair or synthesize for rocm-smi:
+those fields are excluded unless --include-fixed is given.  HIPSTACK_JSON are
+`hipstack-smi metric --json` / `hipstack-smi static --json` outputs (schema
+hipstack-smi/v1); several are merged per device (matched by BDF, else index).
+
+For every rocm-smi field that has a hipstack equivalent it prints one row
+    field | rocm-smi | hipstack | agree
+then the rocm-smi fields it knowingly excludes (with the reason) and the ones it
+has no mapping for (so the map can grow).  Exit status: 0 all mapped fields
+agree, 1 any disagreement (or a field rocm-smi reports that hipstack lacks,
+unless --allow-missing), 2 usage / input error.  Python 3 standard library only.
+"""
+
+import argparse
+import copy
+import fnmatch
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# ---------------------------------------------------------------------------
+# rocm-smi value parsers: each returns a comparable value, or None for N/A
+# ---------------------------------------------------------------------------
+
+
+def _na(s):
+    return s is None or str(s).strip() in ("", "N/A", "n/a", "None", "Unsupported")
+
+
+def p_float(s):
+    if _na(s):
+        return None
+    return float(str(s).strip())
+
+
+def p_mhz(s):
+    """'(1249Mhz)', '1249Mhz *', '1 (31Mhz)' -> 1249.0 / 31.0"""
+    if _na(s):
+        return None
+    m = re.search(r"([\d.]+)\s*Mhz", str(s), re.I)
+    return float(m.group(1)) if m else None
+
+
+def p_hexint(s):
+    if _na(s):
+        return None
+    s = str(s).strip()
+    try:
+        return int(s, 16)
+    except ValueError:
+        return None
+
+
+def p_text(s):
+    if _na(s):
+        return None
+    return str(s).strip()
+
+
+def p_numa(s):
+    """rocm-smi prints the sysfs numa_node through an uint32: -1 -> 4294967295"""
+    if _na(s):
+        return None
+    v = int(str(s).strip())
+    return v - (1 << 32) if v >= (1 << 31) else v
+
+
+def p_pcie(s):
+    """'16.0GT/s x16 *', '0 (8.0GT/s x16)', '16.0GT/s, x16 619Mhz *' -> (16.0, 16)"""
+    if _na(s):
+        return None
+    m = re.search(r"([\d.]+)\s*GT/s,?\s*x(\d+)", str(s))
+    return (float(m.group(1)), int(m.group(2))) if m else None
+
+
+def p_fw(s, name=""):
+    """rocm-smi prints VCN/VCE/UVD/SOS/ASD as hex, SMC/TA XGMI/TA RAS as the
+    four bytes in decimal (00.58.86.00), the others in decimal."""
+    if _na(s):
+        return None
+    s = str(s).strip()
+    if s.lower().startswith("0x"):
+        return int(s, 16)
+    parts = s.split(".")
+    if len(parts) == 4 and all(p.isdigit() for p in parts):
+        v = 0
+        for p in parts:
+            v = (v << 8) | int(p)
+        return v
+    return int(s)
+
+
+def p_energy_j(s):
+    """'Accumulated Energy (uJ)' -> J"""
+    v = p_float(s)
+    return None if v is None else v * 1e-6
+
+
+# hipstack value normalizers ------------------------------------------------
+
+def h_num(v):
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float)):
+        return float(v)
+    s = str(v).strip()
+    try:
+        return float(s)
+    except ValueError:
+        m = re.match(r"^([-\d.]+)", s)
+        return float(m.group(1)) if m else None
+
+
+def h_int_any(v):
+    """firmware / ids: int, '0x003a5600', '3823104'"""
+    if v is None:
+        return None
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return int(v)
+    s = str(v).strip()
+    try:
+        return int(s, 16) if s.lower().startswith("0x") else int(s)
+    except ValueError:
+        return None
+
+
+def h_hexint(v):
+    if v is None:
+        return None
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return int(v)
+    try:
+        return int(str(v).strip(), 16)
+    except ValueError:
+        return None
+
+
+def h_pcie(v):
+    if v is None:
+        return None
+    if isinstance(v, dict):   # tolerate a structured level
+        sp, w = v.get("speed") or v.get("gts"), v.get("width") or v.get("lanes")
+        return (float(sp), int(w)) if sp is not None and w is not None else None
+    return p_pcie(v)
+
+
+def h_text(v):
+    return None if v is None else str(v).strip()
+
+
+# comparators ----------------------------------------------------------------
+
+def num_eq(abs_tol=1e-6, rel_tol=0.0):
+    def eq(a, b):
+        return math.isclose(a, b, abs_tol=abs_tol, rel_tol=rel_tol)
+    eq.desc = "±%g%s" % (abs_tol, " or %g%%" % (rel_tol * 100) if rel_tol else "")
+    return eq
+
+
+def exact(a, b):
+    return a == b
+
+
+def text_ci(a, b):
+    return a.strip().lower() == b.strip().lower()
+
+
+# ---------------------------------------------------------------------------
+# The map.  Each entry: (regex on the rocm-smi key, function(match) -> spec)
+# spec = (metric, instance or None, rocm parser, hipstack normalizer, equal, note)
+# ---------------------------------------------------------------------------
+
+_MEM = {"VRAM": "vram", "VIS_VRAM": "vram_visible", "GTT": "gtt"}
+_TEMP = {"edge": "temperature_edge", "junction": "temperature_junction",
+         "memory": "temperature_memory"}
+
+MAP = [
+    (r"PCI Bus", lambda m: ("bdf", None, p_text, h_text, text_ci, "")),
+    (r"GPU ID", lambda m: ("pci_device_id", None, p_hexint, h_hexint, exact, "device/device")),
+    (r"Card vendor", lambda m: ("pci_vendor_id", None, p_hexint, h_hexint, exact,
+                                "rocm-smi prints the hex id when pci.ids has no name")),
+    (r"Unique ID", lambda m: ("unique_id", None, p_hexint, h_hexint, exact, "")),
+    (r"VBIOS version", lambda m: ("vbios_version", None, p_text, h_text, exact, "")),
+    (r"Serial Number", lambda m: ("serial_number", None, p_text, h_text, exact, "")),
+    (r"GPU memory vendor", lambda m: ("vram_vendor", None, p_text, h_text, text_ci, "")),
+    (r"Temperature \(Sensor (edge|junction|memory)\) \(C\)",
+     lambda m: (_TEMP[m.group(1)], None, p_float, h_num, num_eq(0.001), "°C")),
+    (r"Temperature \(Sensor HBM (\d+)\) \(C\)",
+     lambda m: ("temperature_hbm", m.group(1), p_float, h_num, num_eq(0.001), "°C")),
+    (r"Average Graphics Package Power \(W\)",
+     lambda m: ("power_average", None, p_float, h_num, num_eq(0.001), "W, power1_average")),
+    (r"Max Graphics Package Power \(W\)",
+     lambda m: ("power_cap", None, p_float, h_num, num_eq(0.001), "W, power1_cap")),
+    (r"Voltage \(mV\)", lambda m: ("voltage_gfx", None, p_float, h_num, num_eq(0.5), "mV")),
+    (r"Fan RPM", lambda m: ("fan_speed", None, p_float, h_num, num_eq(0.5), "RPM")),
+    (r"Fan speed \(%\)", lambda m: ("fan_pwm", None, p_float, h_num, num_eq(0.5 + 1e-6),
+                                    "rocm-smi rounds pwm1/pwm1_max to whole %")),
+    (r"GPU use \(%\)", lambda m: ("gpu_busy", None, p_float, h_num, num_eq(0.001), "%")),
+    (r"GPU memory use \(%\)", lambda m: ("memory_busy", None, p_float, h_num, num_eq(0.001), "%")),
+    (r"(VRAM|VIS_VRAM|GTT) Total Memory \(B\)",
+     lambda m: (_MEM[m.group(1)] + "_total", None, p_float, h_num, num_eq(0.5), "bytes")),
+    (r"(VRAM|VIS_VRAM|GTT) Total Used Memory \(B\)",
+     lambda m: (_MEM[m.group(1)] + "_used", None, p_float, h_num, num_eq(0.5), "bytes")),
+    (r"Performance Level", lambda m: ("performance_level", None, p_text, h_text, text_ci, "")),
+    (r"PCIe Replay Count", lambda m: ("pcie_replay_count", None, p_float, h_num, num_eq(0.5), "")),
+    (r"\(Topology\) Numa Affinity",
+     lambda m: ("numa_node", None, p_numa, h_num, num_eq(0.5), "device/numa_node; rocm-smi prints -1 as 4294967295")),
+    (r"(sclk|mclk|fclk|socclk|dcefclk|vclk|dclk) clock speed:",
+     lambda m: ("clock_" + m.group(1), None, p_mhz, h_num, num_eq(1.0),
+                "MHz of the starred pp_dpm level; rocm-smi truncates to whole MHz")),
+    (r"(sclk) clock level",
+     lambda m: ("clock_" + m.group(1), None, p_mhz, h_num, num_eq(1.0), "-g: 'level (MHz)'")),
+    (r"Supported (sclk|mclk|fclk|socclk|dcefclk|vclk|dclk) frequencies: (\d+)",
+     lambda m: (m.group(1) + "_level", m.group(2), p_mhz, h_num, num_eq(0.5 + 1e-6),
+                "-s text; rocm-smi rounds to whole MHz")),
+    (r"Supported PCIe frequencies: (\d+)",
+     lambda m: ("pcie_level", m.group(1), p_pcie, h_pcie, exact, "-s text; GT/s and lanes")),
+    (r"pcie clock level",
+     lambda m: ("pcie_level", "@current", p_pcie, h_pcie, exact,
+                "the starred pp_dpm_pcie level; GT/s and lanes")),
+    (r"(.+) firmware version",
+     lambda m: ("firmware_version", m.group(1).strip().lower().replace(" ", "_"),
+                lambda s, _n=m.group(1): p_fw(s, _n), h_int_any, exact,
+                "fw_version/<ip>_fw_version as an integer")),
+    (r"Accumulated Energy \(uJ\)",
+     lambda m: ("energy_consumed", None, p_energy_j, h_num, num_eq(0.001, 0.005),
+                "J; rocm-smi scales the counter by 15.3 µJ, the counter's unit is 15.259 µJ")),
+]
+MAP = [(re.compile("^" + rx + "$"), fn) for rx, fn in MAP]
+
+# rocm-smi fields deliberately not compared, with the reason.
+EXCLUDED = [
+    (r"Driver version", "rocm-smi falls back to the HOST's `uname -r` when /sys/module/amdgpu/version "
+                        "is absent (no capture has it): not a fact of the capture"),
+    (r"Card SKU", "rocm-smi derives it from vbios_version (6 characters after the first '-'); "
+                  "VBIOS version itself is compared"),
+    (r"Card series|Card model", "rocm-smi's own pci.ids lookup; without pci.ids (not installed here) "
+                                "5.2.3 prints 0x1002 for both: not a sysfs value"),
+    (r"Energy counter", "raw gpu_metrics energy_accumulator count; 'Accumulated Energy (uJ)' is compared"),
+    (r"Fan speed \(level\)", "raw pwm1 (0-255); 'Fan speed (%)' is compared as fan_pwm"),
+    (r"GFX Activity|Memory Activity", "rocm-smi's coarse-grain activity accumulators (gpu_metrics "
+                                      "gfx/mem_activity_acc); N/A on every capture, no hipstack metric"),
+    (r"\(Topology\) Numa Node", "taken from the KFD io_links (to the CPU node), and the KFD topology is "
+                                "synthesized for every capture but phoenix; numa_node is compared "
+                                "through '(Topology) Numa Affinity'"),
+    (r"(sclk|mclk|fclk|socclk|dcefclk|vclk|dclk) clock level:",
+     "index of the starred pp_dpm level; its frequency is compared ('clock speed:')"),
+]
+EXCLUDED = [(re.compile("^(" + rx + ")$"), why) for rx, why in EXCLUDED]
+
+# rocm-smi keys of the "system" object
+SYSTEM_EXCLUDED = {"Driver version": EXCLUDED[0][1]}
+
+
+# ---------------------------------------------------------------------------
+# inputs
+# ---------------------------------------------------------------------------
+
+def load_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def parse_notes(path):
+    """-> (drm card -> bdf, list of (bdf or card, patterns, line))"""
+    cards, fixes = {}, []
+    if not path or not os.path.exists(path):
+        return cards, fixes
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = re.match(r"^CARD (card\d+) (\S+) driver=", line)
+            if m:
+                cards[m.group(1)] = m.group(2).lower()
+                continue
+            m = re.match(r"^(FIX|SYNTH) (card\d+) .* affects=(\S+)\s*$", line)
+            # Stripping NUL padding keeps the file's value: what rocm-smi then reads is still the
+            # capture's fact, so those fields stay compared (hipstack reads the padded files).
+            if m and "NUL padding" in line:
+                continue
+            if m:
+                pats = [p for p in m.group(3).split(",") if p and p != "none"]
+                if pats:
+                    fixes.append((m.group(2), pats, line))
+    resolved = [(cards.get(c, c), pats, line) for c, pats, line in fixes]
+    return cards, resolved
+
+
+def merge_hipstack(docs):
+    """Merge several hipstack-smi/v1 documents per device (key: bdf, else index)."""
+    devs = {}
+    order = []
+    for doc in docs:
+        if doc.get("schema") not in (None, "hipstack-smi/v1"):
+            raise ValueError("unknown hipstack schema %r" % doc.get("schema"))
+        for d in doc.get("devices", []):
+            key = (d.get("bdf") or "").lower() or "index:%s" % d.get("index")
+            if key not in devs:
+                devs[key] = {k: v for k, v in d.items() if k != "metrics"}
+                devs[key]["metrics"] = {}
+                order.append(key)
+            tgt = devs[key]
+            for k, v in d.items():
+                if k != "metrics" and k not in tgt:
+                    tgt[k] = v
+            for name, m in (d.get("metrics") or {}).items():
+                old = tgt["metrics"].get(name)
+                if old is None:
+                    tgt["metrics"][name] = copy.deepcopy(m)
+                elif "instances" in m and "instances" in old:
+                    old["instances"].update(m["instances"])
+                elif m.get("status") == "ok" or old.get("status") != "ok":
+                    tgt["metrics"][name] = copy.deepcopy(m)
+    return [devs[k] for k in order]
+
+
+class HVal:
+    """A hipstack metric (instance) as found: state in ok / not_supported / <status> / absent."""
+
+    def __init__(self, state, value=None, shown=""):
+        self.state, self.value, self.shown = state, value, shown
+
+
+def hipstack_value(dev, metric, instance, rocm_dev=None):
+    metrics = dev.get("metrics") or {}
+    m = metrics.get(metric)
+    if m is None and instance is None and metric in dev and metric != "metrics":
+        return HVal("ok", dev[metric], str(dev[metric]))
+    if m is None:
+        return HVal("absent", None, "(absent)")
+    if instance is not None:
+        inst = m.get("instances")
+        if inst is None:
+            st = m.get("status", "no instances")
+            return HVal(st if st != "ok" else "absent", None, "(%s)" % st)
+        if instance == "@current":
+            # the level rocm-smi calls current: the index it printed
+            instance = rocm_dev.get("__pcie_current") if rocm_dev else None
+        m = inst.get(str(instance))
+        if m is None:
+            return HVal("absent", None, "(no instance %s)" % instance)
+    st = m.get("status", "ok" if "value" in m else "absent")
+    if st != "ok":
+        return HVal(st, None, "(%s)" % st)
+    v = m.get("value")
+    return HVal("ok", v, json.dumps(v) if not isinstance(v, str) else v)
+
+
+def glob_match(pats, metric):
+    return any(fnmatch.fnmatchcase(metric, p) for p in pats)
+
+
+# ---------------------------------------------------------------------------
+# comparison
+# ---------------------------------------------------------------------------
+
+class Row:
+    def __init__(self, dev, field, metric, rocm, hip, status, note=""):
+        self.dev, self.field, self.metric = dev, field, metric
+        self.rocm, self.hip, self.status, self.note = rocm, hip, status, note
+
+
+FAIL_STATES = {"DISAGREE", "MISSING", "NO-DEVICE"}
+
+
+def classify_key(key):
+    for rx, why in EXCLUDED:
+        if rx.match(key):
+            return ("excluded", why)
+    for rx, fn in MAP:
+        m = rx.match(key)
+        if m:
+            return ("mapped", fn(m))
+    return ("unmapped", None)
+
+
+def fold_fine_grained(rdev, info, card):
+    """A known, deliberate difference: SMU11+ fine-grained clocks print "0: min / 1: current * /
+    2: max". When the starred middle line lies outside [min, max] it is not a DPM level, and hipstack
+    reports levels {0: min, 1: max} with the middle value as the current clock (compared through
+    "<clk> clock speed:"). rocm-smi lists the three lines as levels; fold its list the same way."""
+    for clk in ("sclk", "mclk", "fclk", "socclk", "dcefclk", "vclk", "dclk"):
+        keys = ["Supported %s frequencies: %d" % (clk, i) for i in range(4)]
+        if not all(k in rdev for k in keys[:3]) or keys[3] in rdev:
+            continue
+        vals = [p_mhz(rdev[k]) for k in keys[:3]]
+        starred = ["*" in str(rdev[k]) for k in keys[:3]]
+        if None in vals or starred != [False, True, False]:
+            continue
+        lo, mid, hi = vals
+        if lo <= hi and (mid < lo or mid > hi):
+            rdev[keys[1]] = rdev.pop(keys[2])
+            info.append("%s: %s table is fine-grained min/current/max (current %s MHz outside "
+                        "[%s, %s]): rocm-smi's level 2 compared as level 1" % (card, clk, mid, lo, hi))
+
+
+def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=False):
+    """-> (rows, excluded {key: why}, unmapped {key: example}, info lines)"""
+    _, fixes = parse_notes(notes_path)
+    rows, excluded, unmapped, info = [], {}, {}, []
+    rocm_cards = sorted((k for k in rocm if re.match(r"^card\d+$", k)), key=lambda k: int(k[4:]))
+    for k in rocm:
+        if k == "system":
+            for sk in rocm[k]:
+                excluded[sk] = SYSTEM_EXCLUDED.get(sk, "system-wide, no per-device hipstack metric")
+        elif k not in rocm_cards:
+            info.append("ignoring top-level rocm-smi key %r" % k)
+    by_bdf = {(d.get("bdf") or "").lower(): d for d in hip_devs if d.get("bdf")}
+    used = set()
+    for pos, card in enumerate(rocm_cards):
+        rdev = dict(rocm[card])
+        fold_fine_grained(rdev, info, card)
+        bdf = (rdev.get("PCI Bus") or "").strip().lower()
+        hdev = by_bdf.get(bdf) if bdf else None
+        how = "bdf %s" % bdf
+        if hdev is None:
+            # by order, among hipstack devices not matched otherwise
+            rest = [d for d in sorted(hip_devs, key=lambda d: d.get("index", 0)) if id(d) not in used
+                    and (not d.get("bdf") or d.get("bdf", "").lower() not in
+                         {(rocm[c].get("PCI Bus") or "").lower() for c in rocm_cards})]
+            hdev = rest[0] if rest else None
+            how = "order (rocm-smi %s has %s)" % (card, "BDF " + bdf if bdf else "no PCI Bus")
+        if hdev is None:
+            rows.append(Row(card, "(device)", "-", bdf or card, "(none)", "NO-DEVICE",
+                            "hipstack has no device for it"))
+            continue
+        used.add(id(hdev))
+        hbdf = (hdev.get("bdf") or "").lower()
+        dname = "%s=%s" % (card, hbdf or "index %s" % hdev.get("index"))
+        info.append("rocm-smi %s <-> hipstack device %s (%s) matched by %s"
+                    % (card, hdev.get("index"), hbdf or "?", how))
+        dev_fixes = [(p, line) for who, p, line in fixes if who in (hbdf, bdf)]
+        # the pcie level rocm-smi calls current
+        pcl = rdev.get("pcie clock level")
+        rdev = dict(rdev)
+        if pcl:
+            mm = re.match(r"^\s*(\d+)", pcl)
+            rdev["__pcie_current"] = mm.group(1) if mm else None
+        for key in sorted(k for k in rdev if not k.startswith("__")):
+            raw = rdev[key]
+            kind, spec = classify_key(key)
+            if kind == "excluded":
+                excluded[key] = spec
+                continue
+            if kind == "unmapped":
+                unmapped.setdefault(key, raw)
+                continue
+            metric, inst, rparse, hnorm, eq, note = spec
+            mname = metric + ("[%s]" % (rdev.get("__pcie_current") if inst == "@current" else inst)
+                              if inst is not None else "")
+            try:
+                rv = rparse(raw)
+            except (ValueError, TypeError):
+                rows.append(Row(dname, key, mname, raw, "", "DISAGREE", "cannot parse rocm-smi value"))
+                continue
+            if key == "Card vendor" and rv is None and not _na(raw):
+                excluded[key] = "rocm-smi printed a vendor name (pci.ids present), not the id"
+                continue
+            hv = hipstack_value(hdev, metric, inst, rdev)
+            fixed = [line for p, line in dev_fixes if glob_match(p, metric)]
+            if fixed and not include_fixed:
+                rows.append(Row(dname, key, mname, raw, hv.shown, "excluded-fix",
+                                fixed[0].split(" affects=")[0]))
+                continue
+            if hv.state == "ok":
+                try:
+                    hn = hnorm(hv.value)
+                except (ValueError, TypeError):
+                    hn = None
+            else:
+                hn = None
+            if rv is None:
+                if hv.state == "ok":
+                    st, why = "rocm-na", "rocm-smi prints N/A, hipstack has a value"
+                else:
+                    st, why = "agree", "both unavailable"
+            elif hv.state == "absent":
+                st, why = ("missing-ok" if allow_missing else "MISSING"), "hipstack does not report it"
+            elif hv.state != "ok":
+                st, why = "DISAGREE", "hipstack says %s" % hv.state
+            elif hn is None:
+                st, why = "DISAGREE", "cannot interpret hipstack value"
+            else:
+                st, why = ("agree", note) if eq(rv, hn) else ("DISAGREE", note)
+            if fixed:
+                why = (why + "; " if why else "") + "compared although repaired for rocm-smi"
+            rows.append(Row(dname, key, mname, raw, hv.shown, st, why))
+    return rows, excluded, unmapped, info
+
+
+def render(rows, excluded, unmapped, info, out=sys.stdout, verbose=True):
+    def w(s=""):
+        out.write(s + "\n")
+    for line in info:
+        w("# " + line)
+    hdr = ("device", "rocm-smi field", "hipstack metric", "rocm-smi", "hipstack", "agree", "note")
+    table = [hdr] + [(r.dev, r.field, r.metric, str(r.rocm), str(r.hip), r.status, r.note) for r in rows]
+    cap = [22, 44, 28, 22, 22, 12, 60]
+    widths = [min(cap[i], max(len(t[i]) for t in table)) for i in range(len(hdr))]
+
+    def fmt(t):
+        cells = []
+        for i, c in enumerate(t):
+            c = c if len(c) <= widths[i] or i == len(t) - 1 else c[:widths[i] - 1] + "…"
+            cells.append(c.ljust(widths[i]) if i < len(t) - 1 else c)
+        return " | ".join(cells).rstrip()
+    w(fmt(hdr))
+    w("-+-".join("-" * x for x in widths))
+    for t in table[1:]:
+        w(fmt(t))
+    counts = {}
+    for r in rows:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    w("")
+    w("summary: " + ", ".join("%s %d" % kv for kv in sorted(counts.items())))
+    if verbose and excluded:
+        w("")
+        w("rocm-smi fields excluded on purpose:")
+        for k in sorted(excluded):
+            w("  %-44s %s" % (k, excluded[k]))
+    if unmapped:
+        w("")
+        w("rocm-smi fields with no hipstack mapping (grow MAP in compare.py):")
+        for k in sorted(unmapped):
+            w("  %-44s e.g. %s" % (k, unmapped[k]))
+
+
+def run(rocm_path, hip_paths, notes=None, include_fixed=False, allow_missing=False, out=sys.stdout):
+    rocm = load_json(rocm_path)
+    hip = merge_hipstack([load_json(p) for p in hip_paths])
+    if notes is None:
+        notes = rocm_path + ".notes"
+    rows, excl, unm, info = compare(rocm, hip, notes, include_fixed, allow_missing)
+    render(rows, excl, unm, info, out)
+    bad = [r for r in rows if r.status in FAIL_STATES]
+    return (1 if bad else 0), rows, excl, unm
+
+
+# ---------------------------------------------------------------------------
+# self test
+# ---------------------------------------------------------------------------
+
+def self_test():
+    import io
+    rocm_p = os.path.join(HERE, "rocm-smi-5.2.3", "rx7900xtx.json")
+    hip_p = os.path.join(HERE, "sample-hipstack-rx7900xtx.json")
+    failures = []
+
+    def check(cond, what):
+        print("%s %s" % ("ok  " if cond else "FAIL", what))
+        if not cond:
+            failures.append(what)
+
+    # parsers
+    check(p_fw("00.58.86.00") == 0x003A5600, "SMC firmware 00.58.86.00 == 0x003a5600")
+    check(p_fw("\t0x0211a000") == 0x0211A000, "VCN firmware hex")
+    check(p_fw("\t\t37") == 37, "CE firmware decimal")
+    check(p_numa("4294967295") == -1, "numa affinity 4294967295 == -1")
+    check(p_pcie("0 (16.0GT/s x16)") == (16.0, 16), "pcie clock level parse")
+    check(h_pcie("16.0GT/s, x16 619Mhz *") == (16.0, 16), "pp_dpm_pcie text parse")
+    check(p_mhz("(1249Mhz)") == 1249.0 and p_mhz("1 (31Mhz)") == 31.0, "MHz parse")
+    check(p_hexint("0x946d7e1ef9b172dd") == h_hexint("946d7e1ef9b172dd"), "unique id hex")
+    check(classify_key("Driver version")[0] == "excluded", "driver version excluded")
+    check(classify_key("GPU OverDrive value (%)")[0] == "unmapped", "OD value unmapped")
+
+    # the real rocm-smi output against the hand-made hipstack JSON
+    buf = io.StringIO()
+    rc, rows, excl, unm = run(rocm_p, [hip_p], out=buf)
+    text = buf.getvalue()
+    print(text)
+    agree = [r for r in rows if r.status == "agree"]
+    check(rc == 0, "rx7900xtx sample: every mapped field agrees (rc %d)" % rc)
+    check(len(agree) >= 20, "rx7900xtx sample: %d fields compared and agree (>= 20)" % len(agree))
+    for f in ("Temperature (Sensor edge) (C)", "Average Graphics Package Power (W)", "Voltage (mV)",
+              "Supported sclk frequencies: 1", "sclk clock speed:", "PCI Bus", "VBIOS version",
+              "Performance Level", "Max Graphics Package Power (W)", "pcie clock level"):
+        check(any(r.field == f and r.status == "agree" for r in rows), "compared and agrees: %s" % f)
+    check("GPU OverDrive value (%)" in unm, "unmapped list names 'GPU OverDrive value (%)'")
+    check("Card SKU" in excl and "Driver version" in excl, "excluded list names Card SKU, Driver version")
+
+    # merging several hipstack files (static + metric) gives the same answer
+    doc = load_json(hip_p)
+    static_names = {"vbios_version", "pci_vendor_id", "pci_device_id", "power_cap", "sclk_level",
+                    "mclk_level", "socclk_level", "pcie_level"}
+    a, b = copy.deepcopy(doc), copy.deepcopy(doc)
+    for d in a["devices"]:
+        d["metrics"] = {k: v for k, v in d["metrics"].items() if k in static_names}
+    for d in b["devices"]:
+        d["metrics"] = {k: v for k, v in d["metrics"].items() if k not in static_names}
+    with tempfile.TemporaryDirectory() as td:
+        pa, pb = os.path.join(td, "static.json"), os.path.join(td, "metric.json")
+        for p, dd in ((pa, a), (pb, b)):
+            with open(p, "w") as f:
+                json.dump(dd, f)
+        rc2, rows2, _, _ = run(rocm_p, [pa, pb], notes=rocm_p + ".notes", out=io.StringIO())
+        check(rc2 == 0 and len([r for r in rows2 if r.status == "agree"]) == len(agree),
+              "two hipstack files merged give the same result")
+
+        # a wrong value is caught
+        bad = copy.deepcopy(doc)
+        bad["devices"][0]["metrics"]["temperature_edge"]["value"] += 1.0
+        bad["devices"][0]["metrics"]["sclk_level"]["instances"]["1"]["value"] = 2200.0
+        pbad = os.path.join(td, "bad.json")
+        with open(pbad, "w") as f:
+            json.dump(bad, f)
+        rc3, rows3, _, _ = run(rocm_p, [pbad], notes=rocm_p + ".notes", out=io.StringIO())
+        dis = {r.field for r in rows3 if r.status == "DISAGREE"}
+        # (rocm-smi's fine-grained "0: min / 1: current * / 2: max" is folded: its line 2 is level 1)
+        check(rc3 == 1 and dis == {"Temperature (Sensor edge) (C)", "Supported sclk frequencies: 1"},
+              "wrong edge temperature and sclk max level are reported (%s)" % sorted(dis))
+
+        # hipstack saying not_supported where rocm-smi has a value is a disagreement
+        ns = copy.deepcopy(doc)
+        ns["devices"][0]["metrics"]["voltage_gfx"] = {"status": "not_supported"}
+        del ns["devices"][0]["metrics"]["gpu_busy"]
+        pns = os.path.join(td, "ns.json")
+        with open(pns, "w") as f:
+            json.dump(ns, f)
+        rc4, rows4, _, _ = run(rocm_p, [pns], notes=rocm_p + ".notes", out=io.StringIO())
+        st = {r.field: r.status for r in rows4}
+        check(rc4 == 1 and st.get("Voltage (mV)") == "DISAGREE" and st.get("GPU use (%)") == "MISSING",
+              "not_supported -> DISAGREE, absent -> MISSING")
+        rc5, _, _, _ = run(rocm_p, [pns], notes=rocm_p + ".notes", allow_missing=True, out=io.StringIO())
+        check(rc5 == 1, "--allow-missing still fails on the not_supported voltage")
+
+        # a field repaired for rocm-smi is excluded (notes), unless --include-fixed
+        notes = os.path.join(td, "n.notes")
+        with open(notes, "w") as f:
+            f.write("CARD card0 0000:03:00.0 driver=amdgpu\n"
+                    "FIX card0 pp_dpm_sclk removed deep-sleep line(s) 'S: 19Mhz *' "
+                    "affects=sclk_level,clock_sclk,clock_sclk_max\n")
+        rc6, rows6, _, _ = run(rocm_p, [pbad], notes=notes, out=io.StringIO())
+        st6 = {r.field: r.status for r in rows6}
+        check(st6.get("Supported sclk frequencies: 1") == "excluded-fix"
+              and st6.get("sclk clock speed:") == "excluded-fix"
+              and st6.get("Temperature (Sensor edge) (C)") == "DISAGREE",
+              "notes FIX line excludes the sclk fields only")
+        rc7, rows7, _, _ = run(rocm_p, [pbad], notes=notes, include_fixed=True, out=io.StringIO())
+        check(any(r.field == "Supported sclk frequencies: 1" and r.status == "DISAGREE" for r in rows7),
+              "--include-fixed compares them again")
+
+        # matching by order when rocm-smi printed no PCI Bus
+        r2 = load_json(rocm_p)
+        for k in r2:
+            if k.startswith("card"):
+                r2[k].pop("PCI Bus", None)
+        pr2 = os.path.join(td, "rocm-nobus.json")
+        with open(pr2, "w") as f:
+            json.dump(r2, f)
+        buf8 = io.StringIO()
+        rc8, rows8, _, _ = run(pr2, [hip_p], notes=rocm_p + ".notes", out=buf8)
+        check(rc8 == 0 and "matched by order" in buf8.getvalue(), "devices matched by order without PCI Bus")
+
+    print("\nself-test: %s" % ("PASS" if not failures else "FAIL (%d)" % len(failures)))
+    return 0 if not failures else 1
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 2)[2])
+    ap.add_argument("rocm_json", nargs="?")
+    ap.add_argument("hipstack_json", nargs="*")
+    ap.add_argument("--notes", help="live_tree notes (default: ROCM_JSON.notes if present)")
+    ap.add_argument("--include-fixed", action="store_true",
+                    help="compare fields that live_tree.py repaired for rocm-smi too")
+    ap.add_argument("--allow-missing", action="store_true",
+                    help="a field rocm-smi reports but hipstack does not print at all is no failure")
+    ap.add_argument("--self-test", action="store_true",
+                    help="run on rocm-smi-5.2.3/rx7900xtx.json + sample-hipstack-rx7900xtx.json")
+    a = ap.parse_args(argv)
+    if a.self_test:
+        return self_test()
+    if not a.rocm_json or not a.hipstack_json:
+        ap.print_usage(sys.stderr)
+        return 2
+    try:
+        rc, _, _, _ = run(a.rocm_json, a.hipstack_json, a.notes, a.include_fixed, a.allow_missing)
+    except (OSError, ValueError) as e:
+        print("compare.py: %s" % e, file=sys.stderr)
+        return 2
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
