@@ -407,6 +407,7 @@ def build(src_sys, out, for_rocm_smi):
     if not os.path.isdir(drm_src):
         raise SystemExit("live_tree.py: %s has no class/drm" % src_sys)
     cards = []
+    platform_cards = []
     for name in sorted(os.listdir(drm_src), key=card_sort_key):
         if not re.match(r"card\d+$", name):
             continue
@@ -414,7 +415,9 @@ def build(src_sys, out, for_rocm_smi):
         ue = parse_uevent(os.path.join(src_card, "device", "uevent"))
         bdf = ue.get("PCI_SLOT_NAME")
         if not bdf:
-            raise SystemExit("live_tree.py: %s/device/uevent has no PCI_SLOT_NAME" % src_card)
+            # A platform device (amdgpu's partition/XCP cards): no PCI slot.
+            platform_cards.append(Card(name, src_card, None, ue))
+            continue
         cards.append(Card(name, src_card, bdf.lower(), ue))
     if not cards:
         raise SystemExit("live_tree.py: no class/drm/cardN in %s" % src_sys)
@@ -464,8 +467,18 @@ def build(src_sys, out, for_rocm_smi):
                 if not os.path.lexists(os.path.join(hd, "device")):
                     rel_symlink(c.dev_dir, os.path.join(hd, "device"), via_parent=True)
 
+    # Platform cards live under /sys/devices/platform/<device>/drm/cardN, e.g. amdgpu_xcp.3.
+    for c in platform_cards:
+        alias = c.uevent.get("MODALIAS", "platform:" + c.name).split(":", 1)[-1]
+        c.dev_dir = os.path.join(out, "devices", "platform", "%s.%d" % (alias, c.num))
+        copy_tree(c.src_dev, c.dev_dir)
+        card_dir = os.path.join(c.dev_dir, "drm", c.name)
+        copy_tree(c.src_card, card_dir, skip_top=("device",))
+        rel_symlink(c.dev_dir, os.path.join(card_dir, "device"), via_parent=True)
+        rel_symlink(card_dir, os.path.join(out, "class", "drm", c.name))
+
     if for_rocm_smi and "fill" not in SKIP:
-        fill_card_gaps(out, cards)
+        fill_card_gaps(out, cards + platform_cards)
 
     # KFD
     kfd_src = os.path.join(src_sys, "class", "kfd", "kfd")

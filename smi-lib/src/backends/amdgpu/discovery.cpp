@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "amdgpu.hpp"
 
@@ -20,27 +21,25 @@ std::optional<int> card_number(std::string_view entry) {
   return static_cast<int>(*n);
 }
 
-// Fills the PCI facts from uevent (present in every capture) and the individual id files.
+std::pair<std::uint32_t, std::uint32_t> parse_id_pair(std::optional<std::string_view> text) {
+  if (!text) return {0, 0};
+  const auto parts = split_fields(*text, ':');
+  if (parts.size() != 2) return {0, 0};
+  return {static_cast<std::uint32_t>(parse_hex(parts[0]).value_or(0)),
+          static_cast<std::uint32_t>(parse_hex(parts[1]).value_or(0))};
+}
+
+// Fills the PCI facts of an amdgpu card from uevent (present in every capture) and the individual id
+// files; returns false, having read only uevent, for anything else (other drivers, the partition
+// (XCP) platform devices of a partitioned GPU, display-only cards).
 bool read_pci_facts(const FsView& fs, AmdGpu& gpu) {
   const FileText uevent = fs.read_text(gpu.device_dir + "/uevent");
-  const KeyValues kv = uevent.ok() ? parse_key_values(uevent.text, '=') : KeyValues{};
+  if (!uevent.ok()) return false;
+  const KeyValues kv = parse_key_values(uevent.text, '=');
   gpu.driver = std::string(find_value(kv, "DRIVER").value_or(""));
-  if (const auto id = find_value(kv, "PCI_ID")) {
-    const auto parts = split_fields(*id, ':');
-    if (parts.size() == 2) {
-      gpu.vendor_id = static_cast<std::uint32_t>(parse_hex(parts[0]).value_or(0));
-      gpu.device_id = static_cast<std::uint32_t>(parse_hex(parts[1]).value_or(0));
-    }
-  } else {
-    gpu.vendor_id = 0;
-  }
-  if (const auto id = find_value(kv, "PCI_SUBSYS_ID")) {
-    const auto parts = split_fields(*id, ':');
-    if (parts.size() == 2) {
-      gpu.subsystem_vendor_id = static_cast<std::uint32_t>(parse_hex(parts[0]).value_or(0));
-      gpu.subsystem_device_id = static_cast<std::uint32_t>(parse_hex(parts[1]).value_or(0));
-    }
-  }
+  if (gpu.driver != "amdgpu") return false;
+  std::tie(gpu.vendor_id, gpu.device_id) = parse_id_pair(find_value(kv, "PCI_ID"));
+  std::tie(gpu.subsystem_vendor_id, gpu.subsystem_device_id) = parse_id_pair(find_value(kv, "PCI_SUBSYS_ID"));
   // Individual files win over uevent where both exist (they are what the PCI core reports).
   const std::pair<const char*, std::uint32_t*> files[] = {{"vendor", &gpu.vendor_id},
                                                           {"device", &gpu.device_id},
@@ -76,16 +75,20 @@ std::string read_hwmon_dir(const FsView& fs, const std::string& device_dir) {
 
 void read_hwmon_labels(const FsView& fs, AmdGpu& gpu) {
   if (gpu.hwmon_dir.empty()) return;
-  for (int n = 1; n <= 8; ++n) {
-    const FileText label = fs.read_text(fmt::format("{}/temp{}_label", gpu.hwmon_dir, n));
-    if (label.ok() && !label.text.empty()) gpu.temp_channel.emplace(label.text, n);
+  // One listing instead of probing every possible channel: labels are few and most probes would miss.
+  for (const std::string& entry : fs.list(gpu.hwmon_dir)) {
+    const bool temp = entry.rfind("temp", 0) == 0;
+    const bool volt = entry.rfind("in", 0) == 0;
+    const std::size_t suffix = entry.find("_label");
+    if ((!temp && !volt) || suffix == std::string::npos || suffix + 6 != entry.size()) continue;
+    const auto channel = parse_int(std::string_view(entry).substr(temp ? 4 : 2, suffix - (temp ? 4 : 2)));
+    if (!channel) continue;
+    const FileText label = fs.read_text(gpu.hwmon_dir + "/" + entry);
+    if (!label.ok() || label.text.empty()) continue;
+    (temp ? gpu.temp_channel : gpu.volt_channel).emplace(label.text, static_cast<int>(*channel));
   }
-  // Old kernels have temp1_input without a label: it is the edge sensor.
+  // Old kernels have temp1_input without a label: it is the edge sensor (in0 likewise vddgfx).
   if (gpu.temp_channel.empty() && fs.exists(gpu.hwmon_dir + "/temp1_input")) gpu.temp_channel.emplace("edge", 1);
-  for (int n = 0; n <= 3; ++n) {
-    const FileText label = fs.read_text(fmt::format("{}/in{}_label", gpu.hwmon_dir, n));
-    if (label.ok() && !label.text.empty()) gpu.volt_channel.emplace(label.text, n);
-  }
   if (gpu.volt_channel.empty() && fs.exists(gpu.hwmon_dir + "/in0_input")) gpu.volt_channel.emplace("vddgfx", 0);
 }
 
@@ -169,8 +172,7 @@ BackendProbe probe_amdgpu(const FsView& fs) {
     AmdGpu gpu;
     gpu.card = number;
     gpu.device_dir = "/sys/class/drm/" + entry + "/device";
-    if (!read_pci_facts(fs, gpu)) continue;  // partition (XCP) platform devices have no PCI slot
-    if (gpu.vendor_id != kAmdVendor || gpu.driver != "amdgpu") continue;
+    if (!read_pci_facts(fs, gpu) || gpu.vendor_id != kAmdVendor) continue;
     gpu.hwmon_dir = read_hwmon_dir(fs, gpu.device_dir);
     read_hwmon_labels(fs, gpu);
     for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
