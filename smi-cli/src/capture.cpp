@@ -115,19 +115,25 @@ int run_capture(const std::string& sysfs_root, const std::string& procfs_root, c
   if (with_processes) {
     rec.copy_folder("class/kfd/kfd/proc", {}, true);
     Recorder proc{procfs_root.empty() ? fs::path("/proc") : fs::path(procfs_root), fs::path(out_dir) / "proc"};
+    std::set<std::string> kfd_pids;
+    for (const auto& entry : fs::directory_iterator(sys / "class/kfd/kfd/proc", ec)) kfd_pids.insert(entry.path().filename());
     for (const auto& entry : fs::directory_iterator(proc.source_root, ec)) {
       const std::string pid = entry.path().filename();
       if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-      bool has_drm = false;
+      bool gpu_user = kfd_pids.count(pid) != 0;
       std::error_code fd_ec;
-      for (const auto& fd : fs::directory_iterator(entry.path() / "fd", fd_ec)) {
+      for (const auto& info : fs::directory_iterator(entry.path() / "fdinfo", fd_ec)) {
+        // Live: only fds on /dev/dri. A capture has fdinfo without fd links: keep the DRM ones.
         std::error_code link_ec;
-        if (fs::read_symlink(fd.path(), link_ec).string().rfind("/dev/dri/", 0) == 0) {
-          has_drm = true;
-          proc.copy_file(fs::path(pid) / "fdinfo" / fd.path().filename());
-        }
+        const fs::path target = fs::read_symlink(entry.path() / "fd" / info.path().filename(), link_ec);
+        if (!link_ec && target.string().rfind("/dev/dri/", 0) != 0) continue;
+        std::ifstream in(info.path());
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (text.find("drm-driver:") == std::string::npos) continue;
+        gpu_user = true;
+        proc.copy_file(fs::path(pid) / "fdinfo" / info.path().filename());
       }
-      if (has_drm) {
+      if (gpu_user) {
         for (const char* file : {"comm", "status", "cmdline"}) proc.copy_file(fs::path(pid) / file);
       }
     }

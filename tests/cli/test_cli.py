@@ -142,6 +142,55 @@ class Tables(unittest.TestCase):
         self.assertIn("backend amdgpu: absent", proc.stderr)
 
 
+class RocmSmiCompat(unittest.TestCase):
+    def test_json_keys_and_values_as_rocm_smi_prints_them(self):
+        root = sys_root("real/lact/rx6900xt")
+        doc = json.loads(run("--rocm-smi", "--showtemp", "--showclocks", "--showmeminfo", "vram", "--showbus",
+                             "--showuniqueid", "--json", "--sysfs-root", root).stdout)
+        card = doc["card0"]
+        self.assertEqual(card["Temperature (Sensor edge) (C)"], "56.0")
+        self.assertEqual(card["Temperature (Sensor HBM 0) (C)"], "N/A")
+        self.assertEqual(card["sclk clock speed:"], "(500Mhz)")
+        self.assertEqual(card["mclk clock level:"], "3")
+        self.assertEqual(card["VRAM Total Memory (B)"], "17163091968")
+        self.assertEqual(card["PCI Bus"], "0000:0C:00.0")
+        self.assertEqual(card["Unique ID"], "0x946d7e1ef9b172dd")
+
+    def test_text_mode_and_device_selection(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        out = run("--rocm-smi", "-d", "2", "--showpower", "--sysfs-root", root).stdout
+        self.assertIn("ROCm System Management Interface", out)
+        self.assertIn("GPU[2]\t\t: Average Graphics Package Power (W): ", out)
+        self.assertNotIn("GPU[0]", out)
+
+    def test_all_info_covers_every_section(self):
+        doc = json.loads(run("--rocm-smi", "-a", "--json", "--sysfs-root", sys_root("real/lact/vega56")).stdout)
+        for key in ("GPU ID", "VBIOS version", "Fan RPM", "Performance Level", "GPU use (%)", "Voltage (mV)",
+                    "GTT Total Used Memory (B)", "Card series", "Max Graphics Package Power (W)"):
+            self.assertIn(key, doc["card0"])
+        self.assertIn("Driver version", doc["system"])
+
+    def test_unsupported_flags_are_bad_arguments(self):
+        proc = run("--rocm-smi", "--setsclk", "3", expect=2)
+        self.assertIn("--setsclk", proc.stderr)
+        run("--rocm-smi", expect=2)
+        run("--rocm-smi", "--showmeminfo", "flash", expect=2)
+
+
+class Capture(unittest.TestCase):
+    def test_capture_reads_back_identically(self):
+        import tempfile
+        src = f"{CAPTURES}/constructed/mi300x-8gpu-cpx-nps1"
+        with tempfile.TemporaryDirectory() as out:
+            proc = run("capture", f"{out}/node", "--processes", "--sysfs-root", f"{src}/sys", "--procfs-root", f"{src}/proc")
+            self.assertIn("8 amdgpu card(s)", proc.stdout)
+            for command in ("static", "metric", "process"):
+                original = json.loads(run(command, "--json", "--sysfs-root", f"{src}/sys").stdout)
+                copy = json.loads(run(command, "--json", "--sysfs-root", f"{out}/node/sys").stdout)
+                self.assertEqual(original, copy, command)
+            run("capture", f"{out}/node", "--sysfs-root", f"{src}/sys", expect=2)  # refuses to overwrite
+
+
 if __name__ == "__main__":
     SMI, CAPTURES = sys.argv[1], sys.argv[2]
     unittest.main(argv=[sys.argv[0], "-v"])
