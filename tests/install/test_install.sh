@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the build into a temporary prefix and builds programs against it the ways users do:
+# CMake find_package (C++ and C) and pkg-config (C); then checks the installed CLI and SONAME.
+#   test_install.sh BUILD_DIR CAPTURE_SYS_DIR
+set -euo pipefail
+build=$1 capture=$2
+here=$(cd "$(dirname "$0")" && pwd)
+prefix=$(mktemp -d /tmp/hipstack-install.XXXXXX)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(ls -d "$prefix"/lib*/ | head -1)
+expected="0000:05:00.0 35"
+cmake -S "$here/consumer" -B "$prefix/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$prefix/consumer" >/dev/null
+for program in consumer_cxx consumer_c; do
+  out=$(LD_LIBRARY_PATH="$libdir" "$prefix/consumer/$program" "$capture" | head -1)
+  [ "$out" = "$expected" ] || { echo "$program printed '$out', expected '$expected'" >&2; exit 1; }
+done
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+# shellcheck disable=SC2046
+cc -std=c99 -Wall -Werror "$here/consumer/main.c" -o "$prefix/pkgconfig_c" $(pkg-config --cflags --libs hipstack-smi)
+out=$(LD_LIBRARY_PATH="$libdir" "$prefix/pkgconfig_c" "$capture" | head -1)
+[ "$out" = "$expected" ] || { echo "pkg-config build printed '$out'" >&2; exit 1; }
+# The installed CLI finds its library through its RUNPATH, and the library carries a SONAME.
+"$prefix/bin/hipstack-smi" list --sysfs-root "$capture" | grep -q "AMD Instinct MI300X"
+objdump -p "$libdir/libhipstack-smi.so" | grep -q "SONAME *libhipstack-smi.so.0"
+# Only the public API is exported: no internal (detail) symbols.
+if nm -D --defined-only "$libdir/libhipstack-smi.so" | c++filt | grep -q "hipstack::smi::detail"; then
+  echo "internal symbols are exported" >&2
+  exit 1
+fi
+echo "install test passed"
