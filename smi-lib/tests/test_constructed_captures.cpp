@@ -102,6 +102,12 @@ TEST_P(ConstructedNode, EveryGpuMatchesTheGenerator) {
       EXPECT_DOUBLE_EQ(number_of(r, "clock_sclk_xcc", std::to_string(i)), per_xcc[i].get<double>());
     }
     EXPECT_EQ(text_of(r, "gpu_metrics_version"), "1.6");
+    const json& gm = e["gpu_metrics"];
+    EXPECT_DOUBLE_EQ(number_of(r, "violation_accumulation_count"), gm["accumulation_counter"].get<double>());
+    EXPECT_DOUBLE_EQ(number_of(r, "violation_residency", "ppt"), gm["ppt_residency_acc"].get<double>());
+    EXPECT_DOUBLE_EQ(number_of(r, "pcie_recovery_count"), gm["pcie_l0_to_recov_count_acc"].get<double>());
+    EXPECT_DOUBLE_EQ(number_of(r, "xgmi_read_data", "1"), gm["xgmi_read_data_acc"][1].get<double>() * 1024);
+    EXPECT_DOUBLE_EQ(number_of(r, "xgmi_write_data", "0"), gm["xgmi_write_data_acc"][0].get<double>() * 1024);
     // The mclk table is discrete: every level is reported as printed.
     const auto levels = e["clock_mclk_levels"];
     ASSERT_EQ(readings_of(r, "mclk_level").size(), levels.size());

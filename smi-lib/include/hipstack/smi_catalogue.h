@@ -130,6 +130,13 @@
   X(283, gpu_metrics_version,    NONE, TEXT,    DEVICE, LIVE, "", "Format of the driver's gpu_metrics table, e.g. 1.3.") \
   X(284, gfx_activity_accumulated, COUNT, REAL, DEVICE, LIVE, "", "Accumulated graphics activity counter from firmware.") \
   X(285, firmware_timestamp,     SECOND, REAL,  DEVICE, LIVE, "", "Firmware timestamp of the gpu_metrics sample.") \
+  X(286, violation_accumulation_count, COUNT, INTEGER, DEVICE, LIVE, "", "Firmware samples the violation residencies are counted against.") \
+  X(287, violation_residency,    COUNT, INTEGER, DEVICE, LIVE, "reason", "Firmware samples during which a throttle reason (prochot, ppt, socket_thermal, vr_thermal, hbm_thermal) was active.") \
+  X(288, pcie_nak_sent_count,    COUNT, INTEGER, DEVICE, LIVE, "", "PCIe NAKs sent since the driver loaded.") \
+  X(289, pcie_nak_received_count, COUNT, INTEGER, DEVICE, LIVE, "", "PCIe NAKs received since the driver loaded.") \
+  X(290, pcie_recovery_count,    COUNT, INTEGER, DEVICE, LIVE, "", "PCIe L0-to-recovery transitions since the driver loaded.") \
+  X(291, xgmi_read_data,         BYTE, INTEGER, DEVICE, LIVE, "link", "Data read over one XGMI link since the driver loaded.") \
+  X(292, xgmi_write_data,        BYTE, INTEGER, DEVICE, LIVE, "link", "Data written over one XGMI link since the driver loaded.") \
   /* partitions: 400..449 */                                                                               \
   X(400, partition_compute_units, COUNT, INTEGER, PARTITION, STATIC, "", "Compute units in the partition.") \
   X(401, partition_xcc_count,    COUNT, INTEGER, PARTITION, STATIC, "", "XCCs in the partition.")           \

@@ -89,6 +89,31 @@ void read_pcie_throughput(SysfsValues& values, const AmdGpu& gpu) {
   values.list().real(MetricId::pcie_tx, static_cast<double>(counts[1]) * static_cast<double>(counts[2]), path);
 }
 
+// gpu_metrics counters that only the firmware keeps (v1.4+ on MI-series): violation residencies,
+// PCIe error counters, XGMI traffic.
+void read_counters(ReadingList& list, const GpuMetrics& gm) {
+  auto counter = [&list](MetricId id, const std::optional<std::uint64_t>& value, const std::string& instance = {}) {
+    if (value) list.integer(id, static_cast<std::int64_t>(*value), "gpu_metrics", instance);
+  };
+  counter(MetricId::violation_accumulation_count, gm.accumulation_counter);
+  const std::pair<const char*, const std::optional<std::uint64_t>*> reasons[] = {
+      {"prochot", &gm.prochot_residency_acc},
+      {"ppt", &gm.ppt_residency_acc},
+      {"socket_thermal", &gm.socket_thm_residency_acc},
+      {"vr_thermal", &gm.vr_thm_residency_acc},
+      {"hbm_thermal", &gm.hbm_thm_residency_acc}};
+  for (const auto& [reason, value] : reasons) counter(MetricId::violation_residency, *value, reason);
+  counter(MetricId::pcie_nak_sent_count, gm.pcie_nak_sent_count);
+  counter(MetricId::pcie_nak_received_count, gm.pcie_nak_received_count);
+  counter(MetricId::pcie_recovery_count, gm.pcie_l0_to_recovery_count);
+  for (std::size_t i = 0; i < gm.xgmi_read_data.size(); ++i) {
+    list.integer(MetricId::xgmi_read_data, static_cast<std::int64_t>(gm.xgmi_read_data[i]), "gpu_metrics", std::to_string(i));
+  }
+  for (std::size_t i = 0; i < gm.xgmi_write_data.size(); ++i) {
+    list.integer(MetricId::xgmi_write_data, static_cast<std::int64_t>(gm.xgmi_write_data[i]), "gpu_metrics", std::to_string(i));
+  }
+}
+
 }  // namespace
 
 void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
@@ -206,6 +231,7 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
     list.failed(MetricId::throttle_status, ENOENT, gm_problem.empty() ? "gpu_metrics: not provided" : gm_problem);
   }
   values.value_or_absent(MetricId::gfx_activity_accumulated, gm.gfx_activity_acc, "gpu_metrics");
+  read_counters(list, gm);
   values.value_or_absent(MetricId::firmware_timestamp, gm.firmware_timestamp, "gpu_metrics");
 
   if (!has_card) {
