@@ -21,7 +21,7 @@ cmake -S "$top" -B "$top/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHIPSTAC
       -DHIPSTACK_SANITIZE=address,undefined >/dev/null
 cmake --build "$top/build-asan" -j "$jobs"
 (cd "$top/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-   ctest -j "$jobs" -LE "long|differential" --output-on-failure)
+   ctest -j "$jobs" -LE "long|differential|install" --output-on-failure)
 
 echo "== libFuzzer (short runs; long runs are reported in docs/testing.md)"
 CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
