@@ -106,6 +106,15 @@ System System::open(const OpenOptions& options) {
   } else {
     impl->statuses.push_back({"amdgpu", false, "disabled by the caller"});
   }
+  if (options.enable_nvml) {
+    std::string nvml_library = from_env(options.nvml_library, "HIPSTACK_NVML_LIBRARY");
+    if (nvml_library.empty()) nvml_library = "libnvidia-ml.so.1";
+    detail::BackendProbe probe = detail::probe_nvml(*impl->fs, nvml_library);
+    impl->statuses.push_back({"nvml", probe.backend != nullptr, probe.reason});
+    if (probe.backend) impl->backends.push_back(std::move(probe.backend));
+  } else {
+    impl->statuses.push_back({"nvml", false, "disabled by the caller"});
+  }
   for (const auto& backend : impl->backends) {
     for (std::size_t i = 0; i < backend->device_count(); ++i) {
       DeviceSummary summary = backend->summary(i);

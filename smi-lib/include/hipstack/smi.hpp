@@ -99,6 +99,7 @@ struct OpenOptions {
   std::string sysfs_root;   // read in place of /sys ("" = live /sys, or $HIPSTACK_SYSFS_ROOT)
   std::string procfs_root;  // read in place of /proc ("" = live /proc, or $HIPSTACK_PROCFS_ROOT)
   std::string devfs_root;   // read in place of /dev ("" = live /dev, or derived from sysfs_root)
+  std::string nvml_library;  // NVML to load ("" = $HIPSTACK_NVML_LIBRARY, else libnvidia-ml.so.1)
   bool enable_amdgpu = true;
   bool enable_nvml = true;
 };

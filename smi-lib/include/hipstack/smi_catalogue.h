@@ -44,6 +44,9 @@
   X(21, drm_render_minor,        NONE, INTEGER, DEVICE, IDENTITY, "", "DRM render node minor (/dev/dri/renderDN).") \
   X(22, kfd_gpu_id,              NONE, INTEGER, DEVICE, IDENTITY, "", "KFD topology gpu_id of the GPU.")     \
   X(23, device_type,             NONE, TEXT,    DEVICE, IDENTITY, "", "discrete or integrated.")            \
+  X(24, cuda_driver_version,     NONE, TEXT,    DEVICE, IDENTITY, "", "CUDA version the NVIDIA driver supports, e.g. 13.0.") \
+  X(25, compute_capability,      NONE, TEXT,    DEVICE, IDENTITY, "", "CUDA compute capability, e.g. 9.0.")  \
+  X(26, architecture,            NONE, TEXT,    DEVICE, IDENTITY, "", "GPU architecture family, e.g. hopper.") \
   /* static facts: 100..199 */                                                                             \
   X(100, vram_total,             BYTE, INTEGER, DEVICE, STATIC, "", "Total VRAM.")                          \
   X(101, vram_visible_total,     BYTE, INTEGER, DEVICE, STATIC, "", "CPU-visible VRAM (BAR) size.")         \
@@ -85,6 +88,13 @@
   X(137, compute_partition,      NONE, TEXT,    DEVICE, STATIC, "", "Current compute partition mode (SPX, DPX, TPX, QPX, CPX).") \
   X(138, memory_partition,       NONE, TEXT,    DEVICE, STATIC, "", "Current memory partition mode (NPS1, NPS2, NPS4, NPS8).") \
   X(139, xgmi_physical_id,       NONE, INTEGER, DEVICE, STATIC, "", "Position of the GPU in its XGMI hive.") \
+  X(140, bar1_total,             BYTE, INTEGER, DEVICE, STATIC, "", "BAR1 (CPU-mapped device memory) size.") \
+  X(141, ecc_mode,               NONE, TEXT,    DEVICE, STATIC, "", "ECC mode in force: enabled or disabled.") \
+  X(142, mig_mode,               NONE, TEXT,    DEVICE, STATIC, "", "MIG mode in force: enabled or disabled.") \
+  X(143, persistence_mode,       NONE, TEXT,    DEVICE, STATIC, "", "Driver persistence mode: enabled or disabled.") \
+  X(144, compute_mode,           NONE, TEXT,    DEVICE, STATIC, "", "Compute mode: default, exclusive_process or prohibited.") \
+  X(145, clock_sm_max,           MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum streaming multiprocessor clock.") \
+  X(146, clock_video_max,        MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum video clock.")               \
   /* live metrics: 200..399 */                                                                             \
   X(200, temperature_edge,       CELSIUS, REAL, DEVICE, LIVE, "", "Edge temperature.")                      \
   X(201, temperature_junction,   CELSIUS, REAL, DEVICE, LIVE, "", "Junction (hotspot) temperature.")        \
@@ -104,12 +114,19 @@
   X(225, clock_dclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current video decode clock.")          \
   X(226, clock_dcefclk,          MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current display controller clock.")    \
   X(227, clock_sclk_xcc,         MEGAHERTZ, REAL, DEVICE, LIVE, "xcc", "Current graphics clock of one XCC.") \
+  X(228, clock_sm,               MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current streaming multiprocessor clock.") \
+  X(229, clock_video,            MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current video clock.")                 \
   X(230, gpu_busy,               PERCENT, REAL, DEVICE, LIVE, "", "Graphics/compute engine busy.")          \
   X(231, memory_busy,            PERCENT, REAL, DEVICE, LIVE, "", "Memory controller busy.")                \
   X(232, media_busy,             PERCENT, REAL, DEVICE, LIVE, "", "Video (VCN) engine busy.")               \
+  X(233, encoder_busy,           PERCENT, REAL, DEVICE, LIVE, "", "Video encoder busy.")                    \
+  X(234, decoder_busy,           PERCENT, REAL, DEVICE, LIVE, "", "Video decoder busy.")                    \
   X(240, vram_used,              BYTE, INTEGER, DEVICE, LIVE, "", "VRAM in use.")                          \
   X(241, vram_visible_used,      BYTE, INTEGER, DEVICE, LIVE, "", "CPU-visible VRAM in use.")              \
   X(242, gtt_used,               BYTE, INTEGER, DEVICE, LIVE, "", "GTT in use.")                           \
+  X(243, vram_free,              BYTE, INTEGER, DEVICE, LIVE, "", "VRAM not allocated.")                   \
+  X(244, vram_reserved,          BYTE, INTEGER, DEVICE, LIVE, "", "VRAM reserved by the driver and firmware.") \
+  X(245, bar1_used,              BYTE, INTEGER, DEVICE, LIVE, "", "BAR1 in use.")                          \
   X(250, fan_speed,              RPM, INTEGER,  DEVICE, LIVE, "", "Fan speed.")                            \
   X(251, fan_pwm,                PERCENT, REAL, DEVICE, LIVE, "", "Fan duty cycle (PWM) as a share of its maximum.") \
   X(260, voltage_gfx,            MILLIVOLT, REAL, DEVICE, LIVE, "", "Graphics core voltage.")               \
@@ -137,12 +154,25 @@
   X(290, pcie_recovery_count,    COUNT, INTEGER, DEVICE, LIVE, "", "PCIe L0-to-recovery transitions since the driver loaded.") \
   X(291, xgmi_read_data,         BYTE, INTEGER, DEVICE, LIVE, "link", "Data read over one XGMI link since the driver loaded.") \
   X(292, xgmi_write_data,        BYTE, INTEGER, DEVICE, LIVE, "link", "Data written over one XGMI link since the driver loaded.") \
+  X(293, performance_state,      NONE, TEXT,    DEVICE, LIVE, "", "Performance state, P0 (highest) to P15.") \
+  X(294, ecc_corrected_volatile, COUNT, INTEGER, DEVICE, LIVE, "", "Corrected ECC errors since the driver loaded.") \
+  X(295, ecc_uncorrected_volatile, COUNT, INTEGER, DEVICE, LIVE, "", "Uncorrected ECC errors since the driver loaded.") \
+  X(296, ecc_corrected_aggregate, COUNT, INTEGER, DEVICE, LIVE, "", "Corrected ECC errors over the device's life.") \
+  X(297, ecc_uncorrected_aggregate, COUNT, INTEGER, DEVICE, LIVE, "", "Uncorrected ECC errors over the device's life.") \
+  X(298, retired_pages,          COUNT, INTEGER, DEVICE, LIVE, "cause", "Memory pages retired, by cause (single_bit_ecc, double_bit_ecc).") \
+  X(299, remapped_rows,          COUNT, INTEGER, DEVICE, LIVE, "kind", "Memory rows remapped, by kind (correctable, uncorrectable).") \
+  X(300, remapped_rows_pending,  NONE, INTEGER, DEVICE, LIVE, "", "1 when a row remapping waits for a GPU reset.") \
+  X(301, remapped_rows_failed,   NONE, INTEGER, DEVICE, LIVE, "", "1 when a row remapping has failed.")  \
+  X(302, nvlink_state,           NONE, TEXT,    DEVICE, LIVE, "link", "State of one NVLink: active or inactive.") \
   /* partitions: 400..449 */                                                                               \
   X(400, partition_compute_units, COUNT, INTEGER, PARTITION, STATIC, "", "Compute units in the partition.") \
   X(401, partition_xcc_count,    COUNT, INTEGER, PARTITION, STATIC, "", "XCCs in the partition.")           \
   X(402, partition_memory,       BYTE, INTEGER, PARTITION, STATIC, "", "Memory local to the partition.")    \
   X(403, partition_kfd_gpu_id,   NONE, INTEGER, PARTITION, IDENTITY, "", "KFD gpu_id of the partition.")     \
   X(404, partition_render_minor, NONE, INTEGER, PARTITION, IDENTITY, "", "DRM render minor of the partition.") \
+  X(405, partition_gpu_instance_id, NONE, INTEGER, PARTITION, IDENTITY, "", "MIG GPU instance id of the partition.") \
+  X(406, partition_compute_instance_id, NONE, INTEGER, PARTITION, IDENTITY, "", "MIG compute instance id of the partition.") \
+  X(407, partition_uuid,         NONE, TEXT,    PARTITION, IDENTITY, "", "UUID of the partition (MIG device UUID).") \
   /* processes: 450..499 */                                                                                \
   X(450, process_vram,           BYTE, INTEGER, PROCESS, LIVE, "", "VRAM held by the process.")             \
   X(451, process_gtt,            BYTE, INTEGER, PROCESS, LIVE, "", "GTT held by the process.")              \
@@ -150,12 +180,16 @@
   X(453, process_queues,         COUNT, INTEGER, PROCESS, LIVE, "", "User-mode queues the process has on the GPU.") \
   X(454, process_sdma_usage,     COUNT, INTEGER, PROCESS, LIVE, "", "Cumulative SDMA activity counter of the process.") \
   X(455, process_engine_busy,    PERCENT, REAL, PROCESS, LIVE, "engine", "Share of time one engine ran the process's work over the sampling interval.") \
+  X(456, process_type,           NONE, TEXT,    PROCESS, LIVE, "", "Kind of GPU client: compute, graphics or compute+graphics.") \
+  X(457, process_gpu_instance_id, NONE, INTEGER, PROCESS, LIVE, "", "MIG GPU instance the process runs in.") \
+  X(458, process_compute_instance_id, NONE, INTEGER, PROCESS, LIVE, "", "MIG compute instance the process runs in.") \
   /* links between GPUs: 500..549 */                                                                       \
   X(500, link_type,              NONE, TEXT,    LINK, STATIC, "", "Link type between two GPUs: xgmi, pcie or self.") \
   X(501, link_hops,              COUNT, INTEGER, LINK, STATIC, "", "Hops between two GPUs.")               \
   X(502, link_weight,            NONE, INTEGER, LINK, STATIC, "", "KFD link weight (lower is closer).")   \
   X(503, link_bandwidth_max,     BYTE_PER_SECOND, REAL, LINK, STATIC, "", "Maximum bandwidth of the link.") \
-  X(504, link_numa_distance,     NONE, INTEGER, LINK, STATIC, "", "NUMA distance between the GPUs' nodes.")
+  X(504, link_numa_distance,     NONE, INTEGER, LINK, STATIC, "", "NUMA distance between the GPUs' nodes.") \
+  X(505, link_pcie_path,         NONE, TEXT,    LINK, STATIC, "", "Closest common PCIe ancestor: board, switch, switches, host_bridge, numa_node or system.")
 /* clang-format on */
 
 #endif

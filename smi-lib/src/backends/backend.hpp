@@ -34,5 +34,7 @@ struct BackendProbe {
 };
 
 BackendProbe probe_amdgpu(const FsView& fs);
+// library_path: what dlopen is given ("libnvidia-ml.so.1" by default).
+BackendProbe probe_nvml(const FsView& fs, const std::string& library_path);
 
 }  // namespace hipstack::smi::detail

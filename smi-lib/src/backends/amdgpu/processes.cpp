@@ -2,7 +2,6 @@
 //  - KFD (/sys/class/kfd/kfd/proc/<pid>/): compute (ROCm/HIP) clients: VRAM, queues, CU occupancy, SDMA;
 //  - DRM fdinfo (/proc/<pid>/fdinfo/<fd>): every DRM client: VRAM/GTT and per-engine busy time in ns.
 #include <fmt/format.h>
-#include <pwd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "../../process_owner.hpp"
 #include "../../readings.hpp"
 #include "amdgpu.hpp"
 
@@ -116,26 +116,6 @@ std::map<std::int32_t, ProcessUsage> snapshot(const FsView& fs, const AmdGpu& gp
   return usage;
 }
 
-std::string user_name(const FsView& fs, std::int32_t pid) {
-  const FileText status = fs.read_text(fmt::format("/proc/{}/status", pid));
-  if (!status.ok()) return {};
-  const KeyValues fields_of_status = parse_key_values(status.text, ':');
-  const auto uid_line = find_value(fields_of_status, "Uid");
-  if (!uid_line) return {};
-  const auto fields = split_fields(*uid_line, '\t');
-  const auto uid = fields.empty() ? std::nullopt : parse_uint(split_fields(fields[0], ' ')[0]);
-  if (!uid) return {};
-  // Names come from this machine's user database: only meaningful for this machine's /proc.
-  if (fs.host_path("/proc") != "/proc") return std::to_string(*uid);
-  passwd entry{};
-  passwd* found = nullptr;
-  char buffer[1024];
-  if (::getpwuid_r(static_cast<uid_t>(*uid), &entry, buffer, sizeof buffer, &found) == 0 && found != nullptr) {
-    return entry.pw_name;
-  }
-  return std::to_string(*uid);
-}
-
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
@@ -168,9 +148,8 @@ std::vector<ProcessInfo> AmdgpuBackend::processes(std::size_t device, unsigned i
   for (const auto& [pid, usage] : now) {
     ProcessInfo info;
     info.pid = pid;
-    const FileText comm = fs_.read_text(fmt::format("/proc/{}/comm", pid));
-    info.name = comm.ok() ? comm.text : std::string();
-    info.user = user_name(fs_, pid);
+    info.name = process_name(fs_, pid);
+    info.user = process_user(fs_, pid);
     ReadingList list(info.readings);
     const std::string kfd_dir = fmt::format("{}/{}", kKfdProc, pid);
     if (usage.kfd_vram) list.integer(MetricId::process_vram, *usage.kfd_vram, kfd_dir + "/vram_<gpu_id>");

@@ -1,0 +1,249 @@
+// NVML backend object: discovery, summaries, MIG partitions, processes and topology.
+#include "nvml_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "../../process_owner.hpp"
+
+namespace hipstack::smi::detail {
+namespace nvml {
+namespace {
+
+constexpr unsigned long long kValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+
+const char* pcie_path_name(int level) {
+  switch (level) {
+    case kTopologyInternal: return "board";
+    case kTopologySingle: return "switch";
+    case kTopologyMultiple: return "switches";
+    case kTopologyHostBridge: return "host_bridge";
+    case kTopologyNode: return "numa_node";
+    case kTopologySystem: return "system";
+    default: return nullptr;
+  }
+}
+
+// Hops through the PCIe hierarchy that each common-ancestor level implies (nvidia-smi topo's
+// PIX=1 switch, PXB=several, PHB=host bridge, NODE, SYS across sockets).
+int pcie_hops(int level) { return level / 10 + 1; }
+
+// MIG devices of one GPU (empty when MIG is off or not supported).
+std::vector<Device> mig_devices(const Api& api, Device device) {
+  std::vector<Device> out;
+  unsigned current = 0;
+  unsigned pending = 0;
+  if (api.mig_mode == nullptr || api.mig_mode(device, &current, &pending) != kSuccess || current == 0) return out;
+  unsigned count = 0;
+  if (api.max_mig_devices == nullptr || api.mig_device_by_index == nullptr ||
+      api.max_mig_devices(device, &count) != kSuccess) {
+    return out;
+  }
+  for (unsigned i = 0; i < count && i < 64; ++i) {
+    Device mig = nullptr;
+    if (api.mig_device_by_index(device, i, &mig) == kSuccess && mig != nullptr) out.push_back(mig);
+  }
+  return out;
+}
+
+}  // namespace
+
+NvmlBackend::NvmlBackend(const FsView& fs, std::unique_ptr<Library> library, std::vector<NvidiaGpu> gpus)
+    : fs_(fs), library_(std::move(library)), gpus_(std::move(gpus)) {
+  for (const NvidiaGpu& gpu : gpus_) {
+    const auto migs = mig_devices(library_->api(), gpu.handle);
+    partition_counts_.push_back(migs.empty() ? 1u : static_cast<std::uint32_t>(migs.size()));
+  }
+}
+
+DeviceSummary NvmlBackend::summary(std::size_t device) const {
+  const NvidiaGpu& gpu = gpus_.at(device);
+  DeviceSummary s;
+  s.vendor = "nvidia";
+  s.backend = "nvml";
+  s.bdf = gpu.bdf;
+  s.uuid = gpu.uuid;
+  s.name = gpu.name;
+  s.partition_count = partition_counts_.at(device);
+  return s;
+}
+
+void NvmlBackend::sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const {
+  const NvidiaGpu& gpu = gpus_.at(device);
+  if (options.identity) read_identity(*library_, gpu, out);
+  if (options.static_info) read_static(*library_, gpu, out);
+  if (options.live) read_live(*library_, gpu, out);
+}
+
+std::vector<Partition> NvmlBackend::partitions(std::size_t device) const {
+  const NvidiaGpu& gpu = gpus_.at(device);
+  const Api& api = library_->api();
+  auto migs = mig_devices(api, gpu.handle);
+  const bool whole_gpu = migs.empty();
+  if (whole_gpu) migs.push_back(gpu.handle);  // without MIG the GPU is its one partition
+  std::vector<Partition> result;
+  for (std::size_t i = 0; i < migs.size(); ++i) {
+    Partition p;
+    p.index = static_cast<std::uint32_t>(i);
+    p.bdf = gpu.bdf;
+    std::string uuid;
+    const Return uuid_code = api.uuid == nullptr ? kErrorFunctionNotFound : read_string(api.uuid, migs[i], kUuidSize, uuid);
+    p.id = uuid_code == kSuccess ? uuid : fmt::format("{}/{}", gpu.uuid, i);
+    ReadingList list(p.readings);
+    auto report = [&](MetricId id, const char* function, Return code, std::int64_t value) {
+      if (code == kSuccess) list.integer(id, value, function);
+      else list.failed(id, errno_for(code), fmt::format("{}: {}", function, library_->describe(code)));
+    };
+    if (uuid_code == kSuccess) list.text(MetricId::partition_uuid, uuid, "nvmlDeviceGetUUID");
+    else list.failed(MetricId::partition_uuid, errno_for(uuid_code), "nvmlDeviceGetUUID: " + library_->describe(uuid_code));
+    // Each call is its own statement: its output must be written before the value is read.
+    DeviceAttributes attributes{};
+    const Return attributes_code = api.attributes == nullptr ? kErrorFunctionNotFound : api.attributes(migs[i], &attributes);
+    report(MetricId::partition_compute_units, "nvmlDeviceGetAttributes", attributes_code, attributes.multiprocessorCount);
+    Memory memory{};
+    const Return memory_code = api.memory == nullptr ? kErrorFunctionNotFound : api.memory(migs[i], &memory);
+    report(MetricId::partition_memory, "nvmlDeviceGetMemoryInfo", memory_code, static_cast<std::int64_t>(memory.total));
+    if (whole_gpu) {
+      list.failed(MetricId::partition_gpu_instance_id, ENOENT, "MIG is off: the partition is the whole GPU");
+      list.failed(MetricId::partition_compute_instance_id, ENOENT, "MIG is off: the partition is the whole GPU");
+    } else {
+      unsigned gi = 0;
+      const Return gi_code = api.gpu_instance_id == nullptr ? kErrorFunctionNotFound : api.gpu_instance_id(migs[i], &gi);
+      report(MetricId::partition_gpu_instance_id, "nvmlDeviceGetGpuInstanceId", gi_code, gi);
+      unsigned ci = 0;
+      const Return ci_code =
+          api.compute_instance_id == nullptr ? kErrorFunctionNotFound : api.compute_instance_id(migs[i], &ci);
+      report(MetricId::partition_compute_instance_id, "nvmlDeviceGetComputeInstanceId", ci_code, ci);
+    }
+    result.push_back(std::move(p));
+  }
+  return result;
+}
+
+std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigned /*interval_ms*/) const {
+  const NvidiaGpu& gpu = gpus_.at(device);
+  const Api& api = library_->api();
+  struct Seen {
+    smi::ProcessInfo info;
+    bool compute = false;
+    bool graphics = false;
+  };
+  std::map<unsigned, Seen> by_pid;
+  const std::pair<Return (*)(Device, unsigned*, nvml::ProcessInfo*), bool> queries[] = {
+      {api.compute_processes, true}, {api.graphics_processes, false}};
+  for (const auto& [query, compute] : queries) {
+    if (query == nullptr) continue;
+    // Ask for the count, then for that many (plus room for processes that start meanwhile).
+    std::vector<nvml::ProcessInfo> infos(16);
+    unsigned count = static_cast<unsigned>(infos.size());
+    Return code = query(gpu.handle, &count, infos.data());
+    for (int attempt = 0; code == kErrorInsufficientSize && attempt < 4; ++attempt) {
+      infos.resize(count + 16);
+      count = static_cast<unsigned>(infos.size());
+      code = query(gpu.handle, &count, infos.data());
+    }
+    if (code != kSuccess) continue;
+    for (unsigned i = 0; i < count && i < infos.size(); ++i) {
+      Seen& seen = by_pid[infos[i].pid];
+      (compute ? seen.compute : seen.graphics) = true;
+      ReadingList list(seen.info.readings);
+      if (seen.info.readings.empty()) {
+        seen.info.pid = static_cast<std::int32_t>(infos[i].pid);
+        if (infos[i].usedGpuMemory == kValueNotAvailable) {
+          list.failed(MetricId::process_vram, EACCES, "NVML: used memory not available (no permission or WDDM)");
+        } else {
+          list.integer(MetricId::process_vram, static_cast<std::int64_t>(infos[i].usedGpuMemory), "NVML process list");
+        }
+        if (infos[i].gpuInstanceId != kInvalidInstanceId) {
+          list.integer(MetricId::process_gpu_instance_id, infos[i].gpuInstanceId, "NVML process list");
+          list.integer(MetricId::process_compute_instance_id, infos[i].computeInstanceId, "NVML process list");
+        }
+      }
+    }
+  }
+  std::vector<smi::ProcessInfo> result;
+  for (auto& [pid, seen] : by_pid) {
+    ReadingList list(seen.info.readings);
+    list.text(MetricId::process_type, seen.compute && seen.graphics ? "compute+graphics" : seen.compute ? "compute" : "graphics",
+              "NVML process lists");
+    seen.info.name = process_name(fs_, seen.info.pid);
+    seen.info.user = process_user(fs_, seen.info.pid);
+    result.push_back(std::move(seen.info));
+  }
+  return result;
+}
+
+std::vector<Link> NvmlBackend::links() const {
+  const Api& api = library_->api();
+  std::vector<Link> result;
+  for (std::size_t a = 0; a < gpus_.size(); ++a) {
+    for (std::size_t b = 0; b < gpus_.size(); ++b) {
+      if (a == b) continue;
+      Link link;
+      link.from = static_cast<std::uint32_t>(a);
+      link.to = static_cast<std::uint32_t>(b);
+      ReadingList list(link.readings);
+      int level = 0;
+      const Return code = api.common_ancestor == nullptr ? kErrorFunctionNotFound
+                                                         : api.common_ancestor(gpus_[a].handle, gpus_[b].handle, &level);
+      if (code == kSuccess && pcie_path_name(level) != nullptr) {
+        list.text(MetricId::link_type, "pcie", "nvmlDeviceGetTopologyCommonAncestor");
+        list.text(MetricId::link_pcie_path, pcie_path_name(level), "nvmlDeviceGetTopologyCommonAncestor");
+        list.integer(MetricId::link_hops, pcie_hops(level), "nvmlDeviceGetTopologyCommonAncestor");
+      } else {
+        const std::string why = code == kSuccess ? fmt::format("nvmlDeviceGetTopologyCommonAncestor: unknown level {}", level)
+                                                 : "nvmlDeviceGetTopologyCommonAncestor: " + library_->describe(code);
+        const int error = code == kSuccess ? EINVAL : errno_for(code);
+        for (const MetricId id : {MetricId::link_type, MetricId::link_pcie_path, MetricId::link_hops}) list.failed(id, error, why);
+      }
+      result.push_back(std::move(link));
+    }
+  }
+  return result;
+}
+
+}  // namespace nvml
+
+BackendProbe probe_nvml(const FsView& fs, const std::string& library_path) {
+  BackendProbe probe;
+  auto library = std::make_unique<nvml::Library>(library_path);
+  if (!library->ready()) {
+    probe.reason = library->reason();
+    return probe;
+  }
+  const nvml::Api& api = library->api();
+  unsigned count = 0;
+  if (const nvml::Return code = api.device_count(&count); code != nvml::kSuccess) {
+    probe.reason = "nvmlDeviceGetCount: " + library->describe(code);
+    return probe;
+  }
+  std::vector<nvml::NvidiaGpu> gpus;
+  std::vector<std::string> skipped;
+  for (unsigned i = 0; i < count; ++i) {
+    nvml::NvidiaGpu gpu;
+    if (const nvml::Return code = api.device_by_index(i, &gpu.handle); code != nvml::kSuccess) {
+      // A lost or inaccessible GPU is reported, not fatal: the others still work.
+      skipped.push_back(fmt::format("GPU {}: {}", i, library->describe(code)));
+      continue;
+    }
+    nvml::PciInfo pci{};
+    if (api.pci_info != nullptr && api.pci_info(gpu.handle, &pci) == nvml::kSuccess) gpu.bdf = nvml::normalise_bus_id(pci.busId);
+    if (api.uuid != nullptr) (void)nvml::read_string(api.uuid, gpu.handle, nvml::kUuidSize, gpu.uuid);
+    if (api.name != nullptr) (void)nvml::read_string(api.name, gpu.handle, nvml::kNameSize, gpu.name);
+    if (gpu.name.empty()) gpu.name = "NVIDIA GPU";
+    gpus.push_back(std::move(gpu));
+  }
+  if (gpus.empty()) {
+    probe.reason = count == 0 ? "NVML found no NVIDIA GPU" : "no usable NVIDIA GPU: " + fmt::format("{}", fmt::join(skipped, "; "));
+    return probe;
+  }
+  probe.reason = fmt::format("{} GPU(s) through {}", gpus.size(), library->path());
+  if (!skipped.empty()) probe.reason += fmt::format("; skipped {}", fmt::join(skipped, "; "));
+  probe.backend = std::make_unique<nvml::NvmlBackend>(fs, std::move(library), std::move(gpus));
+  return probe;
+}
+
+}  // namespace hipstack::smi::detail

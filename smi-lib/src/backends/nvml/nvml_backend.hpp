@@ -1,0 +1,49 @@
+// The NVIDIA backend: NVML (loaded at run time) answers for every NVIDIA GPU, mapped onto the same
+// catalogue and units as the amdgpu backend. MIG instances are the GPU's partitions (read-only).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../backend.hpp"
+#include "nvml_library.hpp"
+
+namespace hipstack::smi::detail::nvml {
+
+struct NvidiaGpu {
+  Device handle = nullptr;
+  std::string bdf;   // "0000:00:06.0" (NVML prints an 8-digit domain; shortened to 4)
+  std::string uuid;
+  std::string name;
+};
+
+class NvmlBackend final : public Backend {
+ public:
+  NvmlBackend(const FsView& fs, std::unique_ptr<Library> library, std::vector<NvidiaGpu> gpus);
+  [[nodiscard]] std::string_view name() const noexcept override { return "nvml"; }
+  [[nodiscard]] std::size_t device_count() const noexcept override { return gpus_.size(); }
+  [[nodiscard]] DeviceSummary summary(std::size_t device) const override;
+  void sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const override;
+  [[nodiscard]] std::vector<Partition> partitions(std::size_t device) const override;
+  [[nodiscard]] std::vector<smi::ProcessInfo> processes(std::size_t device, unsigned interval_ms) const override;
+  [[nodiscard]] std::vector<Link> links() const override;
+
+ private:
+  const FsView& fs_;
+  std::unique_ptr<Library> library_;
+  std::vector<NvidiaGpu> gpus_;
+  std::vector<std::uint32_t> partition_counts_;
+};
+
+// One NVML device's readings (nvml_metrics.cpp).
+void read_identity(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out);
+void read_static(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out);
+void read_live(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out);
+
+// A text answer of NVML (name, UUID, serial ...), or the return code.
+Return read_string(Return (*fn)(Device, char*, unsigned), Device device, unsigned size, std::string& out);
+// "00000000:00:06.0" -> "0000:00:06.0"
+std::string normalise_bus_id(const char* bus_id);
+
+}  // namespace hipstack::smi::detail::nvml

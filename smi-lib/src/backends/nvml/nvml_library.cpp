@@ -1,0 +1,85 @@
+#include "nvml_library.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <initializer_list>
+
+namespace hipstack::smi::detail::nvml {
+namespace {
+
+template <typename Fn>
+bool resolve(void* handle, Fn*& slot, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (void* symbol = ::dlsym(handle, name)) {
+      slot = reinterpret_cast<Fn*>(symbol);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Library::Library(const std::string& path) : path_(path) {
+  handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle_ == nullptr) {
+    const char* error = ::dlerror();
+    reason_ = fmt::format("cannot load {}: {}", path, error != nullptr ? error : "unknown error");
+    return;
+  }
+#define HIPSTACK_NVML_RESOLVE(member, signature, ...) resolve(handle_, api_.member, {__VA_ARGS__});
+  HIPSTACK_NVML_SYMBOLS(HIPSTACK_NVML_RESOLVE)
+#undef HIPSTACK_NVML_RESOLVE
+  // Without these there is no device to ask anything.
+  const std::pair<const char*, bool> required[] = {{"nvmlInit", api_.init != nullptr},
+                                                   {"nvmlShutdown", api_.shutdown != nullptr},
+                                                   {"nvmlDeviceGetCount", api_.device_count != nullptr},
+                                                   {"nvmlDeviceGetHandleByIndex", api_.device_by_index != nullptr}};
+  for (const auto& [name, present] : required) {
+    if (!present) {
+      reason_ = fmt::format("{} lacks {} (and its versioned names)", path, name);
+      return;
+    }
+  }
+  const Return init = api_.init();
+  if (init != kSuccess) {
+    reason_ = fmt::format("nvmlInit failed: {}", describe(init));
+    return;
+  }
+  initialised_ = true;
+  ready_ = true;
+}
+
+Library::~Library() {
+  if (initialised_) api_.shutdown();
+  if (handle_ != nullptr) ::dlclose(handle_);
+}
+
+std::string Library::describe(Return code) const {
+  const char* text = api_.error_string != nullptr ? api_.error_string(code) : nullptr;
+  return fmt::format("NVML error {} ({})", code, text != nullptr ? text : "no description");
+}
+
+int errno_for(Return code) noexcept {
+  switch (code) {
+    case kSuccess: return 0;
+    case kErrorNotSupported:
+    case kErrorFunctionNotFound:
+    case kErrorNotFound:
+      return ENOENT;
+    case kErrorNoPermission: return EACCES;
+    case kErrorTimeout: return ETIMEDOUT;
+    case kErrorInUse: return EBUSY;
+    case kErrorNotReady: return EAGAIN;
+    case kErrorNoData: return ENODATA;
+    case kErrorGpuIsLost: return ENXIO;
+    case kErrorResetRequired: return EIO;
+    case kErrorInsufficientSize: return EOVERFLOW;
+    case kErrorInvalidArgument: return EINVAL;
+    default: return EIO;
+  }
+}
+
+}  // namespace hipstack::smi::detail::nvml

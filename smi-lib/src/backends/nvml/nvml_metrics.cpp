@@ -1,0 +1,409 @@
+// NVML answers turned into catalogue readings. Units: mW -> W, mJ -> J, KB/s -> bytes/s, PCIe
+// generation -> GT/s; temperatures in °C and clocks in MHz as NVML gives them.
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <cerrno>
+
+#include "nvml_backend.hpp"
+
+namespace hipstack::smi::detail::nvml {
+namespace {
+
+// PCIe transfer rate per lane of each generation, GT/s.
+std::optional<double> generation_speed(unsigned generation) {
+  constexpr std::array<double, 7> kGts = {0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
+  if (generation == 0 || generation >= kGts.size()) return std::nullopt;
+  return kGts[generation];
+}
+
+const char* architecture_name(unsigned arch) {
+  switch (arch) {
+    case 2: return "kepler";
+    case 3: return "maxwell";
+    case 4: return "pascal";
+    case 5: return "volta";
+    case 6: return "turing";
+    case 7: return "ampere";
+    case 8: return "ada";
+    case 9: return "hopper";
+    case 10: return "blackwell";
+    default: return nullptr;
+  }
+}
+
+const char* enabled_text(int state) { return state != 0 ? "enabled" : "disabled"; }
+
+// Calls NVML for one device and reports what it said. Every call below is its own statement,
+// before the value it writes is read: as one argument list (number(id, name, call(&v), v)) the
+// order of evaluation is unspecified, and GCC reads v first.
+class Probe {
+ public:
+  Probe(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out) : lib_(lib), gpu_(gpu), list_(out) {}
+
+  ReadingList& list() { return list_; }
+  const Api& api() const { return lib_.api(); }
+  Device device() const { return gpu_.handle; }
+
+  // The NVML function is missing from this driver's library.
+  static constexpr Return kMissing = kErrorFunctionNotFound;
+
+  template <typename Fn, typename... Args>
+  Return call(Fn* fn, Args... args) const {
+    return fn == nullptr ? kMissing : fn(gpu_.handle, args...);
+  }
+  void fail(MetricId id, const char* function, Return code, const std::string& instance = {}) {
+    const std::string why = code == kMissing ? fmt::format("{}: not in {}", function, lib_.path())
+                                             : fmt::format("{}: {}", function, lib_.describe(code));
+    list_.failed(id, errno_for(code), why, instance);
+  }
+  void number(MetricId id, const char* function, Return code, double value, const std::string& instance = {}) {
+    if (code != kSuccess) return fail(id, function, code, instance);
+    const MetricInfo* info = find_metric(id);
+    if (info != nullptr && info->type == ValueType::integer) {
+      list_.integer(id, static_cast<std::int64_t>(value), function, instance);
+    } else {
+      list_.real(id, value, function, instance);
+    }
+  }
+  void text(MetricId id, const char* function, Return code, std::string value, const std::string& instance = {}) {
+    if (code != kSuccess) return fail(id, function, code, instance);
+    list_.text(id, std::move(value), function, instance);
+  }
+  void string_metric(MetricId id, const char* function, Return (*fn)(Device, char*, unsigned), unsigned size) {
+    std::string value;
+    const Return code = fn == nullptr ? kMissing : read_string(fn, gpu_.handle, size, value);
+    if (code == kSuccess && value.empty()) return list_.failed(id, ENOENT, fmt::format("{}: empty", function));
+    text(id, function, code, std::move(value));
+  }
+
+ private:
+  const Library& lib_;
+  const NvidiaGpu& gpu_;
+  ReadingList list_;
+};
+
+}  // namespace
+
+Return read_string(Return (*fn)(Device, char*, unsigned), Device device, unsigned size, std::string& out) {
+  std::vector<char> buffer(size + 1, '\0');
+  const Return code = fn(device, buffer.data(), size);
+  if (code == kSuccess) out.assign(buffer.data());
+  return code;
+}
+
+std::string normalise_bus_id(const char* bus_id) {
+  std::string id(bus_id);
+  // NVML: "00000000:00:06.0" (32-bit domain); PCI sysfs and hipstack: "0000:00:06.0".
+  if (id.size() == 16 && id[8] == ':' && id.compare(0, 4, "0000") == 0) id.erase(0, 4);
+  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return id;
+}
+
+void read_identity(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out) {
+  Probe p(lib, gpu, out);
+  const Api& api = p.api();
+  p.list().text(MetricId::vendor, "nvidia", "NVML");
+  p.list().text(MetricId::uuid, gpu.uuid, "nvmlDeviceGetUUID");
+  p.list().text(MetricId::marketing_name, gpu.name, "nvmlDeviceGetName");
+  p.list().text(MetricId::driver_name, "nvidia", "NVML");
+  PciInfo pci{};
+  const Return pci_code = p.call(api.pci_info, &pci);
+  p.text(MetricId::bdf, "nvmlDeviceGetPciInfo", pci_code, pci_code == kSuccess ? normalise_bus_id(pci.busId) : "");
+  p.text(MetricId::pci_vendor_id, "nvmlDeviceGetPciInfo", pci_code, fmt::format("0x{:04x}", pci.pciDeviceId & 0xffff));
+  p.text(MetricId::pci_device_id, "nvmlDeviceGetPciInfo", pci_code, fmt::format("0x{:04x}", pci.pciDeviceId >> 16));
+  p.text(MetricId::pci_subsystem_vendor_id, "nvmlDeviceGetPciInfo", pci_code,
+         fmt::format("0x{:04x}", pci.pciSubSystemId & 0xffff));
+  p.text(MetricId::pci_subsystem_device_id, "nvmlDeviceGetPciInfo", pci_code,
+         fmt::format("0x{:04x}", pci.pciSubSystemId >> 16));
+  p.string_metric(MetricId::serial_number, "nvmlDeviceGetSerial", api.serial, kSerialSize);
+  p.string_metric(MetricId::product_number, "nvmlDeviceGetBoardPartNumber", api.part_number, kPartNumberSize);
+  p.string_metric(MetricId::vbios_version, "nvmlDeviceGetVbiosVersion", api.vbios_version, kVbiosSize);
+
+  std::array<char, kDriverVersionSize + 1> driver{};
+  const Return driver_code =
+      api.driver_version == nullptr ? Probe::kMissing : api.driver_version(driver.data(), kDriverVersionSize);
+  p.text(MetricId::driver_version, "nvmlSystemGetDriverVersion", driver_code, driver.data());
+  int cuda = 0;
+  const Return cuda_code = api.cuda_version == nullptr ? Probe::kMissing : api.cuda_version(&cuda);
+  p.text(MetricId::cuda_driver_version, "nvmlSystemGetCudaDriverVersion", cuda_code,
+         fmt::format("{}.{}", cuda / 1000, (cuda % 1000) / 10));
+
+  int major = 0;
+  int minor = 0;
+  const Return cc_code = p.call(api.compute_capability, &major, &minor);
+  p.text(MetricId::compute_capability, "nvmlDeviceGetCudaComputeCapability", cc_code, fmt::format("{}.{}", major, minor));
+  // The compiler target, as gfx942 is for AMD: nvcc -arch=sm_90.
+  p.text(MetricId::gfx_target, "nvmlDeviceGetCudaComputeCapability", cc_code, fmt::format("sm_{}{}", major, minor));
+  unsigned arch = 0;
+  const Return arch_code = p.call(api.architecture, &arch);
+  if (arch_code == kSuccess && architecture_name(arch) == nullptr) {
+    p.list().failed(MetricId::architecture, ENOENT, fmt::format("nvmlDeviceGetArchitecture: unknown value {}", arch));
+  } else {
+    p.text(MetricId::architecture, "nvmlDeviceGetArchitecture", arch_code, arch_code == kSuccess ? architecture_name(arch) : "");
+  }
+  p.list().text(MetricId::device_type, "discrete", "NVML");
+}
+
+void read_static(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out) {
+  Probe p(lib, gpu, out);
+  const Api& api = p.api();
+  MemoryV2 memory{};
+  memory.version = kMemoryV2Version;
+  Return memory_code = p.call(api.memory_v2, &memory);
+  if (memory_code != kSuccess) {
+    Memory old{};
+    memory_code = p.call(api.memory, &old);
+    memory.total = old.total;
+  }
+  p.number(MetricId::vram_total, "nvmlDeviceGetMemoryInfo", memory_code, static_cast<double>(memory.total));
+  Bar1Memory bar1{};
+  {
+    const Return code = p.call(api.bar1_memory, &bar1);
+    p.number(MetricId::bar1_total, "nvmlDeviceGetBAR1MemoryInfo", code, static_cast<double>(bar1.bar1Total));
+  }
+  DeviceAttributes attributes{};
+  {
+    const Return code = p.call(api.attributes, &attributes);
+    p.number(MetricId::compute_units, "nvmlDeviceGetAttributes", code, attributes.multiprocessorCount);
+  }
+  p.list().integer(MetricId::wavefront_size, 32, "CUDA warp size (every NVIDIA GPU)");
+
+  const std::pair<MetricId, int> max_clocks[] = {{MetricId::clock_sclk_max, kClockGraphics},
+                                                 {MetricId::clock_mclk_max, kClockMem},
+                                                 {MetricId::clock_sm_max, kClockSm},
+                                                 {MetricId::clock_video_max, kClockVideo}};
+  for (const auto& [id, type] : max_clocks) {
+    unsigned mhz = 0;
+    {
+      const Return code = p.call(api.max_clock, type, &mhz);
+      p.number(id, "nvmlDeviceGetMaxClockInfo", code, mhz);
+    }
+  }
+  unsigned low = 0;
+  unsigned high = 0;
+  const Return constraints = p.call(api.power_limit_constraints, &low, &high);
+  p.number(MetricId::power_cap_min, "nvmlDeviceGetPowerManagementLimitConstraints", constraints, low / 1000.0);
+  p.number(MetricId::power_cap_max, "nvmlDeviceGetPowerManagementLimitConstraints", constraints, high / 1000.0);
+  unsigned milliwatts = 0;
+  {
+    const Return code = p.call(api.power_limit_default, &milliwatts);
+    p.number(MetricId::power_cap_default, "nvmlDeviceGetPowerManagementDefaultLimit", code, milliwatts / 1000.0);
+  }
+  {
+    const Return code = p.call(api.power_limit_enforced, &milliwatts);
+    p.number(MetricId::power_cap, "nvmlDeviceGetEnforcedPowerLimit", code, milliwatts / 1000.0);
+  }
+
+  unsigned generation = 0;
+  const Return gen_code = p.call(api.max_pcie_generation, &generation);
+  if (gen_code == kSuccess && !generation_speed(generation)) {
+    p.list().malformed(MetricId::pcie_speed_max, fmt::format("nvmlDeviceGetMaxPcieLinkGeneration: generation {}", generation));
+  } else {
+    p.number(MetricId::pcie_speed_max, "nvmlDeviceGetMaxPcieLinkGeneration", gen_code, generation_speed(generation).value_or(0));
+  }
+  unsigned width = 0;
+  {
+    const Return code = p.call(api.max_pcie_width, &width);
+    p.number(MetricId::pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth", code, width);
+  }
+  unsigned node = 0;
+  {
+    const Return code = p.call(api.numa_node, &node);
+    p.number(MetricId::numa_node, "nvmlDeviceGetNumaNodeId", code, node);
+  }
+
+  const std::pair<MetricId, int> thresholds[] = {{MetricId::temperature_junction_critical, kThresholdSlowdown},
+                                                 {MetricId::temperature_junction_emergency, kThresholdShutdown},
+                                                 {MetricId::temperature_memory_critical, kThresholdMemMax}};
+  for (const auto& [id, type] : thresholds) {
+    unsigned celsius = 0;
+    {
+      const Return code = p.call(api.temperature_threshold, type, &celsius);
+      p.number(id, "nvmlDeviceGetTemperatureThreshold", code, celsius);
+    }
+  }
+
+  EnableState current = 0;
+  EnableState pending = 0;
+  Return code = p.call(api.ecc_mode, &current, &pending);
+  p.text(MetricId::ecc_mode, "nvmlDeviceGetEccMode", code, enabled_text(current));
+  unsigned mig_current = 0;
+  unsigned mig_pending = 0;
+  code = p.call(api.mig_mode, &mig_current, &mig_pending);
+  p.text(MetricId::mig_mode, "nvmlDeviceGetMigMode", code, enabled_text(static_cast<int>(mig_current)));
+  code = p.call(api.persistence_mode, &current);
+  p.text(MetricId::persistence_mode, "nvmlDeviceGetPersistenceMode", code, enabled_text(current));
+  int mode = 0;
+  code = p.call(api.compute_mode, &mode);
+  const char* mode_name = mode == 0 ? "default" : mode == 2 ? "prohibited" : mode == 3 ? "exclusive_process" : "exclusive_thread";
+  p.text(MetricId::compute_mode, "nvmlDeviceGetComputeMode", code, mode_name);
+}
+
+void read_live(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out) {
+  Probe p(lib, gpu, out);
+  const Api& api = p.api();
+  unsigned value = 0;
+  {
+    const Return code = p.call(api.temperature, kTemperatureGpu, &value);
+    p.number(MetricId::temperature_junction, "nvmlDeviceGetTemperature", code, value);
+  }
+  // Memory temperature and instantaneous power exist only as field values.
+  std::array<FieldValue, 2> fields{};
+  fields[0].fieldId = kFieldMemoryTemperature;
+  fields[1].fieldId = 186;  // NVML_FI_DEV_POWER_INSTANT, mW
+  const Return fields_code = p.call(api.field_values, static_cast<int>(fields.size()), fields.data());
+  auto field_number = [](const FieldValue& f) -> double {
+    switch (f.valueType) {
+      case 0: return f.value.dVal;
+      case 1: return f.value.uiVal;
+      case 2: return static_cast<double>(f.value.ulVal);
+      case 3: return static_cast<double>(f.value.ullVal);
+      case 4: return static_cast<double>(f.value.sllVal);
+      case 5: return f.value.siVal;
+      case 6: return f.value.usVal;
+      default: return 0;
+    }
+  };
+  p.number(MetricId::temperature_memory, "nvmlDeviceGetFieldValues(MEMORY_TEMP)",
+           fields_code == kSuccess ? fields[0].nvmlReturn : fields_code, field_number(fields[0]));
+  p.number(MetricId::power_current, "nvmlDeviceGetFieldValues(POWER_INSTANT)",
+           fields_code == kSuccess ? fields[1].nvmlReturn : fields_code, field_number(fields[1]) / 1000.0);
+  {
+    const Return code = p.call(api.power_usage, &value);
+    p.number(MetricId::power_average, "nvmlDeviceGetPowerUsage", code, value / 1000.0);
+  }
+  unsigned long long energy = 0;
+  {
+    const Return code = p.call(api.total_energy, &energy);
+    p.number(MetricId::energy_consumed, "nvmlDeviceGetTotalEnergyConsumption", code, static_cast<double>(energy) / 1000.0);
+  }
+
+  const std::pair<MetricId, int> clocks[] = {{MetricId::clock_sclk, kClockGraphics},
+                                             {MetricId::clock_sm, kClockSm},
+                                             {MetricId::clock_mclk, kClockMem},
+                                             {MetricId::clock_video, kClockVideo}};
+  for (const auto& [id, type] : clocks) {
+    const Return code = p.call(api.clock, type, &value);
+    p.number(id, "nvmlDeviceGetClockInfo", code, value);
+  }
+
+  Utilization utilization{};
+  const Return util_code = p.call(api.utilization, &utilization);
+  p.number(MetricId::gpu_busy, "nvmlDeviceGetUtilizationRates", util_code, utilization.gpu);
+  p.number(MetricId::memory_busy, "nvmlDeviceGetUtilizationRates", util_code, utilization.memory);
+  unsigned period = 0;
+  {
+    const Return code = p.call(api.encoder_utilization, &value, &period);
+    p.number(MetricId::encoder_busy, "nvmlDeviceGetEncoderUtilization", code, value);
+  }
+  {
+    const Return code = p.call(api.decoder_utilization, &value, &period);
+    p.number(MetricId::decoder_busy, "nvmlDeviceGetDecoderUtilization", code, value);
+  }
+
+  MemoryV2 memory{};
+  memory.version = kMemoryV2Version;
+  const Return v2 = p.call(api.memory_v2, &memory);
+  if (v2 == kSuccess) {
+    p.number(MetricId::vram_used, "nvmlDeviceGetMemoryInfo_v2", v2, static_cast<double>(memory.used));
+    p.number(MetricId::vram_free, "nvmlDeviceGetMemoryInfo_v2", v2, static_cast<double>(memory.free));
+    p.number(MetricId::vram_reserved, "nvmlDeviceGetMemoryInfo_v2", v2, static_cast<double>(memory.reserved));
+  } else {
+    Memory old{};
+    const Return v1 = p.call(api.memory, &old);
+    p.number(MetricId::vram_used, "nvmlDeviceGetMemoryInfo", v1, static_cast<double>(old.used));
+    p.number(MetricId::vram_free, "nvmlDeviceGetMemoryInfo", v1, static_cast<double>(old.free));
+    p.fail(MetricId::vram_reserved, "nvmlDeviceGetMemoryInfo_v2", v2);
+  }
+  Bar1Memory bar1{};
+  {
+    const Return code = p.call(api.bar1_memory, &bar1);
+    p.number(MetricId::bar1_used, "nvmlDeviceGetBAR1MemoryInfo", code, static_cast<double>(bar1.bar1Used));
+  }
+  // NVML's fan speed is the intended speed as a share of the maximum: our fan_pwm.
+  {
+    const Return code = p.call(api.fan_speed, &value);
+    p.number(MetricId::fan_pwm, "nvmlDeviceGetFanSpeed", code, value);
+  }
+  int pstate = 0;
+  const Return pstate_code = p.call(api.performance_state, &pstate);
+  if (pstate_code == kSuccess && (pstate < 0 || pstate > 15)) {
+    p.list().failed(MetricId::performance_state, ENOENT, "nvmlDeviceGetPerformanceState: unknown");
+  } else {
+    p.text(MetricId::performance_state, "nvmlDeviceGetPerformanceState", pstate_code, fmt::format("P{}", pstate));
+  }
+  unsigned long long reasons = 0;
+  {
+    const Return code = p.call(api.clock_event_reasons, &reasons);
+    p.number(MetricId::throttle_status, "nvmlDeviceGetCurrentClocksEventReasons", code, static_cast<double>(reasons));
+  }
+
+  unsigned generation = 0;
+  const Return gen_code = p.call(api.pcie_generation, &generation);
+  p.number(MetricId::pcie_speed, "nvmlDeviceGetCurrPcieLinkGeneration", gen_code == kSuccess && !generation_speed(generation) ? kErrorUnknown : gen_code,
+           generation_speed(generation).value_or(0));
+  {
+    const Return code = p.call(api.pcie_width, &value);
+    p.number(MetricId::pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", code, value);
+  }
+  {
+    const Return code = p.call(api.pcie_throughput, kPcieRxBytes, &value);
+    p.number(MetricId::pcie_rx, "nvmlDeviceGetPcieThroughput(RX)", code, value * 1024.0);
+  }
+  {
+    const Return code = p.call(api.pcie_throughput, kPcieTxBytes, &value);
+    p.number(MetricId::pcie_tx, "nvmlDeviceGetPcieThroughput(TX)", code, value * 1024.0);
+  }
+  {
+    const Return code = p.call(api.pcie_replay_counter, &value);
+    p.number(MetricId::pcie_replay_count, "nvmlDeviceGetPcieReplayCounter", code, value);
+  }
+
+  const struct {
+    MetricId id;
+    int type;
+    int counter;
+  } ecc[] = {{MetricId::ecc_corrected_volatile, kErrorCorrected, kVolatileEcc},
+             {MetricId::ecc_uncorrected_volatile, kErrorUncorrected, kVolatileEcc},
+             {MetricId::ecc_corrected_aggregate, kErrorCorrected, kAggregateEcc},
+             {MetricId::ecc_uncorrected_aggregate, kErrorUncorrected, kAggregateEcc}};
+  for (const auto& e : ecc) {
+    unsigned long long count = 0;
+    {
+      const Return code = p.call(api.total_ecc_errors, e.type, e.counter, &count);
+      p.number(e.id, "nvmlDeviceGetTotalEccErrors", code, static_cast<double>(count));
+    }
+  }
+  const std::pair<const char*, int> causes[] = {{"single_bit_ecc", kRetiredMultipleSbe}, {"double_bit_ecc", kRetiredDbe}};
+  for (const auto& [cause, code] : causes) {
+    unsigned count = 0;  // with a zero-sized array NVML answers the count (or INSUFFICIENT_SIZE with it)
+    Return r = p.call(api.retired_pages, code, &count, static_cast<unsigned long long*>(nullptr));
+    if (r == kErrorInsufficientSize) r = kSuccess;
+    p.number(MetricId::retired_pages, "nvmlDeviceGetRetiredPages", r, count, cause);
+  }
+  unsigned corrected = 0;
+  unsigned uncorrected = 0;
+  unsigned pending = 0;
+  unsigned failed = 0;
+  const Return rows = p.call(api.remapped_rows, &corrected, &uncorrected, &pending, &failed);
+  p.number(MetricId::remapped_rows, "nvmlDeviceGetRemappedRows", rows, corrected, "correctable");
+  p.number(MetricId::remapped_rows, "nvmlDeviceGetRemappedRows", rows, uncorrected, "uncorrectable");
+  p.number(MetricId::remapped_rows_pending, "nvmlDeviceGetRemappedRows", rows, pending != 0 ? 1 : 0);
+  p.number(MetricId::remapped_rows_failed, "nvmlDeviceGetRemappedRows", rows, failed != 0 ? 1 : 0);
+
+  bool any_link = false;
+  Return link_code = Probe::kMissing;
+  for (unsigned link = 0; link < kNvlinkMaxLinks; ++link) {
+    EnableState active = 0;
+    link_code = p.call(api.nvlink_state, link, &active);
+    if (link_code == kErrorInvalidArgument || link_code == kErrorNotSupported || link_code == Probe::kMissing) break;
+    any_link = true;
+    p.text(MetricId::nvlink_state, "nvmlDeviceGetNvLinkState", link_code, active != 0 ? "active" : "inactive",
+           std::to_string(link));
+  }
+  if (!any_link) p.fail(MetricId::nvlink_state, "nvmlDeviceGetNvLinkState", link_code == kErrorInvalidArgument ? kErrorNotSupported : link_code);
+}
+
+}  // namespace hipstack::smi::detail::nvml
