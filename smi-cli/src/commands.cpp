@@ -69,7 +69,8 @@ constexpr const char* kReadingsCsvHeader = "device,bdf,metric,instance,status,va
 
 // Shared by `static` and `metric`: sample each selected device and render.
 int run_sampled(const smi::System& system, const CommonOptions& options, std::string_view command,
-                const smi::SampleOptions& what) {
+                smi::SampleOptions what) {
+  for (const std::string& name : options.metrics) what.metrics.push_back(smi::find_metric(name)->id);
   const auto devices = system.devices();
   const auto selected = selected_devices(system, options);
   Json doc = document(command);

@@ -167,8 +167,12 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   slot.backend->sample(slot.local, options, readings);
   std::array<bool, 1024> seen{};
   for (const Reading& r : readings) seen[static_cast<std::uint32_t>(r.id) % 1024] = true;
+  auto requested = [&options](MetricId id) {
+    return options.metrics.empty() || std::find(options.metrics.begin(), options.metrics.end(), id) != options.metrics.end();
+  };
+  if (!options.metrics.empty()) std::erase_if(readings, [&](const Reading& r) { return !requested(r.id); });
   for (const MetricInfo& info : catalogue()) {
-    if (info.scope != Scope::device || !kind_selected(info.kind, options)) continue;
+    if (info.scope != Scope::device || !kind_selected(info.kind, options) || !requested(info.id)) continue;
     if (seen[static_cast<std::uint32_t>(info.id) % 1024]) continue;
     Reading r;
     r.id = info.id;

@@ -6,6 +6,7 @@ Usage: test_cli.py HIPSTACK_SMI CAPTURES_DIR
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 import unittest
@@ -175,6 +176,34 @@ class RocmSmiCompat(unittest.TestCase):
         self.assertIn("--setsclk", proc.stderr)
         run("--rocm-smi", expect=2)
         run("--rocm-smi", "--showmeminfo", "flash", expect=2)
+
+
+@unittest.skipUnless(os.environ.get("FAKE_NVML_FULL"), "fake NVML not built")
+class BothVendors(unittest.TestCase):
+    def env(self, script):
+        env = dict(os.environ)
+        env["HIPSTACK_NVML_LIBRARY"] = os.environ["FAKE_NVML_FULL"]
+        env["HIPSTACK_FAKE_NVML_SCRIPT"] = f"{os.environ['FAKE_NVML_SCRIPTS_DIR']}/{script}"
+        return env
+
+    def test_amd_and_nvidia_listed_together_and_selectable(self):
+        root = sys_root("real/lact/rx6900xt")
+        proc = subprocess.run([SMI, "list", "--json", "--sysfs-root", root], capture_output=True, text=True,
+                              env=self.env("h100x2-mig.txt"), check=True)
+        devices = json.loads(proc.stdout)["devices"]
+        self.assertEqual([d["vendor"] for d in devices], ["amd", "nvidia", "nvidia"])
+        self.assertEqual(devices[2]["partitions"], 2)
+        proc = subprocess.run([SMI, "metric", "--json", "-g", "2a:00.0", "-m", "temperature_junction", "--sysfs-root", root],
+                              capture_output=True, text=True, env=self.env("h100x2-mig.txt"), check=True)
+        (device,) = json.loads(proc.stdout)["devices"]
+        self.assertEqual(device["vendor"], "nvidia")
+        self.assertEqual(device["index"], 2)
+
+    def test_verbose_says_why_nvml_is_absent(self):
+        proc = subprocess.run([SMI, "list", "-v", "--sysfs-root", sys_root("real/lact/rx6900xt")], capture_output=True,
+                              text=True, env=self.env("init-fails.txt"), check=True)
+        self.assertIn("backend nvml: absent (nvmlInit failed", proc.stderr)
+        self.assertIn("0000:0c:00.0", proc.stdout)
 
 
 class Capture(unittest.TestCase):

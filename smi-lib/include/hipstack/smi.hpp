@@ -108,7 +108,8 @@ struct SampleOptions {
   bool identity = false;
   bool static_info = false;
   bool live = true;
-  bool pcie_throughput = false;  // amdgpu pcie_bw: the kernel read blocks about one second
+  bool pcie_throughput = false;  // amdgpu pcie_bw blocks ~1 s; NVML samples 20 ms per direction
+  std::vector<MetricId> metrics;  // only these (empty: all); backends skip calls nobody asked for
 };
 
 struct DeviceSummary {

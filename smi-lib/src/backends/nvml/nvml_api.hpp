@@ -49,6 +49,7 @@ constexpr int kVolatileEcc = 0, kAggregateEcc = 1;       // nvmlEccCounterType_t
 constexpr int kRetiredMultipleSbe = 0, kRetiredDbe = 1;  // nvmlPageRetirementCause_t
 constexpr unsigned kNvlinkMaxLinks = 18;
 constexpr unsigned kFieldMemoryTemperature = 82;         // NVML_FI_DEV_MEMORY_TEMP
+constexpr unsigned kFieldPowerInstant = 186;             // NVML_FI_DEV_POWER_INSTANT, mW
 constexpr unsigned kInvalidInstanceId = 0xffffffffu;
 
 struct PciInfo {             // nvmlPciInfo_t

@@ -75,7 +75,7 @@ void NvmlBackend::sample(std::size_t device, const SampleOptions& options, std::
   const NvidiaGpu& gpu = gpus_.at(device);
   if (options.identity) read_identity(*library_, gpu, out);
   if (options.static_info) read_static(*library_, gpu, out);
-  if (options.live) read_live(*library_, gpu, out);
+  if (options.live) read_live(*library_, gpu, options, out);
 }
 
 std::vector<Partition> NvmlBackend::partitions(std::size_t device) const {
@@ -160,6 +160,9 @@ std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigne
         if (infos[i].gpuInstanceId != kInvalidInstanceId) {
           list.integer(MetricId::process_gpu_instance_id, infos[i].gpuInstanceId, "NVML process list");
           list.integer(MetricId::process_compute_instance_id, infos[i].computeInstanceId, "NVML process list");
+        } else {
+          list.failed(MetricId::process_gpu_instance_id, ENOENT, "not in a MIG instance");
+          list.failed(MetricId::process_compute_instance_id, ENOENT, "not in a MIG instance");
         }
       }
     }

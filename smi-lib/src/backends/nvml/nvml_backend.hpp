@@ -39,7 +39,7 @@ class NvmlBackend final : public Backend {
 // One NVML device's readings (nvml_metrics.cpp).
 void read_identity(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out);
 void read_static(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out);
-void read_live(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out);
+void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out);
 
 // A text answer of NVML (name, UUID, serial ...), or the return code.
 Return read_string(Return (*fn)(Device, char*, unsigned), Device device, unsigned size, std::string& out);

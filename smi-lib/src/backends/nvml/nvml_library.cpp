@@ -23,7 +23,8 @@ bool resolve(void* handle, Fn*& slot, std::initializer_list<const char*> names) 
 }  // namespace
 
 Library::Library(const std::string& path) : path_(path) {
-  handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // Lazy binding: NVML is large and most of it is never called; nvidia-smi binds it lazily too.
+  handle_ = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
   if (handle_ == nullptr) {
     const char* error = ::dlerror();
     reason_ = fmt::format("cannot load {}: {}", path, error != nullptr ? error : "unknown error");

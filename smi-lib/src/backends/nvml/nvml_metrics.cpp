@@ -2,7 +2,9 @@
 // generation -> GT/s; temperatures in °C and clocks in MHz as NVML gives them.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <cctype>
 #include <cerrno>
 
@@ -83,6 +85,90 @@ class Probe {
   const NvidiaGpu& gpu_;
   ReadingList list_;
 };
+
+
+double field_number(const FieldValue& f) {
+  switch (f.valueType) {
+    case 0: return f.value.dVal;
+    case 1: return f.value.uiVal;
+    case 2: return static_cast<double>(f.value.ulVal);
+    case 3: return static_cast<double>(f.value.ullVal);
+    case 4: return static_cast<double>(f.value.sllVal);
+    case 5: return f.value.siVal;
+    case 6: return f.value.usVal;
+    default: return 0;
+  }
+}
+
+void read_memory_use(Probe& p) {
+  const Api& api = p.api();
+  MemoryV2 memory{};
+  memory.version = kMemoryV2Version;
+  const Return v2 = p.call(api.memory_v2, &memory);
+  if (v2 == kSuccess) {
+    p.number(MetricId::vram_used, "nvmlDeviceGetMemoryInfo_v2", v2, static_cast<double>(memory.used));
+    p.number(MetricId::vram_free, "nvmlDeviceGetMemoryInfo_v2", v2, static_cast<double>(memory.free));
+    p.number(MetricId::vram_reserved, "nvmlDeviceGetMemoryInfo_v2", v2, static_cast<double>(memory.reserved));
+    return;
+  }
+  // Older drivers: no reserved memory figure.
+  Memory old{};
+  const Return v1 = p.call(api.memory, &old);
+  p.number(MetricId::vram_used, "nvmlDeviceGetMemoryInfo", v1, static_cast<double>(old.used));
+  p.number(MetricId::vram_free, "nvmlDeviceGetMemoryInfo", v1, static_cast<double>(old.free));
+  p.fail(MetricId::vram_reserved, "nvmlDeviceGetMemoryInfo_v2", v2);
+}
+
+// ECC counters, retired pages (older GPUs) and remapped rows (A100 and newer).
+void read_memory_errors(Probe& p) {
+  const Api& api = p.api();
+  const struct {
+    MetricId id;
+    int type;
+    int counter;
+  } ecc[] = {{MetricId::ecc_corrected_volatile, kErrorCorrected, kVolatileEcc},
+             {MetricId::ecc_uncorrected_volatile, kErrorUncorrected, kVolatileEcc},
+             {MetricId::ecc_corrected_aggregate, kErrorCorrected, kAggregateEcc},
+             {MetricId::ecc_uncorrected_aggregate, kErrorUncorrected, kAggregateEcc}};
+  for (const auto& e : ecc) {
+    unsigned long long count = 0;
+    const Return code = p.call(api.total_ecc_errors, e.type, e.counter, &count);
+    p.number(e.id, "nvmlDeviceGetTotalEccErrors", code, static_cast<double>(count));
+  }
+  const std::pair<const char*, int> causes[] = {{"single_bit_ecc", kRetiredMultipleSbe}, {"double_bit_ecc", kRetiredDbe}};
+  for (const auto& [cause, kind] : causes) {
+    unsigned count = 0;  // with a zero-sized array NVML answers the count (or INSUFFICIENT_SIZE with it)
+    Return code = p.call(api.retired_pages, kind, &count, static_cast<unsigned long long*>(nullptr));
+    if (code == kErrorInsufficientSize) code = kSuccess;
+    p.number(MetricId::retired_pages, "nvmlDeviceGetRetiredPages", code, count, cause);
+  }
+  unsigned corrected = 0;
+  unsigned uncorrected = 0;
+  unsigned pending = 0;
+  unsigned failed = 0;
+  const Return rows = p.call(api.remapped_rows, &corrected, &uncorrected, &pending, &failed);
+  p.number(MetricId::remapped_rows, "nvmlDeviceGetRemappedRows", rows, corrected, "correctable");
+  p.number(MetricId::remapped_rows, "nvmlDeviceGetRemappedRows", rows, uncorrected, "uncorrectable");
+  p.number(MetricId::remapped_rows_pending, "nvmlDeviceGetRemappedRows", rows, pending != 0 ? 1 : 0);
+  p.number(MetricId::remapped_rows_failed, "nvmlDeviceGetRemappedRows", rows, failed != 0 ? 1 : 0);
+}
+
+// Each NVLink's state, until the device has no more links.
+void read_nvlinks(Probe& p) {
+  bool any_link = false;
+  Return code = Probe::kMissing;
+  for (unsigned link = 0; link < kNvlinkMaxLinks; ++link) {
+    EnableState active = 0;
+    code = p.call(p.api().nvlink_state, link, &active);
+    if (code == kErrorInvalidArgument || code == kErrorNotSupported || code == Probe::kMissing) break;
+    any_link = true;
+    p.text(MetricId::nvlink_state, "nvmlDeviceGetNvLinkState", code, active != 0 ? "active" : "inactive",
+           std::to_string(link));
+  }
+  if (!any_link) {
+    p.fail(MetricId::nvlink_state, "nvmlDeviceGetNvLinkState", code == kErrorInvalidArgument ? kErrorNotSupported : code);
+  }
+}
 
 }  // namespace
 
@@ -241,169 +327,123 @@ void read_static(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>&
   p.text(MetricId::compute_mode, "nvmlDeviceGetComputeMode", code, mode_name);
 }
 
-void read_live(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out) {
+void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
+  // Some NVML calls cost milliseconds (energy ~4 ms on H200): ask only for what was requested.
+  auto want = [&options](std::initializer_list<MetricId> ids) {
+    if (options.metrics.empty()) return true;
+    for (const MetricId id : ids) {
+      if (std::find(options.metrics.begin(), options.metrics.end(), id) != options.metrics.end()) return true;
+    }
+    return false;
+  };
   unsigned value = 0;
-  {
+  if (want({MetricId::temperature_junction})) {
     const Return code = p.call(api.temperature, kTemperatureGpu, &value);
     p.number(MetricId::temperature_junction, "nvmlDeviceGetTemperature", code, value);
   }
-  // Memory temperature and instantaneous power exist only as field values.
-  std::array<FieldValue, 2> fields{};
-  fields[0].fieldId = kFieldMemoryTemperature;
-  fields[1].fieldId = 186;  // NVML_FI_DEV_POWER_INSTANT, mW
-  const Return fields_code = p.call(api.field_values, static_cast<int>(fields.size()), fields.data());
-  auto field_number = [](const FieldValue& f) -> double {
-    switch (f.valueType) {
-      case 0: return f.value.dVal;
-      case 1: return f.value.uiVal;
-      case 2: return static_cast<double>(f.value.ulVal);
-      case 3: return static_cast<double>(f.value.ullVal);
-      case 4: return static_cast<double>(f.value.sllVal);
-      case 5: return f.value.siVal;
-      case 6: return f.value.usVal;
-      default: return 0;
-    }
-  };
-  p.number(MetricId::temperature_memory, "nvmlDeviceGetFieldValues(MEMORY_TEMP)",
-           fields_code == kSuccess ? fields[0].nvmlReturn : fields_code, field_number(fields[0]));
-  p.number(MetricId::power_current, "nvmlDeviceGetFieldValues(POWER_INSTANT)",
-           fields_code == kSuccess ? fields[1].nvmlReturn : fields_code, field_number(fields[1]) / 1000.0);
-  {
+  if (want({MetricId::temperature_memory, MetricId::power_current})) {
+    // Memory temperature and instantaneous power exist only as field values.
+    std::array<FieldValue, 2> fields{};
+    fields[0].fieldId = kFieldMemoryTemperature;
+    fields[1].fieldId = kFieldPowerInstant;
+    const Return code = p.call(api.field_values, static_cast<int>(fields.size()), fields.data());
+    p.number(MetricId::temperature_memory, "nvmlDeviceGetFieldValues(MEMORY_TEMP)",
+             code == kSuccess ? fields[0].nvmlReturn : code, field_number(fields[0]));
+    p.number(MetricId::power_current, "nvmlDeviceGetFieldValues(POWER_INSTANT)",
+             code == kSuccess ? fields[1].nvmlReturn : code, field_number(fields[1]) / 1000.0);
+  }
+  if (want({MetricId::power_average})) {
     const Return code = p.call(api.power_usage, &value);
     p.number(MetricId::power_average, "nvmlDeviceGetPowerUsage", code, value / 1000.0);
   }
-  unsigned long long energy = 0;
-  {
+  if (want({MetricId::energy_consumed})) {
+    unsigned long long energy = 0;
     const Return code = p.call(api.total_energy, &energy);
     p.number(MetricId::energy_consumed, "nvmlDeviceGetTotalEnergyConsumption", code, static_cast<double>(energy) / 1000.0);
   }
-
   const std::pair<MetricId, int> clocks[] = {{MetricId::clock_sclk, kClockGraphics},
                                              {MetricId::clock_sm, kClockSm},
                                              {MetricId::clock_mclk, kClockMem},
                                              {MetricId::clock_video, kClockVideo}};
   for (const auto& [id, type] : clocks) {
+    if (!want({id})) continue;
     const Return code = p.call(api.clock, type, &value);
     p.number(id, "nvmlDeviceGetClockInfo", code, value);
   }
-
-  Utilization utilization{};
-  const Return util_code = p.call(api.utilization, &utilization);
-  p.number(MetricId::gpu_busy, "nvmlDeviceGetUtilizationRates", util_code, utilization.gpu);
-  p.number(MetricId::memory_busy, "nvmlDeviceGetUtilizationRates", util_code, utilization.memory);
+  if (want({MetricId::gpu_busy, MetricId::memory_busy})) {
+    Utilization utilization{};
+    const Return code = p.call(api.utilization, &utilization);
+    p.number(MetricId::gpu_busy, "nvmlDeviceGetUtilizationRates", code, utilization.gpu);
+    p.number(MetricId::memory_busy, "nvmlDeviceGetUtilizationRates", code, utilization.memory);
+  }
   unsigned period = 0;
-  {
+  if (want({MetricId::encoder_busy})) {
     const Return code = p.call(api.encoder_utilization, &value, &period);
     p.number(MetricId::encoder_busy, "nvmlDeviceGetEncoderUtilization", code, value);
   }
-  {
+  if (want({MetricId::decoder_busy})) {
     const Return code = p.call(api.decoder_utilization, &value, &period);
     p.number(MetricId::decoder_busy, "nvmlDeviceGetDecoderUtilization", code, value);
   }
-
-  MemoryV2 memory{};
-  memory.version = kMemoryV2Version;
-  const Return v2 = p.call(api.memory_v2, &memory);
-  if (v2 == kSuccess) {
-    p.number(MetricId::vram_used, "nvmlDeviceGetMemoryInfo_v2", v2, static_cast<double>(memory.used));
-    p.number(MetricId::vram_free, "nvmlDeviceGetMemoryInfo_v2", v2, static_cast<double>(memory.free));
-    p.number(MetricId::vram_reserved, "nvmlDeviceGetMemoryInfo_v2", v2, static_cast<double>(memory.reserved));
-  } else {
-    Memory old{};
-    const Return v1 = p.call(api.memory, &old);
-    p.number(MetricId::vram_used, "nvmlDeviceGetMemoryInfo", v1, static_cast<double>(old.used));
-    p.number(MetricId::vram_free, "nvmlDeviceGetMemoryInfo", v1, static_cast<double>(old.free));
-    p.fail(MetricId::vram_reserved, "nvmlDeviceGetMemoryInfo_v2", v2);
-  }
-  Bar1Memory bar1{};
-  {
+  if (want({MetricId::vram_used, MetricId::vram_free, MetricId::vram_reserved})) read_memory_use(p);
+  if (want({MetricId::bar1_used})) {
+    Bar1Memory bar1{};
     const Return code = p.call(api.bar1_memory, &bar1);
     p.number(MetricId::bar1_used, "nvmlDeviceGetBAR1MemoryInfo", code, static_cast<double>(bar1.bar1Used));
   }
-  // NVML's fan speed is the intended speed as a share of the maximum: our fan_pwm.
-  {
+  if (want({MetricId::fan_pwm})) {
+    // NVML's fan speed is the intended speed as a share of the maximum: our fan_pwm.
     const Return code = p.call(api.fan_speed, &value);
     p.number(MetricId::fan_pwm, "nvmlDeviceGetFanSpeed", code, value);
   }
-  int pstate = 0;
-  const Return pstate_code = p.call(api.performance_state, &pstate);
-  if (pstate_code == kSuccess && (pstate < 0 || pstate > 15)) {
-    p.list().failed(MetricId::performance_state, ENOENT, "nvmlDeviceGetPerformanceState: unknown");
-  } else {
-    p.text(MetricId::performance_state, "nvmlDeviceGetPerformanceState", pstate_code, fmt::format("P{}", pstate));
+  if (want({MetricId::performance_state})) {
+    int pstate = 0;
+    const Return code = p.call(api.performance_state, &pstate);
+    if (code == kSuccess && (pstate < 0 || pstate > 15)) {
+      p.list().failed(MetricId::performance_state, ENOENT, "nvmlDeviceGetPerformanceState: unknown");
+    } else {
+      p.text(MetricId::performance_state, "nvmlDeviceGetPerformanceState", code, fmt::format("P{}", pstate));
+    }
   }
-  unsigned long long reasons = 0;
-  {
+  if (want({MetricId::throttle_status})) {
+    unsigned long long reasons = 0;
     const Return code = p.call(api.clock_event_reasons, &reasons);
     p.number(MetricId::throttle_status, "nvmlDeviceGetCurrentClocksEventReasons", code, static_cast<double>(reasons));
   }
-
-  unsigned generation = 0;
-  const Return gen_code = p.call(api.pcie_generation, &generation);
-  p.number(MetricId::pcie_speed, "nvmlDeviceGetCurrPcieLinkGeneration", gen_code == kSuccess && !generation_speed(generation) ? kErrorUnknown : gen_code,
-           generation_speed(generation).value_or(0));
-  {
+  if (want({MetricId::pcie_speed})) {
+    unsigned generation = 0;
+    const Return code = p.call(api.pcie_generation, &generation);
+    p.number(MetricId::pcie_speed, "nvmlDeviceGetCurrPcieLinkGeneration",
+             code == kSuccess && !generation_speed(generation) ? kErrorUnknown : code,
+             generation_speed(generation).value_or(0));
+  }
+  if (want({MetricId::pcie_width})) {
     const Return code = p.call(api.pcie_width, &value);
     p.number(MetricId::pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", code, value);
   }
-  {
-    const Return code = p.call(api.pcie_throughput, kPcieRxBytes, &value);
-    p.number(MetricId::pcie_rx, "nvmlDeviceGetPcieThroughput(RX)", code, value * 1024.0);
+  if (options.pcie_throughput && want({MetricId::pcie_rx, MetricId::pcie_tx})) {
+    // NVML counts bytes over a 20 ms window per call: opt-in, as amdgpu's pcie_bw is.
+    const std::pair<MetricId, int> directions[] = {{MetricId::pcie_rx, kPcieRxBytes}, {MetricId::pcie_tx, kPcieTxBytes}};
+    for (const auto& [id, counter] : directions) {
+      const Return code = p.call(api.pcie_throughput, counter, &value);
+      p.number(id, "nvmlDeviceGetPcieThroughput", code, value * 1024.0);
+    }
+  } else {
+    p.list().failed(MetricId::pcie_rx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
+    p.list().failed(MetricId::pcie_tx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
   }
-  {
-    const Return code = p.call(api.pcie_throughput, kPcieTxBytes, &value);
-    p.number(MetricId::pcie_tx, "nvmlDeviceGetPcieThroughput(TX)", code, value * 1024.0);
-  }
-  {
+  if (want({MetricId::pcie_replay_count})) {
     const Return code = p.call(api.pcie_replay_counter, &value);
     p.number(MetricId::pcie_replay_count, "nvmlDeviceGetPcieReplayCounter", code, value);
   }
-
-  const struct {
-    MetricId id;
-    int type;
-    int counter;
-  } ecc[] = {{MetricId::ecc_corrected_volatile, kErrorCorrected, kVolatileEcc},
-             {MetricId::ecc_uncorrected_volatile, kErrorUncorrected, kVolatileEcc},
-             {MetricId::ecc_corrected_aggregate, kErrorCorrected, kAggregateEcc},
-             {MetricId::ecc_uncorrected_aggregate, kErrorUncorrected, kAggregateEcc}};
-  for (const auto& e : ecc) {
-    unsigned long long count = 0;
-    {
-      const Return code = p.call(api.total_ecc_errors, e.type, e.counter, &count);
-      p.number(e.id, "nvmlDeviceGetTotalEccErrors", code, static_cast<double>(count));
-    }
+  if (want({MetricId::ecc_corrected_volatile, MetricId::ecc_uncorrected_volatile, MetricId::ecc_corrected_aggregate,
+            MetricId::ecc_uncorrected_aggregate, MetricId::retired_pages, MetricId::remapped_rows,
+            MetricId::remapped_rows_pending, MetricId::remapped_rows_failed})) {
+    read_memory_errors(p);
   }
-  const std::pair<const char*, int> causes[] = {{"single_bit_ecc", kRetiredMultipleSbe}, {"double_bit_ecc", kRetiredDbe}};
-  for (const auto& [cause, code] : causes) {
-    unsigned count = 0;  // with a zero-sized array NVML answers the count (or INSUFFICIENT_SIZE with it)
-    Return r = p.call(api.retired_pages, code, &count, static_cast<unsigned long long*>(nullptr));
-    if (r == kErrorInsufficientSize) r = kSuccess;
-    p.number(MetricId::retired_pages, "nvmlDeviceGetRetiredPages", r, count, cause);
-  }
-  unsigned corrected = 0;
-  unsigned uncorrected = 0;
-  unsigned pending = 0;
-  unsigned failed = 0;
-  const Return rows = p.call(api.remapped_rows, &corrected, &uncorrected, &pending, &failed);
-  p.number(MetricId::remapped_rows, "nvmlDeviceGetRemappedRows", rows, corrected, "correctable");
-  p.number(MetricId::remapped_rows, "nvmlDeviceGetRemappedRows", rows, uncorrected, "uncorrectable");
-  p.number(MetricId::remapped_rows_pending, "nvmlDeviceGetRemappedRows", rows, pending != 0 ? 1 : 0);
-  p.number(MetricId::remapped_rows_failed, "nvmlDeviceGetRemappedRows", rows, failed != 0 ? 1 : 0);
-
-  bool any_link = false;
-  Return link_code = Probe::kMissing;
-  for (unsigned link = 0; link < kNvlinkMaxLinks; ++link) {
-    EnableState active = 0;
-    link_code = p.call(api.nvlink_state, link, &active);
-    if (link_code == kErrorInvalidArgument || link_code == kErrorNotSupported || link_code == Probe::kMissing) break;
-    any_link = true;
-    p.text(MetricId::nvlink_state, "nvmlDeviceGetNvLinkState", link_code, active != 0 ? "active" : "inactive",
-           std::to_string(link));
-  }
-  if (!any_link) p.fail(MetricId::nvlink_state, "nvmlDeviceGetNvLinkState", link_code == kErrorInvalidArgument ? kErrorNotSupported : link_code);
+  if (want({MetricId::nvlink_state})) read_nvlinks(p);
 }
 
 }  // namespace hipstack::smi::detail::nvml

@@ -1,0 +1,222 @@
+// The NVML backend against the fake libnvidia-ml.so.1 (fake_nvml/): scripted values and errors,
+// an older driver's symbol names, a missing required symbol, no driver, and both vendors at once.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "capture_helpers.hpp"
+
+namespace hipstack::smi {
+namespace {
+
+using namespace hipstack::smi::testing;
+
+std::string script(const char* name) { return std::string(FAKE_NVML_SCRIPTS_DIR) + "/" + name; }
+
+System open_fake(const char* script_name, const char* library = FAKE_NVML_FULL, const char* capture = nullptr) {
+  ::setenv("HIPSTACK_FAKE_NVML_SCRIPT", script(script_name).c_str(), 1);
+  OpenOptions options;
+  options.nvml_library = library;
+  if (capture != nullptr) {
+    options.sysfs_root = capture_sys(capture);
+  } else {
+    options.enable_amdgpu = false;
+  }
+  return System::open(options);
+}
+
+const BackendStatus& nvml_status(const std::vector<BackendStatus>& statuses) {
+  for (const BackendStatus& s : statuses) {
+    if (s.name == "nvml") return s;
+  }
+  static const BackendStatus none{};
+  ADD_FAILURE() << "no nvml status";
+  return none;
+}
+
+TEST(NvmlBackend, H200IdentityStaticAndLiveInCatalogueUnits) {
+  const System system = open_fake("h200.txt");
+  ASSERT_EQ(system.devices().size(), 1u);
+  const DeviceSummary d = system.devices()[0];
+  EXPECT_EQ(d.vendor, "nvidia");
+  EXPECT_EQ(d.backend, "nvml");
+  EXPECT_EQ(d.bdf, "0000:00:06.0");
+  EXPECT_EQ(d.uuid, "GPU-aca16b07-651f-93bd-1093-3f6f187afb47");
+  EXPECT_EQ(d.name, "NVIDIA H200");
+  EXPECT_EQ(d.partition_count, 1u);
+  const auto r = system.sample(0, everything());
+  EXPECT_EQ(text_of(r, "pci_device_id"), "0x2335");
+  EXPECT_EQ(text_of(r, "pci_vendor_id"), "0x10de");
+  EXPECT_EQ(text_of(r, "pci_subsystem_device_id"), "0x18bf");
+  EXPECT_EQ(text_of(r, "serial_number"), "1654124008493");
+  EXPECT_EQ(text_of(r, "product_number"), "692-2G520-0282-001");
+  EXPECT_EQ(text_of(r, "vbios_version"), "96.00.A5.00.1A");
+  EXPECT_EQ(text_of(r, "driver_version"), "580.159.04");
+  EXPECT_EQ(text_of(r, "cuda_driver_version"), "13.0");
+  EXPECT_EQ(text_of(r, "compute_capability"), "9.0");
+  EXPECT_EQ(text_of(r, "gfx_target"), "sm_90");
+  EXPECT_EQ(text_of(r, "architecture"), "hopper");
+  EXPECT_DOUBLE_EQ(number_of(r, "compute_units"), 132);
+  EXPECT_DOUBLE_EQ(number_of(r, "vram_total"), 143771.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(number_of(r, "vram_reserved"), 616.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(number_of(r, "bar1_total"), 262144.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(number_of(r, "power_cap_min"), 200);   // mW -> W
+  EXPECT_DOUBLE_EQ(number_of(r, "power_cap_max"), 700);
+  EXPECT_DOUBLE_EQ(number_of(r, "power_cap"), 700);
+  EXPECT_DOUBLE_EQ(number_of(r, "clock_video_max"), 1545);
+  EXPECT_DOUBLE_EQ(number_of(r, "pcie_speed_max"), 32.0);  // generation 5
+  EXPECT_DOUBLE_EQ(number_of(r, "temperature_junction_critical"), 89);  // slowdown
+  EXPECT_DOUBLE_EQ(number_of(r, "temperature_junction_emergency"), 95); // shutdown
+  EXPECT_EQ(text_of(r, "ecc_mode"), "enabled");
+  EXPECT_EQ(text_of(r, "mig_mode"), "disabled");
+  EXPECT_EQ(text_of(r, "compute_mode"), "default");
+  EXPECT_DOUBLE_EQ(number_of(r, "temperature_junction"), 41);
+  EXPECT_DOUBLE_EQ(number_of(r, "temperature_memory"), 42);   // field 82
+  EXPECT_DOUBLE_EQ(number_of(r, "power_average"), 125.76);
+  EXPECT_DOUBLE_EQ(number_of(r, "power_current"), 125.92);    // field 186
+  EXPECT_DOUBLE_EQ(number_of(r, "energy_consumed"), 3621847.123);  // mJ -> J
+  EXPECT_DOUBLE_EQ(number_of(r, "clock_sclk"), 1980);
+  EXPECT_DOUBLE_EQ(number_of(r, "clock_mclk"), 3201);
+  EXPECT_DOUBLE_EQ(number_of(r, "clock_video"), 1545);
+  EXPECT_EQ(text_of(r, "performance_state"), "P0");
+  EXPECT_DOUBLE_EQ(number_of(r, "throttle_status"), 1);  // GPU_IDLE
+  EXPECT_DOUBLE_EQ(number_of(r, "pcie_speed"), 32.0);
+  EXPECT_DOUBLE_EQ(number_of(r, "bar1_used"), 1024.0 * 1024);
+  EXPECT_DOUBLE_EQ(number_of(r, "ecc_uncorrected_aggregate"), 0);
+  // PCIe throughput is opt-in (NVML samples 20 ms per direction).
+  EXPECT_EQ(status_of(r, "pcie_rx"), Status::not_supported);
+  SampleOptions with_pcie;
+  with_pcie.pcie_throughput = true;
+  const auto live = system.sample(0, with_pcie);
+  EXPECT_DOUBLE_EQ(number_of(live, "pcie_rx"), 430.0 * 1024);
+  EXPECT_DOUBLE_EQ(number_of(live, "pcie_tx"), 837.0 * 1024);
+  const auto parts = system.partitions(0);
+  ASSERT_EQ(parts.size(), 1u);  // MIG off: the GPU is its one partition
+  EXPECT_EQ(status_of(parts[0].readings, "partition_gpu_instance_id"), Status::not_supported);
+  EXPECT_TRUE(system.processes(0).empty());
+}
+
+TEST(NvmlBackend, OnlyRequestedMetricsAreAskedFor) {
+  const System system = open_fake("h200.txt");
+  SampleOptions only;
+  only.metrics = {MetricId::temperature_junction, MetricId::energy_consumed};
+  const auto r = system.sample(0, only);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_DOUBLE_EQ(number_of(r, "temperature_junction"), 41);
+  EXPECT_TRUE(reading_of(r, "energy_consumed").ok());
+}
+
+TEST(NvmlBackend, MigInstancesArePartitionsAndProcessesCarryThem) {
+  const System system = open_fake("h100x2-mig.txt");
+  ASSERT_EQ(system.devices().size(), 2u);
+  EXPECT_EQ(system.devices()[1].partition_count, 2u);
+  const auto parts = system.partitions(1);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].id, "MIG-3b5e2c1a-9d74-5f08-a1c6-7e2b4d9f0a13");
+  EXPECT_DOUBLE_EQ(number_of(parts[0].readings, "partition_compute_units"), 60);
+  EXPECT_DOUBLE_EQ(number_of(parts[0].readings, "partition_memory"), 40320.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(number_of(parts[1].readings, "partition_gpu_instance_id"), 2);
+  EXPECT_DOUBLE_EQ(number_of(parts[1].readings, "partition_compute_instance_id"), 0);
+  const auto procs = system.processes(1);
+  ASSERT_EQ(procs.size(), 2u);
+  EXPECT_EQ(procs[0].pid, 5001);
+  EXPECT_DOUBLE_EQ(number_of(procs[0].readings, "process_vram"), 10240.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(number_of(procs[0].readings, "process_gpu_instance_id"), 1);
+  EXPECT_EQ(text_of(procs[0].readings, "process_type"), "compute");
+  const auto gpu0 = system.processes(0);
+  ASSERT_EQ(gpu0.size(), 2u);
+  EXPECT_EQ(status_of(gpu0[0].readings, "process_gpu_instance_id"), Status::not_supported);
+  const auto links = system.links();
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_EQ(text_of(links[0].readings, "link_pcie_path"), "numa_node");
+  const auto r = system.sample(0, {});
+  EXPECT_EQ(readings_of(r, "nvlink_state").size(), 18u);
+  EXPECT_EQ(text_of(r, "nvlink_state", "17"), "active");
+}
+
+TEST(NvmlBackend, ErrorCodesBecomeStatusesNamingTheCall) {
+  const System system = open_fake("faults.txt");
+  const BackendStatus& status = nvml_status(system.backends());
+  EXPECT_TRUE(status.present);
+  // GPU 2's handle cannot be had (NO_PERMISSION): it is skipped and named, the others work.
+  EXPECT_NE(status.reason.find("GPU 2"), std::string::npos) << status.reason;
+  ASSERT_GE(system.devices().size(), 1u);
+  const auto r = system.sample(0, everything());
+  const Reading lost = reading_of(r, "power_average");
+  EXPECT_EQ(lost.status, Status::error);  // GPU_IS_LOST
+  EXPECT_NE(lost.detail.find("nvmlDeviceGetPowerUsage"), std::string::npos) << lost.detail;
+  EXPECT_EQ(reading_of(r, "serial_number").status, Status::unavailable);  // NO_PERMISSION
+  EXPECT_EQ(reading_of(r, "power_cap_min").status, Status::unavailable);
+  EXPECT_EQ(reading_of(r, "clock_sm").status, Status::unavailable);       // TIMEOUT
+  EXPECT_DOUBLE_EQ(number_of(r, "clock_sclk"), 135);                      // the others still answer
+  EXPECT_EQ(reading_of(r, "fan_pwm").status, Status::not_supported);
+  EXPECT_EQ(reading_of(r, "temperature_memory").status, Status::not_supported);  // field's own nvmlReturn
+  EXPECT_EQ(reading_of(r, "temperature_junction").status, Status::error);
+  EXPECT_EQ(reading_of(r, "cuda_driver_version").status, Status::error);  // LIBRARY_NOT_FOUND
+  EXPECT_EQ(reading_of(r, "throttle_status").status, Status::error);      // UNKNOWN
+  EXPECT_EQ(reading_of(r, "gpu_busy").status, Status::unavailable);
+  // memory_v2 unsupported: used/free come from the v1 query, reserved is not supported.
+  EXPECT_DOUBLE_EQ(number_of(r, "vram_used"), 1024.0 * 1024 * 1024);
+  EXPECT_EQ(reading_of(r, "vram_reserved").status, Status::not_supported);
+  EXPECT_DOUBLE_EQ(number_of(r, "retired_pages", "single_bit_ecc"), 2);
+  EXPECT_DOUBLE_EQ(number_of(r, "retired_pages", "double_bit_ecc"), 1);
+  EXPECT_DOUBLE_EQ(number_of(r, "ecc_corrected_aggregate"), 40);
+  EXPECT_EQ(reading_of(r, "ecc_uncorrected_aggregate").status, Status::error);
+  EXPECT_EQ(text_of(r, "nvlink_state", "0"), "active");
+  EXPECT_EQ(text_of(r, "nvlink_state", "5"), "inactive");
+  EXPECT_EQ(reading_of(r, "nvlink_state", "3").status, Status::error);
+  EXPECT_EQ(text_of(r, "compute_mode"), "exclusive_process");
+  // The process lists are refused (NO_PERMISSION): no processes, no crash.
+  EXPECT_TRUE(system.processes(0).empty());
+  // A lost GPU answers nothing but errors, and never stops the others.
+  for (const auto& d : system.devices()) (void)system.sample(d.index, everything());
+}
+
+TEST(NvmlBackend, OlderDriverNamesAndMissingFunctions) {
+  const System system = open_fake("h200.txt", FAKE_NVML_OLD);
+  ASSERT_EQ(system.devices().size(), 1u);
+  const auto r = system.sample(0, everything());
+  EXPECT_DOUBLE_EQ(number_of(r, "throttle_status"), 1);   // through ...ClocksThrottleReasons
+  EXPECT_EQ(text_of(r, "bdf"), "0000:00:06.0");           // through nvmlDeviceGetPciInfo_v2
+  const Reading energy = reading_of(r, "energy_consumed");
+  EXPECT_EQ(energy.status, Status::not_supported);
+  EXPECT_NE(energy.detail.find("not in"), std::string::npos) << energy.detail;
+  EXPECT_EQ(reading_of(r, "vram_reserved").status, Status::not_supported);
+  EXPECT_DOUBLE_EQ(number_of(r, "vram_used"), 616.0 * 1024 * 1024);  // v1 "used" includes reserved
+}
+
+TEST(NvmlBackend, AbsentWithAReasonAndNothingFails) {
+  {
+    const System system = open_fake("h200.txt", FAKE_NVML_BROKEN);
+    EXPECT_TRUE(system.devices().empty());
+    EXPECT_NE(nvml_status(system.backends()).reason.find("nvmlDeviceGetHandleByIndex"), std::string::npos);
+  }
+  {
+    const System system = open_fake("init-fails.txt");
+    EXPECT_TRUE(system.devices().empty());
+    EXPECT_NE(nvml_status(system.backends()).reason.find("nvmlInit failed"), std::string::npos);
+  }
+  {
+    const System system = open_fake("h200.txt", "/nonexistent/libnvidia-ml.so.1");
+    EXPECT_FALSE(nvml_status(system.backends()).present);
+    EXPECT_NE(nvml_status(system.backends()).reason.find("cannot load"), std::string::npos);
+  }
+}
+
+TEST(NvmlBackend, BothVendorsInOneSystem) {
+  const System system = open_fake("h200.txt", FAKE_NVML_FULL, "real/lact/rx6900xt");
+  const auto devices = system.devices();
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[0].vendor, "amd");
+  EXPECT_EQ(devices[1].vendor, "nvidia");
+  EXPECT_EQ(system.resolve("0000:00:06.0"), 1u);
+  EXPECT_EQ(system.resolve("GPU-aca16b07-651f-93bd-1093-3f6f187afb47"), 1u);
+  EXPECT_EQ(system.resolve("0c:00.0"), 0u);
+  EXPECT_DOUBLE_EQ(number_of(system.sample(0, {}), "temperature_edge"), 56);
+  EXPECT_DOUBLE_EQ(number_of(system.sample(1, {}), "temperature_junction"), 41);
+  EXPECT_EQ(text_of(system.sample(1, everything()), "vendor"), "nvidia");
+}
+
+}  // namespace
+}  // namespace hipstack::smi
