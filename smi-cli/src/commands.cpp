@@ -231,7 +231,7 @@ int run_topology(const smi::System& system, const CommonOptions& options) {
   Json doc = document("topology");
   doc["links"] = Json::array();
   std::string csv = "from,to,metric,status,value,unit\n";
-  Table table({"FROM", "TO", "TYPE", "HOPS", "WEIGHT", "BANDWIDTH", "NUMA DISTANCE"});
+  Table table({"FROM", "TO", "TYPE", "HOPS", "WEIGHT", "NVLINKS", "PCIE PATH", "BANDWIDTH", "NUMA DISTANCE"});
   for (const smi::Link& link : links) {
     if (!chosen(link.from) || !chosen(link.to)) continue;
     Json lj;
@@ -249,6 +249,7 @@ int run_topology(const smi::System& system, const CommonOptions& options) {
     }
     table.add({std::to_string(link.from), std::to_string(link.to), cell[smi::MetricId::link_type],
                cell[smi::MetricId::link_hops], cell[smi::MetricId::link_weight],
+               cell[smi::MetricId::link_nvlink_count], cell[smi::MetricId::link_pcie_path],
                cell[smi::MetricId::link_bandwidth_max], cell[smi::MetricId::link_numa_distance]});
   }
   if (options.format == Format::json) print_json(doc);

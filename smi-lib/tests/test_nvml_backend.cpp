@@ -26,13 +26,12 @@ System open_fake(const char* script_name, const char* library = FAKE_NVML_FULL, 
   return System::open(options);
 }
 
-const BackendStatus& nvml_status(const std::vector<BackendStatus>& statuses) {
+BackendStatus nvml_status(const std::vector<BackendStatus>& statuses) {
   for (const BackendStatus& s : statuses) {
     if (s.name == "nvml") return s;
   }
-  static const BackendStatus none{};
   ADD_FAILURE() << "no nvml status";
-  return none;
+  return {};
 }
 
 TEST(NvmlBackend, H200IdentityStaticAndLiveInCatalogueUnits) {
@@ -130,6 +129,10 @@ TEST(NvmlBackend, MigInstancesArePartitionsAndProcessesCarryThem) {
   const auto links = system.links();
   ASSERT_EQ(links.size(), 2u);
   EXPECT_EQ(text_of(links[0].readings, "link_pcie_path"), "numa_node");
+  // 12 links straight to the other GPU and 6 each to an NVSwitch: NV18, as nvidia-smi topo says.
+  EXPECT_EQ(text_of(links[0].readings, "link_type"), "nvlink");
+  EXPECT_DOUBLE_EQ(number_of(links[0].readings, "link_nvlink_count"), 18);
+  EXPECT_DOUBLE_EQ(number_of(links[1].readings, "link_hops"), 1);
   const auto r = system.sample(0, {});
   EXPECT_EQ(readings_of(r, "nvlink_state").size(), 18u);
   EXPECT_EQ(text_of(r, "nvlink_state", "17"), "active");
@@ -137,7 +140,7 @@ TEST(NvmlBackend, MigInstancesArePartitionsAndProcessesCarryThem) {
 
 TEST(NvmlBackend, ErrorCodesBecomeStatusesNamingTheCall) {
   const System system = open_fake("faults.txt");
-  const BackendStatus& status = nvml_status(system.backends());
+  const BackendStatus status = nvml_status(system.backends());
   EXPECT_TRUE(status.present);
   // GPU 2's handle cannot be had (NO_PERMISSION): it is skipped and named, the others work.
   EXPECT_NE(status.reason.find("GPU 2"), std::string::npos) << status.reason;

@@ -189,7 +189,8 @@
   X(502, link_weight,            NONE, INTEGER, LINK, STATIC, "", "KFD link weight (lower is closer).")   \
   X(503, link_bandwidth_max,     BYTE_PER_SECOND, REAL, LINK, STATIC, "", "Maximum bandwidth of the link.") \
   X(504, link_numa_distance,     NONE, INTEGER, LINK, STATIC, "", "NUMA distance between the GPUs' nodes.") \
-  X(505, link_pcie_path,         NONE, TEXT,    LINK, STATIC, "", "Closest common PCIe ancestor: board, switch, switches, host_bridge, numa_node or system.")
+  X(505, link_pcie_path,         NONE, TEXT,    LINK, STATIC, "", "Closest common PCIe ancestor: board, switch, switches, host_bridge, numa_node or system.") \
+  X(506, link_nvlink_count,      COUNT, INTEGER, LINK, STATIC, "", "Active NVLinks joining the two GPUs, directly or through NVSwitches.")
 /* clang-format on */
 
 #endif

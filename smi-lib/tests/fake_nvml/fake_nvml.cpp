@@ -48,8 +48,10 @@ struct State {
 };
 
 State& state() {
-  static State* s = new State;  // never destroyed: calls may come from other atexit handlers
-  return *s;
+  // Destroyed when the library is unloaded (dlclose), so LeakSanitizer sees nothing left behind;
+  // the loader calls nvmlShutdown before that.
+  static State s;
+  return s;
 }
 
 const std::string* find(const std::string& key) {
@@ -259,6 +261,7 @@ extern "C" Return fake_nvml_impl_init() {
       return kErrorDriverNotLoaded;
     case LoadResult::invalid:
       std::fprintf(stderr, "fake libnvidia-ml: %s\n", error.c_str());
+      s.keys.clear();
       return kErrorUnknown;
   }
   if (Return e = scripted_global_error("init")) {
@@ -752,6 +755,53 @@ extern "C" Return fake_nvml_impl_nvlink_state(Device device, unsigned link, Enab
   const std::string* v = find(d, "nvlink." + sub);
   if (!v) return kErrorNotSupported;
   *active = *parse_bool(*v) ? 1 : 0;
+  return kSuccess;
+}
+
+// The far end of one link: `N.nvlink.L.remote` (a PCI bus id) and `N.nvlink.L.remote_type`
+// (gpu, switch, ibmnpu; gpu when not given).
+const std::string* remote_of(const DeviceState* d, unsigned link, Return& code) {
+  const std::string* links = find(d, "nvlink.count");
+  if (!links) {
+    code = kErrorNotSupported;
+    return nullptr;
+  }
+  if (link >= *parse_uint(*links)) {
+    code = kErrorInvalidArgument;
+    return nullptr;
+  }
+  const std::string* remote = find(d, "nvlink." + std::to_string(link) + ".remote");
+  code = remote ? kSuccess : kErrorNotSupported;
+  return remote;
+}
+
+extern "C" Return fake_nvml_impl_nvlink_remote_pci(Device device, unsigned link, PciInfo* pci) {
+  FAKE_NVML_ENTER_DEVICE(device);
+  if (!pci || link >= kNvlinkMaxLinks) return kErrorInvalidArgument;
+  FAKE_NVML_SCRIPTED("nvlink_remote_pci", std::to_string(link));
+  Return code = kSuccess;
+  const std::string* remote = remote_of(d, link, code);
+  if (!remote) return code;
+  const BusId id = *parse_bus_id(*remote);
+  *pci = PciInfo{};
+  pci->domain = id.domain;
+  pci->bus = id.bus;
+  pci->device = id.device;
+  std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.%X", id.domain, id.bus, id.device, id.function);
+  std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.%X", id.domain & 0xffffu, id.bus,
+                id.device, id.function);
+  return kSuccess;
+}
+
+extern "C" Return fake_nvml_impl_nvlink_remote_type(Device device, unsigned link, int* type) {
+  FAKE_NVML_ENTER_DEVICE(device);
+  if (!type || link >= kNvlinkMaxLinks) return kErrorInvalidArgument;
+  FAKE_NVML_SCRIPTED("nvlink_remote_type", std::to_string(link));
+  Return code = kSuccess;
+  if (!remote_of(d, link, code)) return code;
+  const std::string* kind = find(d, "nvlink." + std::to_string(link) + ".remote_type");
+  const std::string name = kind ? *kind : "gpu";
+  *type = name == "switch" ? kNvlinkRemoteSwitch : name == "ibmnpu" ? 1 : name == "gpu" ? kNvlinkRemoteGpu : 0xff;
   return kSuccess;
 }
 

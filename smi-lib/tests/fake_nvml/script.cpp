@@ -223,6 +223,8 @@ constexpr Rule kDeviceRules[] = {
     {"total_ecc_errors.{eccT}.{eccC}.error", Type::ret},
     {"retired_pages.{cause}.error", Type::ret},
     {"nvlink_state.{n}.error", Type::ret},
+    {"nvlink_remote_pci.{n}.error", Type::ret},
+    {"nvlink_remote_type.{n}.error", Type::ret},
     {"common_ancestor.{n}.error", Type::ret},
     {"name", Type::str, Scope::both, nv::kNameSize},
     {"uuid", Type::str, Scope::both, nv::kUuidSize},
@@ -279,6 +281,8 @@ constexpr Rule kDeviceRules[] = {
     {"nvlink.count", Type::u32, Scope::device},
     {"nvlink.beyond_count_error", Type::ret, Scope::device},
     {"nvlink.{n}", Type::boolean, Scope::device},
+    {"nvlink.{n}.remote", Type::bus_id, Scope::device},
+    {"nvlink.{n}.remote_type", Type::str, Scope::device, 16},
     {"compute_processes", Type::procs},
     {"graphics_processes", Type::procs},
     {"max_mig_devices", Type::u32, Scope::device},
@@ -413,7 +417,7 @@ bool cross_check(const KeyMap& keys, std::string& error) {
       rest = tail;
     }
     auto parts = split(rest, '.');
-    if (parts.size() == 2 && parts[0] == "nvlink" && is_digits(parts[1])) {
+    if (parts.size() >= 2 && parts[0] == "nvlink" && is_digits(parts[1])) {
       const Entry* links = lookup(keys, dev + "nvlink.count");
       if (!links || *parse_uint(parts[1]) >= *parse_uint(links->value))
         return fail("link needs " + dev + "nvlink.count above it");

@@ -48,6 +48,7 @@ constexpr int kErrorCorrected = 0, kErrorUncorrected = 1;  // nvmlMemoryErrorTyp
 constexpr int kVolatileEcc = 0, kAggregateEcc = 1;       // nvmlEccCounterType_t
 constexpr int kRetiredMultipleSbe = 0, kRetiredDbe = 1;  // nvmlPageRetirementCause_t
 constexpr unsigned kNvlinkMaxLinks = 18;
+constexpr int kNvlinkRemoteGpu = 0, kNvlinkRemoteSwitch = 2;  // nvmlIntNvLinkDeviceType_t
 constexpr unsigned kFieldMemoryTemperature = 82;         // NVML_FI_DEV_MEMORY_TEMP
 constexpr unsigned kFieldPowerInstant = 186;             // NVML_FI_DEV_POWER_INSTANT, mW
 constexpr unsigned kInvalidInstanceId = 0xffffffffu;
@@ -168,6 +169,9 @@ struct FieldValue {          // nvmlFieldValue_t
   X(retired_pages, Return(Device, int, unsigned*, unsigned long long*), "nvmlDeviceGetRetiredPages")          \
   X(remapped_rows, Return(Device, unsigned*, unsigned*, unsigned*, unsigned*), "nvmlDeviceGetRemappedRows")   \
   X(nvlink_state, Return(Device, unsigned, EnableState*), "nvmlDeviceGetNvLinkState")                         \
+  X(nvlink_remote_pci, Return(Device, unsigned, PciInfo*), "nvmlDeviceGetNvLinkRemotePciInfo_v2",             \
+    "nvmlDeviceGetNvLinkRemotePciInfo")                                                                        \
+  X(nvlink_remote_type, Return(Device, unsigned, int*), "nvmlDeviceGetNvLinkRemoteDeviceType")               \
   X(compute_processes, Return(Device, unsigned*, ProcessInfo*), "nvmlDeviceGetComputeRunningProcesses_v3")    \
   X(graphics_processes, Return(Device, unsigned*, ProcessInfo*), "nvmlDeviceGetGraphicsRunningProcesses_v3")  \
   X(max_mig_devices, Return(Device, unsigned*), "nvmlDeviceGetMaxMigDeviceCount")                             \

@@ -49,6 +49,34 @@ std::vector<Device> mig_devices(const Api& api, Device device) {
   return out;
 }
 
+struct NvlinkPeers {
+  std::map<std::string, int> direct;  // peer BDF -> active links straight to it
+  int to_switches = 0;                // active links to NVSwitches
+};
+
+// Where each active NVLink of one GPU goes.
+NvlinkPeers nvlink_peers(const Api& api, Device device) {
+  NvlinkPeers peers;
+  if (api.nvlink_state == nullptr || api.nvlink_remote_pci == nullptr) return peers;
+  for (unsigned link = 0; link < kNvlinkMaxLinks; ++link) {
+    EnableState active = 0;
+    const Return state = api.nvlink_state(device, link, &active);
+    if (state == kErrorInvalidArgument || state == kErrorNotSupported) break;
+    if (state != kSuccess || active == 0) continue;
+    int type = kNvlinkRemoteGpu;
+    if (api.nvlink_remote_type != nullptr && api.nvlink_remote_type(device, link, &type) != kSuccess) continue;
+    if (type == kNvlinkRemoteSwitch) {
+      ++peers.to_switches;
+      continue;
+    }
+    PciInfo remote{};
+    if (type == kNvlinkRemoteGpu && api.nvlink_remote_pci(device, link, &remote) == kSuccess) {
+      ++peers.direct[normalise_bus_id(remote.busId)];
+    }
+  }
+  return peers;
+}
+
 }  // namespace
 
 NvmlBackend::NvmlBackend(const FsView& fs, std::unique_ptr<Library> library, std::vector<NvidiaGpu> gpus)
@@ -181,6 +209,8 @@ std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigne
 
 std::vector<Link> NvmlBackend::links() const {
   const Api& api = library_->api();
+  std::vector<NvlinkPeers> peers;
+  for (const NvidiaGpu& gpu : gpus_) peers.push_back(nvlink_peers(api, gpu.handle));
   std::vector<Link> result;
   for (std::size_t a = 0; a < gpus_.size(); ++a) {
     for (std::size_t b = 0; b < gpus_.size(); ++b) {
@@ -192,10 +222,20 @@ std::vector<Link> NvmlBackend::links() const {
       int level = 0;
       const Return code = api.common_ancestor == nullptr ? kErrorFunctionNotFound
                                                          : api.common_ancestor(gpus_[a].handle, gpus_[b].handle, &level);
+      // NVLink: links straight to the peer, plus those through NVSwitches both GPUs reach (as
+      // nvidia-smi topo counts NV<n> on NVSwitch systems).
+      const auto direct = peers[a].direct.find(gpus_[b].bdf);
+      const int nvlinks = (direct == peers[a].direct.end() ? 0 : direct->second) +
+                          std::min(peers[a].to_switches, peers[b].to_switches);
+      list.integer(MetricId::link_nvlink_count, nvlinks, "nvmlDeviceGetNvLinkRemotePciInfo / RemoteDeviceType");
       if (code == kSuccess && pcie_path_name(level) != nullptr) {
-        list.text(MetricId::link_type, "pcie", "nvmlDeviceGetTopologyCommonAncestor");
+        const bool nvlink = nvlinks > 0;
+        const bool through_switch = nvlink && direct == peers[a].direct.end();
+        list.text(MetricId::link_type, nvlink ? "nvlink" : "pcie",
+                  nvlink ? "NVLink state and far ends" : "nvmlDeviceGetTopologyCommonAncestor");
         list.text(MetricId::link_pcie_path, pcie_path_name(level), "nvmlDeviceGetTopologyCommonAncestor");
-        list.integer(MetricId::link_hops, pcie_hops(level), "nvmlDeviceGetTopologyCommonAncestor");
+        list.integer(MetricId::link_hops, nvlink ? (through_switch ? 2 : 1) : pcie_hops(level),
+                     nvlink ? "NVLink (2 through an NVSwitch)" : "nvmlDeviceGetTopologyCommonAncestor");
       } else {
         const std::string why = code == kSuccess ? fmt::format("nvmlDeviceGetTopologyCommonAncestor: unknown level {}", level)
                                                  : "nvmlDeviceGetTopologyCommonAncestor: " + library_->describe(code);
