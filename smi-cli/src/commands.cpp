@@ -179,6 +179,23 @@ int run_metric(const smi::System& system, const CommonOptions& options) {
   return run_sampled(system, options, "metric", what);
 }
 
+int run_ras(const smi::System& system, const CommonOptions& options) {
+  smi::SampleOptions what;
+  what.static_info = true;
+  for (const smi::MetricId id :
+       {smi::MetricId::ras_correctable, smi::MetricId::ras_uncorrectable, smi::MetricId::ras_deferred,
+        smi::MetricId::ecc_corrected_volatile, smi::MetricId::ecc_uncorrected_volatile,
+        smi::MetricId::ecc_corrected_aggregate, smi::MetricId::ecc_uncorrected_aggregate, smi::MetricId::bad_pages_reserved,
+        smi::MetricId::bad_pages_pending, smi::MetricId::bad_pages_failed, smi::MetricId::bad_page_threshold,
+        smi::MetricId::retired_pages, smi::MetricId::remapped_rows, smi::MetricId::remapped_rows_pending,
+        smi::MetricId::remapped_rows_failed}) {
+    what.metrics.push_back(id);
+  }
+  CommonOptions ras = options;
+  ras.show_unsupported = options.show_unsupported;
+  return run_sampled(system, ras, "ras", what);
+}
+
 int run_process(const smi::System& system, const CommonOptions& options, unsigned interval_ms) {
   const auto devices = system.devices();
   Json doc = document("process");

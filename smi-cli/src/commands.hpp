@@ -17,6 +17,9 @@ enum ExitCode : int {
   kExitReadFailure = 1,   // a device could not be read at all
   kExitBadArguments = 2,
   kExitNoSuchDevice = 3,
+  // `health` only (as issue and docs/cli.md define): 1 unhealthy, 2 could not check.
+  kExitUnhealthy = 1,
+  kExitCannotCheck = 2,
 };
 
 struct CommonOptions {
@@ -37,6 +40,10 @@ int run_metric(const smi::System& system, const CommonOptions& options);
 int run_process(const smi::System& system, const CommonOptions& options, unsigned interval_ms);
 int run_topology(const smi::System& system, const CommonOptions& options);
 int run_monitor(const smi::System& system, const CommonOptions& options, double interval_s, long iterations);
+int run_health(const smi::System& system, const CommonOptions& options, const std::string& policy_file);
+// RAS counts, retired pages and ECC totals as a sampled view (like `metric`, restricted to them).
+int run_ras(const smi::System& system, const CommonOptions& options);
+int run_bad_pages(const smi::System& system, const CommonOptions& options);
 int run_catalogue(const CommonOptions& options, bool markdown);
 // Copies what the library reads from the live /sys (or --sysfs-root) into OUT/sys, flat.
 int run_capture(const std::string& sysfs_root, const std::string& procfs_root, const std::string& out_dir,

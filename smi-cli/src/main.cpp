@@ -66,6 +66,12 @@ int run(int argc, char** argv) {
   monitor->add_option("-w,--watch", watch_s, "Seconds between refreshes")->check(CLI::Range(0.01, 3600.0));
   monitor->add_option("-i,--iterations", iterations, "Stop after N refreshes (0: run until interrupted)")
       ->check(CLI::Range(0L, 1000000000L));
+  auto* health = app.add_subcommand("health", "Health verdict per GPU with the findings behind it (exit 1 unhealthy)");
+  std::string health_policy;
+  health->add_option("--config", health_policy, "Health thresholds file (key = value; docs/health.md)")
+      ->check(CLI::ExistingFile);
+  app.add_subcommand("ras", "RAS error counts per block, ECC totals, retired pages and the bad page threshold");
+  app.add_subcommand("bad-pages", "Retired and pending memory pages");
   auto* catalogue = app.add_subcommand("catalogue", "The metric catalogue (ids, names, units, help)");
   bool markdown = false;
   catalogue->add_flag("--markdown", markdown, "As the Markdown table of docs/metrics.md");
@@ -120,6 +126,9 @@ int run(int argc, char** argv) {
   if (command == "process") return run_process(*system, common, interval_ms);
   if (command == "topology") return run_topology(*system, common);
   if (command == "monitor") return run_monitor(*system, common, watch_s, iterations);
+  if (command == "health") return run_health(*system, common, health_policy);
+  if (command == "ras") return run_ras(*system, common);
+  if (command == "bad-pages") return run_bad_pages(*system, common);
   return run_version(&*system, common);
 }
 

@@ -213,6 +213,11 @@ std::vector<ProcessInfo> System::processes(std::uint32_t device, unsigned interv
   return slot.backend->processes(slot.local, interval_ms);
 }
 
+std::vector<BadPage> System::bad_pages(std::uint32_t device) const {
+  const auto& slot = impl_->slot(device);
+  return slot.backend->bad_pages(slot.local);
+}
+
 std::vector<Link> System::links() const {
   std::vector<Link> out;
   for (const auto& backend : impl_->backends) {

@@ -142,6 +142,47 @@ struct Link {
   std::vector<Reading> readings;  // LINK-scope readings
 };
 
+// A retired (or to-be-retired) memory page.
+struct BadPage {
+  std::uint64_t frame = 0;  // page frame number (amdgpu) or physical address (NVML retired pages)
+  std::uint64_t size = 0;   // bytes; 0 when the driver does not say
+  std::string state;        // reserved, pending, failed (amdgpu); retired_sbe, retired_dbe (NVML)
+};
+
+// Health checks (docs/health.md): each finding has a verdict, the reading behind it, the threshold
+// and what to do.
+enum class Verdict : std::uint8_t { pass, warn, fail, unknown };
+HIPSTACK_SMI_CXX_API std::string_view verdict_name(Verdict verdict) noexcept;  // "PASS", "WARN", ...
+
+struct HealthFinding {
+  std::string check;        // e.g. "memory.uncorrectable_ecc"
+  Verdict verdict = Verdict::unknown;
+  std::string reading;      // what was measured, with units
+  std::string threshold;    // what it was compared with
+  std::string message;      // what it means
+  std::string remediation;  // what to do ("" when nothing)
+};
+
+struct HealthReport {
+  std::uint32_t device = 0;
+  Verdict overall = Verdict::unknown;  // the worst finding; unknown when nothing could be checked
+  std::vector<HealthFinding> findings;
+};
+
+// Thresholds; defaults suit data-centre GPUs. from_file reads "key = value" lines (docs/health.md).
+struct HIPSTACK_SMI_CXX_API HealthPolicy {
+  double thermal_margin = 5.0;             // °C below a critical limit that warns
+  double throttle_share = 0.10;            // share of time throttled (firmware residency) that warns
+  double power_cap_share = 0.98;           // power / cap that counts as "at the cap"
+  double busy_for_clock_check = 90.0;      // % busy above which a low clock is suspicious
+  double clock_low_share = 0.5;            // clock / max clock below which it is "stuck low"
+  std::int64_t correctable_ecc = 1000;     // correctable errors since driver load that warn
+  std::int64_t pcie_replays = 1000;        // replays since driver load that warn
+  double bad_page_share = 0.9;             // retired pages / threshold that warns (1.0 fails)
+
+  static HealthPolicy from_file(const std::string& path);  // throws Error(invalid_argument) naming file:line
+};
+
 struct BackendStatus {
   std::string name;
   bool present = false;
@@ -186,6 +227,8 @@ class HIPSTACK_SMI_CXX_API System {
   // not_supported for them unless interval_ms > 0, in which case it sleeps that long between looks.
   [[nodiscard]] std::vector<ProcessInfo> processes(std::uint32_t device, unsigned interval_ms = 0) const;
   [[nodiscard]] std::vector<Link> links() const;
+  [[nodiscard]] std::vector<BadPage> bad_pages(std::uint32_t device) const;
+  [[nodiscard]] HealthReport health(std::uint32_t device, const HealthPolicy& policy = {}) const;
 
  private:
   struct Impl;

@@ -95,6 +95,7 @@
   X(144, compute_mode,           NONE, TEXT,    DEVICE, STATIC, "", "Compute mode: default, exclusive_process or prohibited.") \
   X(145, clock_sm_max,           MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum streaming multiprocessor clock.") \
   X(146, clock_video_max,        MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum video clock.")               \
+  X(147, bad_page_threshold,     COUNT, INTEGER, DEVICE, STATIC, "", "Retired pages at which the driver marks the GPU bad.") \
   /* live metrics: 200..399 */                                                                             \
   X(200, temperature_edge,       CELSIUS, REAL, DEVICE, LIVE, "", "Edge temperature.")                      \
   X(201, temperature_junction,   CELSIUS, REAL, DEVICE, LIVE, "", "Junction (hotspot) temperature.")        \
@@ -164,6 +165,12 @@
   X(300, remapped_rows_pending,  NONE, INTEGER, DEVICE, LIVE, "", "1 when a row remapping waits for a GPU reset.") \
   X(301, remapped_rows_failed,   NONE, INTEGER, DEVICE, LIVE, "", "1 when a row remapping has failed.")  \
   X(302, nvlink_state,           NONE, TEXT,    DEVICE, LIVE, "link", "State of one NVLink: active or inactive.") \
+  X(303, ras_correctable,        COUNT, INTEGER, DEVICE, LIVE, "block", "Correctable errors of one RAS block (umc, gfx, sdma, mmhub, pcie_bif, xgmi_wafl, ...).") \
+  X(304, ras_uncorrectable,      COUNT, INTEGER, DEVICE, LIVE, "block", "Uncorrectable errors of one RAS block.") \
+  X(305, ras_deferred,           COUNT, INTEGER, DEVICE, LIVE, "block", "Deferred errors of one RAS block.") \
+  X(306, bad_pages_reserved,     COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages retired and reserved by the driver.") \
+  X(307, bad_pages_pending,      COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages waiting to be retired (after a reset).") \
+  X(308, bad_pages_failed,       COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages the driver failed to retire.") \
   /* partitions: 400..449 */                                                                               \
   X(400, partition_compute_units, COUNT, INTEGER, PARTITION, STATIC, "", "Compute units in the partition.") \
   X(401, partition_xcc_count,    COUNT, INTEGER, PARTITION, STATIC, "", "XCCs in the partition.")           \

@@ -25,6 +25,8 @@ class Backend {
   [[nodiscard]] virtual std::vector<ProcessInfo> processes(std::size_t device, unsigned interval_ms) const = 0;
   // Links between this backend's devices, in its own device numbers.
   [[nodiscard]] virtual std::vector<Link> links() const = 0;
+  // Retired memory pages; throws Error(read_failure) when the list exists but cannot be read.
+  [[nodiscard]] virtual std::vector<BadPage> bad_pages(std::size_t device) const = 0;
 };
 
 // Outcome of probing one backend: the backend, or why there is none.

@@ -95,6 +95,7 @@ class AmdgpuBackend final : public Backend {
   [[nodiscard]] std::vector<Partition> partitions(std::size_t device) const override;
   [[nodiscard]] std::vector<ProcessInfo> processes(std::size_t device, unsigned interval_ms) const override;
   [[nodiscard]] std::vector<Link> links() const override;
+  [[nodiscard]] std::vector<BadPage> bad_pages(std::size_t device) const override;
 
  private:
   const FsView& fs_;
@@ -104,6 +105,15 @@ class AmdgpuBackend final : public Backend {
   mutable std::mutex engine_mutex_;
   mutable std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> engine_last_;  // key -> (ns, wall ns)
 };
+
+// RAS (ras.cpp).
+struct BadPageTable {
+  std::vector<BadPage> pages;
+};
+std::optional<BadPageTable> parse_bad_pages(std::string_view text, std::string& error);
+std::vector<BadPage> read_bad_pages(const FsView& fs, const AmdGpu& gpu, std::string& error);
+void read_ras(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out);
+void read_bad_page_threshold(const FsView& fs, std::vector<Reading>& out);
 
 // The parts of sample(); each appends readings for one kind.
 void read_identity(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out);

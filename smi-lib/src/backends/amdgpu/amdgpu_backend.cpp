@@ -120,6 +120,13 @@ std::vector<Partition> AmdgpuBackend::partitions(std::size_t device) const {
   return result;
 }
 
+std::vector<BadPage> AmdgpuBackend::bad_pages(std::size_t device) const {
+  std::string error;
+  auto pages = read_bad_pages(fs_, gpus_.at(device), error);
+  if (!error.empty()) throw Error(Error::Code::read_failure, error);
+  return pages;
+}
+
 std::vector<Link> AmdgpuBackend::links() const {
   std::map<int, std::vector<KfdIoLink>> graph;
   for (const KfdNode& node : topology_.nodes) graph[node.node] = read_io_links(fs_, node.node);

@@ -294,6 +294,7 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
   else list.failed(MetricId::xgmi_hive_id, ENOENT, "no KFD hive_id and no xgmi_hive_info");
   values.number(MetricId::xgmi_physical_id, dev_file("xgmi_physical_id"));
 
+  read_bad_page_threshold(fs, out);
   if (dev.empty()) {
     list.failed(MetricId::compute_partition, ENOENT, "no DRM card");
     list.failed(MetricId::memory_partition, ENOENT, "no DRM card");

@@ -232,6 +232,7 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   }
   values.value_or_absent(MetricId::gfx_activity_accumulated, gm.gfx_activity_acc, "gpu_metrics");
   read_counters(list, gm);
+  read_ras(fs, gpu, out);
   values.value_or_absent(MetricId::firmware_timestamp, gm.firmware_timestamp, "gpu_metrics");
 
   if (!has_card) {

@@ -207,6 +207,29 @@ std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigne
   return result;
 }
 
+std::vector<BadPage> NvmlBackend::bad_pages(std::size_t device) const {
+  const Api& api = library_->api();
+  std::vector<BadPage> result;
+  if (api.retired_pages == nullptr) return result;
+  const std::pair<int, const char*> causes[] = {{kRetiredMultipleSbe, "retired_sbe"}, {kRetiredDbe, "retired_dbe"}};
+  for (const auto& [cause, state] : causes) {
+    unsigned count = 0;
+    Return code = api.retired_pages(gpus_.at(device).handle, cause, &count, nullptr);
+    if (code == kErrorNotSupported || code == kErrorFunctionNotFound) continue;
+    if ((code != kSuccess && code != kErrorInsufficientSize) || count == 0) {
+      if (code != kSuccess && code != kErrorInsufficientSize) {
+        throw Error(Error::Code::read_failure, "nvmlDeviceGetRetiredPages: " + library_->describe(code));
+      }
+      continue;
+    }
+    std::vector<unsigned long long> addresses(count);
+    code = api.retired_pages(gpus_.at(device).handle, cause, &count, addresses.data());
+    if (code != kSuccess) throw Error(Error::Code::read_failure, "nvmlDeviceGetRetiredPages: " + library_->describe(code));
+    for (unsigned i = 0; i < count && i < addresses.size(); ++i) result.push_back({addresses[i], 0, state});
+  }
+  return result;
+}
+
 std::vector<Link> NvmlBackend::links() const {
   const Api& api = library_->api();
   std::vector<NvlinkPeers> peers;

@@ -28,6 +28,7 @@ class NvmlBackend final : public Backend {
   [[nodiscard]] std::vector<Partition> partitions(std::size_t device) const override;
   [[nodiscard]] std::vector<smi::ProcessInfo> processes(std::size_t device, unsigned interval_ms) const override;
   [[nodiscard]] std::vector<Link> links() const override;
+  [[nodiscard]] std::vector<BadPage> bad_pages(std::size_t device) const override;
 
  private:
   const FsView& fs_;

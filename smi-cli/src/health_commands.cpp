@@ -1,0 +1,94 @@
+// hipstack-smi health, ras and bad-pages: the health engine's verdicts and the memory-error views.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "commands.hpp"
+
+namespace hipstack::cli {
+namespace {
+
+void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+Json document(std::string_view command) {
+  Json j;
+  j["schema"] = "hipstack-smi/v1";
+  j["command"] = std::string(command);
+  return j;
+}
+
+}  // namespace
+
+int run_health(const smi::System& system, const CommonOptions& options, const std::string& policy_file) {
+  const smi::HealthPolicy policy = policy_file.empty() ? smi::HealthPolicy{} : smi::HealthPolicy::from_file(policy_file);
+  const auto devices = system.devices();
+  const auto selected = selected_devices(system, options);
+  Json doc = document("health");
+  doc["devices"] = Json::array();
+  std::string csv = "device,bdf,check,verdict,reading,threshold,message,remediation\n";
+  std::string text;
+  bool any_fail = false;
+  bool any_checked = false;
+  for (const std::uint32_t index : selected) {
+    const smi::HealthReport report = system.health(index, policy);
+    const smi::DeviceSummary& device = devices[index];
+    any_fail = any_fail || report.overall == smi::Verdict::fail;
+    any_checked = any_checked || report.overall != smi::Verdict::unknown;
+    Json d = device_json(device);
+    d["overall"] = std::string(smi::verdict_name(report.overall));
+    d["findings"] = Json::array();
+    text += fmt::format("GPU {}  {}  {}  {}\n", device.index, device.bdf, device.name, smi::verdict_name(report.overall));
+    Table table({"CHECK", "VERDICT", "READING", "THRESHOLD", "FINDING"});
+    std::string remedies;
+    for (const smi::HealthFinding& f : report.findings) {
+      d["findings"].push_back({{"check", f.check},
+                               {"verdict", std::string(smi::verdict_name(f.verdict))},
+                               {"reading", f.reading},
+                               {"threshold", f.threshold},
+                               {"message", f.message},
+                               {"remediation", f.remediation}});
+      csv += csv_row({std::to_string(index), device.bdf, f.check, std::string(smi::verdict_name(f.verdict)), f.reading,
+                      f.threshold, f.message, f.remediation});
+      // People see what needs attention; -v shows every check.
+      if (f.verdict == smi::Verdict::pass && !options.verbose) continue;
+      if (f.verdict == smi::Verdict::unknown && !options.verbose && f.check != "ras.unreadable") continue;
+      table.add({f.check, std::string(smi::verdict_name(f.verdict)), f.reading, f.threshold, f.message});
+      if (!f.remediation.empty() && f.verdict != smi::Verdict::pass) remedies += fmt::format("  {}: {}\n", f.check, f.remediation);
+    }
+    text += table.empty() ? "  every check passed\n" : table.str();
+    if (!remedies.empty()) text += "What to do:\n" + remedies;
+    text += '\n';
+    doc["devices"].push_back(std::move(d));
+  }
+  if (options.format == Format::json) print(doc.dump(2) + "\n");
+  else if (options.format == Format::csv) print(csv);
+  else print(selected.empty() ? "No GPUs found.\n" : text);
+  // 0 healthy (PASS or WARN), 1 a check failed, 2 nothing could be checked.
+  if (any_fail) return kExitUnhealthy;
+  return any_checked ? kExitOk : kExitCannotCheck;
+}
+
+int run_bad_pages(const smi::System& system, const CommonOptions& options) {
+  const auto devices = system.devices();
+  Json doc = document("bad-pages");
+  doc["devices"] = Json::array();
+  std::string csv = "device,bdf,frame,size,state\n";
+  Table table({"GPU", "BDF", "FRAME", "SIZE", "STATE"});
+  for (const std::uint32_t index : selected_devices(system, options)) {
+    const smi::DeviceSummary& device = devices[index];
+    Json d = device_json(device);
+    d["bad_pages"] = Json::array();
+    for (const smi::BadPage& page : system.bad_pages(index)) {
+      d["bad_pages"].push_back({{"frame", page.frame}, {"size", page.size}, {"state", page.state}});
+      csv += csv_row({std::to_string(index), device.bdf, fmt::format("0x{:x}", page.frame), std::to_string(page.size), page.state});
+      table.add({std::to_string(index), device.bdf, fmt::format("0x{:x}", page.frame), std::to_string(page.size), page.state});
+    }
+    doc["devices"].push_back(std::move(d));
+  }
+  if (options.format == Format::json) print(doc.dump(2) + "\n");
+  else if (options.format == Format::csv) print(csv);
+  else print(table.empty() ? "No retired or pending memory pages.\n" : table.str());
+  return kExitOk;
+}
+
+}  // namespace hipstack::cli

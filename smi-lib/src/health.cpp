@@ -1,0 +1,356 @@
+// The health engine: vendor-neutral checks over one device's readings (docs/health.md lists them).
+// Each check yields PASS / WARN / FAIL with the reading, the threshold and a remediation, or
+// UNKNOWN when the device does not report what the check needs.
+#include <fmt/format.h>
+#include <hipstack/smi.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include "parse.hpp"
+
+namespace hipstack::smi {
+namespace {
+
+// NVML clock-event reason bits (nvmlClocksEventReason*).
+constexpr std::int64_t kNvSwPowerCap = 0x4, kNvHwSlowdown = 0x8, kNvSwThermal = 0x20, kNvHwThermal = 0x40,
+                       kNvPowerBrake = 0x80;
+
+class Facts {
+ public:
+  explicit Facts(const std::vector<Reading>& readings) {
+    for (const Reading& r : readings) by_key_[{r.id, r.instance}] = &r;
+  }
+  [[nodiscard]] std::optional<double> number(MetricId id, const std::string& instance = {}) const {
+    const auto it = by_key_.find({id, instance});
+    return it == by_key_.end() ? std::nullopt : it->second->number();
+  }
+  [[nodiscard]] std::vector<const Reading*> all(MetricId id) const {
+    std::vector<const Reading*> out;
+    for (const auto& [key, r] : by_key_) {
+      if (key.first == id) out.push_back(r);
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::pair<MetricId, std::string>, const Reading*> by_key_;
+};
+
+std::string num(double v, const char* unit) {
+  std::string text = fmt::format("{:.2f}", v);
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return unit[0] != '\0' ? text + " " + unit : text;
+}
+
+class Checker {
+ public:
+  Checker(const Facts& facts, const HealthPolicy& policy, std::vector<HealthFinding>& out)
+      : f_(facts), p_(policy), out_(out) {}
+
+  void add(const char* check, Verdict verdict, std::string reading, std::string threshold, std::string message,
+           std::string remediation = {}) {
+    out_.push_back({check, verdict, std::move(reading), std::move(threshold), std::move(message), std::move(remediation)});
+  }
+  void unknown(const char* check, std::string why) { add(check, Verdict::unknown, "", "", std::move(why)); }
+
+  void thermal() {
+    const struct {
+      MetricId now, critical;
+      const char* name;
+    } sensors[] = {{MetricId::temperature_edge, MetricId::temperature_edge_critical, "edge"},
+                   {MetricId::temperature_junction, MetricId::temperature_junction_critical, "junction"},
+                   {MetricId::temperature_memory, MetricId::temperature_memory_critical, "memory"}};
+    bool any = false;
+    for (const auto& s : sensors) {
+      const auto now = f_.number(s.now);
+      const auto critical = f_.number(s.critical);
+      if (!now || !critical || *critical <= 0) continue;
+      any = true;
+      const std::string reading = fmt::format("{} {}", s.name, num(*now, "C"));
+      const std::string limit = fmt::format("critical {}", num(*critical, "C"));
+      if (*now >= *critical) {
+        add("thermal.temperature", Verdict::fail, reading, limit, fmt::format("{} temperature at or above its critical limit", s.name),
+            "Check cooling (airflow, fans, heatsink contact) and reduce load; the GPU throttles hard here.");
+      } else if (*now >= *critical - p_.thermal_margin) {
+        add("thermal.temperature", Verdict::warn, reading, fmt::format("{}, margin {}", limit, num(p_.thermal_margin, "C")),
+            fmt::format("{} temperature within {} of its critical limit", s.name, num(p_.thermal_margin, "C")),
+            "Check cooling and ambient temperature before the GPU throttles.");
+      } else {
+        add("thermal.temperature", Verdict::pass, reading, limit, fmt::format("{} temperature below its critical limit", s.name));
+      }
+    }
+    if (!any) unknown("thermal.temperature", "no temperature with a critical limit is reported");
+  }
+
+  // Share of time a firmware throttle reason was active since the driver loaded (AMD residency
+  // counters), or the reason bits active now (NVIDIA clock-event reasons).
+  void throttling(const char* check, std::initializer_list<const char*> reasons, std::int64_t nvidia_bits,
+                  const char* what, const char* remediation) {
+    const auto total = f_.number(MetricId::violation_accumulation_count);
+    if (total && *total > 0) {
+      double worst = 0;
+      std::string worst_reason;
+      for (const char* reason : reasons) {
+        const auto count = f_.number(MetricId::violation_residency, reason);
+        if (count && *count / *total > worst) {
+          worst = *count / *total;
+          worst_reason = reason;
+        }
+      }
+      const std::string reading = worst_reason.empty() ? "0 %" : fmt::format("{} {}", worst_reason, num(worst * 100, "%"));
+      const std::string limit = fmt::format("{} of the time", num(p_.throttle_share * 100, "%"));
+      if (worst >= p_.throttle_share) {
+        add(check, Verdict::warn, reading, limit, fmt::format("{} throttling {} of the time since the driver loaded", what, num(worst * 100, "%")), remediation);
+      } else {
+        add(check, Verdict::pass, reading, limit, fmt::format("little or no {} throttling", what));
+      }
+      return;
+    }
+    const auto bits = f_.number(MetricId::throttle_status);
+    const auto vendor = vendor_;
+    if (bits && vendor == "nvidia") {
+      const auto active = static_cast<std::int64_t>(*bits) & nvidia_bits;
+      const std::string reading = fmt::format("clock-event reasons 0x{:x}", static_cast<std::int64_t>(*bits));
+      if (active != 0) {
+        add(check, Verdict::warn, reading, fmt::format("bits 0x{:x}", nvidia_bits), fmt::format("{} throttling now", what), remediation);
+      } else {
+        add(check, Verdict::pass, reading, fmt::format("bits 0x{:x}", nvidia_bits), fmt::format("no {} throttling now", what));
+      }
+      return;
+    }
+    unknown(check, fmt::format("no {} throttle residency or reason bits reported", what));
+  }
+
+  void power() {
+    const auto power = f_.number(MetricId::power_current) ? f_.number(MetricId::power_current) : f_.number(MetricId::power_average);
+    const auto cap = f_.number(MetricId::power_cap);
+    if (!power || !cap || *cap <= 0) {
+      unknown("power.at_cap", "power or power cap not reported");
+    } else if (*power >= *cap * p_.power_cap_share) {
+      add("power.at_cap", Verdict::warn, num(*power, "W"), fmt::format("{} of cap {}", num(p_.power_cap_share * 100, "%"), num(*cap, "W")),
+          "drawing its full power cap: clocks are power-limited",
+          "Expected under full load; otherwise check the power cap and the workload's power profile.");
+    } else {
+      add("power.at_cap", Verdict::pass, num(*power, "W"), fmt::format("cap {}", num(*cap, "W")), "below the power cap");
+    }
+  }
+
+  void clocks() {
+    const auto busy = f_.number(MetricId::gpu_busy);
+    const auto clock = f_.number(MetricId::clock_sclk);
+    const auto max = f_.number(MetricId::clock_sclk_max);
+    if (!busy || !clock || !max || *max <= 0) return unknown("clocks.stuck_low", "busy %, clock or maximum clock not reported");
+    const std::string reading = fmt::format("{} at {} busy", num(*clock, "MHz"), num(*busy, "%"));
+    const std::string limit = fmt::format("{} of {} when busy >= {}", num(p_.clock_low_share * 100, "%"), num(*max, "MHz"),
+                                          num(p_.busy_for_clock_check, "%"));
+    if (*busy >= p_.busy_for_clock_check && *clock < *max * p_.clock_low_share) {
+      add("clocks.stuck_low", Verdict::warn, reading, limit, "graphics clock low while the GPU is busy",
+          "Look for throttling (thermal, power), a forced performance level or a low clock limit.");
+    } else {
+      add("clocks.stuck_low", Verdict::pass, reading, limit, "clock consistent with load");
+    }
+  }
+
+  void pcie() {
+    const auto speed = f_.number(MetricId::pcie_speed);
+    const auto width = f_.number(MetricId::pcie_width);
+    const auto max_speed = f_.number(MetricId::pcie_speed_max);
+    const auto max_width = f_.number(MetricId::pcie_width_max);
+    if (!speed || !width || !max_speed || !max_width) {
+      unknown("pcie.link_degraded", "current or maximum PCIe link not reported");
+    } else {
+      const std::string reading = fmt::format("{} x{}", num(*speed, "GT/s"), num(*width, ""));
+      const std::string limit = fmt::format("max {} x{}", num(*max_speed, "GT/s"), num(*max_width, ""));
+      if (*speed < *max_speed || *width < *max_width) {
+        add("pcie.link_degraded", Verdict::warn, reading, limit, "PCIe link below its maximum speed or width",
+            "Idle GPUs may lower the link speed to save power; under load, reseat the card or check the slot and riser.");
+      } else {
+        add("pcie.link_degraded", Verdict::pass, reading, limit, "PCIe link at its maximum");
+      }
+    }
+    const auto replays = f_.number(MetricId::pcie_replay_count);
+    if (!replays) return unknown("pcie.replays", "PCIe replay count not reported");
+    if (*replays >= static_cast<double>(p_.pcie_replays)) {
+      add("pcie.replays", Verdict::warn, num(*replays, ""), fmt::format("{} since driver load", p_.pcie_replays),
+          "many PCIe replays: the link retransmits", "Check the slot, riser and cabling; watch whether the count keeps rising.");
+    } else {
+      add("pcie.replays", Verdict::pass, num(*replays, ""), fmt::format("{} since driver load", p_.pcie_replays), "few PCIe replays");
+    }
+  }
+
+  void memory() {
+    const auto uncorrected = f_.number(MetricId::ecc_uncorrected_volatile) ? f_.number(MetricId::ecc_uncorrected_volatile)
+                                                                          : f_.number(MetricId::ecc_uncorrected_aggregate);
+    if (!uncorrected) {
+      unknown("memory.uncorrectable_ecc", "uncorrectable ECC count not reported");
+    } else if (*uncorrected > 0) {
+      std::string blocks;
+      for (const Reading* r : f_.all(MetricId::ras_uncorrectable)) {
+        if (r->number().value_or(0) > 0) blocks += fmt::format("{}{} {}", blocks.empty() ? " (" : ", ", r->instance, num(*r->number(), ""));
+      }
+      if (!blocks.empty()) blocks += ")";
+      add("memory.uncorrectable_ecc", Verdict::fail, num(*uncorrected, "") + blocks, "0",
+          "uncorrectable memory errors: data may have been corrupted",
+          "Drain the GPU, reset it so the driver retires the pages, and replace it if errors recur.");
+    } else {
+      add("memory.uncorrectable_ecc", Verdict::pass, "0", "0", "no uncorrectable memory errors");
+    }
+    const auto corrected = f_.number(MetricId::ecc_corrected_volatile);
+    if (!corrected) {
+      unknown("memory.correctable_ecc", "correctable ECC count not reported");
+    } else if (*corrected >= static_cast<double>(p_.correctable_ecc)) {
+      add("memory.correctable_ecc", Verdict::warn, num(*corrected, ""), fmt::format("{} since driver load", p_.correctable_ecc),
+          "many correctable memory errors", "Watch the rate; schedule a reset and a memory test (hipstack-validate) if it keeps rising.");
+    } else {
+      add("memory.correctable_ecc", Verdict::pass, num(*corrected, ""), fmt::format("{} since driver load", p_.correctable_ecc),
+          "few correctable memory errors");
+    }
+    bad_pages();
+    ras_readable();
+  }
+
+  void bad_pages() {
+    const auto pending = f_.number(MetricId::bad_pages_pending);
+    const auto nv_pending = f_.number(MetricId::remapped_rows_pending);
+    if (pending || nv_pending) {
+      const double count = pending.value_or(0) + nv_pending.value_or(0);
+      if (count > 0) {
+        add("memory.bad_pages_pending", Verdict::warn, num(count, pending ? "pages" : "remappings"), "0",
+            "memory pages wait to be retired", "Reset the GPU (when idle) so the driver retires them.");
+      } else {
+        add("memory.bad_pages_pending", Verdict::pass, "0", "0", "no memory pages waiting to be retired");
+      }
+    } else {
+      unknown("memory.bad_pages_pending", "no retired-page table reported");
+    }
+    const auto reserved = f_.number(MetricId::bad_pages_reserved);
+    const auto failed = f_.number(MetricId::bad_pages_failed);
+    const auto threshold = f_.number(MetricId::bad_page_threshold);
+    const auto nv_failed = f_.number(MetricId::remapped_rows_failed);
+    if (nv_failed && *nv_failed > 0) {
+      add("memory.bad_page_threshold", Verdict::fail, "row remapping failed", "0",
+          "the GPU could not remap a failing memory row", "Replace the GPU (row remapping resources exhausted).");
+      return;
+    }
+    if (!reserved) return unknown("memory.bad_page_threshold", "no retired-page counts reported");
+    const double retired = *reserved + failed.value_or(0);
+    if (failed && *failed > 0) {
+      add("memory.bad_page_threshold", Verdict::fail, fmt::format("{} failed to retire", num(*failed, "pages")), "0",
+          "the driver could not retire a bad page", "Replace the GPU or contact the vendor; its memory can no longer be repaired.");
+    } else if (threshold && retired >= *threshold) {
+      add("memory.bad_page_threshold", Verdict::fail, num(retired, "pages"), fmt::format("threshold {}", num(*threshold, "")),
+          "retired pages reached the driver's threshold", "Replace the GPU: the driver treats it as bad.");
+    } else if (threshold && retired >= *threshold * p_.bad_page_share) {
+      add("memory.bad_page_threshold", Verdict::warn, num(retired, "pages"),
+          fmt::format("{} of threshold {}", num(p_.bad_page_share * 100, "%"), num(*threshold, "")),
+          "retired pages near the driver's threshold", "Plan a replacement.");
+    } else {
+      add("memory.bad_page_threshold", Verdict::pass, num(retired, "pages"),
+          threshold ? fmt::format("threshold {}", num(*threshold, "")) : std::string("driver default threshold"),
+          "few retired pages");
+    }
+  }
+
+  void ras_readable() {
+    std::string blocks;
+    for (const MetricId id : {MetricId::ras_correctable, MetricId::ras_uncorrectable}) {
+      for (const Reading* r : f_.all(id)) {
+        if ((r->status == Status::unavailable || r->status == Status::error) && !r->instance.empty() &&
+            blocks.find(r->instance) == std::string::npos) {
+          blocks += (blocks.empty() ? "" : ", ") + r->instance;
+        }
+      }
+    }
+    if (!blocks.empty()) {
+      add("ras.unreadable", Verdict::unknown, blocks, "", fmt::format("RAS error counters could not be read now: {}", blocks),
+          "Read again later; a block that stays inaccessible needs a driver or firmware update.");
+    }
+  }
+
+  void set_vendor(std::string vendor) { vendor_ = std::move(vendor); }
+
+ private:
+  const Facts& f_;
+  const HealthPolicy& p_;
+  std::vector<HealthFinding>& out_;
+  std::string vendor_;
+};
+
+}  // namespace
+
+std::string_view verdict_name(Verdict verdict) noexcept {
+  switch (verdict) {
+    case Verdict::pass: return "PASS";
+    case Verdict::warn: return "WARN";
+    case Verdict::fail: return "FAIL";
+    case Verdict::unknown: return "UNKNOWN";
+  }
+  return "UNKNOWN";
+}
+
+HealthPolicy HealthPolicy::from_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(Error::Code::invalid_argument, fmt::format("cannot read health policy {}", path));
+  HealthPolicy policy;
+  const std::map<std::string, double*, std::less<>> reals = {
+      {"thermal_margin", &policy.thermal_margin},       {"throttle_share", &policy.throttle_share},
+      {"power_cap_share", &policy.power_cap_share},     {"busy_for_clock_check", &policy.busy_for_clock_check},
+      {"clock_low_share", &policy.clock_low_share},     {"bad_page_share", &policy.bad_page_share}};
+  const std::map<std::string, std::int64_t*, std::less<>> counts = {{"correctable_ecc", &policy.correctable_ecc},
+                                                                    {"pcie_replays", &policy.pcie_replays}};
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    const auto fields = detail::split_fields(line, '=');
+    if (fields.empty()) continue;
+    const std::string where = fmt::format("{}:{}", path, number);
+    if (fields.size() != 2) throw Error(Error::Code::invalid_argument, where + ": expected \"key = value\"");
+    const std::string key(fields[0]);
+    if (const auto real = reals.find(key); real != reals.end()) {
+      const auto value = detail::parse_real(fields[1]);
+      if (!value || *value < 0) throw Error(Error::Code::invalid_argument, fmt::format("{}: {} must be a number >= 0", where, key));
+      *real->second = *value;
+    } else if (const auto count = counts.find(key); count != counts.end()) {
+      const auto value = detail::parse_int(fields[1]);
+      if (!value || *value < 0) throw Error(Error::Code::invalid_argument, fmt::format("{}: {} must be an integer >= 0", where, key));
+      *count->second = *value;
+    } else {
+      throw Error(Error::Code::invalid_argument, fmt::format("{}: unknown key \"{}\"", where, key));
+    }
+  }
+  return policy;
+}
+
+HealthReport System::health(std::uint32_t device, const HealthPolicy& policy) const {
+  SampleOptions all;
+  all.identity = all.static_info = all.live = true;
+  const std::vector<Reading> readings = sample(device, all);
+  const Facts facts(readings);
+  HealthReport report;
+  report.device = device;
+  Checker check(facts, policy, report.findings);
+  check.set_vendor(devices().at(device).vendor);
+  check.thermal();
+  check.throttling("thermal.throttling", {"socket_thermal", "vr_thermal", "hbm_thermal", "prochot"},
+                   kNvSwThermal | kNvHwThermal | kNvHwSlowdown, "thermal",
+                   "Improve cooling; sustained thermal throttling costs performance and ages the part.");
+  check.throttling("power.throttling", {"ppt"}, kNvSwPowerCap | kNvPowerBrake, "power",
+                   "Expected at full load; otherwise check the power cap and the node's power delivery.");
+  check.power();
+  check.clocks();
+  check.pcie();
+  check.memory();
+  for (const HealthFinding& f : report.findings) {
+    if (f.verdict == Verdict::unknown) continue;
+    if (report.overall == Verdict::unknown || static_cast<int>(f.verdict) > static_cast<int>(report.overall)) {
+      report.overall = f.verdict;
+    }
+  }
+  return report;
+}
+
+}  // namespace hipstack::smi
