@@ -236,7 +236,8 @@ class Checker {
       return;
     }
     if (!reserved) return unknown("memory.bad_page_threshold", "no retired-page counts reported");
-    const double retired = *reserved + failed.value_or(0);
+    // The driver counts every stored record (reserved, pending, failed) against its threshold.
+    const double retired = *reserved + pending.value_or(0) + failed.value_or(0);
     if (failed && *failed > 0) {
       add("memory.bad_page_threshold", Verdict::fail, fmt::format("{} failed to retire", num(*failed, "pages")), "0",
           "the driver could not retire a bad page", "Replace the GPU or contact the vendor; its memory can no longer be repaired.");

@@ -178,6 +178,32 @@ class RocmSmiCompat(unittest.TestCase):
         run("--rocm-smi", "--showmeminfo", "flash", expect=2)
 
 
+class Health(unittest.TestCase):
+    def test_exit_codes(self):
+        run("health", "--sysfs-root", sys_root("real/lact/rx6900xt"), expect=0)
+        run("health", "--sysfs-root", sys_root("real/lact/r7-240"), expect=0)  # WARN is healthy
+        run("health", "--sysfs-root", sys_root("real/k8s-device-plugin/topo-mi300-cpx"), expect=2)
+        run("health", "--config", "/nonexistent.conf", expect=2)
+
+    @unittest.skipUnless(os.path.exists(f"{sys.argv[2] if len(sys.argv) > 2 else ''}/constructed/mi300x-8gpu-faults"),
+                         "no fault capture")
+    def test_fault_node_json_names_the_failures(self):
+        root = sys_root("constructed/mi300x-8gpu-faults")
+        proc = run("health", "--json", "--sysfs-root", root, expect=1)
+        devices = json.loads(proc.stdout)["devices"]
+        self.assertEqual(len(devices), 8)
+        failing = {d["bdf"]: sorted(f["check"] for f in d["findings"] if f["verdict"] == "FAIL") for d in devices}
+        self.assertIn(["memory.uncorrectable_ecc"], failing.values())
+        text = run("health", "-g", devices[1]["bdf"], "--sysfs-root", root, expect=1).stdout
+        self.assertIn("What to do:", text)
+        rows = list(csv.DictReader(io.StringIO(run("health", "--csv", "--sysfs-root", root, expect=1).stdout)))
+        self.assertEqual({r["verdict"] for r in rows} - {"PASS", "WARN", "FAIL", "UNKNOWN"}, set())
+        pages = json.loads(run("bad-pages", "--json", "--sysfs-root", root).stdout)["devices"]
+        self.assertTrue(any(p["state"] == "pending" for d in pages for p in d["bad_pages"]))
+        ras = json.loads(run("ras", "--json", "--sysfs-root", root).stdout)["devices"]
+        self.assertIn("umc", ras[1]["metrics"]["ras_uncorrectable"]["instances"])
+
+
 @unittest.skipUnless(os.environ.get("FAKE_NVML_FULL"), "fake NVML not built")
 class BothVendors(unittest.TestCase):
     def env(self, script):
