@@ -44,6 +44,8 @@ int run_health(const smi::System& system, const CommonOptions& options, const st
 // RAS counts, retired pages and ECC totals as a sampled view (like `metric`, restricted to them).
 int run_ras(const smi::System& system, const CommonOptions& options);
 int run_bad_pages(const smi::System& system, const CommonOptions& options);
+// Compute and memory partition modes and each partition's resources (read-only).
+int run_partition(const smi::System& system, const CommonOptions& options);
 int run_catalogue(const CommonOptions& options, bool markdown);
 // Copies what the library reads from the live /sys (or --sysfs-root) into OUT/sys, flat.
 int run_capture(const std::string& sysfs_root, const std::string& procfs_root, const std::string& out_dir,

@@ -1,7 +1,9 @@
-// hipstack-smi health, ras and bad-pages: the health engine's verdicts and the memory-error views.
+// hipstack-smi health, ras, bad-pages and partition: the health engine's verdicts, the memory-error
+// views and the partition view.
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <map>
 
 #include "commands.hpp"
 
@@ -88,6 +90,69 @@ int run_bad_pages(const smi::System& system, const CommonOptions& options) {
   if (options.format == Format::json) print(doc.dump(2) + "\n");
   else if (options.format == Format::csv) print(csv);
   else print(table.empty() ? "No retired or pending memory pages.\n" : table.str());
+  return kExitOk;
+}
+
+}  // namespace hipstack::cli
+
+namespace hipstack::cli {
+
+int run_partition(const smi::System& system, const CommonOptions& options) {
+  using smi::MetricId;
+  const auto devices = system.devices();
+  Json doc;
+  doc["schema"] = "hipstack-smi/v1";
+  doc["command"] = "partition";
+  doc["devices"] = Json::array();
+  std::string csv = "device,bdf,partition,id,metric,status,value,unit\n";
+  std::string text;
+  smi::SampleOptions modes;
+  modes.static_info = true;
+  modes.live = false;
+  modes.metrics = {MetricId::compute_partition, MetricId::compute_partition_available, MetricId::memory_partition,
+                   MetricId::memory_partition_available, MetricId::mig_mode};
+  for (const std::uint32_t index : selected_devices(system, options)) {
+    const smi::DeviceSummary& device = devices[index];
+    const auto mode_readings = system.sample(index, modes);
+    const auto parts = system.partitions(index);
+    Json d = device_json(device);
+    d["modes"] = readings_json(mode_readings);
+    d["partition_list"] = Json::array();
+    auto mode = [&mode_readings](MetricId id) {
+      for (const smi::Reading& r : mode_readings) {
+        if (r.id == id) return value_text(r);
+      }
+      return std::string("N/A");
+    };
+    text += fmt::format("GPU {}  {}  {}\n", device.index, device.bdf, device.name);
+    if (device.vendor == "nvidia") {
+      text += fmt::format("  MIG: {}\n", mode(MetricId::mig_mode));
+    } else {
+      text += fmt::format("  compute: {} (available: {})  memory: {} (available: {})\n", mode(MetricId::compute_partition),
+                          mode(MetricId::compute_partition_available), mode(MetricId::memory_partition),
+                          mode(MetricId::memory_partition_available));
+    }
+    Table table({"PARTITION", "ID", "BDF", "COMPUTE UNITS", "XCCS", "MEMORY", "RENDER MINOR", "GI", "CI"});
+    for (const smi::Partition& p : parts) {
+      d["partition_list"].push_back({{"index", p.index}, {"id", p.id}, {"bdf", p.bdf}, {"metrics", readings_json(p.readings)}});
+      std::map<MetricId, std::string> cell;
+      for (const smi::Reading& r : p.readings) {
+        cell[r.id] = value_with_unit(r);
+        const smi::MetricInfo* info = smi::find_metric(r.id);
+        csv += csv_row({std::to_string(index), device.bdf, std::to_string(p.index), p.id, std::string(info ? info->name : ""),
+                        std::string(smi::status_name(r.status)), r.ok() ? value_text(r) : "",
+                        info ? std::string(smi::unit_symbol(info->unit)) : ""});
+      }
+      table.add({std::to_string(p.index), p.id, p.bdf, cell[MetricId::partition_compute_units],
+                 cell[MetricId::partition_xcc_count], cell[MetricId::partition_memory], cell[MetricId::partition_render_minor],
+                 cell[MetricId::partition_gpu_instance_id], cell[MetricId::partition_compute_instance_id]});
+    }
+    text += table.str() + "\n";
+    doc["devices"].push_back(std::move(d));
+  }
+  if (options.format == Format::json) print(doc.dump(2) + "\n");
+  else if (options.format == Format::csv) print(csv);
+  else print(devices.empty() ? "No GPUs found.\n" : text);
   return kExitOk;
 }
 

@@ -72,6 +72,7 @@ int run(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_subcommand("ras", "RAS error counts per block, ECC totals, retired pages and the bad page threshold");
   app.add_subcommand("bad-pages", "Retired and pending memory pages");
+  app.add_subcommand("partition", "Compute/memory partition modes and the partitions (MIG instances) of each GPU");
   auto* catalogue = app.add_subcommand("catalogue", "The metric catalogue (ids, names, units, help)");
   bool markdown = false;
   catalogue->add_flag("--markdown", markdown, "As the Markdown table of docs/metrics.md");
@@ -129,6 +130,7 @@ int run(int argc, char** argv) {
   if (command == "health") return run_health(*system, common, health_policy);
   if (command == "ras") return run_ras(*system, common);
   if (command == "bad-pages") return run_bad_pages(*system, common);
+  if (command == "partition") return run_partition(*system, common);
   return run_version(&*system, common);
 }
 

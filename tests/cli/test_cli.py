@@ -178,6 +178,21 @@ class RocmSmiCompat(unittest.TestCase):
         run("--rocm-smi", "--showmeminfo", "flash", expect=2)
 
 
+class Partition(unittest.TestCase):
+    def test_cpx_node_modes_and_partitions(self):
+        doc = json.loads(run("partition", "--json", "-g", "0", "--sysfs-root",
+                             sys_root("constructed/mi300x-8gpu-cpx-nps1")).stdout)
+        (device,) = doc["devices"]
+        self.assertEqual(device["modes"]["compute_partition"]["value"], "CPX")
+        self.assertEqual(device["modes"]["compute_partition_available"]["value"], "SPX, DPX, QPX, CPX")
+        self.assertEqual(device["modes"]["memory_partition"]["value"], "NPS1")
+        self.assertEqual(len(device["partition_list"]), 8)
+        self.assertEqual(device["partition_list"][5]["bdf"], device["bdf"][:-1] + "5")
+        self.assertEqual(device["partition_list"][5]["metrics"]["partition_compute_units"]["value"], 38)
+        text = run("partition", "-g", "0", "--sysfs-root", sys_root("constructed/mi300x-8gpu-spx-nps1")).stdout
+        self.assertIn("compute: SPX (available: SPX, DPX, QPX, CPX)", text)
+
+
 class Health(unittest.TestCase):
     def test_exit_codes(self):
         run("health", "--sysfs-root", sys_root("real/lact/rx6900xt"), expect=0)

@@ -96,6 +96,8 @@
   X(145, clock_sm_max,           MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum streaming multiprocessor clock.") \
   X(146, clock_video_max,        MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum video clock.")               \
   X(147, bad_page_threshold,     COUNT, INTEGER, DEVICE, STATIC, "", "Retired pages at which the driver marks the GPU bad.") \
+  X(148, compute_partition_available, NONE, TEXT, DEVICE, STATIC, "", "Compute partition modes the GPU accepts, comma-separated.") \
+  X(149, memory_partition_available, NONE, TEXT, DEVICE, STATIC, "", "Memory partition modes the GPU accepts, comma-separated.") \
   /* live metrics: 200..399 */                                                                             \
   X(200, temperature_edge,       CELSIUS, REAL, DEVICE, LIVE, "", "Edge temperature.")                      \
   X(201, temperature_junction,   CELSIUS, REAL, DEVICE, LIVE, "", "Junction (hotspot) temperature.")        \

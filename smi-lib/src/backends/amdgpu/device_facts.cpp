@@ -296,11 +296,15 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
 
   read_bad_page_threshold(fs, out);
   if (dev.empty()) {
-    list.failed(MetricId::compute_partition, ENOENT, "no DRM card");
-    list.failed(MetricId::memory_partition, ENOENT, "no DRM card");
+    for (const MetricId id : {MetricId::compute_partition, MetricId::memory_partition,
+                              MetricId::compute_partition_available, MetricId::memory_partition_available}) {
+      list.failed(id, ENOENT, "no DRM card");
+    }
   } else {
     values.text(MetricId::compute_partition, dev + "current_compute_partition");
     values.text(MetricId::memory_partition, dev + "current_memory_partition");
+    values.text(MetricId::compute_partition_available, dev + "available_compute_partition");
+    values.text(MetricId::memory_partition_available, dev + "available_memory_partition");
   }
 }
 
