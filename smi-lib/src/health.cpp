@@ -38,6 +38,11 @@ class Facts {
   std::map<std::pair<MetricId, std::string>, const Reading*> by_key_;
 };
 
+// "2 pages" / "1 page": units that are nouns take a plural.
+std::string count_of(double v, const char* noun) {
+  return fmt::format("{:.0f} {}{}", v, noun, v == 1 ? "" : "s");
+}
+
 std::string num(double v, const char* unit) {
   std::string text = fmt::format("{:.2f}", v);
   while (text.back() == '0') text.pop_back();
@@ -218,7 +223,7 @@ class Checker {
     if (pending || nv_pending) {
       const double count = pending.value_or(0) + nv_pending.value_or(0);
       if (count > 0) {
-        add("memory.bad_pages_pending", Verdict::warn, num(count, pending ? "pages" : "remappings"), "0",
+        add("memory.bad_pages_pending", Verdict::warn, count_of(count, pending ? "page" : "remapping"), "0",
             "memory pages wait to be retired", "Reset the GPU (when idle) so the driver retires them.");
       } else {
         add("memory.bad_pages_pending", Verdict::pass, "0", "0", "no memory pages waiting to be retired");
@@ -235,21 +240,26 @@ class Checker {
           "the GPU could not remap a failing memory row", "Replace the GPU (row remapping resources exhausted).");
       return;
     }
+    if (nv_failed && !reserved) {
+      // NVIDIA GPUs since A100 repair memory by row remapping; it has no page threshold, only failure.
+      add("memory.bad_page_threshold", Verdict::pass, "no failed row remapping", "0", "memory repair resources left");
+      return;
+    }
     if (!reserved) return unknown("memory.bad_page_threshold", "no retired-page counts reported");
     // The driver counts every stored record (reserved, pending, failed) against its threshold.
     const double retired = *reserved + pending.value_or(0) + failed.value_or(0);
     if (failed && *failed > 0) {
-      add("memory.bad_page_threshold", Verdict::fail, fmt::format("{} failed to retire", num(*failed, "pages")), "0",
+      add("memory.bad_page_threshold", Verdict::fail, fmt::format("{} failed to retire", count_of(*failed, "page")), "0",
           "the driver could not retire a bad page", "Replace the GPU or contact the vendor; its memory can no longer be repaired.");
     } else if (threshold && retired >= *threshold) {
-      add("memory.bad_page_threshold", Verdict::fail, num(retired, "pages"), fmt::format("threshold {}", num(*threshold, "")),
+      add("memory.bad_page_threshold", Verdict::fail, count_of(retired, "page"), fmt::format("threshold {}", num(*threshold, "")),
           "retired pages reached the driver's threshold", "Replace the GPU: the driver treats it as bad.");
     } else if (threshold && retired >= *threshold * p_.bad_page_share) {
-      add("memory.bad_page_threshold", Verdict::warn, num(retired, "pages"),
+      add("memory.bad_page_threshold", Verdict::warn, count_of(retired, "page"),
           fmt::format("{} of threshold {}", num(p_.bad_page_share * 100, "%"), num(*threshold, "")),
           "retired pages near the driver's threshold", "Plan a replacement.");
     } else {
-      add("memory.bad_page_threshold", Verdict::pass, num(retired, "pages"),
+      add("memory.bad_page_threshold", Verdict::pass, count_of(retired, "page"),
           threshold ? fmt::format("threshold {}", num(*threshold, "")) : std::string("driver default threshold"),
           "few retired pages");
     }

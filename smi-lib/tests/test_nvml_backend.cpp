@@ -90,6 +90,17 @@ TEST(NvmlBackend, H200IdentityStaticAndLiveInCatalogueUnits) {
   const auto live = system.sample(0, with_pcie);
   EXPECT_DOUBLE_EQ(number_of(live, "pcie_rx"), 430.0 * 1024);
   EXPECT_DOUBLE_EQ(number_of(live, "pcie_tx"), 837.0 * 1024);
+  // NVML readings feed the same health checks.
+  const HealthReport health = system.health(0);
+  EXPECT_EQ(health.overall, Verdict::pass);
+  for (const HealthFinding& f : health.findings) {
+    if (f.check == "memory.bad_page_threshold") {
+      EXPECT_EQ(f.verdict, Verdict::pass) << f.message;
+    }
+    if (f.check == "thermal.throttling") {
+      EXPECT_EQ(f.verdict, Verdict::pass) << f.reading;  // GPU_IDLE only
+    }
+  }
   const auto parts = system.partitions(0);
   ASSERT_EQ(parts.size(), 1u);  // MIG off: the GPU is its one partition
   EXPECT_EQ(status_of(parts[0].readings, "partition_gpu_instance_id"), Status::not_supported);
@@ -170,6 +181,11 @@ TEST(NvmlBackend, ErrorCodesBecomeStatusesNamingTheCall) {
   EXPECT_EQ(text_of(r, "nvlink_state", "5"), "inactive");
   EXPECT_EQ(reading_of(r, "nvlink_state", "3").status, Status::error);
   EXPECT_EQ(text_of(r, "compute_mode"), "exclusive_process");
+  // The V100's uncorrectable ECC count (aggregate 1, volatile 0) and its retired pages reach the health engine.
+  const HealthReport health = system.health(0);
+  bool saw_pages = false;
+  for (const HealthFinding& f : health.findings) saw_pages = saw_pages || f.check == "memory.bad_page_threshold";
+  EXPECT_TRUE(saw_pages);
   // The process lists are refused (NO_PERMISSION): no processes, no crash.
   EXPECT_TRUE(system.processes(0).empty());
   // A lost GPU answers nothing but errors, and never stops the others.
