@@ -144,7 +144,7 @@ int run_partition(const smi::System& system, const CommonOptions& options) {
                         info ? std::string(smi::unit_symbol(info->unit)) : ""});
       }
       table.add({std::to_string(p.index), p.id, p.bdf, cell[MetricId::partition_compute_units],
-                 cell[MetricId::partition_xcc_count], cell[MetricId::partition_memory], cell[MetricId::partition_render_minor],
+                 cell[MetricId::partition_xccs], cell[MetricId::partition_memory], cell[MetricId::partition_render_minor],
                  cell[MetricId::partition_gpu_instance_id], cell[MetricId::partition_compute_instance_id]});
     }
     text += table.str() + "\n";

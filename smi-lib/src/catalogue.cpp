@@ -25,7 +25,7 @@ constexpr Scope DEVICE = Scope::device, PARTITION = Scope::partition, PROCESS = 
                 LINK = Scope::link;
 }
 namespace k {
-constexpr Kind IDENTITY = Kind::identity, STATIC = Kind::static_info, LIVE = Kind::live;
+constexpr Kind IDENTITY = Kind::identity, STATIC = Kind::static_info, LIVE = Kind::live, COUNTER = Kind::counter;
 }
 
 constexpr std::array kCatalogue = {
@@ -95,6 +95,7 @@ std::string_view kind_name(Kind kind) noexcept {
     case Kind::identity: return "identity";
     case Kind::static_info: return "static";
     case Kind::live: return "live";
+    case Kind::counter: return "counter";
   }
   return "live";
 }

@@ -52,7 +52,9 @@ bool kind_selected(Kind kind, const SampleOptions& options) {
   switch (kind) {
     case Kind::identity: return options.identity;
     case Kind::static_info: return options.static_info;
-    case Kind::live: return options.live;
+    case Kind::live:
+    case Kind::counter:
+      return options.live;
   }
   return false;
 }
@@ -194,7 +196,7 @@ Reading System::read(std::uint32_t device, MetricId id) const {
   SampleOptions options;
   options.identity = info->kind == Kind::identity;
   options.static_info = info->kind == Kind::static_info;
-  options.live = info->kind == Kind::live;
+  options.live = info->kind == Kind::live || info->kind == Kind::counter;
   for (Reading& r : sample(device, options)) {
     if (r.id == id) return std::move(r);
   }

@@ -146,7 +146,7 @@ TEST(CaptureMi300Cpx, KfdOnlyTopologyGroupsPartitionsByCard) {
   const auto r = system.sample(0, everything());
   EXPECT_EQ(text_of(r, "gfx_target"), "gfx942");
   EXPECT_DOUBLE_EQ(number_of(r, "compute_units"), 304.0);  // 8 x simd_count 152 / simd_per_cu 4
-  EXPECT_DOUBLE_EQ(number_of(r, "xcc_count"), 8.0);
+  EXPECT_DOUBLE_EQ(number_of(r, "xccs"), 8.0);
   EXPECT_EQ(text_of(r, "unique_id"), "e3aa140f9a5f9e31");  // 16404946649897475633
   const auto parts = system.partitions(0);
   ASSERT_EQ(parts.size(), 8u);

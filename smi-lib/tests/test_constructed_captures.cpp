@@ -50,7 +50,7 @@ TEST_P(ConstructedNode, EveryGpuMatchesTheGenerator) {
     }
     const std::pair<const char*, const char*> numbers[] = {
         {"compute_units", "compute_units"},
-        {"xcc_count", "num_xcc"},
+        {"xccs", "num_xcc"},
         {"wavefront_size", "wave_front_size"},
         {"numa_node", "numa_node"},
         {"temperature_junction", "temperature_junction"},
@@ -164,7 +164,7 @@ TEST(ConstructedCpx, EightPartitionsPerGpuWithPartitionResources) {
     ASSERT_EQ(parts.size(), 8u);
     for (const Partition& p : parts) {
       EXPECT_DOUBLE_EQ(number_of(p.readings, "partition_compute_units"), 38.0);
-      EXPECT_DOUBLE_EQ(number_of(p.readings, "partition_xcc_count"), 1.0);
+      EXPECT_DOUBLE_EQ(number_of(p.readings, "partition_xccs"), 1.0);
     }
   }
 }

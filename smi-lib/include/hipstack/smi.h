@@ -53,7 +53,8 @@ typedef enum hipstack_smi_scope {
 typedef enum hipstack_smi_kind {
   HIPSTACK_SMI_KIND_IDENTITY = 0,
   HIPSTACK_SMI_KIND_STATIC = 1,
-  HIPSTACK_SMI_KIND_LIVE = 2
+  HIPSTACK_SMI_KIND_LIVE = 2,
+  HIPSTACK_SMI_KIND_COUNTER = 3 /* live, and only grows while the driver is loaded */
 } hipstack_smi_kind;
 
 /* One constant per catalogue row: HIPSTACK_SMI_METRIC_<name>. */

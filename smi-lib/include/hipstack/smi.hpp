@@ -44,7 +44,8 @@ enum class Unit : std::uint8_t {
 
 enum class ValueType : std::uint8_t { integer, real, text };
 enum class Scope : std::uint8_t { device, partition, process, link };
-enum class Kind : std::uint8_t { identity, static_info, live };
+// counter: a live reading that only grows while the driver is loaded (sampled with the live ones).
+enum class Kind : std::uint8_t { identity, static_info, live, counter };
 
 enum class MetricId : std::uint32_t {
 #define HIPSTACK_SMI_X(id, name, unit, type, scope, kind, instance, help) name = id,
@@ -69,7 +70,7 @@ HIPSTACK_SMI_CXX_API const MetricInfo* find_metric(MetricId id) noexcept;
 HIPSTACK_SMI_CXX_API const MetricInfo* find_metric(std::string_view name) noexcept;
 HIPSTACK_SMI_CXX_API std::string_view unit_symbol(Unit unit) noexcept;  // "C", "W", "MHz", "B", ...
 HIPSTACK_SMI_CXX_API std::string_view unit_name(Unit unit) noexcept;    // "celsius", "watt", ...
-HIPSTACK_SMI_CXX_API std::string_view kind_name(Kind kind) noexcept;    // "identity", "static", "live"
+HIPSTACK_SMI_CXX_API std::string_view kind_name(Kind kind) noexcept;    // "identity", "static", "live", "counter"
 HIPSTACK_SMI_CXX_API std::string_view scope_name(Scope scope) noexcept;
 
 enum class Status : std::uint8_t {

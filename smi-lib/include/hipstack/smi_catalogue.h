@@ -11,7 +11,7 @@
  *   type      INTEGER (int64) REAL (double) TEXT (UTF-8 string)
  *   scope     DEVICE PARTITION PROCESS LINK
  *   kind      IDENTITY (never changes while the driver is loaded) STATIC (changes only on reconfiguration)
- *             LIVE (sampled)
+ *             LIVE (sampled) COUNTER (sampled, only grows while the driver is loaded: Prometheus counters)
  *   instance  "" for a single value, else the name of the instance label (e.g. "level", "stack", "ip")
  *   help      one sentence for humans and exporters
  */
@@ -57,7 +57,7 @@
   X(106, wavefront_size,         COUNT, INTEGER, DEVICE, STATIC, "", "Threads per wavefront (warp).")       \
   X(107, max_waves_per_simd,     COUNT, INTEGER, DEVICE, STATIC, "", "Maximum wavefronts resident per SIMD.") \
   X(108, lds_size,               BYTE, INTEGER, DEVICE, STATIC, "", "Local data share (shared memory) per workgroup.") \
-  X(109, xcc_count,              COUNT, INTEGER, DEVICE, STATIC, "", "Accelerator complex dies (XCCs) in the GPU.") \
+  X(109, xccs,                  COUNT, INTEGER, DEVICE, STATIC, "", "Accelerator complex dies (XCCs) in the GPU.") \
   X(110, sdma_engines,           COUNT, INTEGER, DEVICE, STATIC, "", "SDMA (copy) engines.")                \
   X(111, clock_sclk_max,         MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum graphics (shader) clock.")   \
   X(112, clock_mclk_max,         MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum memory clock.")              \
@@ -108,7 +108,7 @@
   X(206, temperature_vr_mem,     CELSIUS, REAL, DEVICE, LIVE, "", "Memory voltage regulator temperature.")  \
   X(210, power_average,          WATT, REAL,    DEVICE, LIVE, "", "Average socket power.")                 \
   X(211, power_current,          WATT, REAL,    DEVICE, LIVE, "", "Instantaneous socket power.")           \
-  X(212, energy_consumed,        JOULE, REAL,   DEVICE, LIVE, "", "Energy consumed since the driver loaded.") \
+  X(212, energy_consumed,        JOULE, REAL,   DEVICE, COUNTER, "", "Energy consumed since the driver loaded.") \
   X(220, clock_sclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current graphics (shader) clock.")     \
   X(221, clock_mclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current memory clock.")                \
   X(222, clock_fclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current fabric clock.")                \
@@ -138,7 +138,7 @@
   X(263, voltage_northbridge,    MILLIVOLT, REAL, DEVICE, LIVE, "", "Northbridge voltage (APUs).")          \
   X(270, pcie_speed,             GIGATRANSFER_PER_SECOND, REAL, DEVICE, LIVE, "", "Current PCIe link speed.") \
   X(271, pcie_width,             LANE, INTEGER, DEVICE, LIVE, "", "Current PCIe link width.")              \
-  X(272, pcie_replay_count,      COUNT, INTEGER, DEVICE, LIVE, "", "PCIe replays since the driver loaded.") \
+  X(272, pcie_replay_count,      COUNT, INTEGER, DEVICE, COUNTER, "", "PCIe replays since the driver loaded.") \
   X(273, pcie_rx,                BYTE_PER_SECOND, REAL, DEVICE, LIVE, "", "PCIe receive throughput (opt-in on amdgpu: the read blocks 1 s).") \
   X(274, pcie_tx,                BYTE_PER_SECOND, REAL, DEVICE, LIVE, "", "PCIe transmit throughput (opt-in on amdgpu: the read blocks 1 s).") \
   X(275, pcie_bandwidth,         BYTE_PER_SECOND, REAL, DEVICE, LIVE, "", "Instantaneous PCIe bandwidth reported by firmware.") \
@@ -148,34 +148,34 @@
   X(281, performance_level,      NONE, TEXT,    DEVICE, LIVE, "", "DPM performance level (auto, manual, high, ...).") \
   X(282, power_profile,          NONE, TEXT,    DEVICE, LIVE, "", "Active power profile (3D_FULL_SCREEN, COMPUTE, ...).") \
   X(283, gpu_metrics_version,    NONE, TEXT,    DEVICE, LIVE, "", "Format of the driver's gpu_metrics table, e.g. 1.3.") \
-  X(284, gfx_activity_accumulated, COUNT, REAL, DEVICE, LIVE, "", "Accumulated graphics activity counter from firmware.") \
+  X(284, gfx_activity_accumulated, COUNT, REAL, DEVICE, COUNTER, "", "Accumulated graphics activity counter from firmware.") \
   X(285, firmware_timestamp,     SECOND, REAL,  DEVICE, LIVE, "", "Firmware timestamp of the gpu_metrics sample.") \
-  X(286, violation_accumulation_count, COUNT, INTEGER, DEVICE, LIVE, "", "Firmware samples the violation residencies are counted against.") \
-  X(287, violation_residency,    COUNT, INTEGER, DEVICE, LIVE, "reason", "Firmware samples during which a throttle reason (prochot, ppt, socket_thermal, vr_thermal, hbm_thermal) was active.") \
-  X(288, pcie_nak_sent_count,    COUNT, INTEGER, DEVICE, LIVE, "", "PCIe NAKs sent since the driver loaded.") \
-  X(289, pcie_nak_received_count, COUNT, INTEGER, DEVICE, LIVE, "", "PCIe NAKs received since the driver loaded.") \
-  X(290, pcie_recovery_count,    COUNT, INTEGER, DEVICE, LIVE, "", "PCIe L0-to-recovery transitions since the driver loaded.") \
-  X(291, xgmi_read_data,         BYTE, INTEGER, DEVICE, LIVE, "link", "Data read over one XGMI link since the driver loaded.") \
-  X(292, xgmi_write_data,        BYTE, INTEGER, DEVICE, LIVE, "link", "Data written over one XGMI link since the driver loaded.") \
+  X(286, violation_accumulation_count, COUNT, INTEGER, DEVICE, COUNTER, "", "Firmware samples the violation residencies are counted against.") \
+  X(287, violation_residency,    COUNT, INTEGER, DEVICE, COUNTER, "reason", "Firmware samples during which a throttle reason (prochot, ppt, socket_thermal, vr_thermal, hbm_thermal) was active.") \
+  X(288, pcie_nak_sent_count,    COUNT, INTEGER, DEVICE, COUNTER, "", "PCIe NAKs sent since the driver loaded.") \
+  X(289, pcie_nak_received_count, COUNT, INTEGER, DEVICE, COUNTER, "", "PCIe NAKs received since the driver loaded.") \
+  X(290, pcie_recovery_count,    COUNT, INTEGER, DEVICE, COUNTER, "", "PCIe L0-to-recovery transitions since the driver loaded.") \
+  X(291, xgmi_read_data,         BYTE, INTEGER, DEVICE, COUNTER, "link", "Data read over one XGMI link since the driver loaded.") \
+  X(292, xgmi_write_data,        BYTE, INTEGER, DEVICE, COUNTER, "link", "Data written over one XGMI link since the driver loaded.") \
   X(293, performance_state,      NONE, TEXT,    DEVICE, LIVE, "", "Performance state, P0 (highest) to P15.") \
-  X(294, ecc_corrected_volatile, COUNT, INTEGER, DEVICE, LIVE, "", "Corrected ECC errors since the driver loaded.") \
-  X(295, ecc_uncorrected_volatile, COUNT, INTEGER, DEVICE, LIVE, "", "Uncorrected ECC errors since the driver loaded.") \
-  X(296, ecc_corrected_aggregate, COUNT, INTEGER, DEVICE, LIVE, "", "Corrected ECC errors over the device's life.") \
-  X(297, ecc_uncorrected_aggregate, COUNT, INTEGER, DEVICE, LIVE, "", "Uncorrected ECC errors over the device's life.") \
-  X(298, retired_pages,          COUNT, INTEGER, DEVICE, LIVE, "cause", "Memory pages retired, by cause (single_bit_ecc, double_bit_ecc).") \
-  X(299, remapped_rows,          COUNT, INTEGER, DEVICE, LIVE, "kind", "Memory rows remapped, by kind (correctable, uncorrectable).") \
+  X(294, ecc_corrected_volatile, COUNT, INTEGER, DEVICE, COUNTER, "", "Corrected ECC errors since the driver loaded.") \
+  X(295, ecc_uncorrected_volatile, COUNT, INTEGER, DEVICE, COUNTER, "", "Uncorrected ECC errors since the driver loaded.") \
+  X(296, ecc_corrected_aggregate, COUNT, INTEGER, DEVICE, COUNTER, "", "Corrected ECC errors over the device's life.") \
+  X(297, ecc_uncorrected_aggregate, COUNT, INTEGER, DEVICE, COUNTER, "", "Uncorrected ECC errors over the device's life.") \
+  X(298, retired_pages,          COUNT, INTEGER, DEVICE, COUNTER, "cause", "Memory pages retired, by cause (single_bit_ecc, double_bit_ecc).") \
+  X(299, remapped_rows,          COUNT, INTEGER, DEVICE, COUNTER, "kind", "Memory rows remapped, by kind (correctable, uncorrectable).") \
   X(300, remapped_rows_pending,  NONE, INTEGER, DEVICE, LIVE, "", "1 when a row remapping waits for a GPU reset.") \
   X(301, remapped_rows_failed,   NONE, INTEGER, DEVICE, LIVE, "", "1 when a row remapping has failed.")  \
   X(302, nvlink_state,           NONE, TEXT,    DEVICE, LIVE, "link", "State of one NVLink: active or inactive.") \
-  X(303, ras_correctable,        COUNT, INTEGER, DEVICE, LIVE, "block", "Correctable errors of one RAS block (umc, gfx, sdma, mmhub, pcie_bif, xgmi_wafl, ...).") \
-  X(304, ras_uncorrectable,      COUNT, INTEGER, DEVICE, LIVE, "block", "Uncorrectable errors of one RAS block.") \
-  X(305, ras_deferred,           COUNT, INTEGER, DEVICE, LIVE, "block", "Deferred errors of one RAS block.") \
+  X(303, ras_correctable,        COUNT, INTEGER, DEVICE, COUNTER, "block", "Correctable errors of one RAS block (umc, gfx, sdma, mmhub, pcie_bif, xgmi_wafl, ...).") \
+  X(304, ras_uncorrectable,      COUNT, INTEGER, DEVICE, COUNTER, "block", "Uncorrectable errors of one RAS block.") \
+  X(305, ras_deferred,           COUNT, INTEGER, DEVICE, COUNTER, "block", "Deferred errors of one RAS block.") \
   X(306, bad_pages_reserved,     COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages retired and reserved by the driver.") \
   X(307, bad_pages_pending,      COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages waiting to be retired (after a reset).") \
   X(308, bad_pages_failed,       COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages the driver failed to retire.") \
   /* partitions: 400..449 */                                                                               \
   X(400, partition_compute_units, COUNT, INTEGER, PARTITION, STATIC, "", "Compute units in the partition.") \
-  X(401, partition_xcc_count,    COUNT, INTEGER, PARTITION, STATIC, "", "XCCs in the partition.")           \
+  X(401, partition_xccs,    COUNT, INTEGER, PARTITION, STATIC, "", "XCCs in the partition.")           \
   X(402, partition_memory,       BYTE, INTEGER, PARTITION, STATIC, "", "Memory local to the partition.")    \
   X(403, partition_kfd_gpu_id,   NONE, INTEGER, PARTITION, IDENTITY, "", "KFD gpu_id of the partition.")     \
   X(404, partition_render_minor, NONE, INTEGER, PARTITION, IDENTITY, "", "DRM render minor of the partition.") \
@@ -187,7 +187,7 @@
   X(451, process_gtt,            BYTE, INTEGER, PROCESS, LIVE, "", "GTT held by the process.")              \
   X(452, process_cu_occupancy,   COUNT, INTEGER, PROCESS, LIVE, "", "Compute units the process occupies now.") \
   X(453, process_queues,         COUNT, INTEGER, PROCESS, LIVE, "", "User-mode queues the process has on the GPU.") \
-  X(454, process_sdma_usage,     COUNT, INTEGER, PROCESS, LIVE, "", "Cumulative SDMA activity counter of the process.") \
+  X(454, process_sdma_usage,     COUNT, INTEGER, PROCESS, COUNTER, "", "Cumulative SDMA activity counter of the process.") \
   X(455, process_engine_busy,    PERCENT, REAL, PROCESS, LIVE, "engine", "Share of time one engine ran the process's work over the sampling interval.") \
   X(456, process_type,           NONE, TEXT,    PROCESS, LIVE, "", "Kind of GPU client: compute, graphics or compute+graphics.") \
   X(457, process_gpu_instance_id, NONE, INTEGER, PROCESS, LIVE, "", "MIG GPU instance the process runs in.") \

@@ -102,7 +102,7 @@ std::vector<Partition> AmdgpuBackend::partitions(std::size_t device) const {
     } else {
       list.failed(MetricId::partition_compute_units, ENOENT, source + ": no simd_per_cu");
     }
-    list.integer(MetricId::partition_xcc_count, static_cast<std::int64_t>(node.prop("num_xcc", 1)), source);
+    list.integer(MetricId::partition_xccs, static_cast<std::int64_t>(node.prop("num_xcc", 1)), source);
     if (const KfdMemory memory = read_mem_banks(fs_, node.node); memory.bytes > 0) {
       list.integer(MetricId::partition_memory, memory.bytes, source + " mem_banks");
     } else {

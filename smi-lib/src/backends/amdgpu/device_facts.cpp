@@ -219,7 +219,7 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
       list.failed(MetricId::lds_size, ENOENT, "KFD lds_size_in_kb absent");
     }
     // Kernels before num_xcc existed have one XCC per node.
-    list.integer(MetricId::xcc_count,
+    list.integer(MetricId::xccs,
                  static_cast<std::int64_t>(first.has_prop("num_xcc") ? sum_over(gpu, "num_xcc") : gpu.kfd.size()),
                  "KFD num_xcc");
     list.integer(MetricId::sdma_engines,
@@ -227,7 +227,7 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
                  "KFD num_sdma_engines + num_sdma_xgmi_engines");
   } else {
     for (const MetricId id : {MetricId::compute_units, MetricId::simds_per_cu, MetricId::wavefront_size,
-                              MetricId::max_waves_per_simd, MetricId::lds_size, MetricId::xcc_count,
+                              MetricId::max_waves_per_simd, MetricId::lds_size, MetricId::xccs,
                               MetricId::sdma_engines}) {
       list.failed(id, ENOENT, "no KFD node for this GPU");
     }

@@ -1,0 +1,37 @@
+// A small HTTP/1.1 server for /metrics, /healthz and /readyz: GET only, one request per connection,
+// bounded request size and read time, so a slow or hostile client cannot hold the daemon.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace hipstack::smid {
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+class HttpServer {
+ public:
+  using Handler = std::function<HttpResponse(const std::string& path)>;
+  // Binds host:port (throws std::runtime_error with the reason); port 0 picks a free port.
+  HttpServer(const std::string& listen, Handler handler);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  [[nodiscard]] int port() const noexcept { return port_; }
+  // Accepts and answers the connections waiting now (call when fd() is readable).
+  void serve_ready();
+
+ private:
+  void serve(int client);
+  int fd_ = -1;
+  int port_ = 0;
+  Handler handler_;
+};
+
+}  // namespace hipstack::smid

@@ -1,0 +1,173 @@
+// hipstack-smid: the monitoring daemon. This file is its life cycle: arguments, configuration,
+// signals (SIGTERM/SIGINT stop, SIGHUP reloads), systemd notification and watchdog, and the event
+// loop that answers HTTP. Sampling (sampler.cpp) and exposition (prometheus.cpp) live elsewhere.
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "config.hpp"
+#include "http_server.hpp"
+#include "prometheus.hpp"
+#include "sampler.hpp"
+
+namespace {
+
+using namespace hipstack;
+using namespace hipstack::smid;
+
+constexpr const char* kVersion = "0.1.0";
+
+std::string hostname() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("unknown");
+}
+
+struct Runtime {
+  Config config;
+  std::shared_ptr<const smi::System> system;
+  std::unique_ptr<Sampler> sampler;
+  std::unique_ptr<HttpServer> server;
+};
+
+// Opens the system and starts sampling and serving with `config`; keeps the old server when the
+// listen address did not change (a reload must not drop the socket).
+void start(Runtime& rt, Config config) {
+  if (config.host.empty()) config.host = hostname();
+  smi::OpenOptions open;
+  open.sysfs_root = config.sysfs_root;
+  open.procfs_root = config.procfs_root;
+  auto system = std::make_shared<const smi::System>(smi::System::open(open));
+  for (const auto& b : system->backends()) {
+    std::fprintf(stderr, "hipstack-smid: backend %s: %s (%s)\n", b.name.c_str(), b.present ? "present" : "absent", b.reason.c_str());
+  }
+  auto sampler = std::make_unique<Sampler>(system, config);
+  const bool rebind = !rt.server || config.listen != rt.config.listen;
+  rt.config = std::move(config);
+  rt.system = std::move(system);
+  rt.sampler = std::move(sampler);
+  if (rebind) {
+    rt.server = std::make_unique<HttpServer>(rt.config.listen, [&rt](const std::string& path) -> HttpResponse {
+      if (path == "/metrics") {
+        return {200, "text/plain; version=0.0.4; charset=utf-8",
+                render_metrics(rt.sampler->views(), {rt.config.host, kVersion})};
+      }
+      if (path == "/healthz") return {200, "text/plain", "ok\n"};
+      if (path == "/readyz") {
+        return rt.sampler->ready() ? HttpResponse{200, "text/plain", "ready\n"}
+                                   : HttpResponse{503, "text/plain", "first samples not taken yet\n"};
+      }
+      return {404, "text/plain", "not found: try /metrics, /healthz or /readyz\n"};
+    });
+    std::fprintf(stderr, "hipstack-smid: listening on %s (port %d)\n", rt.config.listen.c_str(), rt.server->port());
+  }
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"hipstack-smid: GPU monitoring daemon (Prometheus /metrics, /healthz, /readyz)"};
+  std::string config_path;
+  std::optional<std::string> listen;
+  std::optional<std::string> sysfs_root;
+  bool once = false;
+  app.add_option("-c,--config", config_path, "Configuration file (key = value; docs/daemon.md)")->check(CLI::ExistingFile);
+  app.add_option("--listen", listen, "host:port to serve on (overrides the file; port 0: any free port)");
+  app.add_option("--sysfs-root", sysfs_root, "Read DIR in place of /sys (a capture)");
+  app.add_flag("--once", once, "Sample once, print /metrics to stdout and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  auto load = [&]() {
+    Config config = config_path.empty() ? Config{} : load_config(config_path);
+    if (listen) config.listen = *listen;
+    if (sysfs_root) config.sysfs_root = *sysfs_root;
+    return config;
+  };
+
+  // Signals arrive through a file descriptor, so the event loop handles them like sockets.
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (const int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts: they inherit the mask
+  const int signal_fd = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd < 0) throw std::runtime_error("signalfd failed");
+
+  Runtime rt;
+  if (once) {
+    Config config = load();
+    if (config.host.empty()) config.host = hostname();
+    smi::OpenOptions open;
+    open.sysfs_root = config.sysfs_root;
+    open.procfs_root = config.procfs_root;
+    auto system = std::make_shared<const smi::System>(smi::System::open(open));
+    Sampler sampler(system, config);
+    while (!sampler.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const std::string page = render_metrics(sampler.views(), {config.host, kVersion});
+    std::fwrite(page.data(), 1, page.size(), stdout);
+    std::fflush(stdout);
+    std::_Exit(0);  // workers are detached and may sit in a blocking read: do not wait for them
+  }
+  start(rt, load());
+  sd_notifyf(0, "READY=1\nSTATUS=serving %zu GPU(s) on %s", rt.system->devices().size(), rt.config.listen.c_str());
+
+  std::uint64_t watchdog_usec = 0;
+  const bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
+  auto last_ping = std::chrono::steady_clock::now();
+  std::uint64_t last_progress = rt.sampler->progress();
+  for (;;) {
+    pollfd fds[2] = {{rt.server->fd(), POLLIN, 0}, {signal_fd, POLLIN, 0}};
+    ::poll(fds, 2, 200);
+    if ((fds[1].revents & POLLIN) != 0) {
+      signalfd_siginfo info{};
+      while (::read(signal_fd, &info, sizeof info) == sizeof info) {
+        if (info.ssi_signo == SIGHUP) {
+          sd_notify(0, "RELOADING=1\nSTATUS=reloading configuration");
+          try {
+            start(rt, load());
+            std::fprintf(stderr, "hipstack-smid: configuration reloaded\n");
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "hipstack-smid: reload failed, keeping the running configuration: %s\n", e.what());
+          }
+          sd_notify(0, "READY=1\nSTATUS=serving");
+        } else {
+          sd_notify(0, "STOPPING=1");
+          std::fprintf(stderr, "hipstack-smid: stopping on signal %u\n", info.ssi_signo);
+          rt.server.reset();
+          std::_Exit(0);  // see --once: detached workers must not delay shutdown
+        }
+      }
+    }
+    if ((fds[0].revents & POLLIN) != 0) rt.server->serve_ready();
+    // The watchdog is fed only while samples keep finishing: a wedged sampler gets restarted.
+    if (watchdog) {
+      const auto now = std::chrono::steady_clock::now();
+      const auto progress = rt.sampler->progress();
+      if (progress != last_progress && now - last_ping > std::chrono::microseconds(watchdog_usec / 2)) {
+        sd_notify(0, "WATCHDOG=1");
+        last_ping = now;
+        last_progress = progress;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hipstack-smid: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,163 @@
+#include "prometheus.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <algorithm>
+#include <map>
+
+namespace hipstack::smid {
+namespace {
+
+using smi::Kind;
+using smi::Unit;
+
+struct UnitMapping {
+  const char* suffix;  // "" when the name needs none
+  double scale;        // catalogue unit -> base unit
+};
+
+UnitMapping base_unit(Unit unit) {
+  switch (unit) {
+    case Unit::celsius: return {"_celsius", 1};
+    case Unit::watt: return {"_watts", 1};
+    case Unit::joule: return {"_joules", 1};
+    case Unit::megahertz: return {"_hertz", 1e6};
+    case Unit::byte: return {"_bytes", 1};
+    case Unit::byte_per_second: return {"_bytes_per_second", 1};
+    case Unit::percent: return {"_ratio", 0.01};
+    case Unit::millivolt: return {"_volts", 0.001};
+    case Unit::rpm: return {"_rpm", 1};
+    case Unit::gigatransfer_per_second: return {"_transfers_per_second", 1e9};
+    case Unit::lane: return {"_lanes", 1};
+    case Unit::second: return {"_seconds", 1};
+    case Unit::count:
+    case Unit::none:
+      return {"", 1};
+  }
+  return {"", 1};
+}
+
+std::string format_value(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{}", value);  // shortest round-trip form, independent of the C locale
+}
+
+struct Sample {
+  std::string labels;  // rendered "{...}"
+  double value;
+};
+
+std::string device_labels(const smi::DeviceSummary& d, const std::string& host) {
+  return fmt::format("gpu=\"{}\",uuid=\"{}\",bdf=\"{}\",model=\"{}\",vendor=\"{}\",host=\"{}\"", d.index,
+                     escape_label_value(d.uuid), escape_label_value(d.bdf), escape_label_value(d.name),
+                     escape_label_value(d.vendor), escape_label_value(host));
+}
+
+void family(std::string& out, const std::string& name, const char* type, std::string_view help,
+            const std::vector<Sample>& samples) {
+  if (samples.empty()) return;
+  out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, escape_help(help), name, type);
+  for (const Sample& s : samples) out += fmt::format("{}{} {}\n", name, s.labels, format_value(s.value));
+}
+
+}  // namespace
+
+std::string escape_label_value(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (const char c : value) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string escape_help(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string family_name(const smi::MetricInfo& info) {
+  std::string name = "hipstack_gpu_" + std::string(info.name);
+  if (info.type == smi::ValueType::text) return name + "_info";
+  name += base_unit(info.unit).suffix;
+  if (info.kind == Kind::counter) name += "_total";
+  return name;
+}
+
+std::string render_metrics(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto catalogue = smi::catalogue();
+  // Bucket every reading by catalogue position once; then write one family after another.
+  std::map<smi::MetricId, std::vector<Sample>> buckets;
+  std::vector<Sample> up, age, health;
+  const auto now = std::chrono::steady_clock::now();
+  for (const Sampler::View& view : views) {
+    if (!view.snapshot) continue;
+    const DeviceSnapshot& snap = *view.snapshot;
+    const std::string labels = device_labels(snap.device, context.host);
+    up.push_back({"{" + labels + "}", view.stale ? 0.0 : 1.0});
+    if (snap.have_live) {
+      age.push_back({"{" + labels + "}", std::chrono::duration<double>(now - snap.live_at).count()});
+    }
+    if (view.stale) continue;  // a stuck device's old values are not presented as current
+    for (const auto* readings : {&snap.facts, &snap.live}) {
+      for (const smi::Reading& r : *readings) {
+        if (!r.ok()) continue;
+        const smi::MetricInfo* info = smi::find_metric(r.id);
+        if (info == nullptr) continue;
+        std::string sample_labels = labels;
+        if (!info->instance_label.empty()) {
+          sample_labels += fmt::format(",{}=\"{}\"", info->instance_label, escape_label_value(r.instance));
+        }
+        if (info->type == smi::ValueType::text) {
+          sample_labels += fmt::format(",value=\"{}\"", escape_label_value(*r.text()));
+          buckets[r.id].push_back({"{" + sample_labels + "}", 1.0});
+        } else if (const auto number = r.number()) {
+          buckets[r.id].push_back({"{" + sample_labels + "}", *number * base_unit(info->unit).scale});
+        }
+      }
+    }
+    // One series per check: a check with several findings (one per sensor) reports its worst.
+    std::map<std::string, int> worst;
+    for (const smi::HealthFinding& f : snap.health.findings) {
+      if (f.verdict == smi::Verdict::unknown) continue;
+      int& v = worst.try_emplace(f.check, 0).first->second;
+      v = std::max(v, static_cast<int>(f.verdict));
+    }
+    for (const auto& [check, verdict] : worst) {
+      health.push_back({fmt::format("{{{},check=\"{}\"}}", labels, escape_label_value(check)), static_cast<double>(verdict)});
+    }
+    if (snap.health.overall != smi::Verdict::unknown) {
+      health.push_back({fmt::format("{{{},check=\"overall\"}}", labels), static_cast<double>(static_cast<int>(snap.health.overall))});
+    }
+  }
+  std::string out;
+  out.reserve(64 * 1024);
+  for (const smi::MetricInfo& info : catalogue) {
+    const auto bucket = buckets.find(info.id);
+    if (bucket == buckets.end()) continue;
+    family(out, family_name(info), info.kind == Kind::counter ? "counter" : "gauge", info.help, bucket->second);
+  }
+  family(out, "hipstack_gpu_up", "gauge", "1 when the GPU's latest sample finished within the read deadline, 0 when it is stuck.", up);
+  family(out, "hipstack_gpu_sample_age_seconds", "gauge", "Age of the GPU's latest live sample.", age);
+  family(out, "hipstack_gpu_health", "gauge",
+         "Health check verdict: 0 pass, 1 warn, 2 fail (check=\"overall\" is the GPU's verdict).", health);
+  family(out, "hipstack_smid_build_info", "gauge", "hipstack-smid build information.",
+         {{fmt::format("{{version=\"{}\",host=\"{}\"}}", escape_label_value(context.version), escape_label_value(context.host)), 1.0}});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  family(out, "hipstack_smid_scrape_duration_seconds", "gauge", "Time taken to render this page.", {{"", seconds}});
+  return out;
+}
+
+}  // namespace hipstack::smid

@@ -1,0 +1,109 @@
+#include "sampler.hpp"
+
+#include <thread>
+
+namespace hipstack::smid {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+smi::HealthPolicy policy_of(const Config& config) {
+  return config.health_policy.empty() ? smi::HealthPolicy{} : smi::HealthPolicy::from_file(config.health_policy);
+}
+
+// Sleeps until `until` or until stop is set, in short steps so shutdown stays prompt.
+void sleep_until(Clock::time_point until, const std::atomic<bool>& stop) {
+  while (!stop.load() && Clock::now() < until) {
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(50)));
+  }
+}
+
+void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, Config config,
+                std::shared_ptr<DeviceState> state, std::shared_ptr<std::atomic<bool>> stop,
+                std::shared_ptr<std::atomic<std::uint64_t>> progress) {
+  const smi::HealthPolicy policy = policy_of(config);
+  std::vector<smi::MetricId> wanted;
+  for (const std::string& name : config.metrics) wanted.push_back(smi::find_metric(name)->id);
+  const smi::DeviceSummary device = system->devices().at(index);
+  Clock::time_point next_fast = Clock::now();
+  Clock::time_point next_slow = Clock::now();
+  while (!stop->load()) {
+    const bool slow_due = Clock::now() >= next_slow;
+    {
+      std::lock_guard lock(state->mutex);
+      state->busy_since = Clock::now();
+    }
+    auto snapshot = std::make_shared<DeviceSnapshot>();
+    {
+      std::lock_guard lock(state->mutex);
+      if (state->snapshot) *snapshot = *state->snapshot;
+    }
+    snapshot->device = device;
+    try {
+      smi::SampleOptions live;
+      live.metrics = wanted;
+      snapshot->live = system->sample(index, live);
+      snapshot->live_at = Clock::now();
+      snapshot->have_live = true;
+      if (slow_due) {
+        smi::SampleOptions facts;
+        facts.identity = facts.static_info = true;
+        facts.live = false;
+        facts.metrics = wanted;
+        snapshot->facts = system->sample(index, facts);
+        snapshot->health = system->health(index, policy);
+        snapshot->facts_at = Clock::now();
+        next_slow = Clock::now() + config.slow_interval;
+      }
+    } catch (const std::exception&) {
+      // A device that cannot be sampled keeps its previous snapshot; it turns stale.
+    }
+    {
+      std::lock_guard lock(state->mutex);
+      state->snapshot = std::move(snapshot);
+      state->busy_since = {};
+    }
+    progress->fetch_add(1);
+    next_fast += config.fast_interval;
+    if (next_fast < Clock::now()) next_fast = Clock::now();
+    sleep_until(std::min(next_fast, next_slow), *stop);
+  }
+}
+
+}  // namespace
+
+Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config)
+    : system_(std::move(system)),
+      config_(std::move(config)),
+      stop_(std::make_shared<std::atomic<bool>>(false)),
+      progress_(std::make_shared<std::atomic<std::uint64_t>>(0)) {
+  const auto devices = system_->devices();
+  for (const auto& d : devices) {
+    auto state = std::make_shared<DeviceState>();
+    states_.push_back(state);
+    // Detached: a worker stuck in a blocking read must not hold up shutdown. It owns what it uses.
+    std::thread(run_worker, system_, d.index, config_, state, stop_, progress_).detach();
+  }
+}
+
+Sampler::~Sampler() { stop_->store(true); }
+
+std::vector<Sampler::View> Sampler::views() const {
+  std::vector<View> out;
+  const auto now = Clock::now();
+  for (const auto& state : states_) {
+    std::lock_guard lock(state->mutex);
+    const bool busy = state->busy_since != Clock::time_point{};
+    out.push_back({state->snapshot, busy && now - state->busy_since > config_.read_deadline});
+  }
+  return out;
+}
+
+bool Sampler::ready() const {
+  for (const View& view : views()) {
+    if (!view.stale && (!view.snapshot || !view.snapshot->have_live)) return false;
+  }
+  return true;
+}
+
+}  // namespace hipstack::smid

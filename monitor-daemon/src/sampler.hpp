@@ -1,0 +1,63 @@
+// The sampler: one worker per device samples it on its own schedule (fast: live metrics; slow:
+// identity, static facts, health) and publishes an immutable snapshot. Readers (/metrics) only
+// take the latest snapshots: they never wait on a device. A device whose sample runs past the read
+// deadline (a blocking sysfs read) is reported stale; the others carry on.
+#pragma once
+
+#include <hipstack/smi.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "config.hpp"
+
+namespace hipstack::smid {
+
+struct DeviceSnapshot {
+  smi::DeviceSummary device;
+  std::vector<smi::Reading> live;      // latest fast sample
+  std::vector<smi::Reading> facts;     // latest slow sample (identity + static)
+  smi::HealthReport health;
+  std::chrono::steady_clock::time_point live_at{};
+  std::chrono::steady_clock::time_point facts_at{};
+  bool have_live = false;
+};
+
+struct DeviceState {
+  std::shared_ptr<const DeviceSnapshot> snapshot;  // replaced whole, under `mutex`
+  std::chrono::steady_clock::time_point busy_since{};  // when the running sample started (epoch: idle)
+  mutable std::mutex mutex;
+};
+
+class Sampler {
+ public:
+  // Takes the system; starts one worker per device.
+  Sampler(std::shared_ptr<const smi::System> system, Config config);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  struct View {
+    std::shared_ptr<const DeviceSnapshot> snapshot;
+    bool stale = false;  // the current sample has run past the read deadline
+  };
+  [[nodiscard]] std::vector<View> views() const;
+  // True once every device has published a first sample or gone stale.
+  [[nodiscard]] bool ready() const;
+  // Increments on every finished sample: the watchdog pings only while this moves.
+  [[nodiscard]] std::uint64_t progress() const noexcept { return progress_->load(); }
+  [[nodiscard]] const Config& config() const noexcept { return config_; }
+
+ private:
+  struct Shared;
+  std::shared_ptr<const smi::System> system_;
+  Config config_;
+  std::vector<std::shared_ptr<DeviceState>> states_;
+  std::shared_ptr<std::atomic<bool>> stop_;
+  std::shared_ptr<std::atomic<std::uint64_t>> progress_;
+};
+
+}  // namespace hipstack::smid
