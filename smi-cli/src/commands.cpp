@@ -191,9 +191,7 @@ int run_ras(const smi::System& system, const CommonOptions& options) {
         smi::MetricId::remapped_rows_failed}) {
     what.metrics.push_back(id);
   }
-  CommonOptions ras = options;
-  ras.show_unsupported = options.show_unsupported;
-  return run_sampled(system, ras, "ras", what);
+  return run_sampled(system, options, "ras", what);
 }
 
 int run_process(const smi::System& system, const CommonOptions& options, unsigned interval_ms) {
