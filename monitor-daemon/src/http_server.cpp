@@ -12,12 +12,14 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 namespace hipstack::smid {
 namespace {
 
 constexpr std::size_t kMaxRequest = 8192;
 constexpr int kReadTimeoutMs = 2000;
+constexpr int kMaxConnections = 64;
 
 const char* reason(int status) {
   switch (status) {
@@ -49,7 +51,8 @@ void respond(int fd, const HttpResponse& r) {
 
 }  // namespace
 
-HttpServer::HttpServer(const std::string& listen, Handler handler) : handler_(std::move(handler)) {
+HttpServer::HttpServer(const std::string& listen, Handler handler)
+    : handler_(std::make_shared<const Handler>(std::move(handler))) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos) throw std::runtime_error("listen address must be host:port: " + listen);
   std::string host = listen.substr(0, colon);
@@ -93,16 +96,26 @@ void HttpServer::serve_ready() {
   for (;;) {
     const int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) return;  // EAGAIN: nothing more waiting
-    serve(client);
-    ::close(client);
+    // Each connection gets its own thread, so a slow or silent client holds only itself; the
+    // number of them is capped so a flood cannot exhaust the daemon.
+    if (active_->load() >= kMaxConnections) {
+      respond(client, {503, "text/plain", "too many connections\n"});
+      ::close(client);
+      continue;
+    }
+    active_->fetch_add(1);
+    std::thread([client, handler = handler_, active = active_] {
+      serve(client, *handler);
+      ::close(client);
+      active->fetch_sub(1);
+    }).detach();
   }
 }
 
-void HttpServer::serve(int client) {
+void HttpServer::serve(int client, const Handler& handler) {
   std::string request;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kReadTimeoutMs);
   while (request.find("\r\n\r\n") == std::string::npos) {
-    if (request.size() > kMaxRequest) return respond(client, {431, "text/plain", "request too large\n"});
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return respond(client, {408, "text/plain", "request timeout\n"});
     pollfd p{client, POLLIN, 0};
@@ -111,6 +124,10 @@ void HttpServer::serve(int client) {
     const ssize_t n = ::recv(client, buffer, sizeof buffer, 0);
     if (n <= 0) return;
     request.append(buffer, static_cast<std::size_t>(n));
+    const auto end = request.find("\r\n\r\n");
+    if ((end == std::string::npos ? request.size() : end + 4) > kMaxRequest) {
+      return respond(client, {431, "text/plain", "request too large\n"});
+    }
   }
   const auto line_end = request.find("\r\n");
   const std::string line = request.substr(0, line_end);
@@ -125,11 +142,15 @@ void HttpServer::serve(int client) {
   if (method != "GET" && method != "HEAD") return respond(client, {405, "text/plain", "only GET\n"});
   HttpResponse response;
   try {
-    response = handler_(path);
+    response = handler(path);
   } catch (const std::exception& e) {
     response = {500, "text/plain", std::string(e.what()) + "\n"};
   }
-  if (method == "HEAD") response.body.clear();
+  if (method == "HEAD") {
+    write_all(client, fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                                  response.status, reason(response.status), response.content_type, response.body.size()));
+    return;
+  }
   respond(client, response);
 }
 

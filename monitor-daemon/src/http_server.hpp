@@ -2,7 +2,9 @@
 // bounded request size and read time, so a slow or hostile client cannot hold the daemon.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace hipstack::smid {
@@ -24,14 +26,17 @@ class HttpServer {
 
   [[nodiscard]] int fd() const noexcept { return fd_; }
   [[nodiscard]] int port() const noexcept { return port_; }
-  // Accepts and answers the connections waiting now (call when fd() is readable).
+  // Accepts the connections waiting now (call when fd() is readable) and answers each on its own
+  // thread. The handler must be safe to call from several threads.
   void serve_ready();
 
  private:
-  void serve(int client);
+  static void serve(int client, const Handler& handler);
   int fd_ = -1;
   int port_ = 0;
-  Handler handler_;
+  std::shared_ptr<const Handler> handler_;
+  // Shared with the connection threads, which may outlive a server replaced by a reload.
+  std::shared_ptr<std::atomic<int>> active_ = std::make_shared<std::atomic<int>>(0);
 };
 
 }  // namespace hipstack::smid

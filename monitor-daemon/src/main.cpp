@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -32,15 +33,40 @@ std::string hostname() {
   return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("unknown");
 }
 
-struct Runtime {
-  Config config;
-  std::shared_ptr<const smi::System> system;
-  std::unique_ptr<Sampler> sampler;
-  std::unique_ptr<HttpServer> server;
+// What requests are answered from; replaced whole on a reload while requests may be running.
+struct Served {
+  std::shared_ptr<Sampler> sampler;
+  std::string host;
 };
 
-// Opens the system and starts sampling and serving with `config`; keeps the old server when the
-// listen address did not change (a reload must not drop the socket).
+struct Runtime {
+  Config config;
+  std::unique_ptr<HttpServer> server;
+  std::mutex mutex;                       // guards `served`
+  std::shared_ptr<const Served> served;
+
+  std::shared_ptr<const Served> current() {
+    std::lock_guard lock(mutex);
+    return served;
+  }
+};
+
+HttpResponse answer(Runtime& rt, const std::string& path) {
+  const auto served = rt.current();
+  if (path == "/metrics") {
+    return {200, "text/plain; version=0.0.4; charset=utf-8", render_metrics(served->sampler->views(), {served->host, kVersion})};
+  }
+  if (path == "/healthz") return {200, "text/plain", "ok\n"};
+  if (path == "/readyz") {
+    return served->sampler->ready() ? HttpResponse{200, "text/plain", "ready\n"}
+                                    : HttpResponse{503, "text/plain", "first samples not taken yet\n"};
+  }
+  return {404, "text/plain", "not found: try /metrics, /healthz or /readyz\n"};
+}
+
+// Opens the system and starts sampling and serving with `config`. Everything new is built first
+// and swapped in only when all of it worked, so a failed reload changes nothing; the socket is
+// kept when the listen address did not change.
 void start(Runtime& rt, Config config) {
   if (config.host.empty()) config.host = hostname();
   smi::OpenOptions open;
@@ -50,24 +76,21 @@ void start(Runtime& rt, Config config) {
   for (const auto& b : system->backends()) {
     std::fprintf(stderr, "hipstack-smid: backend %s: %s (%s)\n", b.name.c_str(), b.present ? "present" : "absent", b.reason.c_str());
   }
-  auto sampler = std::make_unique<Sampler>(system, config);
-  const bool rebind = !rt.server || config.listen != rt.config.listen;
+  std::unique_ptr<HttpServer> server;
+  if (!rt.server || config.listen != rt.config.listen) {
+    server = std::make_unique<HttpServer>(config.listen, [&rt](const std::string& path) { return answer(rt, path); });
+  }
+  const auto previous = rt.current();
+  auto served = std::make_shared<Served>();
+  served->sampler = std::make_shared<Sampler>(system, config, previous ? previous->sampler.get() : nullptr);
+  served->host = config.host;
+  {
+    std::lock_guard lock(rt.mutex);
+    rt.served = std::move(served);
+  }
   rt.config = std::move(config);
-  rt.system = std::move(system);
-  rt.sampler = std::move(sampler);
-  if (rebind) {
-    rt.server = std::make_unique<HttpServer>(rt.config.listen, [&rt](const std::string& path) -> HttpResponse {
-      if (path == "/metrics") {
-        return {200, "text/plain; version=0.0.4; charset=utf-8",
-                render_metrics(rt.sampler->views(), {rt.config.host, kVersion})};
-      }
-      if (path == "/healthz") return {200, "text/plain", "ok\n"};
-      if (path == "/readyz") {
-        return rt.sampler->ready() ? HttpResponse{200, "text/plain", "ready\n"}
-                                   : HttpResponse{503, "text/plain", "first samples not taken yet\n"};
-      }
-      return {404, "text/plain", "not found: try /metrics, /healthz or /readyz\n"};
-    });
+  if (server) {
+    rt.server = std::move(server);
     std::fprintf(stderr, "hipstack-smid: listening on %s (port %d)\n", rt.config.listen.c_str(), rt.server->port());
   }
 }
@@ -118,15 +141,19 @@ int run(int argc, char** argv) {
     std::_Exit(0);  // workers are detached and may sit in a blocking read: do not wait for them
   }
   start(rt, load());
-  sd_notifyf(0, "READY=1\nSTATUS=serving %zu GPU(s) on %s", rt.system->devices().size(), rt.config.listen.c_str());
+  sd_notifyf(0, "READY=1\nSTATUS=serving %zu GPU(s) on %s", rt.current()->sampler->views().size(), rt.config.listen.c_str());
 
   std::uint64_t watchdog_usec = 0;
   const bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
+  const auto ping_every = std::chrono::microseconds(watchdog_usec / 2);
   auto last_ping = std::chrono::steady_clock::now();
-  std::uint64_t last_progress = rt.sampler->progress();
+  auto last_progress_at = std::chrono::steady_clock::now();
+  std::uint64_t last_progress = rt.current()->sampler->progress();
+  int poll_ms = 200;
+  if (watchdog) poll_ms = static_cast<int>(std::max<std::int64_t>(10, std::min<std::int64_t>(200, watchdog_usec / 4000)));
   for (;;) {
     pollfd fds[2] = {{rt.server->fd(), POLLIN, 0}, {signal_fd, POLLIN, 0}};
-    ::poll(fds, 2, 200);
+    ::poll(fds, 2, poll_ms);
     if ((fds[1].revents & POLLIN) != 0) {
       signalfd_siginfo info{};
       while (::read(signal_fd, &info, sizeof info) == sizeof info) {
@@ -148,14 +175,19 @@ int run(int argc, char** argv) {
       }
     }
     if ((fds[0].revents & POLLIN) != 0) rt.server->serve_ready();
-    // The watchdog is fed only while samples keep finishing: a wedged sampler gets restarted.
+    // The watchdog is fed while samples keep finishing (some sample within one interval plus the
+    // read deadline): a wedged sampler stops the pings and systemd restarts the daemon.
     if (watchdog) {
       const auto now = std::chrono::steady_clock::now();
-      const auto progress = rt.sampler->progress();
-      if (progress != last_progress && now - last_ping > std::chrono::microseconds(watchdog_usec / 2)) {
+      const auto served = rt.current();
+      if (const auto progress = served->sampler->progress(); progress != last_progress) {
+        last_progress = progress;
+        last_progress_at = now;
+      }
+      const auto allowed = rt.config.fast_interval + rt.config.read_deadline;
+      if (now - last_ping >= ping_every && now - last_progress_at <= allowed) {
         sd_notify(0, "WATCHDOG=1");
         last_ping = now;
-        last_progress = progress;
       }
     }
   }

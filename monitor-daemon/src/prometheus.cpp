@@ -121,7 +121,9 @@ std::string render_metrics(const std::vector<Sampler::View>& views, const Exposi
           sample_labels += fmt::format(",{}=\"{}\"", info->instance_label, escape_label_value(r.instance));
         }
         if (info->type == smi::ValueType::text) {
-          sample_labels += fmt::format(",value=\"{}\"", escape_label_value(*r.text()));
+          const auto text = r.text();
+          if (!text) continue;
+          sample_labels += fmt::format(",value=\"{}\"", escape_label_value(*text));
           buckets[r.id].push_back({"{" + sample_labels + "}", 1.0});
         } else if (const auto number = r.number()) {
           buckets[r.id].push_back({"{" + sample_labels + "}", *number * base_unit(info->unit).scale});

@@ -1,5 +1,6 @@
 #include "sampler.hpp"
 
+#include <algorithm>
 #include <thread>
 
 namespace hipstack::smid {
@@ -72,14 +73,31 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
 
 }  // namespace
 
-Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config)
+Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const Sampler* previous)
     : system_(std::move(system)),
       config_(std::move(config)),
       stop_(std::make_shared<std::atomic<bool>>(false)),
       progress_(std::make_shared<std::atomic<std::uint64_t>>(0)) {
   const auto devices = system_->devices();
+  const auto before = previous != nullptr ? previous->views() : std::vector<View>{};
   for (const auto& d : devices) {
     auto state = std::make_shared<DeviceState>();
+    auto first = std::make_shared<DeviceSnapshot>();
+    for (const View& view : before) {
+      if (view.snapshot && view.snapshot->device.uuid == d.uuid) *first = *view.snapshot;
+    }
+    first->device = d;
+    // Carried-over readings obey the new configuration's metric list at once.
+    if (!config_.metrics.empty()) {
+      auto unwanted = [this](const smi::Reading& r) {
+        const smi::MetricInfo* info = smi::find_metric(r.id);
+        return info == nullptr ||
+               std::find(config_.metrics.begin(), config_.metrics.end(), info->name) == config_.metrics.end();
+      };
+      std::erase_if(first->live, unwanted);
+      std::erase_if(first->facts, unwanted);
+    }
+    state->snapshot = std::move(first);
     states_.push_back(state);
     // Detached: a worker stuck in a blocking read must not hold up shutdown. It owns what it uses.
     std::thread(run_worker, system_, d.index, config_, state, stop_, progress_).detach();
@@ -101,7 +119,7 @@ std::vector<Sampler::View> Sampler::views() const {
 
 bool Sampler::ready() const {
   for (const View& view : views()) {
-    if (!view.stale && (!view.snapshot || !view.snapshot->have_live)) return false;
+    if (!view.stale && !view.snapshot->have_live) return false;
   }
   return true;
 }

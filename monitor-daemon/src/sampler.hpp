@@ -34,8 +34,10 @@ struct DeviceState {
 
 class Sampler {
  public:
-  // Takes the system; starts one worker per device.
-  Sampler(std::shared_ptr<const smi::System> system, Config config);
+  // Takes the system; starts one worker per device. Every device has a snapshot from the start
+  // (its identity; the previous sampler's samples on a reload, matched by UUID), so a GPU stuck in
+  // its first sample is still listed, as down.
+  Sampler(std::shared_ptr<const smi::System> system, Config config, const Sampler* previous = nullptr);
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;

@@ -1,0 +1,699 @@
+// Unit tests of the Prometheus exposition (prometheus.cpp): family names and units, value scaling,
+// text metrics as _info, escaping, the number format under a decimal-comma locale, health series,
+// stale devices. Everything runs on hand-built Sampler::View snapshots: no sampler, no capture.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <clocale>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <locale>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "prometheus.hpp"
+#include "sampler.hpp"
+
+namespace {
+
+using hipstack::smid::DeviceSnapshot;
+using hipstack::smid::ExpositionContext;
+using hipstack::smid::Sampler;
+using hipstack::smid::escape_help;
+using hipstack::smid::escape_label_value;
+using hipstack::smid::family_name;
+using hipstack::smid::render_metrics;
+namespace smi = hipstack::smi;
+using Clock = std::chrono::steady_clock;
+using Labels = std::map<std::string, std::string>;
+
+// ---------------------------------------------------------------------------------------------
+// Building snapshots
+
+const smi::MetricInfo& metric(std::string_view name) {
+  const smi::MetricInfo* info = smi::find_metric(name);
+  if (info == nullptr) throw std::runtime_error("no catalogue metric " + std::string(name));
+  return *info;
+}
+
+smi::Reading reading(std::string_view name, smi::Value value, std::string instance = {}) {
+  smi::Reading r;
+  r.id = metric(name).id;
+  r.instance = std::move(instance);
+  r.status = smi::Status::ok;
+  r.value = std::move(value);
+  return r;
+}
+
+smi::Reading real(std::string_view name, double v, std::string instance = {}) {
+  return reading(name, v, std::move(instance));
+}
+smi::Reading integer(std::string_view name, std::int64_t v, std::string instance = {}) {
+  return reading(name, v, std::move(instance));
+}
+smi::Reading text(std::string_view name, std::string v, std::string instance = {}) {
+  return reading(name, std::move(v), std::move(instance));
+}
+
+smi::DeviceSummary device(std::uint32_t index, std::string name = "AMD Instinct MI300X") {
+  smi::DeviceSummary d;
+  d.index = index;
+  d.vendor = "amd";
+  d.backend = "amdgpu";
+  d.bdf = "0000:0" + std::to_string(index) + ":00.0";
+  d.uuid = "GPU-0000000" + std::to_string(index);
+  d.name = std::move(name);
+  return d;
+}
+
+struct SnapshotBuilder {
+  std::shared_ptr<DeviceSnapshot> snap = std::make_shared<DeviceSnapshot>();
+  explicit SnapshotBuilder(smi::DeviceSummary d) {
+    snap->device = std::move(d);
+    snap->have_live = true;
+    snap->live_at = Clock::now();
+    snap->facts_at = Clock::now();
+  }
+  SnapshotBuilder& live(smi::Reading r) { snap->live.push_back(std::move(r)); return *this; }
+  SnapshotBuilder& fact(smi::Reading r) { snap->facts.push_back(std::move(r)); return *this; }
+  SnapshotBuilder& finding(std::string check, smi::Verdict v) {
+    smi::HealthFinding f;
+    f.check = std::move(check);
+    f.verdict = v;
+    snap->health.findings.push_back(std::move(f));
+    return *this;
+  }
+  SnapshotBuilder& overall(smi::Verdict v) { snap->health.overall = v; return *this; }
+  Sampler::View view(bool stale = false) const { return Sampler::View{snap, stale}; }
+};
+
+const ExpositionContext kContext{"node-a", "9.8.7"};
+
+// ---------------------------------------------------------------------------------------------
+// Parsing the page (text format 0.0.4), strictly enough to catch escaping and ordering mistakes
+
+struct Sample {
+  std::string name;
+  Labels labels;
+  std::string value;  // as written
+  std::string line;
+};
+
+struct Page {
+  std::string body;
+  std::vector<Sample> samples;
+  std::map<std::string, std::string> help;  // raw (escaped) HELP text
+  std::map<std::string, std::string> type;
+  std::vector<std::string> families;        // in order of their TYPE lines
+};
+
+bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':'; }
+bool is_name_char(char c) { return is_name_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
+
+// Parses one sample line; reports malformed lines as test failures.
+std::optional<Sample> parse_sample(const std::string& line) {
+  Sample s;
+  s.line = line;
+  std::size_t i = 0;
+  if (line.empty() || !is_name_start(line[0])) return std::nullopt;
+  while (i < line.size() && is_name_char(line[i])) ++i;
+  s.name = line.substr(0, i);
+  if (i < line.size() && line[i] == '{') {
+    ++i;
+    while (i < line.size() && line[i] != '}') {
+      const std::size_t key_start = i;
+      if (!std::isalpha(static_cast<unsigned char>(line[i])) && line[i] != '_') return std::nullopt;
+      while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_')) ++i;
+      const std::string key = line.substr(key_start, i - key_start);
+      if (i + 1 >= line.size() || line[i] != '=' || line[i + 1] != '"') return std::nullopt;
+      i += 2;
+      std::string value;
+      for (;;) {
+        if (i >= line.size()) return std::nullopt;
+        const char c = line[i++];
+        if (c == '"') break;
+        if (c == '\\') {
+          if (i >= line.size()) return std::nullopt;
+          const char e = line[i++];
+          if (e == '\\') value += '\\';
+          else if (e == '"') value += '"';
+          else if (e == 'n') value += '\n';
+          else return std::nullopt;  // no other escape is defined for label values
+        } else {
+          value += c;
+        }
+      }
+      if (!s.labels.emplace(key, value).second) return std::nullopt;  // duplicate label name
+      if (i < line.size() && line[i] == ',') ++i;
+    }
+    if (i >= line.size()) return std::nullopt;
+    ++i;  // '}'
+  }
+  if (i >= line.size() || line[i] != ' ') return std::nullopt;
+  s.value = line.substr(i + 1);
+  if (s.value.empty() || s.value.find(' ') != std::string::npos) return std::nullopt;
+  return s;
+}
+
+Page parse_page(const std::string& body) {
+  Page page;
+  page.body = body;
+  EXPECT_FALSE(body.empty());
+  EXPECT_EQ(body.back(), '\n') << "the page must end with a newline";
+  std::istringstream in(body);
+  std::string line;
+  std::string current;  // family of the latest TYPE line
+  std::set<std::string> closed;
+  while (std::getline(in, line)) {
+    if (line.rfind("# HELP ", 0) == 0) {
+      const auto space = line.find(' ', 7);
+      const std::string name = line.substr(7, space - 7);
+      EXPECT_TRUE(page.help.emplace(name, space == std::string::npos ? "" : line.substr(space + 1)).second)
+          << "second HELP for " << name;
+    } else if (line.rfind("# TYPE ", 0) == 0) {
+      const auto space = line.find(' ', 7);
+      if (space == std::string::npos) {
+        ADD_FAILURE() << "TYPE line without a type: " << line;
+        continue;
+      }
+      const std::string name = line.substr(7, space - 7);
+      EXPECT_TRUE(page.type.emplace(name, line.substr(space + 1)).second) << "second TYPE for " << name;
+      EXPECT_TRUE(page.help.count(name)) << "TYPE before HELP for " << name;
+      if (!current.empty()) closed.insert(current);
+      current = name;
+      page.families.push_back(name);
+    } else if (line.empty() || line[0] == '#') {
+      ADD_FAILURE() << "unexpected line: \"" << line << "\"";
+    } else {
+      auto sample = parse_sample(line);
+      if (!sample) {
+        ADD_FAILURE() << "malformed sample line: " << line;
+        continue;
+      }
+      // Samples of one family are contiguous and follow its TYPE line (gauges and counters only).
+      EXPECT_EQ(sample->name, current) << "sample outside its family: " << line;
+      EXPECT_FALSE(closed.count(sample->name)) << "family split in two: " << line;
+      page.samples.push_back(std::move(*sample));
+    }
+  }
+  return page;
+}
+
+std::vector<Sample> find(const Page& page, const std::string& name, const Labels& subset = {}) {
+  std::vector<Sample> out;
+  for (const Sample& s : page.samples) {
+    if (s.name != name) continue;
+    bool match = true;
+    for (const auto& [k, v] : subset) {
+      const auto it = s.labels.find(k);
+      if (it == s.labels.end() || it->second != v) match = false;
+    }
+    if (match) out.push_back(s);
+  }
+  return out;
+}
+
+// Parses a sample value in the classic form only: no locale, the whole token must be consumed.
+std::optional<double> classic_number(const std::string& text) {
+  if (text == "NaN") return std::nan("");
+  if (text == "+Inf") return HUGE_VAL;
+  if (text == "-Inf") return -HUGE_VAL;
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// The one value of `name` with these labels.
+double value_of(const Page& page, const std::string& name, const Labels& subset) {
+  const auto found = find(page, name, subset);
+  if (found.size() != 1) {
+    ADD_FAILURE() << found.size() << " samples of " << name << " match, expected 1";
+    return std::nan("");
+  }
+  const auto v = classic_number(found[0].value);
+  if (!v) {
+    ADD_FAILURE() << "not a classic number: " << found[0].line;
+    return std::nan("");
+  }
+  return *v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Family names and units
+
+TEST(FamilyName, BaseUnitsAndSuffixes) {
+  const std::map<std::string, std::string> expected = {
+      {"temperature_edge", "hipstack_gpu_temperature_edge_celsius"},
+      {"temperature_junction", "hipstack_gpu_temperature_junction_celsius"},
+      {"clock_sclk", "hipstack_gpu_clock_sclk_hertz"},
+      {"clock_sclk_max", "hipstack_gpu_clock_sclk_max_hertz"},
+      {"gpu_busy", "hipstack_gpu_gpu_busy_ratio"},
+      {"fan_pwm", "hipstack_gpu_fan_pwm_ratio"},
+      {"energy_consumed", "hipstack_gpu_energy_consumed_joules_total"},
+      {"power_current", "hipstack_gpu_power_current_watts"},
+      {"vram_used", "hipstack_gpu_vram_used_bytes"},
+      {"vram_total", "hipstack_gpu_vram_total_bytes"},
+      {"voltage_gfx", "hipstack_gpu_voltage_gfx_volts"},
+      {"fan_speed", "hipstack_gpu_fan_speed_rpm"},
+      {"pcie_speed", "hipstack_gpu_pcie_speed_transfers_per_second"},
+      {"pcie_width", "hipstack_gpu_pcie_width_lanes"},
+      {"pcie_rx", "hipstack_gpu_pcie_rx_bytes_per_second"},
+      {"pcie_replay_count", "hipstack_gpu_pcie_replay_count_total"},
+      {"compute_units", "hipstack_gpu_compute_units"},
+      {"drm_card", "hipstack_gpu_drm_card"},
+      {"marketing_name", "hipstack_gpu_marketing_name_info"},
+      {"firmware_version", "hipstack_gpu_firmware_version_info"},
+      {"pcie_level", "hipstack_gpu_pcie_level_info"},
+  };
+  for (const auto& [name, family] : expected) EXPECT_EQ(family_name(metric(name)), family) << name;
+}
+
+TEST(FamilyName, EveryCatalogueMetricHasAValidUniqueName) {
+  const std::regex valid("[a-zA-Z_:][a-zA-Z0-9_:]*");
+  std::map<std::string, std::string> seen = {
+      {"hipstack_gpu_up", "(daemon)"}, {"hipstack_gpu_sample_age_seconds", "(daemon)"},
+      {"hipstack_gpu_health", "(daemon)"}, {"hipstack_smid_build_info", "(daemon)"},
+      {"hipstack_smid_scrape_duration_seconds", "(daemon)"}};
+  for (const smi::MetricInfo& info : smi::catalogue()) {
+    const std::string family = family_name(info);
+    EXPECT_TRUE(std::regex_match(family, valid)) << family;
+    EXPECT_EQ(family.rfind("hipstack_gpu_", 0), 0u) << family;
+    const auto [it, inserted] = seen.emplace(family, std::string(info.name));
+    EXPECT_TRUE(inserted) << info.name << " and " << it->second << " share the family " << family;
+    const bool total = family.size() > 6 && family.ends_with("_total");
+    if (info.type == smi::ValueType::text) {
+      EXPECT_TRUE(family.ends_with("_info")) << family;
+    } else if (info.kind == smi::Kind::counter) {
+      EXPECT_TRUE(total) << family;
+    } else {
+      EXPECT_FALSE(total) << family << " is a gauge but ends in _total";
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values, types, HELP
+
+TEST(Render, ValuesAreScaledToBaseUnits) {
+  SnapshotBuilder gpu(device(0));
+  gpu.live(real("temperature_edge", 45.5))
+      .live(real("clock_sclk", 1500.5))
+      .live(real("gpu_busy", 37.5))
+      .live(real("energy_consumed", 123456.25))
+      .live(real("voltage_gfx", 850))
+      .live(real("power_current", 301.25))
+      .live(integer("vram_used", 1073741824))
+      .live(real("pcie_speed", 32))
+      .live(integer("pcie_width", 16))
+      .live(integer("fan_speed", 2400))
+      .fact(real("clock_sclk_max", 2100))
+      .fact(integer("compute_units", 304));
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  const Labels gpu0 = {{"gpu", "0"}};
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_temperature_edge_celsius", gpu0), 45.5);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_clock_sclk_hertz", gpu0), 1500.5e6);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_clock_sclk_max_hertz", gpu0), 2100e6);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_gpu_busy_ratio", gpu0), 0.375);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_energy_consumed_joules_total", gpu0), 123456.25);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_voltage_gfx_volts", gpu0), 0.85);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_power_current_watts", gpu0), 301.25);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_vram_used_bytes", gpu0), 1073741824.0);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_pcie_speed_transfers_per_second", gpu0), 32e9);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_pcie_width_lanes", gpu0), 16);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_fan_speed_rpm", gpu0), 2400);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_compute_units", gpu0), 304);
+  // Integers are written as integers (no exponent, no fraction, no grouping).
+  EXPECT_EQ(find(page, "hipstack_gpu_vram_used_bytes")[0].value, "1073741824");
+}
+
+TEST(Render, TypesAndHelpComeFromTheCatalogue) {
+  SnapshotBuilder gpu(device(0));
+  gpu.live(real("temperature_edge", 40)).live(real("energy_consumed", 10)).live(integer("pcie_replay_count", 3));
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  EXPECT_EQ(page.type.at("hipstack_gpu_temperature_edge_celsius"), "gauge");
+  EXPECT_EQ(page.type.at("hipstack_gpu_energy_consumed_joules_total"), "counter");
+  EXPECT_EQ(page.type.at("hipstack_gpu_pcie_replay_count_total"), "counter");
+  EXPECT_EQ(page.help.at("hipstack_gpu_temperature_edge_celsius"), metric("temperature_edge").help);
+  EXPECT_EQ(page.help.at("hipstack_gpu_energy_consumed_joules_total"), metric("energy_consumed").help);
+  EXPECT_EQ(page.type.at("hipstack_gpu_up"), "gauge");
+  EXPECT_EQ(page.type.at("hipstack_gpu_sample_age_seconds"), "gauge");
+  EXPECT_EQ(page.type.at("hipstack_smid_build_info"), "gauge");
+  EXPECT_EQ(page.type.at("hipstack_smid_scrape_duration_seconds"), "gauge");
+}
+
+TEST(Render, EverySampleCarriesTheDeviceLabels) {
+  SnapshotBuilder gpu(device(3, "AMD Instinct MI300X"));
+  gpu.live(real("temperature_edge", 40)).fact(text("marketing_name", "AMD Instinct MI300X"));
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  const Labels want = {{"gpu", "3"}, {"uuid", "GPU-00000003"}, {"bdf", "0000:03:00.0"},
+                       {"model", "AMD Instinct MI300X"}, {"vendor", "amd"}, {"host", "node-a"}};
+  int checked = 0;
+  for (const Sample& s : page.samples) {
+    if (s.name.rfind("hipstack_smid_", 0) == 0) continue;
+    for (const auto& [k, v] : want) EXPECT_EQ(s.labels.count(k) ? s.labels.at(k) : "<missing>", v) << s.line;
+    ++checked;
+  }
+  EXPECT_GE(checked, 4);  // temperature, marketing name, up, sample age
+}
+
+TEST(Render, TextMetricsBecomeInfoWithAValueLabel) {
+  SnapshotBuilder gpu(device(0));
+  gpu.fact(text("marketing_name", "AMD Instinct MI300X"))
+      .fact(text("firmware_version", "0x00556a00", "smc"))
+      .fact(text("firmware_version", "0x0000000b", "sdma"));
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  const auto name = find(page, "hipstack_gpu_marketing_name_info");
+  ASSERT_EQ(name.size(), 1u);
+  EXPECT_EQ(name[0].labels.at("value"), "AMD Instinct MI300X");
+  EXPECT_EQ(name[0].value, "1");
+  EXPECT_EQ(page.type.at("hipstack_gpu_marketing_name_info"), "gauge");
+  // The metric's instance label comes before the value label; both are there.
+  const auto smc = find(page, "hipstack_gpu_firmware_version_info", {{"ip", "smc"}});
+  ASSERT_EQ(smc.size(), 1u);
+  EXPECT_EQ(smc[0].labels.at("value"), "0x00556a00");
+  EXPECT_EQ(smc[0].value, "1");
+  EXPECT_EQ(find(page, "hipstack_gpu_firmware_version_info").size(), 2u);
+}
+
+TEST(Render, InstanceLabelsSeparateSeries) {
+  SnapshotBuilder gpu(device(0));
+  for (int stack = 0; stack < 4; ++stack) gpu.live(real("temperature_hbm", 50 + stack, std::to_string(stack)));
+  gpu.fact(real("sclk_level", 500, "0")).fact(real("sclk_level", 2100, "1"));
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  ASSERT_EQ(find(page, "hipstack_gpu_temperature_hbm_celsius").size(), 4u);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_temperature_hbm_celsius", {{"stack", "2"}}), 52);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_sclk_level_hertz", {{"level", "1"}}), 2100e6);
+}
+
+TEST(Render, ReadingsThatAreNotOkAreLeftOutAndEmptyFamiliesHaveNoHeader) {
+  SnapshotBuilder gpu(device(0));
+  smi::Reading missing;
+  missing.id = metric("temperature_memory").id;
+  missing.status = smi::Status::not_supported;
+  smi::Reading failed = real("temperature_junction", 99);
+  failed.status = smi::Status::error;
+  failed.error_code = 5;
+  gpu.live(missing).live(failed).live(real("temperature_edge", 41));
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  EXPECT_EQ(page.body.find("hipstack_gpu_temperature_memory_celsius"), std::string::npos);
+  EXPECT_EQ(page.body.find("hipstack_gpu_temperature_junction_celsius"), std::string::npos);
+  EXPECT_EQ(find(page, "hipstack_gpu_temperature_edge_celsius").size(), 1u);
+}
+
+TEST(Render, NonFiniteValuesUseThePrometheusSpelling) {
+  SnapshotBuilder gpu(device(0));
+  gpu.live(real("temperature_edge", std::nan(""))).live(real("power_current", HUGE_VAL)).live(real("power_average", -HUGE_VAL));
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  EXPECT_EQ(find(page, "hipstack_gpu_temperature_edge_celsius").at(0).value, "NaN");
+  EXPECT_EQ(find(page, "hipstack_gpu_power_current_watts").at(0).value, "+Inf");
+  EXPECT_EQ(find(page, "hipstack_gpu_power_average_watts").at(0).value, "-Inf");
+}
+
+TEST(Render, SeveralDevicesGroupEachFamilyOnce) {
+  std::vector<Sampler::View> views;
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    SnapshotBuilder gpu(device(i));
+    gpu.live(real("temperature_edge", 40 + i)).live(real("clock_sclk", 100 * (i + 1))).fact(text("vbios_version", "113-X"));
+    gpu.finding("thermal.temperature", smi::Verdict::pass).overall(smi::Verdict::pass);
+    views.push_back(gpu.view());
+  }
+  const Page page = parse_page(render_metrics(views, kContext));  // checks contiguity and single headers
+  EXPECT_EQ(find(page, "hipstack_gpu_temperature_edge_celsius").size(), 4u);
+  EXPECT_EQ(find(page, "hipstack_gpu_up").size(), 4u);
+  EXPECT_EQ(find(page, "hipstack_gpu_health").size(), 8u);  // one check + overall, per GPU
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_clock_sclk_hertz", {{"gpu", "3"}}), 400e6);
+}
+
+TEST(Render, BuildInfoAndScrapeDuration) {
+  const Page page = parse_page(render_metrics({}, kContext));
+  const auto info = find(page, "hipstack_smid_build_info");
+  ASSERT_EQ(info.size(), 1u);
+  EXPECT_EQ(info[0].labels, (Labels{{"version", "9.8.7"}, {"host", "node-a"}}));
+  EXPECT_EQ(info[0].value, "1");
+  const auto duration = find(page, "hipstack_smid_scrape_duration_seconds");
+  ASSERT_EQ(duration.size(), 1u);
+  EXPECT_TRUE(duration[0].labels.empty());
+  const auto seconds = classic_number(duration[0].value);
+  ASSERT_TRUE(seconds) << duration[0].line;
+  EXPECT_GE(*seconds, 0);
+  EXPECT_LT(*seconds, 1);
+  // No GPU: no per-GPU family at all, not even a header.
+  EXPECT_EQ(page.body.find("hipstack_gpu_"), std::string::npos);
+}
+
+TEST(Render, ViewWithoutSnapshotIsSkipped) {
+  // What the sampler hands out for a device whose first sample has not finished.
+  SnapshotBuilder gpu(device(0));
+  gpu.live(real("temperature_edge", 40));
+  const Page page = parse_page(render_metrics({Sampler::View{nullptr, false}, gpu.view()}, kContext));
+  EXPECT_EQ(find(page, "hipstack_gpu_up").size(), 1u);
+}
+
+TEST(Render, SampleAgeOnlyOnceALiveSampleExists) {
+  SnapshotBuilder fresh(device(0));
+  fresh.snap->live_at = Clock::now() - std::chrono::milliseconds(1500);
+  SnapshotBuilder none(device(1));
+  none.snap->have_live = false;
+  const Page page = parse_page(render_metrics({fresh.view(), none.view()}, kContext));
+  const double age = value_of(page, "hipstack_gpu_sample_age_seconds", {{"gpu", "0"}});
+  EXPECT_GE(age, 1.5);
+  EXPECT_LT(age, 10);
+  EXPECT_TRUE(find(page, "hipstack_gpu_sample_age_seconds", {{"gpu", "1"}}).empty());
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_up", {{"gpu", "1"}}), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Escaping
+
+TEST(Escaping, LabelValues) {
+  EXPECT_EQ(escape_label_value("plain"), "plain");
+  EXPECT_EQ(escape_label_value(R"(a\b)"), R"(a\\b)");
+  EXPECT_EQ(escape_label_value(R"(say "hi")"), R"(say \"hi\")");
+  EXPECT_EQ(escape_label_value("two\nlines"), R"(two\nlines)");
+  EXPECT_EQ(escape_label_value("\\\"\n"), R"(\\\"\n)");
+  EXPECT_EQ(escape_label_value(""), "");
+  EXPECT_EQ(escape_label_value("µ°C ünïcödé"), "µ°C ünïcödé");  // UTF-8 passes through
+}
+
+TEST(Escaping, HelpEscapesBackslashAndNewlineButNotQuotes) {
+  EXPECT_EQ(escape_help("plain text."), "plain text.");
+  EXPECT_EQ(escape_help(R"(C:\path)"), R"(C:\\path)");
+  EXPECT_EQ(escape_help("line one\nline two"), R"(line one\nline two)");
+  EXPECT_EQ(escape_help(R"(check="overall")"), R"(check="overall")");
+}
+
+TEST(Escaping, HostileLabelValuesRoundTripThroughThePage) {
+  const std::string hostile_name = "Model \"X\" \\ rev\nB";
+  const std::string hostile_host = "host\\with \"quotes\"\nand newline";
+  const std::string hostile_text = "vbios \"1\\2\"\nend";
+  const std::string hostile_check = "custom.\"check\"\\x\ny";
+  SnapshotBuilder gpu(device(0, hostile_name));
+  gpu.live(real("temperature_edge", 40)).fact(text("vbios_version", hostile_text)).fact(text("firmware_version", "1", "a\"b\\c\nd"));
+  gpu.finding(hostile_check, smi::Verdict::warn).overall(smi::Verdict::warn);
+  const std::string body = render_metrics({gpu.view()}, {hostile_host, "1.0\"beta\\"});
+  const Page page = parse_page(body);
+  // Every sample line parsed (no raw newline split one), and the labels decode to the originals.
+  for (const Sample& s : page.samples) {
+    if (s.name.rfind("hipstack_gpu_", 0) == 0) {
+      EXPECT_EQ(s.labels.at("model"), hostile_name) << s.line;
+    }
+    EXPECT_EQ(s.labels.count("host") ? s.labels.at("host") : hostile_host, hostile_host) << s.line;
+  }
+  EXPECT_EQ(find(page, "hipstack_gpu_vbios_version_info").at(0).labels.at("value"), hostile_text);
+  EXPECT_EQ(find(page, "hipstack_gpu_firmware_version_info").at(0).labels.at("ip"), "a\"b\\c\nd");
+  EXPECT_EQ(find(page, "hipstack_gpu_health", {{"check", hostile_check}}).size(), 1u);
+  EXPECT_EQ(find(page, "hipstack_smid_build_info").at(0).labels.at("version"), "1.0\"beta\\");
+  // HELP lines escape nothing but backslash and newline: the health HELP keeps its quotes.
+  EXPECT_NE(page.help.at("hipstack_gpu_health").find(R"(check="overall")"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numbers in the classic form whatever the locale
+
+class DecimalCommaLocale : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "nl_NL.UTF-8", "ru_RU.UTF-8"}) {
+      if (try_locale(name)) return;
+    }
+    // None installed: build de_DE.UTF-8 into a temporary LOCPATH when the locale sources are there
+    // (Debian's `locales` package ships them; localedef takes about a second).
+    if (std::filesystem::exists("/usr/share/i18n/locales/de_DE")) {
+      char dir_template[] = "/tmp/smid-locale-XXXXXX";
+      if (const char* dir = ::mkdtemp(dir_template)) {
+        temp_dir_ = dir;
+        const std::string command = "localedef -i de_DE -f UTF-8 '" + temp_dir_ + "/de_DE.UTF-8' >/dev/null 2>&1";
+        [[maybe_unused]] const int rc = std::system(command.c_str());  // warnings give rc 1 yet a usable locale
+        ::setenv("LOCPATH", temp_dir_.c_str(), 1);
+        if (try_locale("de_DE.UTF-8")) return;
+      }
+    }
+    // Last resort: C.UTF-8 for C, plus a C++ global locale with a comma as decimal point.
+    std::setlocale(LC_ALL, "C.UTF-8");
+    struct Comma : std::numpunct<char> {
+      char do_decimal_point() const override { return ','; }
+      char do_thousands_sep() const override { return '.'; }
+      std::string do_grouping() const override { return "\3"; }
+    };
+    std::locale::global(std::locale(std::locale::classic(), new Comma));
+    name_ = "C.UTF-8 + C++ numpunct ','";
+  }
+
+  void TearDown() override {
+    std::locale::global(std::locale::classic());
+    std::setlocale(LC_ALL, "C");
+    if (!temp_dir_.empty()) {
+      ::unsetenv("LOCPATH");
+      std::error_code ignored;
+      std::filesystem::remove_all(temp_dir_, ignored);
+    }
+  }
+
+  bool try_locale(const char* name) {
+    if (std::setlocale(LC_ALL, name) == nullptr) return false;
+    try {
+      std::locale::global(std::locale(name));  // also sets the C locale (named locale)
+    } catch (const std::runtime_error&) {
+      std::setlocale(LC_ALL, "C");
+      return false;
+    }
+    c_comma_ = std::string(std::localeconv()->decimal_point) == ",";
+    name_ = name;
+    return true;
+  }
+
+  std::string name_;
+  std::string temp_dir_;
+  bool c_comma_ = false;  // the C library itself writes "1,5"
+};
+
+TEST_F(DecimalCommaLocale, NumbersStillUseAPoint) {
+  RecordProperty("locale", name_);
+  std::printf("[          ] locale under test: %s (C decimal comma: %s)\n", name_.c_str(), c_comma_ ? "yes" : "no");
+  // The trap is armed: C++ streams (and, with a real locale, printf) write a comma now.
+  std::ostringstream stream;
+  stream << 1.5;
+  EXPECT_EQ(stream.str(), "1,5");
+  if (c_comma_) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%g", 1.5);
+    EXPECT_STREQ(buffer, "1,5");
+  }
+
+  SnapshotBuilder gpu(device(0));
+  gpu.live(real("temperature_edge", 45.5))
+      .live(real("gpu_busy", 37.5))
+      .live(real("clock_sclk", 1500.5))
+      .live(real("voltage_gfx", 1125))
+      .live(integer("vram_used", 1234567890))
+      .live(real("energy_consumed", 0.125));
+  gpu.snap->live_at = Clock::now() - std::chrono::milliseconds(250);
+  const std::string body = render_metrics({gpu.view()}, kContext);
+  const Page page = parse_page(body);
+  for (const Sample& s : page.samples) {
+    EXPECT_EQ(s.value.find(','), std::string::npos) << s.line;
+    EXPECT_TRUE(classic_number(s.value)) << s.line;
+  }
+  EXPECT_EQ(find(page, "hipstack_gpu_temperature_edge_celsius").at(0).value, "45.5");
+  EXPECT_EQ(find(page, "hipstack_gpu_gpu_busy_ratio").at(0).value.substr(0, 5), "0.375");
+  EXPECT_EQ(find(page, "hipstack_gpu_voltage_gfx_volts").at(0).value, "1.125");
+  EXPECT_EQ(find(page, "hipstack_gpu_energy_consumed_joules_total").at(0).value, "0.125");
+  EXPECT_EQ(find(page, "hipstack_gpu_vram_used_bytes").at(0).value, "1234567890");  // no grouping
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_clock_sclk_hertz", {}), 1500.5e6);
+  const double age = value_of(page, "hipstack_gpu_sample_age_seconds", {});
+  EXPECT_GT(age, 0.2);
+  EXPECT_NE(find(page, "hipstack_gpu_sample_age_seconds").at(0).value.find('.'), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Health
+
+TEST(Health, OneSeriesPerCheckWithTheWorstVerdict) {
+  SnapshotBuilder gpu(device(1));
+  gpu.finding("thermal.temperature", smi::Verdict::pass)   // edge
+      .finding("thermal.temperature", smi::Verdict::warn)  // junction
+      .finding("thermal.temperature", smi::Verdict::pass)  // memory: a later pass must not hide the warn
+      .finding("memory.uncorrectable_ecc", smi::Verdict::fail)
+      .finding("memory.correctable_ecc", smi::Verdict::unknown)
+      .finding("memory.correctable_ecc", smi::Verdict::pass)
+      .finding("pcie.replays", smi::Verdict::unknown)  // nothing checked: no series
+      .finding("power.at_cap", smi::Verdict::fail)
+      .finding("power.at_cap", smi::Verdict::warn)
+      .overall(smi::Verdict::fail);
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  auto verdict = [&](const std::string& check) {
+    return value_of(page, "hipstack_gpu_health", {{"gpu", "1"}, {"check", check}});
+  };
+  EXPECT_EQ(verdict("thermal.temperature"), 1);
+  EXPECT_EQ(verdict("memory.uncorrectable_ecc"), 2);
+  EXPECT_EQ(verdict("memory.correctable_ecc"), 0);
+  EXPECT_EQ(verdict("power.at_cap"), 2);
+  EXPECT_EQ(verdict("overall"), 2);
+  EXPECT_TRUE(find(page, "hipstack_gpu_health", {{"check", "pcie.replays"}}).empty());
+  EXPECT_EQ(find(page, "hipstack_gpu_health").size(), 5u);  // 4 checks + overall, no duplicates
+  std::set<std::string> checks;
+  for (const Sample& s : find(page, "hipstack_gpu_health")) {
+    EXPECT_TRUE(checks.insert(s.labels.at("check")).second) << "duplicate series: " << s.line;
+    EXPECT_EQ(s.labels.at("gpu"), "1");
+  }
+}
+
+TEST(Health, UnknownOverallHasNoSeries) {
+  SnapshotBuilder gpu(device(0));
+  gpu.finding("thermal.temperature", smi::Verdict::unknown);
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  EXPECT_TRUE(find(page, "hipstack_gpu_health").empty());
+  EXPECT_EQ(page.body.find("# TYPE hipstack_gpu_health"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stale devices
+
+TEST(Stale, StaleDeviceIsDownWithNoValues) {
+  SnapshotBuilder ok(device(0));
+  ok.live(real("temperature_edge", 40)).fact(text("marketing_name", "AMD Instinct MI300X"));
+  ok.finding("thermal.temperature", smi::Verdict::pass).overall(smi::Verdict::pass);
+  SnapshotBuilder stuck(device(1));
+  stuck.live(real("temperature_edge", 90))
+      .live(real("energy_consumed", 5))
+      .fact(text("marketing_name", "AMD Instinct MI300X"))
+      .finding("thermal.temperature", smi::Verdict::fail)
+      .overall(smi::Verdict::fail);
+  stuck.snap->live_at = Clock::now() - std::chrono::seconds(5);
+  const Page page = parse_page(render_metrics({ok.view(false), stuck.view(true)}, kContext));
+  EXPECT_EQ(value_of(page, "hipstack_gpu_up", {{"gpu", "0"}}), 1);
+  EXPECT_EQ(value_of(page, "hipstack_gpu_up", {{"gpu", "1"}}), 0);
+  // Its age keeps growing, so alerts can see how long it has been stuck...
+  EXPECT_GE(value_of(page, "hipstack_gpu_sample_age_seconds", {{"gpu", "1"}}), 5);
+  // ...but nothing else: no old value presented as current, no health verdict.
+  for (const Sample& s : page.samples) {
+    if (s.labels.count("gpu") && s.labels.at("gpu") == "1") {
+      EXPECT_TRUE(s.name == "hipstack_gpu_up" || s.name == "hipstack_gpu_sample_age_seconds") << s.line;
+    }
+  }
+  EXPECT_EQ(find(page, "hipstack_gpu_temperature_edge_celsius").size(), 1u);
+  EXPECT_EQ(find(page, "hipstack_gpu_health", {{"gpu", "1"}}).size(), 0u);
+  EXPECT_EQ(page.body.find("hipstack_gpu_energy_consumed_joules_total"), std::string::npos);
+}
+
+TEST(Stale, StaleDeviceWithoutAnyLiveSampleIsStillListed) {
+  // A device that went stale during its first sample but whose identity is known.
+  SnapshotBuilder stuck(device(2));
+  stuck.snap->have_live = false;
+  const Page page = parse_page(render_metrics({stuck.view(true)}, kContext));
+  EXPECT_EQ(value_of(page, "hipstack_gpu_up", {{"gpu", "2"}, {"bdf", "0000:02:00.0"}}), 0);
+  EXPECT_TRUE(find(page, "hipstack_gpu_sample_age_seconds").empty());
+}
+
+}  // namespace
