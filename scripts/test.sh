@@ -20,7 +20,7 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S "$top" -B "$top/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHIPSTACK_WERROR=ON \
       -DHIPSTACK_SANITIZE=address,undefined >/dev/null
 cmake --build "$top/build-asan" -j "$jobs"
-(cd "$top/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+(cd "$top/build-asan" && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$top/scripts/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
    ctest -j "$jobs" -LE "long|differential|install" --output-on-failure)
 
 echo "== libFuzzer (short runs; long runs are reported in docs/testing.md)"
