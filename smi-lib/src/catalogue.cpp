@@ -162,9 +162,5 @@ void ReadingList::failed(MetricId id, int error_code, std::string detail, std::s
        std::move(detail));
 }
 
-bool ReadingList::has(MetricId id) const noexcept {
-  return std::any_of(out_.begin(), out_.end(), [id](const Reading& r) { return r.id == id; });
-}
-
 }  // namespace detail
 }  // namespace hipstack::smi

@@ -32,7 +32,6 @@ class ReadingList {
   void malformed(MetricId id, std::string detail, std::string instance = {}) {
     push(id, std::move(instance), Status::error, EINVAL, std::monostate{}, std::move(detail));
   }
-  [[nodiscard]] bool has(MetricId id) const noexcept;
 
  private:
   void push(MetricId id, std::string instance, Status status, int error_code, Value value, std::string detail) {
