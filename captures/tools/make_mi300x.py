@@ -1283,8 +1283,17 @@ def main():
         tree = build(mode)
         tree.write(target)
         print("%s: %d files" % (target, len(tree.files)))
-    with open(os.path.join(out, "README.md"), "w") as f:
-        f.write(TOP_README)
+    # Keep the sections other generators append (make_mi300x_faults.py adds the fault node's).
+    readme = os.path.join(out, "README.md")
+    appended = ""
+    if os.path.exists(readme):
+        with open(readme) as f:
+            existing = f.read()
+        marker = existing.find("\n## `mi300x-8gpu-faults/`")
+        if marker >= 0:
+            appended = existing[marker:]
+    with open(readme, "w") as f:
+        f.write(TOP_README.rstrip("\n") + "\n" + appended if appended else TOP_README)
     return 0
 
 
