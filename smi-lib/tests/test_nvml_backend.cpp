@@ -146,6 +146,16 @@ TEST(NvmlBackend, MigInstancesArePartitionsAndProcessesCarryThem) {
   EXPECT_DOUBLE_EQ(number_of(links[1].readings, "link_hops"), 1);
   const auto r = system.sample(0, {});
   EXPECT_EQ(readings_of(r, "nvlink_state").size(), 18u);
+  // Field-backed metrics come from one batched nvmlDeviceGetFieldValues call when the driver answers
+  // them, and from their own calls otherwise (GPU 1 scripts no such fields).
+  const Reading energy = reading_of(r, "energy_consumed");
+  EXPECT_DOUBLE_EQ(energy.number().value_or(-1), 15234567.890);
+  EXPECT_NE(energy.detail.find("FieldValues"), std::string::npos) << energy.detail;
+  EXPECT_DOUBLE_EQ(number_of(r, "ecc_corrected_aggregate"), 3);
+  EXPECT_NE(reading_of(r, "ecc_corrected_aggregate").detail.find("FieldValues"), std::string::npos);
+  EXPECT_NE(reading_of(r, "ecc_corrected_volatile").detail.find("nvmlDeviceGetTotalEccErrors"), std::string::npos);
+  EXPECT_NE(reading_of(system.sample(1, {}), "energy_consumed").detail.find("nvmlDeviceGetTotalEnergyConsumption"),
+            std::string::npos);
   EXPECT_EQ(text_of(r, "nvlink_state", "17"), "active");
 }
 

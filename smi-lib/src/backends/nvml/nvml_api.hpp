@@ -51,6 +51,10 @@ constexpr unsigned kNvlinkMaxLinks = 18;
 constexpr int kNvlinkRemoteGpu = 0, kNvlinkRemoteSwitch = 2;  // nvmlIntNvLinkDeviceType_t
 constexpr unsigned kFieldMemoryTemperature = 82;         // NVML_FI_DEV_MEMORY_TEMP
 constexpr unsigned kFieldPowerInstant = 186;             // NVML_FI_DEV_POWER_INSTANT, mW
+constexpr unsigned kFieldTotalEnergy = 83;               // NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION, mJ
+constexpr unsigned kFieldPcieReplays = 94;               // NVML_FI_DEV_PCIE_REPLAY_COUNTER
+constexpr unsigned kFieldEccSbeVolatile = 3, kFieldEccDbeVolatile = 4, kFieldEccSbeAggregate = 5,
+                   kFieldEccDbeAggregate = 6;            // NVML_FI_DEV_ECC_{SBE,DBE}_{VOL,AGG}_TOTAL
 constexpr unsigned kInvalidInstanceId = 0xffffffffu;
 
 struct PciInfo {             // nvmlPciInfo_t

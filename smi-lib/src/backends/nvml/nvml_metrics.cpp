@@ -100,6 +100,39 @@ double field_number(const FieldValue& f) {
   }
 }
 
+// The field-backed metrics asked for in one nvmlDeviceGetFieldValues call: one driver round trip
+// instead of one per metric (nvidia-smi batches its queries the same way). A field the driver does
+// not answer falls back to the metric's own NVML call.
+class FieldBatch {
+ public:
+  FieldBatch(Probe& p, const std::vector<unsigned>& ids) {
+    for (const unsigned id : ids) {
+      FieldValue f{};
+      f.fieldId = id;
+      fields_.push_back(f);
+    }
+    if (!fields_.empty()) code_ = p.call(p.api().field_values, static_cast<int>(fields_.size()), fields_.data());
+  }
+  // The call's or the field's own return code.
+  [[nodiscard]] Return status(unsigned id) const {
+    if (code_ != kSuccess) return code_;
+    for (const FieldValue& f : fields_) {
+      if (f.fieldId == id) return f.nvmlReturn;
+    }
+    return kErrorNotSupported;
+  }
+  [[nodiscard]] double value(unsigned id) const {
+    for (const FieldValue& f : fields_) {
+      if (f.fieldId == id) return field_number(f);
+    }
+    return 0;
+  }
+
+ private:
+  std::vector<FieldValue> fields_;
+  Return code_ = kErrorNotSupported;
+};
+
 void read_memory_use(Probe& p) {
   const Api& api = p.api();
   MemoryV2 memory{};
@@ -120,17 +153,22 @@ void read_memory_use(Probe& p) {
 }
 
 // ECC counters, retired pages (older GPUs) and remapped rows (A100 and newer).
-void read_memory_errors(Probe& p) {
+void read_memory_errors(Probe& p, const FieldBatch& batch) {
   const Api& api = p.api();
   const struct {
     MetricId id;
     int type;
     int counter;
-  } ecc[] = {{MetricId::ecc_corrected_volatile, kErrorCorrected, kVolatileEcc},
-             {MetricId::ecc_uncorrected_volatile, kErrorUncorrected, kVolatileEcc},
-             {MetricId::ecc_corrected_aggregate, kErrorCorrected, kAggregateEcc},
-             {MetricId::ecc_uncorrected_aggregate, kErrorUncorrected, kAggregateEcc}};
+    unsigned field;  // NVML_FI_DEV_ECC_{SBE,DBE}_{VOL,AGG}_TOTAL
+  } ecc[] = {{MetricId::ecc_corrected_volatile, kErrorCorrected, kVolatileEcc, kFieldEccSbeVolatile},
+             {MetricId::ecc_uncorrected_volatile, kErrorUncorrected, kVolatileEcc, kFieldEccDbeVolatile},
+             {MetricId::ecc_corrected_aggregate, kErrorCorrected, kAggregateEcc, kFieldEccSbeAggregate},
+             {MetricId::ecc_uncorrected_aggregate, kErrorUncorrected, kAggregateEcc, kFieldEccDbeAggregate}};
   for (const auto& e : ecc) {
+    if (batch.status(e.field) == kSuccess) {
+      p.number(e.id, "nvmlDeviceGetFieldValues(ECC)", kSuccess, batch.value(e.field));
+      continue;
+    }
     unsigned long long count = 0;
     const Return code = p.call(api.total_ecc_errors, e.type, e.counter, &count);
     p.number(e.id, "nvmlDeviceGetTotalEccErrors", code, static_cast<double>(count));
@@ -343,22 +381,36 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
     const Return code = p.call(api.temperature, kTemperatureGpu, &value);
     p.number(MetricId::temperature_junction, "nvmlDeviceGetTemperature", code, value);
   }
-  if (want({MetricId::temperature_memory, MetricId::power_current})) {
-    // Memory temperature and instantaneous power exist only as field values.
-    std::array<FieldValue, 2> fields{};
-    fields[0].fieldId = kFieldMemoryTemperature;
-    fields[1].fieldId = kFieldPowerInstant;
-    const Return code = p.call(api.field_values, static_cast<int>(fields.size()), fields.data());
-    p.number(MetricId::temperature_memory, "nvmlDeviceGetFieldValues(MEMORY_TEMP)",
-             code == kSuccess ? fields[0].nvmlReturn : code, field_number(fields[0]));
-    p.number(MetricId::power_current, "nvmlDeviceGetFieldValues(POWER_INSTANT)",
-             code == kSuccess ? fields[1].nvmlReturn : code, field_number(fields[1]) / 1000.0);
+  const bool memory_errors =
+      want({MetricId::ecc_corrected_volatile, MetricId::ecc_uncorrected_volatile, MetricId::ecc_corrected_aggregate,
+            MetricId::ecc_uncorrected_aggregate, MetricId::retired_pages, MetricId::remapped_rows,
+            MetricId::remapped_rows_pending, MetricId::remapped_rows_failed});
+  std::vector<unsigned> field_ids;
+  if (want({MetricId::temperature_memory})) field_ids.push_back(kFieldMemoryTemperature);
+  if (want({MetricId::power_current})) field_ids.push_back(kFieldPowerInstant);
+  if (want({MetricId::energy_consumed})) field_ids.push_back(kFieldTotalEnergy);
+  if (want({MetricId::pcie_replay_count})) field_ids.push_back(kFieldPcieReplays);
+  if (memory_errors) {
+    field_ids.insert(field_ids.end(), {kFieldEccSbeVolatile, kFieldEccDbeVolatile, kFieldEccSbeAggregate, kFieldEccDbeAggregate});
+  }
+  const FieldBatch batch(p, field_ids);
+  // Memory temperature and instantaneous power exist only as field values.
+  if (want({MetricId::temperature_memory})) {
+    p.number(MetricId::temperature_memory, "nvmlDeviceGetFieldValues(MEMORY_TEMP)", batch.status(kFieldMemoryTemperature),
+             batch.value(kFieldMemoryTemperature));
+  }
+  if (want({MetricId::power_current})) {
+    p.number(MetricId::power_current, "nvmlDeviceGetFieldValues(POWER_INSTANT)", batch.status(kFieldPowerInstant),
+             batch.value(kFieldPowerInstant) / 1000.0);
   }
   if (want({MetricId::power_average})) {
     const Return code = p.call(api.power_usage, &value);
     p.number(MetricId::power_average, "nvmlDeviceGetPowerUsage", code, value / 1000.0);
   }
-  if (want({MetricId::energy_consumed})) {
+  if (want({MetricId::energy_consumed}) && batch.status(kFieldTotalEnergy) == kSuccess) {
+    p.number(MetricId::energy_consumed, "nvmlDeviceGetFieldValues(TOTAL_ENERGY)", kSuccess,
+             batch.value(kFieldTotalEnergy) / 1000.0);
+  } else if (want({MetricId::energy_consumed})) {
     unsigned long long energy = 0;
     const Return code = p.call(api.total_energy, &energy);
     p.number(MetricId::energy_consumed, "nvmlDeviceGetTotalEnergyConsumption", code, static_cast<double>(energy) / 1000.0);
@@ -434,15 +486,14 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
     p.list().failed(MetricId::pcie_rx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
     p.list().failed(MetricId::pcie_tx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
   }
-  if (want({MetricId::pcie_replay_count})) {
+  if (want({MetricId::pcie_replay_count}) && batch.status(kFieldPcieReplays) == kSuccess) {
+    p.number(MetricId::pcie_replay_count, "nvmlDeviceGetFieldValues(PCIE_REPLAY_COUNTER)", kSuccess,
+             batch.value(kFieldPcieReplays));
+  } else if (want({MetricId::pcie_replay_count})) {
     const Return code = p.call(api.pcie_replay_counter, &value);
     p.number(MetricId::pcie_replay_count, "nvmlDeviceGetPcieReplayCounter", code, value);
   }
-  if (want({MetricId::ecc_corrected_volatile, MetricId::ecc_uncorrected_volatile, MetricId::ecc_corrected_aggregate,
-            MetricId::ecc_uncorrected_aggregate, MetricId::retired_pages, MetricId::remapped_rows,
-            MetricId::remapped_rows_pending, MetricId::remapped_rows_failed})) {
-    read_memory_errors(p);
-  }
+  if (memory_errors) read_memory_errors(p, batch);
   if (want({MetricId::nvlink_state})) read_nvlinks(p);
 }
 
