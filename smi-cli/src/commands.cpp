@@ -10,17 +10,6 @@
 namespace hipstack::cli {
 namespace {
 
-void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
-
-void print_json(const Json& j) { print(j.dump(2) + "\n"); }
-
-Json document(std::string_view command) {
-  Json j;
-  j["schema"] = "hipstack-smi/v1";
-  j["command"] = std::string(command);
-  return j;
-}
-
 // Keeps only the readings of --metrics (all when none given).
 std::vector<smi::Reading> filter(std::vector<smi::Reading> readings, const CommonOptions& options) {
   if (options.metrics.empty()) return readings;

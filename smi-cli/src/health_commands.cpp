@@ -8,19 +8,6 @@
 #include "commands.hpp"
 
 namespace hipstack::cli {
-namespace {
-
-void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
-
-Json document(std::string_view command) {
-  Json j;
-  j["schema"] = "hipstack-smi/v1";
-  j["command"] = std::string(command);
-  return j;
-}
-
-}  // namespace
-
 int run_health(const smi::System& system, const CommonOptions& options, const std::string& policy_file) {
   const smi::HealthPolicy policy = policy_file.empty() ? smi::HealthPolicy{} : smi::HealthPolicy::from_file(policy_file);
   const auto devices = system.devices();
@@ -62,7 +49,7 @@ int run_health(const smi::System& system, const CommonOptions& options, const st
     text += '\n';
     doc["devices"].push_back(std::move(d));
   }
-  if (options.format == Format::json) print(doc.dump(2) + "\n");
+  if (options.format == Format::json) print_json(doc);
   else if (options.format == Format::csv) print(csv);
   else print(selected.empty() ? "No GPUs found.\n" : text);
   // 0 healthy (PASS or WARN), 1 a check failed, 2 nothing could be checked.
@@ -87,7 +74,7 @@ int run_bad_pages(const smi::System& system, const CommonOptions& options) {
     }
     doc["devices"].push_back(std::move(d));
   }
-  if (options.format == Format::json) print(doc.dump(2) + "\n");
+  if (options.format == Format::json) print_json(doc);
   else if (options.format == Format::csv) print(csv);
   else print(table.empty() ? "No retired or pending memory pages.\n" : table.str());
   return kExitOk;
@@ -100,9 +87,7 @@ namespace hipstack::cli {
 int run_partition(const smi::System& system, const CommonOptions& options) {
   using smi::MetricId;
   const auto devices = system.devices();
-  Json doc;
-  doc["schema"] = "hipstack-smi/v1";
-  doc["command"] = "partition";
+  Json doc = document("partition");
   doc["devices"] = Json::array();
   std::string csv = "device,bdf,partition,id,metric,status,value,unit\n";
   std::string text;
@@ -150,7 +135,7 @@ int run_partition(const smi::System& system, const CommonOptions& options) {
     text += table.str() + "\n";
     doc["devices"].push_back(std::move(d));
   }
-  if (options.format == Format::json) print(doc.dump(2) + "\n");
+  if (options.format == Format::json) print_json(doc);
   else if (options.format == Format::csv) print(csv);
   else print(devices.empty() ? "No GPUs found.\n" : text);
   return kExitOk;

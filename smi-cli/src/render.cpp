@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -110,6 +111,17 @@ Json device_json(const smi::DeviceSummary& device) {
   j["uuid"] = device.uuid;
   j["name"] = device.name;
   j["partitions"] = device.partition_count;
+  return j;
+}
+
+void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+void print_json(const Json& doc) { print(doc.dump(2) + "\n"); }
+
+Json document(std::string_view command) {
+  Json j;
+  j["schema"] = "hipstack-smi/v1";
+  j["command"] = std::string(command);
   return j;
 }
 

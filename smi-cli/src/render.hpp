@@ -37,6 +37,12 @@ std::string value_with_unit(const smi::Reading& reading);
 Json readings_json(const std::vector<smi::Reading>& readings);
 Json device_json(const smi::DeviceSummary& device);
 
+// Writes text to stdout as it is (no locale, no formatting).
+void print(const std::string& text);
+void print_json(const Json& doc);
+// {"schema": "hipstack-smi/v1", "command": ...}: the head of every JSON document.
+Json document(std::string_view command);
+
 // CSV field quoting (RFC 4180).
 std::string csv_field(std::string_view text);
 std::string csv_row(const std::vector<std::string>& fields);
