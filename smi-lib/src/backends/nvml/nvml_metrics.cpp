@@ -69,6 +69,14 @@ class Probe {
       list_.real(id, value, function, instance);
     }
   }
+  // Calls fn(device, args..., &value) and reports value * scale. The call is its own statement,
+  // sequenced before the value is read.
+  template <typename T, typename... Params, typename... Args>
+  void fetch(MetricId id, const char* function, Return (*fn)(Device, Params...), double scale, Args... args) {
+    T value{};
+    const Return code = call(fn, args..., &value);
+    number(id, function, code, static_cast<double>(value) * scale);
+  }
   void text(MetricId id, const char* function, Return code, std::string value, const std::string& instance = {}) {
     if (code != kSuccess) return fail(id, function, code, instance);
     list_.text(id, std::move(value), function, instance);
@@ -299,26 +307,15 @@ void read_static(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>&
                                                  {MetricId::clock_sm_max, kClockSm},
                                                  {MetricId::clock_video_max, kClockVideo}};
   for (const auto& [id, type] : max_clocks) {
-    unsigned mhz = 0;
-    {
-      const Return code = p.call(api.max_clock, type, &mhz);
-      p.number(id, "nvmlDeviceGetMaxClockInfo", code, mhz);
-    }
+    p.fetch<unsigned>(id, "nvmlDeviceGetMaxClockInfo", api.max_clock, 1.0, type);
   }
   unsigned low = 0;
   unsigned high = 0;
   const Return constraints = p.call(api.power_limit_constraints, &low, &high);
   p.number(MetricId::power_cap_min, "nvmlDeviceGetPowerManagementLimitConstraints", constraints, low / 1000.0);
   p.number(MetricId::power_cap_max, "nvmlDeviceGetPowerManagementLimitConstraints", constraints, high / 1000.0);
-  unsigned milliwatts = 0;
-  {
-    const Return code = p.call(api.power_limit_default, &milliwatts);
-    p.number(MetricId::power_cap_default, "nvmlDeviceGetPowerManagementDefaultLimit", code, milliwatts / 1000.0);
-  }
-  {
-    const Return code = p.call(api.power_limit_enforced, &milliwatts);
-    p.number(MetricId::power_cap, "nvmlDeviceGetEnforcedPowerLimit", code, milliwatts / 1000.0);
-  }
+  p.fetch<unsigned>(MetricId::power_cap_default, "nvmlDeviceGetPowerManagementDefaultLimit", api.power_limit_default, 0.001);
+  p.fetch<unsigned>(MetricId::power_cap, "nvmlDeviceGetEnforcedPowerLimit", api.power_limit_enforced, 0.001);
 
   unsigned generation = 0;
   const Return gen_code = p.call(api.max_pcie_generation, &generation);
@@ -327,26 +324,14 @@ void read_static(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>&
   } else {
     p.number(MetricId::pcie_speed_max, "nvmlDeviceGetMaxPcieLinkGeneration", gen_code, generation_speed(generation).value_or(0));
   }
-  unsigned width = 0;
-  {
-    const Return code = p.call(api.max_pcie_width, &width);
-    p.number(MetricId::pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth", code, width);
-  }
-  unsigned node = 0;
-  {
-    const Return code = p.call(api.numa_node, &node);
-    p.number(MetricId::numa_node, "nvmlDeviceGetNumaNodeId", code, node);
-  }
+  p.fetch<unsigned>(MetricId::pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth", api.max_pcie_width, 1.0);
+  p.fetch<unsigned>(MetricId::numa_node, "nvmlDeviceGetNumaNodeId", api.numa_node, 1.0);
 
   const std::pair<MetricId, int> thresholds[] = {{MetricId::temperature_junction_critical, kThresholdSlowdown},
                                                  {MetricId::temperature_junction_emergency, kThresholdShutdown},
                                                  {MetricId::temperature_memory_critical, kThresholdMemMax}};
   for (const auto& [id, type] : thresholds) {
-    unsigned celsius = 0;
-    {
-      const Return code = p.call(api.temperature_threshold, type, &celsius);
-      p.number(id, "nvmlDeviceGetTemperatureThreshold", code, celsius);
-    }
+    p.fetch<unsigned>(id, "nvmlDeviceGetTemperatureThreshold", api.temperature_threshold, 1.0, type);
   }
 
   EnableState current = 0;
@@ -378,8 +363,7 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
   };
   unsigned value = 0;
   if (want({MetricId::temperature_junction})) {
-    const Return code = p.call(api.temperature, kTemperatureGpu, &value);
-    p.number(MetricId::temperature_junction, "nvmlDeviceGetTemperature", code, value);
+    p.fetch<unsigned>(MetricId::temperature_junction, "nvmlDeviceGetTemperature", api.temperature, 1.0, kTemperatureGpu);
   }
   const bool memory_errors =
       want({MetricId::ecc_corrected_volatile, MetricId::ecc_uncorrected_volatile, MetricId::ecc_corrected_aggregate,
@@ -404,8 +388,7 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
              batch.value(kFieldPowerInstant) / 1000.0);
   }
   if (want({MetricId::power_average})) {
-    const Return code = p.call(api.power_usage, &value);
-    p.number(MetricId::power_average, "nvmlDeviceGetPowerUsage", code, value / 1000.0);
+    p.fetch<unsigned>(MetricId::power_average, "nvmlDeviceGetPowerUsage", api.power_usage, 0.001);
   }
   if (want({MetricId::energy_consumed}) && batch.status(kFieldTotalEnergy) == kSuccess) {
     p.number(MetricId::energy_consumed, "nvmlDeviceGetFieldValues(TOTAL_ENERGY)", kSuccess,
@@ -472,15 +455,13 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
              generation_speed(generation).value_or(0));
   }
   if (want({MetricId::pcie_width})) {
-    const Return code = p.call(api.pcie_width, &value);
-    p.number(MetricId::pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", code, value);
+    p.fetch<unsigned>(MetricId::pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", api.pcie_width, 1.0);
   }
   if (options.pcie_throughput && want({MetricId::pcie_rx, MetricId::pcie_tx})) {
     // NVML counts bytes over a 20 ms window per call: opt-in, as amdgpu's pcie_bw is.
     const std::pair<MetricId, int> directions[] = {{MetricId::pcie_rx, kPcieRxBytes}, {MetricId::pcie_tx, kPcieTxBytes}};
     for (const auto& [id, counter] : directions) {
-      const Return code = p.call(api.pcie_throughput, counter, &value);
-      p.number(id, "nvmlDeviceGetPcieThroughput", code, value * 1024.0);
+      p.fetch<unsigned>(id, "nvmlDeviceGetPcieThroughput", api.pcie_throughput, 1024.0, counter);
     }
   } else {
     p.list().failed(MetricId::pcie_rx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
@@ -490,8 +471,7 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
     p.number(MetricId::pcie_replay_count, "nvmlDeviceGetFieldValues(PCIE_REPLAY_COUNTER)", kSuccess,
              batch.value(kFieldPcieReplays));
   } else if (want({MetricId::pcie_replay_count})) {
-    const Return code = p.call(api.pcie_replay_counter, &value);
-    p.number(MetricId::pcie_replay_count, "nvmlDeviceGetPcieReplayCounter", code, value);
+    p.fetch<unsigned>(MetricId::pcie_replay_count, "nvmlDeviceGetPcieReplayCounter", api.pcie_replay_counter, 1.0);
   }
   if (memory_errors) read_memory_errors(p, batch);
   if (want({MetricId::nvlink_state})) read_nvlinks(p);
