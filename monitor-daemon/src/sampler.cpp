@@ -35,9 +35,14 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
       state->busy_since = Clock::now();
     }
     auto snapshot = std::make_shared<DeviceSnapshot>();
-    {
+    if (!slow_due) {
+      // Between slow samples the facts and the health verdict carry over; live is replaced below.
       std::lock_guard lock(state->mutex);
-      if (state->snapshot) *snapshot = *state->snapshot;
+      if (state->snapshot) {
+        snapshot->facts = state->snapshot->facts;
+        snapshot->health = state->snapshot->health;
+        snapshot->facts_at = state->snapshot->facts_at;
+      }
     }
     snapshot->device = device;
     try {
@@ -56,12 +61,13 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
         snapshot->facts_at = Clock::now();
         next_slow = Clock::now() + config.slow_interval;
       }
+      std::lock_guard lock(state->mutex);
+      state->snapshot = std::move(snapshot);
     } catch (const std::exception&) {
-      // A device that cannot be sampled keeps its previous snapshot; it turns stale.
+      // A device that cannot be sampled keeps its previous snapshot (its age keeps growing).
     }
     {
       std::lock_guard lock(state->mutex);
-      state->snapshot = std::move(snapshot);
       state->busy_since = {};
     }
     progress->fetch_add(1);
