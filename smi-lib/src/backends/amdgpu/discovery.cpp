@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <tuple>
 
 #include "amdgpu.hpp"
@@ -159,7 +160,12 @@ using namespace amdgpu;
 BackendProbe probe_amdgpu(const FsView& fs) {
   BackendProbe probe;
   KfdTopology topology = read_kfd_topology(fs);
-  const std::string amdgpu_ids = read_amdgpu_ids();
+  // libdrm's table is read only once an AMD GPU turns up: most hosts without one never need it.
+  std::optional<std::string> amdgpu_ids_text;
+  auto amdgpu_ids = [&amdgpu_ids_text]() -> std::string_view {
+    if (!amdgpu_ids_text) amdgpu_ids_text = read_amdgpu_ids();
+    return *amdgpu_ids_text;
+  };
   std::vector<AmdGpu> gpus;
   std::vector<bool> node_used(topology.nodes.size(), false);
 
@@ -181,7 +187,7 @@ BackendProbe probe_amdgpu(const FsView& fs) {
         node_used[i] = true;
       }
     }
-    finish(fs, amdgpu_ids, gpu);
+    finish(fs, amdgpu_ids(), gpu);
     gpus.push_back(std::move(gpu));
   }
 
@@ -201,7 +207,7 @@ BackendProbe probe_amdgpu(const FsView& fs) {
         node_used[j] = true;
       }
     }
-    finish(fs, amdgpu_ids, gpu);
+    finish(fs, amdgpu_ids(), gpu);
     gpus.push_back(std::move(gpu));
   }
 

@@ -24,7 +24,9 @@ bool resolve(void* handle, Fn*& slot, std::initializer_list<const char*> names) 
 
 Library::Library(const std::string& path) : path_(path) {
   // Lazy binding: NVML is large and most of it is never called; nvidia-smi binds it lazily too.
-  handle_ = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+  // RTLD_NODELETE: NVML (and the libcuda it loads) is not made to be unloaded, and unmapping it
+  // costs a cold process over a millisecond that exit does anyway.
+  handle_ = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
   if (handle_ == nullptr) {
     const char* error = ::dlerror();
     reason_ = fmt::format("cannot load {}: {}", path, error != nullptr ? error : "unknown error");
