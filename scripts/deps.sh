@@ -2,8 +2,10 @@
 # Installs the Debian 12 packages hipstack builds and tests with (only the missing ones).
 # Usage: scripts/deps.sh [build|test]
 set -euo pipefail
-build_packages=(build-essential cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev)
-test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev rocm-smi librocm-smi64-1 util-linux prometheus systemd)
+build_packages=(build-essential cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev
+                libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
+test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev rocm-smi librocm-smi64-1 util-linux prometheus systemd
+               python3-grpcio python3-grpc-tools python3-protobuf dbus dbus-daemon openssl)
 packages=("${build_packages[@]}")
 [ "${1:-build}" = test ] && packages+=("${test_packages[@]}")
 missing=()

@@ -25,7 +25,39 @@ std::chrono::milliseconds parse_ms(const std::string& value, const std::string& 
   return std::chrono::milliseconds(ms);
 }
 
+std::vector<std::string> split_list(const std::string& value) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= value.size()) {
+    std::size_t end = value.find(',', pos);
+    if (end == std::string::npos) end = value.size();
+    if (std::string item = trim(std::string_view(value).substr(pos, end - pos)); !item.empty()) out.push_back(std::move(item));
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::size_t parse_count(const std::string& value, const std::string& where, std::size_t low, std::size_t high) {
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc{} || end != value.data() + value.size() || n < low || n > high) {
+    throw std::runtime_error(fmt::format("{}: expected a whole number between {} and {}, got \"{}\"", where, low, high, value));
+  }
+  return n;
+}
+
 }  // namespace
+
+void check_grpc_listen(const std::string& value, const std::string& where) {
+  if (value == "off") return;
+  if (value.starts_with("unix:")) {
+    if (value.size() <= 5 || value[5] != '/') throw std::runtime_error(where + ": grpc_listen unix:PATH needs an absolute path");
+    return;
+  }
+  if (value.find(':') == std::string::npos) {
+    throw std::runtime_error(where + ": grpc_listen must be unix:PATH, host:port or off, got \"" + value + "\"");
+  }
+}
 
 Config load_config(const std::string& path) {
   std::ifstream in(path);
@@ -40,9 +72,35 @@ Config load_config(const std::string& path) {
     if (equals == std::string::npos) throw std::runtime_error(where + ": expected \"key = value\"");
     const std::string key = trim(std::string_view(line).substr(0, equals));
     const std::string value = trim(std::string_view(line).substr(equals + 1));
-    if (key == "listen") {
-      if (value.find(':') == std::string::npos) throw std::runtime_error(where + ": listen must be host:port");
+    if (key == "http_listen" || key == "listen") {  // "listen": the name before gRPC arrived
+      if (value.find(':') == std::string::npos) throw std::runtime_error(where + ": " + key + " must be host:port");
       config.listen = value;
+    } else if (key == "grpc_listen") {
+      check_grpc_listen(value, where);
+      config.grpc_listen = value;
+    } else if (key == "grpc_socket_group") {
+      config.grpc_socket_group = value;
+    } else if (key == "admin_group") {
+      config.admin_group = value;
+    } else if (key == "tls_cert") {
+      config.tls_cert = value;
+    } else if (key == "tls_key") {
+      config.tls_key = value;
+    } else if (key == "tls_client_ca") {
+      config.tls_client_ca = value;
+    } else if (key == "tls_admin_subjects") {
+      config.tls_admin_subjects = split_list(value);
+    } else if (key == "history_length") {
+      config.history_length = parse_count(value, where, 1, 3600);
+    } else if (key == "max_streams") {
+      config.max_streams = parse_count(value, where, 1, 1024);
+    } else if (key == "slow_consumer_limit_ms") {
+      config.slow_consumer_limit = parse_ms(value, where);
+    } else if (key == "dbus") {
+      if (value != "system" && value != "session" && value != "off") {
+        throw std::runtime_error(where + ": dbus must be system, session or off, got \"" + value + "\"");
+      }
+      config.dbus = value;
     } else if (key == "fast_interval_ms") {
       config.fast_interval = parse_ms(value, where);
     } else if (key == "slow_interval_ms") {
@@ -50,16 +108,9 @@ Config load_config(const std::string& path) {
     } else if (key == "read_deadline_ms") {
       config.read_deadline = parse_ms(value, where);
     } else if (key == "metrics") {
-      std::size_t pos = 0;
-      while (pos <= value.size()) {
-        std::size_t end = value.find(',', pos);
-        if (end == std::string::npos) end = value.size();
-        const std::string name = trim(std::string_view(value).substr(pos, end - pos));
-        if (!name.empty()) {
-          if (smi::find_metric(name) == nullptr) throw std::runtime_error(fmt::format("{}: unknown metric \"{}\"", where, name));
-          config.metrics.push_back(name);
-        }
-        pos = end + 1;
+      for (std::string& name : split_list(value)) {
+        if (smi::find_metric(name) == nullptr) throw std::runtime_error(fmt::format("{}: unknown metric \"{}\"", where, name));
+        config.metrics.push_back(std::move(name));
       }
     } else if (key == "sysfs_root") {
       config.sysfs_root = value;
@@ -72,6 +123,13 @@ Config load_config(const std::string& path) {
     } else {
       throw std::runtime_error(fmt::format("{}: unknown key \"{}\"", where, key));
     }
+  }
+  const bool tls = !config.tls_cert.empty() || !config.tls_key.empty() || !config.tls_client_ca.empty();
+  if (tls && (config.tls_cert.empty() || config.tls_key.empty())) {
+    throw std::runtime_error(path + ": tls_cert and tls_key go together");
+  }
+  if (!config.tls_admin_subjects.empty() && config.tls_client_ca.empty()) {
+    throw std::runtime_error(path + ": tls_admin_subjects needs tls_client_ca (client certificates are verified against it)");
   }
   return config;
 }

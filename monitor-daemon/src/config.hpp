@@ -9,6 +9,17 @@ namespace hipstack::smid {
 
 struct Config {
   std::string listen = "127.0.0.1:9400";        // host:port of the HTTP endpoint (/metrics, /healthz, /readyz)
+  std::string grpc_listen = "unix:/run/hipstack/smid.sock";  // unix:PATH or host:port; "off": no gRPC
+  std::string grpc_socket_group = "hipstack";    // group that may connect to the unix socket (mode 0660)
+  std::string admin_group = "hipstack-admin";    // unix-socket peers in this group may mutate (root always may)
+  std::string tls_cert;                          // server certificate (PEM) for a TCP gRPC listener
+  std::string tls_key;
+  std::string tls_client_ca;                     // CA that signs client certificates (mutual TLS)
+  std::vector<std::string> tls_admin_subjects;   // client certificate common names with the admin role
+  std::size_t history_length = 60;               // live samples kept per device
+  std::size_t max_streams = 32;                  // concurrent WatchMetrics/WatchHealth streams
+  std::chrono::milliseconds slow_consumer_limit{10000};  // a stream write blocked this long is dropped
+  std::string dbus = "system";                   // bus for org.hipstack.Monitor1: system, session or off
   std::chrono::milliseconds fast_interval{1000};  // live metrics (power, clocks, use, temperatures)
   std::chrono::milliseconds slow_interval{30000}; // identity, static facts and health
   std::chrono::milliseconds read_deadline{2000};  // a device sample slower than this is stale
@@ -18,6 +29,9 @@ struct Config {
   std::string host;                               // "host" label; "" = gethostname()
   std::string health_policy;                      // HealthPolicy file; "" = defaults
 };
+
+// Throws std::runtime_error naming `where` unless value is unix:/PATH, host:port or off.
+void check_grpc_listen(const std::string& value, const std::string& where);
 
 // Reads a config file; throws std::runtime_error naming file:line for a bad line.
 Config load_config(const std::string& path);

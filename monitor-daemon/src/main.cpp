@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "config.hpp"
+#include "grpc_server.hpp"
 #include "http_server.hpp"
 #include "prometheus.hpp"
 #include "sampler.hpp"
@@ -42,6 +43,7 @@ struct Served {
 struct Runtime {
   Config config;
   std::unique_ptr<HttpServer> server;
+  std::unique_ptr<GrpcServer> grpc;  // bound once: its listeners and TLS settings apply at start
   std::mutex mutex;                       // guards `served`
   std::shared_ptr<const Served> served;
 
@@ -88,22 +90,43 @@ void start(Runtime& rt, Config config) {
     std::lock_guard lock(rt.mutex);
     rt.served = std::move(served);
   }
+  const Config before = rt.config;
   rt.config = std::move(config);
   if (server) {
     rt.server = std::move(server);
     std::fprintf(stderr, "hipstack-smid: listening on %s (port %d)\n", rt.config.listen.c_str(), rt.server->port());
   }
+  if (!rt.grpc && rt.config.grpc_listen != "off") {
+    rt.grpc = std::make_unique<GrpcServer>(rt.config, [&rt]() -> std::shared_ptr<const Sampler> { return rt.current()->sampler; });
+    std::fprintf(stderr, "hipstack-smid: gRPC on %s\n", rt.grpc->description().c_str());
+  } else if (before.grpc_listen != rt.config.grpc_listen || before.tls_cert != rt.config.tls_cert ||
+             before.tls_key != rt.config.tls_key || before.tls_client_ca != rt.config.tls_client_ca ||
+             before.admin_group != rt.config.admin_group || before.tls_admin_subjects != rt.config.tls_admin_subjects) {
+    std::fprintf(stderr, "hipstack-smid: gRPC listener, TLS and admin settings changed: they apply at the next restart\n");
+  }
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"hipstack-smid: GPU monitoring daemon (Prometheus /metrics, /healthz, /readyz)"};
+  CLI::App app{"hipstack-smid: GPU monitoring daemon (Prometheus /metrics, gRPC hipstack.monitor.v1, D-Bus)"};
   std::string config_path;
   std::optional<std::string> listen;
+  std::optional<std::string> grpc_listen;
   std::optional<std::string> sysfs_root;
   bool once = false;
+  bool foreground = true;
   app.add_option("-c,--config", config_path, "Configuration file (key = value; docs/daemon.md)")->check(CLI::ExistingFile);
-  app.add_option("--listen", listen, "host:port to serve on (overrides the file; port 0: any free port)");
+  app.add_option("--http-listen,--listen", listen, "ADDR:PORT for /metrics, /healthz, /readyz (overrides the file; port 0: any free port)");
+  app.add_option("--grpc-listen", grpc_listen, "unix:PATH, ADDR:PORT or off, for the gRPC API (overrides the file)")
+      ->check([](const std::string& value) {
+        try {
+          check_grpc_listen(value, "--grpc-listen");
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      });
   app.add_option("--sysfs-root", sysfs_root, "Read DIR in place of /sys (a capture)");
+  app.add_flag("--foreground", foreground, "Run in the foreground (the only mode: systemd supervises the daemon)");
   app.add_flag("--once", once, "Sample once, print /metrics to stdout and exit");
   try {
     app.parse(argc, argv);
@@ -113,6 +136,7 @@ int run(int argc, char** argv) {
   auto load = [&]() {
     Config config = config_path.empty() ? Config{} : load_config(config_path);
     if (listen) config.listen = *listen;
+    if (grpc_listen) config.grpc_listen = *grpc_listen;
     if (sysfs_root) config.sysfs_root = *sysfs_root;
     return config;
   };
@@ -170,6 +194,7 @@ int run(int argc, char** argv) {
           sd_notify(0, "STOPPING=1");
           std::fprintf(stderr, "hipstack-smid: stopping on signal %u\n", info.ssi_signo);
           rt.server.reset();
+          rt.grpc.reset();
           std::_Exit(0);  // see --once: detached workers must not delay shutdown
         }
       }

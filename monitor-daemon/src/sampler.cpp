@@ -40,6 +40,7 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
       std::lock_guard lock(state->mutex);
       if (state->snapshot) {
         snapshot->facts = state->snapshot->facts;
+        snapshot->partitions = state->snapshot->partitions;
         snapshot->health = state->snapshot->health;
         snapshot->facts_at = state->snapshot->facts_at;
       }
@@ -50,6 +51,7 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
       live.metrics = wanted;
       snapshot->live = system->sample(index, live);
       snapshot->live_at = Clock::now();
+      snapshot->live_wall = std::chrono::system_clock::now();
       snapshot->have_live = true;
       if (slow_due) {
         smi::SampleOptions facts;
@@ -57,11 +59,15 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
         facts.live = false;
         facts.metrics = wanted;
         snapshot->facts = system->sample(index, facts);
+        snapshot->partitions = system->partitions(index);
         snapshot->health = system->health(index, policy);
         snapshot->facts_at = Clock::now();
         next_slow = Clock::now() + config.slow_interval;
       }
+      auto kept = std::make_shared<const HistoryEntry>(HistoryEntry{snapshot->live_wall, snapshot->live});
       std::lock_guard lock(state->mutex);
+      state->history.push_back(std::move(kept));
+      while (state->history.size() > config.history_length) state->history.pop_front();
       state->snapshot = std::move(snapshot);
     } catch (const std::exception&) {
       // A device that cannot be sampled keeps its previous snapshot (its age keeps growing).
@@ -89,8 +95,12 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
   for (const auto& d : devices) {
     auto state = std::make_shared<DeviceState>();
     auto first = std::make_shared<DeviceSnapshot>();
-    for (const View& view : before) {
-      if (view.snapshot && view.snapshot->device.uuid == d.uuid) *first = *view.snapshot;
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      if (before[i].snapshot && before[i].snapshot->device.uuid == d.uuid) {
+        *first = *before[i].snapshot;
+        const auto kept = previous->history(i);
+        state->history.assign(kept.begin(), kept.end());
+      }
     }
     first->device = d;
     // Carried-over readings obey the new configuration's metric list at once.
@@ -121,6 +131,12 @@ std::vector<Sampler::View> Sampler::views() const {
     out.push_back({state->snapshot, busy && now - state->busy_since > config_.read_deadline});
   }
   return out;
+}
+
+std::vector<std::shared_ptr<const HistoryEntry>> Sampler::history(std::size_t device) const {
+  const auto& state = states_.at(device);
+  std::lock_guard lock(state->mutex);
+  return {state->history.begin(), state->history.end()};
 }
 
 bool Sampler::ready() const {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -20,14 +21,23 @@ struct DeviceSnapshot {
   smi::DeviceSummary device;
   std::vector<smi::Reading> live;      // latest fast sample
   std::vector<smi::Reading> facts;     // latest slow sample (identity + static)
+  std::vector<smi::Partition> partitions;  // latest slow sample
   smi::HealthReport health;
   std::chrono::steady_clock::time_point live_at{};
+  std::chrono::system_clock::time_point live_wall{};  // live_at on the wall clock, for clients
   std::chrono::steady_clock::time_point facts_at{};
   bool have_live = false;
 };
 
+// One live sample kept in the history ring.
+struct HistoryEntry {
+  std::chrono::system_clock::time_point at;
+  std::vector<smi::Reading> live;
+};
+
 struct DeviceState {
   std::shared_ptr<const DeviceSnapshot> snapshot;  // replaced whole, under `mutex`
+  std::deque<std::shared_ptr<const HistoryEntry>> history;  // newest last, at most history_length
   std::chrono::steady_clock::time_point busy_since{};  // when the running sample started (epoch: idle)
   mutable std::mutex mutex;
 };
@@ -47,6 +57,9 @@ class Sampler {
     bool stale = false;  // the current sample has run past the read deadline
   };
   [[nodiscard]] std::vector<View> views() const;
+  // The kept samples of one device (index into views()), oldest first.
+  [[nodiscard]] std::vector<std::shared_ptr<const HistoryEntry>> history(std::size_t device) const;
+  [[nodiscard]] const smi::System& system() const noexcept { return *system_; }
   // True once every device has published a first sample or gone stale.
   [[nodiscard]] bool ready() const;
   // Increments on every finished sample: the watchdog pings only while this moves.

@@ -51,6 +51,11 @@ class Daemon:
         if config is not None:
             cmd += ["--config", config]
         cmd += ["--sysfs-root", sysfs or spx()]
+        if not any(a.startswith("--grpc-listen") for a in args):
+            # The default socket lives in /run/hipstack (made by systemd): each daemon gets its own.
+            self.socket_dir = tempfile.mkdtemp(prefix="smid-grpc-")
+            test.addCleanup(shutil.rmtree, self.socket_dir, True)
+            cmd += ["--grpc-listen", "unix:" + os.path.join(self.socket_dir, "smid.sock")]
         cmd += list(args)
         if wrap_pid:
             # sh exports its own PID as WATCHDOG_PID, then execs the daemon: same PID.

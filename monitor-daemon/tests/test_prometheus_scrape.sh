@@ -52,7 +52,7 @@ free_port() {
 }
 
 # 1. The daemon, port 0: the port is on stderr.
-"$smid" --listen 127.0.0.1:0 --sysfs-root "$captures/constructed/mi300x-8gpu-spx-nps1/sys" 2>"$work/smid.err" &
+"$smid" --listen 127.0.0.1:0 --grpc-listen "unix:$work/smid.sock" --sysfs-root "$captures/constructed/mi300x-8gpu-spx-nps1/sys" 2>"$work/smid.err" &
 smid_pid=$!
 smid_port=
 for _ in $(seq 100); do

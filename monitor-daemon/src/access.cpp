@@ -1,0 +1,53 @@
+#include "access.hpp"
+
+#include <fmt/format.h>
+#include <grp.h>
+
+#include <algorithm>
+
+namespace hipstack::smid {
+
+Access::Access(const Config& config, const PeerRegistry& peers)
+    : peers_(peers), admin_group_name_(config.admin_group), tls_admin_subjects_(config.tls_admin_subjects) {
+  struct group g {};
+  struct group* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (!admin_group_name_.empty() &&
+      ::getgrnam_r(admin_group_name_.c_str(), &g, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) {
+    admin_group_exists_ = true;
+    admin_gid_ = found->gr_gid;
+  }
+}
+
+Caller Access::identify(const grpc::ServerContext& context) const {
+  Caller caller;
+  const std::string peer = context.peer();
+  if (const auto credentials = peers_.find(peer)) {
+    caller.who = fmt::format("uid {} gid {} pid {} on the unix socket", credentials->uid, credentials->gid, credentials->pid);
+    const bool in_group = admin_group_exists_ &&
+                          (credentials->gid == admin_gid_ ||
+                           std::find(credentials->groups.begin(), credentials->groups.end(), admin_gid_) != credentials->groups.end());
+    caller.admin = credentials->uid == 0 || in_group;
+    if (!caller.admin) {
+      caller.refusal = admin_group_exists_
+                           ? fmt::format("uid {} is neither root nor in the admin group \"{}\"", credentials->uid, admin_group_name_)
+                           : fmt::format("uid {} is not root (admin group \"{}\" does not exist)", credentials->uid, admin_group_name_);
+    }
+    return caller;
+  }
+  const auto auth = context.auth_context();
+  if (auth && auth->IsPeerAuthenticated()) {
+    std::string subject;
+    for (const auto& value : auth->FindPropertyValues("x509_common_name")) subject.assign(value.data(), value.size());
+    caller.who = fmt::format("client certificate CN={} from {}", subject, peer);
+    caller.admin = !subject.empty() &&
+                   std::find(tls_admin_subjects_.begin(), tls_admin_subjects_.end(), subject) != tls_admin_subjects_.end();
+    if (!caller.admin) caller.refusal = fmt::format("client certificate CN={} is not in tls_admin_subjects", subject);
+    return caller;
+  }
+  caller.who = fmt::format("{} without a client certificate", peer);
+  caller.refusal = "mutations over TCP need mutual TLS with an admin client certificate";
+  return caller;
+}
+
+}  // namespace hipstack::smid

@@ -1,0 +1,36 @@
+// Who is calling the gRPC API, and whether they may mutate. Reads are open to every connected
+// client (the unix socket's mode and group decide who can connect). Mutations need root or the
+// admin group on the unix socket, or a verified client certificate whose common name is listed in
+// tls_admin_subjects on TCP.
+#pragma once
+
+#include <grpcpp/server_context.h>
+
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "unix_listener.hpp"
+
+namespace hipstack::smid {
+
+struct Caller {
+  std::string who;      // for the log: "uid 1000 gid 1000 pid 4242 on the unix socket", "CN=ops on TLS"
+  bool admin = false;
+  std::string refusal;  // why not admin (empty when admin)
+};
+
+class Access {
+ public:
+  Access(const Config& config, const PeerRegistry& peers);
+  [[nodiscard]] Caller identify(const grpc::ServerContext& context) const;
+
+ private:
+  const PeerRegistry& peers_;
+  std::string admin_group_name_;
+  bool admin_group_exists_ = false;
+  gid_t admin_gid_ = 0;
+  std::vector<std::string> tls_admin_subjects_;
+};
+
+}  // namespace hipstack::smid

@@ -1,0 +1,113 @@
+#include "grpc_convert.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace hipstack::smid {
+namespace {
+
+pb::ReadingStatus status_of(smi::Status status) {
+  switch (status) {
+    case smi::Status::ok: return pb::READING_STATUS_OK;
+    case smi::Status::not_supported: return pb::READING_STATUS_NOT_SUPPORTED;
+    case smi::Status::unavailable: return pb::READING_STATUS_UNAVAILABLE;
+    case smi::Status::error: return pb::READING_STATUS_ERROR;
+  }
+  return pb::READING_STATUS_UNSPECIFIED;
+}
+
+pb::Verdict verdict_of(smi::Verdict verdict) {
+  switch (verdict) {
+    case smi::Verdict::pass: return pb::VERDICT_PASS;
+    case smi::Verdict::warn: return pb::VERDICT_WARN;
+    case smi::Verdict::fail: return pb::VERDICT_FAIL;
+    case smi::Verdict::unknown: return pb::VERDICT_UNKNOWN;
+  }
+  return pb::VERDICT_UNSPECIFIED;
+}
+
+const char* type_name(smi::ValueType type) {
+  switch (type) {
+    case smi::ValueType::integer: return "integer";
+    case smi::ValueType::real: return "real";
+    case smi::ValueType::text: return "text";
+  }
+  return "";
+}
+
+}  // namespace
+
+void add_readings(const std::vector<smi::Reading>& readings, const std::vector<smi::MetricId>& wanted,
+                  google::protobuf::RepeatedPtrField<pb::Reading>* out) {
+  for (const smi::Reading& r : readings) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), r.id) == wanted.end()) continue;
+    const smi::MetricInfo* info = smi::find_metric(r.id);
+    if (info == nullptr) continue;
+    pb::Reading* m = out->Add();
+    m->set_metric_id(static_cast<std::uint32_t>(r.id));
+    m->set_metric(std::string(info->name));
+    m->set_instance(r.instance);
+    m->set_status(status_of(r.status));
+    m->set_unit(std::string(smi::unit_symbol(info->unit)));
+    m->set_error_code(r.error_code);
+    m->set_detail(r.detail);
+    std::visit(
+        [m](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::int64_t>) m->set_integer(v);
+          else if constexpr (std::is_same_v<T, double>) m->set_real(v);
+          else if constexpr (std::is_same_v<T, std::string>) m->set_text(v);
+        },
+        r.value);
+  }
+}
+
+void fill_device(const Sampler::View& view, std::chrono::steady_clock::time_point now, pb::Device* out) {
+  const DeviceSnapshot& snap = *view.snapshot;
+  out->set_index(snap.device.index);
+  out->set_vendor(snap.device.vendor);
+  out->set_backend(snap.device.backend);
+  out->set_name(snap.device.name);
+  out->set_uuid(snap.device.uuid);
+  out->set_bdf(snap.device.bdf);
+  out->set_partition_count(snap.device.partition_count);
+  out->set_up(snap.have_live && !view.stale);
+  out->set_sample_age_seconds(snap.have_live ? std::chrono::duration<double>(now - snap.live_at).count() : -1.0);
+}
+
+void fill_metric_info(const smi::MetricInfo& info, pb::MetricInfo* out) {
+  out->set_id(static_cast<std::uint32_t>(info.id));
+  out->set_name(std::string(info.name));
+  out->set_unit(std::string(smi::unit_symbol(info.unit)));
+  out->set_type(type_name(info.type));
+  out->set_scope(std::string(smi::scope_name(info.scope)));
+  out->set_kind(std::string(smi::kind_name(info.kind)));
+  out->set_instance_label(std::string(info.instance_label));
+  out->set_help(std::string(info.help));
+}
+
+void fill_health(const smi::HealthReport& report, pb::DeviceHealth* out) {
+  out->set_verdict(verdict_of(report.overall));
+  for (const smi::HealthFinding& f : report.findings) {
+    pb::HealthFinding* m = out->add_findings();
+    m->set_check(f.check);
+    m->set_verdict(verdict_of(f.verdict));
+    m->set_reading(f.reading);
+    m->set_threshold(f.threshold);
+    m->set_message(f.message);
+    m->set_remediation(f.remediation);
+  }
+}
+
+void fill_partition(const smi::Partition& partition, pb::Partition* out) {
+  out->set_index(partition.index);
+  out->set_id(partition.id);
+  out->set_bdf(partition.bdf);
+  add_readings(partition.readings, {}, out->mutable_readings());
+}
+
+std::int64_t unix_ms(std::chrono::system_clock::time_point at) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
+}
+
+}  // namespace hipstack::smid

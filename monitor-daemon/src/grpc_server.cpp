@@ -1,0 +1,74 @@
+#include "grpc_server.hpp"
+
+#include <fmt/format.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace hipstack::smid {
+namespace {
+
+constexpr int kMaxRequestBytes = 64 * 1024;  // every request fits in far less; bigger ones are hostile
+
+std::string read_file(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("cannot read {} {}", what, path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::shared_ptr<grpc::ServerCredentials> tcp_credentials(const Config& config) {
+  if (config.tls_cert.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions options(config.tls_client_ca.empty()
+                                                ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                                : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  if (!config.tls_client_ca.empty()) options.pem_root_certs = read_file(config.tls_client_ca, "tls_client_ca");
+  options.pem_key_cert_pairs.push_back({read_file(config.tls_key, "tls_key"), read_file(config.tls_cert, "tls_cert")});
+  return grpc::SslServerCredentials(options);
+}
+
+}  // namespace
+
+GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource source)
+    : access_(config, peers_), service_(std::move(source), config, access_) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
+  grpc::ResourceQuota quota("hipstack-smid");
+  quota.SetMaxThreads(static_cast<int>(config.max_streams) + 32);  // streams hold a thread each
+  builder.SetResourceQuota(quota);
+  const bool on_unix = config.grpc_listen.starts_with("unix:");
+  int tcp_port = 0;
+  if (!on_unix) builder.AddListeningPort(config.grpc_listen, tcp_credentials(config), &tcp_port);
+  builder.RegisterService(&service_);
+  server_ = builder.BuildAndStart();
+  if (!server_ || (!on_unix && tcp_port == 0)) throw std::runtime_error(fmt::format("gRPC cannot listen on {}", config.grpc_listen));
+  server_->GetHealthCheckService()->SetServingStatus(true);
+  server_->GetHealthCheckService()->SetServingStatus(pb::Monitor::service_full_name(), true);
+  if (on_unix) {
+    unix_ = std::make_unique<UnixListener>(config.grpc_listen.substr(5), config.grpc_socket_group, *server_, peers_);
+    description_ = "unix:" + unix_->note();
+  } else {
+    const auto colon = config.grpc_listen.rfind(':');
+    description_ = fmt::format("{}:{} ({})", config.grpc_listen.substr(0, colon), tcp_port,
+                               config.tls_cert.empty()       ? "plaintext, read-only"
+                               : config.tls_client_ca.empty() ? "TLS, read-only"
+                                                              : "mutual TLS");
+  }
+}
+
+GrpcServer::~GrpcServer() {
+  unix_.reset();  // no new connections
+  // Streams end at once: their handlers see the cancellation within 50 ms.
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+}
+
+}  // namespace hipstack::smid

@@ -1,0 +1,38 @@
+// The gRPC server of hipstack-smid: hipstack.monitor.v1.Monitor, grpc.health.v1 and server
+// reflection, on a unix socket (with peer credentials) and/or TCP (TLS, optionally mutual).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "access.hpp"
+#include "config.hpp"
+#include "grpc_service.hpp"
+#include "unix_listener.hpp"
+
+namespace grpc {
+class Server;
+}
+
+namespace hipstack::smid {
+
+class GrpcServer {
+ public:
+  // Binds config.grpc_listen; throws std::runtime_error naming the address when it cannot.
+  GrpcServer(const Config& config, MonitorService::SamplerSource source);
+  ~GrpcServer();
+  GrpcServer(const GrpcServer&) = delete;
+  GrpcServer& operator=(const GrpcServer&) = delete;
+
+  [[nodiscard]] const std::string& description() const noexcept { return description_; }
+
+ private:
+  PeerRegistry peers_;
+  Access access_;
+  MonitorService service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<UnixListener> unix_;
+  std::string description_;
+};
+
+}  // namespace hipstack::smid

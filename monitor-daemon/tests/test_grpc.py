@@ -1,0 +1,396 @@
+#!/usr/bin/python3
+"""hipstack-smid's gRPC API with a real Python gRPC client (Debian's python3-grpcio).
+
+Usage: test_grpc.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR PROTO_DIR [unittest arguments]
+
+Stubs are generated at test time from the daemon's own proto (and from the standard health and
+reflection protos in tests/proto). Every test starts its own daemon on a unix socket in a temporary
+folder and on 127.0.0.1 port 0, and stops it by PID when it ends. The answers are checked against
+hipstack-smi reading the same capture.
+"""
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+SMID = SMI = CAPTURES = PROTO = None
+pb = rpc = health_pb = health_rpc = refl_pb = refl_rpc = None
+grpc = None
+
+SPX = "constructed/mi300x-8gpu-spx-nps1"
+CPX = "constructed/mi300x-8gpu-cpx-nps1"
+
+
+def capture(name):
+    return os.path.join(CAPTURES, name, "sys")
+
+
+def generate_stubs(out):
+    """Python modules for our proto and the test's copies of the standard ones."""
+    from grpc_tools import protoc
+    tests_proto = os.path.join(os.path.dirname(os.path.abspath(__file__)), "proto")
+    include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
+    if not os.path.isdir(include):
+        include = "/usr/include"  # Debian: the well-known types live with libprotobuf-dev
+    for root, name in ((PROTO, "hipstack/monitor/v1/monitor.proto"), (tests_proto, "standard/health.proto"),
+                       (tests_proto, "standard/reflection.proto")):
+        rc = protoc.main(["protoc", "-I" + root, "-I" + include, "--python_out=" + out, "--grpc_python_out=" + out, name])
+        if rc != 0:
+            raise RuntimeError("protoc failed on " + name)
+    sys.path.insert(0, out)
+
+
+class Daemon:
+    """One hipstack-smid with its gRPC API on a unix socket; stopped by PID in the cleanup."""
+
+    def __init__(self, test, sysfs, config_text="", grpc_listen=None):
+        self.dir = tempfile.mkdtemp(prefix="smid-grpc-")
+        test.addCleanup(shutil.rmtree, self.dir, True)
+        self.socket = os.path.join(self.dir, "smid.sock")
+        config = os.path.join(self.dir, "smid.conf")
+        with open(config, "w") as f:
+            f.write("fast_interval_ms = 100\n" + config_text)
+        self.log = open(os.path.join(self.dir, "smid.err"), "w+")
+        cmd = [SMID, "--config", config, "--sysfs-root", sysfs, "--http-listen", "127.0.0.1:0",
+               "--grpc-listen", grpc_listen or "unix:" + self.socket]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log)
+        test.addCleanup(self.stop)
+        self.target = "unix://" + self.socket
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            text = self.stderr()
+            m = re.search(r"gRPC on (\S+?):(\d+) \(", text)
+            if grpc_listen and m:
+                self.target = "%s:%s" % (m.group(1), m.group(2))
+                break
+            if not grpc_listen and os.path.exists(self.socket) and "gRPC on" in text:
+                break
+            if self.proc.poll() is not None:
+                raise AssertionError("hipstack-smid exited:\n" + text)
+            time.sleep(0.05)
+        else:
+            raise AssertionError("no gRPC listener:\n" + self.stderr())
+
+    def stderr(self):
+        self.log.seek(0)
+        return self.log.read()
+
+    def rss_kb(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+
+
+def smi_json(*args, sysfs):
+    out = subprocess.run([SMI, "--sysfs-root", sysfs, "--json"] + list(args), capture_output=True, text=True, timeout=30)
+    return json.loads(out.stdout)
+
+
+def value_of(reading):
+    field = reading.WhichOneof("value")
+    return getattr(reading, field) if field else None
+
+
+class GrpcTest(unittest.TestCase):
+    sysfs = None
+
+    def start(self, config_text="", sysfs=None, grpc_listen=None):
+        self.daemon = Daemon(self, sysfs or self.sysfs or capture(SPX), config_text, grpc_listen)
+        channel = grpc.insecure_channel(self.daemon.target)
+        self.addCleanup(channel.close)
+        grpc.channel_ready_future(channel).result(timeout=10)
+        self.stub = rpc.MonitorStub(channel)
+        self.channel = channel
+        self.wait_sampled()
+        return self.stub
+
+    def wait_sampled(self):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            devices = self.stub.ListDevices(pb.ListDevicesRequest()).devices
+            if devices and all(d.up for d in devices):
+                return devices
+            time.sleep(0.05)
+        self.fail("devices not all up:\n" + self.daemon.stderr())
+
+    def assert_code(self, code, call, *args, contains=None):
+        with self.assertRaises(grpc.RpcError) as caught:
+            result = call(*args)
+            if hasattr(result, "__next__"):
+                list(result)
+        self.assertEqual(caught.exception.code(), code, caught.exception.details())
+        if contains is not None:
+            self.assertIn(contains, caught.exception.details())
+        return caught.exception.details()
+
+
+class ReadTests(GrpcTest):
+    def test_devices_match_hipstack_smi(self):
+        stub = self.start()
+        devices = stub.ListDevices(pb.ListDevicesRequest()).devices
+        listed = smi_json("list", sysfs=capture(SPX))["devices"]
+        self.assertEqual(len(devices), 8)
+        self.assertEqual([(d.index, d.uuid, d.bdf, d.name, d.vendor) for d in devices],
+                         [(d["index"], d["uuid"], d["bdf"], d["name"], d["vendor"]) for d in listed])
+        for selector in (devices[3].uuid, devices[3].bdf, "3"):
+            detail = stub.GetDevice(pb.GetDeviceRequest(device=selector))
+            self.assertEqual(detail.device.uuid, devices[3].uuid)
+        facts = {r.metric: value_of(r) for r in stub.GetDevice(pb.GetDeviceRequest(device="3")).facts
+                 if r.status == pb.READING_STATUS_OK and not r.instance}
+        static = smi_json("static", "-g", "3", sysfs=capture(SPX))["devices"][0]["metrics"]
+        expected = {name: m["value"] for name, m in static.items() if m.get("status") == "ok"}
+        self.assertGreater(len(expected), 10)
+        for name in ("vram_total", "pcie_width_max", "power_cap"):
+            self.assertEqual(facts.get(name), expected.get(name), name)
+
+    def test_metrics_match_hipstack_smi(self):
+        stub = self.start()
+        names = ["temperature_junction", "power_current", "vram_used", "gpu_busy", "clock_sclk"]
+        snapshot = stub.GetMetrics(pb.GetMetricsRequest(metrics=names))
+        cli = smi_json("metric", "-m", ",".join(names), sysfs=capture(SPX))["devices"]
+        self.assertEqual(len(snapshot.devices), 8)
+        compared = 0
+        for ours, theirs in zip(snapshot.devices, cli):
+            self.assertEqual(ours.device.uuid, theirs["uuid"])
+            got = {(r.metric, r.instance): value_of(r) for r in ours.readings if r.status == pb.READING_STATUS_OK}
+            self.assertTrue(set(m for m, _ in got) <= set(names), got)
+            for name, metric in theirs["metrics"].items():
+                for instance, entry in (metric.get("instances") or {"": metric}).items():
+                    if entry.get("status") == "ok":
+                        self.assertAlmostEqual(got[(name, instance)], entry["value"])
+                        compared += 1
+            self.assertGreater(ours.sampled_at_unix_ms, time.time() * 1000 - 60000)
+        self.assertGreaterEqual(compared, 8 * 4)
+        for reading in snapshot.devices[0].readings:
+            self.assertTrue(reading.unit, reading)
+            self.assertGreater(reading.metric_id, 0)
+
+    def test_catalogue(self):
+        stub = self.start()
+        metrics = stub.ListMetrics(pb.ListMetricsRequest()).metrics
+        catalogue = subprocess.run([SMI, "catalogue", "--json"], capture_output=True, text=True, check=True).stdout
+        names = [m["name"] for m in json.loads(catalogue)["metrics"]]
+        self.assertEqual([m.name for m in metrics], names)
+        self.assertEqual(len({m.id for m in metrics}), len(metrics))
+
+    def test_history_ring(self):
+        stub = self.start("history_length = 5\n")
+        time.sleep(1.0)  # ten samples at 100 ms: the ring keeps five
+        history = stub.GetHistory(pb.GetHistoryRequest(devices=["0", "7"], metrics=["power_current"]))
+        self.assertEqual(len(history.devices), 2)
+        for device in history.devices:
+            self.assertEqual(len(device.samples), 5)
+            stamps = [s.sampled_at_unix_ms for s in device.samples]
+            self.assertEqual(stamps, sorted(stamps))
+            self.assertTrue(all(len(s.readings) == 1 and s.readings[0].metric == "power_current" for s in device.samples))
+        newest = stub.GetHistory(pb.GetHistoryRequest(devices=["0"], max_samples=2)).devices[0].samples
+        self.assertEqual(len(newest), 2)
+
+    def test_watch_metrics(self):
+        stub = self.start()
+        start = time.monotonic()
+        messages = list(stub.WatchMetrics(pb.WatchMetricsRequest(devices=["1"], metrics=["gpu_busy"], interval_ms=200,
+                                                                  max_messages=3)))
+        self.assertEqual([m.sequence for m in messages], [1, 2, 3])
+        self.assertGreaterEqual(time.monotonic() - start, 0.35)
+        for m in messages:
+            self.assertEqual(len(m.devices), 1)
+            self.assertEqual([r.metric for r in m.devices[0].readings], ["gpu_busy"])
+
+    def test_health(self):
+        stub = self.start(sysfs=capture("constructed/mi300x-8gpu-faults"))
+        got = stub.GetHealth(pb.GetHealthRequest())
+        cli = smi_json("health", sysfs=capture("constructed/mi300x-8gpu-faults"))
+        verdict_names = {pb.VERDICT_PASS: "PASS", pb.VERDICT_WARN: "WARN", pb.VERDICT_FAIL: "FAIL", pb.VERDICT_UNKNOWN: "UNKNOWN"}
+        self.assertEqual([verdict_names[d.verdict] for d in got.devices], [d["overall"] for d in cli["devices"]])
+        self.assertIn(pb.VERDICT_FAIL, [d.verdict for d in got.devices])
+        checks = {f.check for d in got.devices for f in d.findings if f.verdict == pb.VERDICT_FAIL}
+        self.assertTrue(checks)
+        stream = stub.WatchHealth(pb.WatchHealthRequest(devices=["0", "1"]))
+        first = next(stream)
+        self.assertEqual([d.verdict for d in first.devices], [d.verdict for d in got.devices[:2]])
+        stream.cancel()
+
+    def test_partitions(self):
+        for name, per_gpu in ((SPX, 1), (CPX, 8)):
+            with self.subTest(capture=name):
+                stub = self.start(sysfs=capture(name))
+                answer = stub.GetPartitions(pb.GetPartitionsRequest())
+                self.assertEqual(len(answer.devices), 8)
+                for device in answer.devices:
+                    self.assertEqual(len(device.partitions), per_gpu)
+                    self.assertEqual(device.device.partition_count, per_gpu)
+                    self.assertEqual([p.index for p in device.partitions], list(range(per_gpu)))
+
+    def test_health_service_and_reflection(self):
+        self.start()
+        health = health_rpc.HealthStub(self.channel)
+        for service in ("", "hipstack.monitor.v1.Monitor"):
+            self.assertEqual(health.Check(health_pb.HealthCheckRequest(service=service)).status,
+                             health_pb.HealthCheckResponse.SERVING)
+        reflection = refl_rpc.ServerReflectionStub(self.channel)
+        requests = [refl_pb.ServerReflectionRequest(list_services=""),
+                    refl_pb.ServerReflectionRequest(file_containing_symbol="hipstack.monitor.v1.Monitor")]
+        answers = list(reflection.ServerReflectionInfo(iter(requests)))
+        services = {s.name for s in answers[0].list_services_response.service}
+        self.assertLessEqual({"hipstack.monitor.v1.Monitor", "grpc.health.v1.Health"}, services)
+        from google.protobuf import descriptor_pb2
+        files = [descriptor_pb2.FileDescriptorProto.FromString(b) for b in answers[1].file_descriptor_response.file_descriptor_proto]
+        monitor = [s for f in files for s in f.service if s.name == "Monitor"]
+        self.assertEqual(len(monitor), 1)
+        self.assertIn("WatchMetrics", [m.name for m in monitor[0].method])
+
+    def test_tcp_listener(self):
+        stub = self.start(grpc_listen="127.0.0.1:0")
+        self.assertEqual(len(stub.ListDevices(pb.ListDevicesRequest()).devices), 8)
+
+
+class BadInputTests(GrpcTest):
+    def test_unknown_device_and_metric(self):
+        stub = self.start()
+        self.assert_code(grpc.StatusCode.NOT_FOUND, stub.GetDevice, pb.GetDeviceRequest(device="42"), contains='"42"')
+        self.assert_code(grpc.StatusCode.NOT_FOUND, stub.GetMetrics, pb.GetMetricsRequest(devices=["0", "GPU-nope"]),
+                         contains="GPU-nope")
+        self.assert_code(grpc.StatusCode.INVALID_ARGUMENT, stub.GetMetrics, pb.GetMetricsRequest(metrics=["warp_drive"]),
+                         contains="warp_drive")
+        self.assert_code(grpc.StatusCode.INVALID_ARGUMENT, stub.GetDevice, pb.GetDeviceRequest(device=""))
+        details = self.assert_code(grpc.StatusCode.NOT_FOUND, stub.GetDevice, pb.GetDeviceRequest(device="0\x1b[2J"))
+        self.assertNotIn("\x1b", details)
+        self.assert_code(grpc.StatusCode.INVALID_ARGUMENT, stub.GetDevice, pb.GetDeviceRequest(device="x" * 500),
+                         contains="longer than")
+        self.assert_code(grpc.StatusCode.INVALID_ARGUMENT, stub.WatchMetrics, pb.WatchMetricsRequest(interval_ms=5),
+                         contains="interval_ms")
+        self.assert_code(grpc.StatusCode.INVALID_ARGUMENT, stub.GetMetrics, pb.GetMetricsRequest(devices=["0"] * 2000))
+
+    def test_huge_request_refused(self):
+        stub = self.start()
+        self.assert_code(grpc.StatusCode.RESOURCE_EXHAUSTED, stub.GetMetrics,
+                         pb.GetMetricsRequest(metrics=["gpu_busy" + "x" * (1 << 20)]))
+        self.assertEqual(len(stub.ListDevices(pb.ListDevicesRequest()).devices), 8)  # still serving
+
+    def test_garbage_bytes(self):
+        self.start()
+        raw = self.channel.unary_unary("/hipstack.monitor.v1.Monitor/GetMetrics")
+        self.assert_code(grpc.StatusCode.INTERNAL, raw, b"\xff\xff\xff\xff\x0f garbage")
+        unknown = self.channel.unary_unary("/hipstack.monitor.v1.Monitor/Format")
+        self.assert_code(grpc.StatusCode.UNIMPLEMENTED, unknown, b"")
+        self.assertEqual(len(self.stub.ListDevices(pb.ListDevicesRequest()).devices), 8)
+
+    def test_stream_limit(self):
+        stub = self.start("max_streams = 2\n")
+        open_streams = [stub.WatchMetrics(pb.WatchMetricsRequest(metrics=["gpu_busy"], interval_ms=100)) for _ in range(2)]
+        for stream in open_streams:
+            next(stream)
+        self.assert_code(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                         lambda: next(stub.WatchMetrics(pb.WatchMetricsRequest(interval_ms=100))), contains="max_streams")
+        open_streams[0].cancel()
+        time.sleep(0.3)  # the handler notices within 50 ms
+        third = stub.WatchMetrics(pb.WatchMetricsRequest(metrics=["gpu_busy"], interval_ms=100, max_messages=1))
+        self.assertEqual(len(list(third)), 1)
+        open_streams[1].cancel()
+
+    def test_stuck_device_does_not_delay_answers(self):
+        root = os.path.join(tempfile.mkdtemp(prefix="smid-stuck-"), "sys")
+        self.addCleanup(shutil.rmtree, os.path.dirname(root), True)
+        subprocess.run(["cp", "-a", capture(SPX), root], check=True)
+        hwmon = os.path.join(root, "class/drm/card8/device/hwmon")
+        path = os.path.join(hwmon, os.listdir(hwmon)[0], "temp2_input")
+        self.start("read_deadline_ms = 300\n", sysfs=root)
+        os.replace(path, path + ".orig")
+        os.mkfifo(path)  # the next read of this GPU blocks in open()
+        self.addCleanup(self.unblock, path)
+        time.sleep(0.8)
+        for _ in range(3):
+            start = time.monotonic()
+            snapshot = self.stub.GetMetrics(pb.GetMetricsRequest(metrics=["temperature_junction"]))
+            self.assertLess(time.monotonic() - start, 0.3)
+            up = [d.device.up for d in snapshot.devices]
+            self.assertEqual(up.count(False), 1, up)
+            self.assertEqual([len(d.readings) for d in snapshot.devices if not d.device.up], [0])
+            self.assertEqual(sum(1 for d in snapshot.devices if d.device.up and d.readings), 7)
+
+    @staticmethod
+    def unblock(path):
+        # Opening the FIFO's write end releases the blocked reader; then the file comes back.
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK) if os.path.exists(path) else None
+        if fd is not None:
+            os.close(fd)
+        os.replace(path + ".orig", path)
+
+
+class LoadTests(GrpcTest):
+    def test_concurrent_streams_and_calls(self):
+        stub = self.start("max_streams = 64\n")
+        errors = []
+        counts = []
+
+        def watch():
+            try:
+                counts.append(len(list(stub.WatchMetrics(pb.WatchMetricsRequest(interval_ms=100, max_messages=15)))))
+            except grpc.RpcError as e:
+                errors.append(e)
+
+        def poll():
+            try:
+                for _ in range(40):
+                    stub.GetMetrics(pb.GetMetricsRequest())
+                    stub.GetHealth(pb.GetHealthRequest())
+            except grpc.RpcError as e:
+                errors.append(e)
+
+        def round_of_load():
+            threads = [threading.Thread(target=watch) for _ in range(24)] + [threading.Thread(target=poll) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=60)
+
+        round_of_load()
+        first = self.daemon.rss_kb()
+        round_of_load()
+        second = self.daemon.rss_kb()
+        self.assertEqual(errors, [])
+        self.assertEqual(counts, [15] * 48)
+        self.assertLess(second - first, 4096, "RSS grew from %d to %d KiB between two equal rounds" % (first, second))
+        print("load: RSS %d KiB after the first round, %d KiB after the second" % (first, second), file=sys.stderr)
+
+
+def main():
+    global SMID, SMI, CAPTURES, PROTO, grpc, pb, rpc, health_pb, health_rpc, refl_pb, refl_rpc
+    SMID, SMI, CAPTURES, PROTO = (os.path.abspath(a) for a in sys.argv[1:5])
+    import grpc as grpc_module
+    grpc = grpc_module
+    stubs = tempfile.mkdtemp(prefix="smid-stubs-")
+    try:
+        generate_stubs(stubs)
+        from hipstack.monitor.v1 import monitor_pb2, monitor_pb2_grpc
+        from standard import health_pb2, health_pb2_grpc
+        from standard import reflection_pb2, reflection_pb2_grpc
+        pb, rpc = monitor_pb2, monitor_pb2_grpc
+        health_pb, health_rpc = health_pb2, health_pb2_grpc
+        refl_pb, refl_rpc = reflection_pb2, reflection_pb2_grpc
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        unittest.main(argv=[sys.argv[0]] + sys.argv[5:], verbosity=2)
+    finally:
+        shutil.rmtree(stubs, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
