@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "config.hpp"
+#include "dbus_service.hpp"
 #include "grpc_server.hpp"
 #include "http_server.hpp"
 #include "prometheus.hpp"
@@ -44,6 +45,8 @@ struct Runtime {
   Config config;
   std::unique_ptr<HttpServer> server;
   std::unique_ptr<GrpcServer> grpc;  // bound once: its listeners and TLS settings apply at start
+  std::unique_ptr<DbusService> dbus; // connected once: the bus choice applies at start
+  bool started = false;              // the first start() has run
   std::mutex mutex;                       // guards `served`
   std::shared_ptr<const Served> served;
 
@@ -96,13 +99,26 @@ void start(Runtime& rt, Config config) {
     rt.server = std::move(server);
     std::fprintf(stderr, "hipstack-smid: listening on %s (port %d)\n", rt.config.listen.c_str(), rt.server->port());
   }
-  if (!rt.grpc && rt.config.grpc_listen != "off") {
-    rt.grpc = std::make_unique<GrpcServer>(rt.config, [&rt]() -> std::shared_ptr<const Sampler> { return rt.current()->sampler; });
-    std::fprintf(stderr, "hipstack-smid: gRPC on %s\n", rt.grpc->description().c_str());
+  if (!rt.started) {
+    rt.started = true;
+    if (rt.config.grpc_listen != "off") {
+      rt.grpc = std::make_unique<GrpcServer>(rt.config, [&rt]() -> std::shared_ptr<const Sampler> { return rt.current()->sampler; });
+      std::fprintf(stderr, "hipstack-smid: gRPC on %s\n", rt.grpc->description().c_str());
+    }
+    if (rt.config.dbus != "off") {
+      // D-Bus serves desktop and node agents: without a bus the daemon still serves HTTP and gRPC.
+      try {
+        rt.dbus = std::make_unique<DbusService>(rt.config.dbus, [&rt]() -> std::shared_ptr<const Sampler> { return rt.current()->sampler; });
+        std::fprintf(stderr, "hipstack-smid: D-Bus %s on the %s bus\n", DbusService::kName, rt.config.dbus.c_str());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "hipstack-smid: no D-Bus interface: %s\n", e.what());
+      }
+    }
   } else if (before.grpc_listen != rt.config.grpc_listen || before.tls_cert != rt.config.tls_cert ||
              before.tls_key != rt.config.tls_key || before.tls_client_ca != rt.config.tls_client_ca ||
-             before.admin_group != rt.config.admin_group || before.tls_admin_subjects != rt.config.tls_admin_subjects) {
-    std::fprintf(stderr, "hipstack-smid: gRPC listener, TLS and admin settings changed: they apply at the next restart\n");
+             before.admin_group != rt.config.admin_group || before.tls_admin_subjects != rt.config.tls_admin_subjects ||
+             before.max_streams != rt.config.max_streams || before.dbus != rt.config.dbus) {
+    std::fprintf(stderr, "hipstack-smid: gRPC, TLS, admin and D-Bus settings changed: they apply at the next restart\n");
   }
 }
 
@@ -195,6 +211,7 @@ int run(int argc, char** argv) {
           std::fprintf(stderr, "hipstack-smid: stopping on signal %u\n", info.ssi_signo);
           rt.server.reset();
           rt.grpc.reset();
+          rt.dbus.reset();
           std::_Exit(0);  // see --once: detached workers must not delay shutdown
         }
       }

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""hipstack-smid's D-Bus interface (org.hipstack.Monitor1) on a real dbus-daemon --session.
+
+Usage: test_dbus.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR [unittest arguments]
+
+The test starts its own bus (dbus-daemon --session on a socket in a temporary folder) and its own
+daemon, calls the interface with busctl, watches the HealthChanged signal with dbus-monitor, and
+stops everything by PID. Answers are checked against hipstack-smi reading the same capture.
+Skipped (77) without dbus-daemon, busctl or dbus-monitor.
+"""
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+SMID = SMI = CAPTURES = None
+NAME, PATH, IFACE = "org.hipstack.Monitor1", "/org/hipstack/Monitor1", "org.hipstack.Monitor1"
+
+
+def stop(proc):
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+class DbusTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="smid-dbus-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        # A copy of the capture, so a test can plant a fault while the daemon runs.
+        self.sysfs = os.path.join(self.dir, "sys")
+        subprocess.run(["cp", "-a", os.path.join(CAPTURES, "constructed/mi300x-8gpu-spx-nps1/sys"), self.sysfs], check=True)
+        self.address = "unix:path=" + os.path.join(self.dir, "bus")
+        self.bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=" + self.address],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(stop, self.bus)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(os.path.join(self.dir, "bus")):
+            self.assertLess(time.monotonic(), deadline, "dbus-daemon did not create its socket")
+            time.sleep(0.02)
+        config = os.path.join(self.dir, "smid.conf")
+        with open(config, "w") as f:
+            f.write("dbus = session\nfast_interval_ms = 100\nslow_interval_ms = 200\ngrpc_listen = off\n")
+        self.log = open(os.path.join(self.dir, "smid.err"), "w+")
+        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=self.address)
+        self.smid = subprocess.Popen([SMID, "--config", config, "--sysfs-root", self.sysfs, "--http-listen", "127.0.0.1:0"],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log, env=env)
+        self.addCleanup(self.log.close)
+        self.addCleanup(stop, self.smid)
+        deadline = time.monotonic() + 10
+        while "D-Bus " + NAME not in self.stderr():
+            if self.smid.poll() is not None or time.monotonic() > deadline:
+                self.fail("no D-Bus interface:\n" + self.stderr())
+            time.sleep(0.05)
+        time.sleep(0.3)  # first samples
+
+    def stderr(self):
+        self.log.seek(0)
+        return self.log.read()
+
+    def busctl(self, *args, check=True):
+        r = subprocess.run(["busctl", "--address=" + self.address, "--json=short"] + list(args),
+                           capture_output=True, text=True, timeout=10)
+        if check:
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return json.loads(r.stdout)
+        return r
+
+    def smi(self, *args):
+        r = subprocess.run([SMI, "--sysfs-root", self.sysfs, "--json"] + list(args), capture_output=True, text=True, timeout=30)
+        return json.loads(r.stdout)
+
+    def test_devices_property(self):
+        devices = self.busctl("get-property", NAME, PATH, IFACE, "Devices")["data"]
+        listed = self.smi("list")["devices"]
+        self.assertEqual([(d[0], d[1], d[4], d[5]) for d in devices],
+                         [(d["index"], d["vendor"], d["uuid"], d["bdf"]) for d in listed])
+        self.assertTrue(all(d[6] for d in devices), devices)
+
+    def test_get_metrics(self):
+        answer = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "asas", "2", "0", "5", "2",
+                             "power_current", "temperature_junction")["data"][0]
+        cli = self.smi("metric", "-g", "0,5", "-m", "power_current,temperature_junction")["devices"]
+        expected = {(d["index"], name): m["value"] for d in cli for name, m in d["metrics"].items() if m["status"] == "ok"}
+        got = {(r[0], r[1]): r[4]["data"] for r in answer if r[3] == "ok"}
+        self.assertEqual(len(expected), 4)
+        self.assertEqual(got, expected)
+        self.assertEqual({r[5] for r in answer}, {"W", "C"})
+
+    def test_get_health(self):
+        answer = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "0")["data"][0]
+        cli = self.smi("health")["devices"]
+        self.assertEqual([(h[0], h[1], h[2]) for h in answer], [(d["index"], d["uuid"], d["overall"]) for d in cli])
+
+    def test_bad_arguments(self):
+        r = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "asas", "0", "1", "warp_drive", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("warp_drive", r.stderr)
+        r = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "1", "GPU-nope", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("GPU-nope", r.stderr)
+        r = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "s", "wrong signature", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(len(self.busctl("get-property", NAME, PATH, IFACE, "Devices")["data"]), 8)  # still serving
+
+    def test_introspection_names_the_signal(self):
+        r = subprocess.run(["busctl", "--address=" + self.address, "introspect", NAME, PATH, IFACE],
+                           capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for member in (".Devices", ".GetMetrics", ".GetHealth", ".HealthChanged"):
+            self.assertIn(member, r.stdout)
+
+    def test_health_changed_signal(self):
+        monitor = subprocess.Popen(["dbus-monitor", "--address", self.address,
+                                    "type='signal',interface='%s',member='HealthChanged'" % IFACE],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.addCleanup(monitor.stdout.close)
+        self.addCleanup(stop, monitor)
+        time.sleep(0.5)  # the match rule is in place
+        hwmon = os.path.join(self.sysfs, "class/drm/card0/device/hwmon")
+        temp = os.path.join(hwmon, os.listdir(hwmon)[0], "temp2_input")
+        with open(temp + ".new", "w") as f:
+            f.write("99000\n")  # 1 °C below the 100 °C critical limit: thermal fails or warns
+        os.replace(temp + ".new", temp)
+        deadline = time.monotonic() + 10
+        text = ""
+        while time.monotonic() < deadline and not re.search(r'string "(WARN|FAIL)"', text):
+            ready, _, _ = select.select([monitor.stdout], [], [], 0.2)
+            if ready:
+                text += os.read(monitor.stdout.fileno(), 65536).decode(errors="replace")
+        self.assertIn("member=HealthChanged", text, self.stderr())
+        self.assertRegex(text, r'string "(WARN|FAIL)"')
+        self.assertIn("thermal", text)
+        verdict = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "1", "0")["data"][0][0][2]
+        self.assertIn(verdict, ("WARN", "FAIL"))
+
+
+def main():
+    global SMID, SMI, CAPTURES
+    if not all(shutil.which(t) for t in ("dbus-daemon", "busctl", "dbus-monitor")):
+        print("SKIP: dbus-daemon, busctl or dbus-monitor missing")
+        sys.exit(77)
+    SMID, SMI, CAPTURES = (os.path.abspath(a) for a in sys.argv[1:4])
+    unittest.main(argv=[sys.argv[0]] + sys.argv[4:], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
