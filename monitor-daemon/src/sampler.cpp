@@ -1,6 +1,7 @@
 #include "sampler.hpp"
 
 #include <algorithm>
+#include <condition_variable>
 #include <thread>
 
 namespace hipstack::smid {
@@ -12,15 +13,37 @@ smi::HealthPolicy policy_of(const Config& config) {
   return config.health_policy.empty() ? smi::HealthPolicy{} : smi::HealthPolicy::from_file(config.health_policy);
 }
 
-// Sleeps until `until` or until stop is set, in short steps so shutdown stays prompt.
-void sleep_until(Clock::time_point until, const std::atomic<bool>& stop) {
-  while (!stop.load() && Clock::now() < until) {
-    std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(50)));
+}  // namespace
+
+// Wakes the workers at once when the sampler goes (a reload): they sleep on this rather than in
+// short polling steps, so an idle daemon wakes only when a sample is due.
+struct StopSignal {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool stopped = false;
+
+  bool stop_requested() {
+    std::lock_guard lock(mutex);
+    return stopped;
   }
-}
+  // Sleeps until `until`; false when stopped.
+  bool sleep_until(Clock::time_point until) {
+    std::unique_lock lock(mutex);
+    return !cv.wait_until(lock, until, [this] { return stopped; });
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mutex);
+      stopped = true;
+    }
+    cv.notify_all();
+  }
+};
+
+namespace {
 
 void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, Config config,
-                std::shared_ptr<DeviceState> state, std::shared_ptr<std::atomic<bool>> stop,
+                std::shared_ptr<DeviceState> state, std::shared_ptr<StopSignal> stop,
                 std::shared_ptr<std::atomic<std::uint64_t>> progress) {
   const smi::HealthPolicy policy = policy_of(config);
   std::vector<smi::MetricId> wanted;
@@ -28,7 +51,7 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
   const smi::DeviceSummary device = system->devices().at(index);
   Clock::time_point next_fast = Clock::now();
   Clock::time_point next_slow = Clock::now();
-  while (!stop->load()) {
+  while (!stop->stop_requested()) {
     const bool slow_due = Clock::now() >= next_slow;
     {
       std::lock_guard lock(state->mutex);
@@ -79,7 +102,7 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
     progress->fetch_add(1);
     next_fast += config.fast_interval;
     if (next_fast < Clock::now()) next_fast = Clock::now();
-    sleep_until(std::min(next_fast, next_slow), *stop);
+    if (!stop->sleep_until(std::min(next_fast, next_slow))) return;
   }
 }
 
@@ -88,7 +111,7 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
 Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const Sampler* previous)
     : system_(std::move(system)),
       config_(std::move(config)),
-      stop_(std::make_shared<std::atomic<bool>>(false)),
+      stop_(std::make_shared<StopSignal>()),
       progress_(std::make_shared<std::atomic<std::uint64_t>>(0)) {
   const auto devices = system_->devices();
   const auto before = previous != nullptr ? previous->views() : std::vector<View>{};
@@ -120,7 +143,7 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
   }
 }
 
-Sampler::~Sampler() { stop_->store(true); }
+Sampler::~Sampler() { stop_->stop(); }
 
 std::vector<Sampler::View> Sampler::views() const {
   std::vector<View> out;

@@ -42,6 +42,8 @@ struct DeviceState {
   mutable std::mutex mutex;
 };
 
+struct StopSignal;
+
 class Sampler {
  public:
   // Takes the system; starts one worker per device. Every device has a snapshot from the start
@@ -71,7 +73,7 @@ class Sampler {
   std::shared_ptr<const smi::System> system_;
   Config config_;
   std::vector<std::shared_ptr<DeviceState>> states_;
-  std::shared_ptr<std::atomic<bool>> stop_;
+  std::shared_ptr<StopSignal> stop_;
   std::shared_ptr<std::atomic<std::uint64_t>> progress_;
 };
 

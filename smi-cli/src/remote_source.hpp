@@ -1,0 +1,22 @@
+// A DeviceSource answered by hipstack-smid's gRPC API (hipstack.monitor.v1): `hipstack-smi --host`.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "device_source.hpp"
+
+namespace hipstack::cli {
+
+struct RemoteOptions {
+  std::string host;     // unix:///run/hipstack/smid.sock, unix:/PATH or HOST:PORT
+  std::string tls_ca;   // PEM file: verify the daemon's certificate (TCP); empty = plaintext
+  std::string tls_cert; // PEM files: client certificate for mutual TLS
+  std::string tls_key;
+  unsigned timeout_ms = 5000;  // per call
+};
+
+// Connects (waiting at most timeout_ms); throws smi::Error(read_failure) naming the host.
+std::unique_ptr<DeviceSource> connect_remote(const RemoteOptions& options);
+
+}  // namespace hipstack::cli
