@@ -6,8 +6,11 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -18,7 +21,8 @@ namespace hipstack::smid {
 namespace {
 
 constexpr std::size_t kMaxRequest = 8192;
-constexpr int kReadTimeoutMs = 2000;
+constexpr int kReadTimeoutMs = 2000;   // to receive a whole request once it has begun
+constexpr int kIdleTimeoutMs = 10000;  // a kept-alive connection may wait this long for its next request
 constexpr int kMaxConnections = 64;
 
 const char* reason(int status) {
@@ -44,9 +48,57 @@ void write_all(int fd, const std::string& data) {
   }
 }
 
-void respond(int fd, const HttpResponse& r) {
-  write_all(fd, fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                            r.status, reason(r.status), r.content_type, r.body.size(), r.body));
+void respond(int fd, const HttpResponse& r, bool keep_alive = false, bool head_only = false) {
+  const std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
+                                       r.status, reason(r.status), r.content_type, r.body.size(),
+                                       keep_alive ? "keep-alive" : "close");
+  if (head_only) return write_all(fd, head);
+  iovec parts[2] = {{const_cast<char*>(head.data()), head.size()}, {const_cast<char*>(r.body.data()), r.body.size()}};
+  std::size_t sent = 0;
+  const std::size_t total = head.size() + r.body.size();
+  while (sent < total) {
+    // writev of what is left: the head (if not all sent) and the body, without joining them.
+    iovec left[2];
+    int count = 0;
+    std::size_t skip = sent;
+    for (const iovec& part : parts) {
+      if (skip >= part.iov_len) {
+        skip -= part.iov_len;
+        continue;
+      }
+      left[count++] = {static_cast<char*>(part.iov_base) + skip, part.iov_len - skip};
+      skip = 0;
+    }
+    msghdr message{};
+    message.msg_iov = left;
+    message.msg_iovlen = static_cast<std::size_t>(count);
+    const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the client went away
+    sent += static_cast<std::size_t>(n);
+  }
+}
+
+// The value of header `name` (lower case) in a request head, lower-cased; "" when absent.
+std::string header_value(const std::string& head, std::string_view name) {
+  std::size_t pos = head.find("\r\n");
+  while (pos != std::string::npos && pos + 2 < head.size()) {
+    const std::size_t start = pos + 2;
+    const std::size_t end = head.find("\r\n", start);
+    const std::string_view line(head.data() + start, (end == std::string::npos ? head.size() : end) - start);
+    const std::size_t colon = line.find(':');
+    if (colon == name.size()) {
+      bool same = true;
+      for (std::size_t i = 0; i < colon && same; ++i) same = std::tolower(static_cast<unsigned char>(line[i])) == name[i];
+      if (same) {
+        std::string value(line.substr(colon + 1));
+        for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return value;
+      }
+    }
+    pos = end;
+  }
+  return {};
 }
 
 }  // namespace
@@ -113,45 +165,61 @@ void HttpServer::serve_ready() {
 }
 
 void HttpServer::serve(int client, const Handler& handler) {
-  std::string request;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kReadTimeoutMs);
-  while (request.find("\r\n\r\n") == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return respond(client, {408, "text/plain", "request timeout\n"});
-    pollfd p{client, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    char buffer[2048];
-    const ssize_t n = ::recv(client, buffer, sizeof buffer, 0);
-    if (n <= 0) return;
-    request.append(buffer, static_cast<std::size_t>(n));
-    const auto end = request.find("\r\n\r\n");
-    if ((end == std::string::npos ? request.size() : end + 4) > kMaxRequest) {
-      return respond(client, {431, "text/plain", "request too large\n"});
+  std::string received;  // may hold the start of the next request (pipelining)
+  for (bool first = true;; first = false) {
+    // The first request must arrive within the read timeout; a kept-alive connection may idle
+    // longer before its next one, but then that request too must arrive promptly.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(first ? kReadTimeoutMs : kIdleTimeoutMs);
+    bool begun = !received.empty();
+    while (received.find("\r\n\r\n") == std::string::npos) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        if (begun || first) respond(client, {408, "text/plain", "request timeout\n"});
+        return;
+      }
+      pollfd p{client, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char buffer[2048];
+      const ssize_t n = ::recv(client, buffer, sizeof buffer, 0);
+      if (n <= 0) return;
+      if (!begun) {
+        begun = true;
+        deadline = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(kReadTimeoutMs));
+      }
+      received.append(buffer, static_cast<std::size_t>(n));
+      const auto end = received.find("\r\n\r\n");
+      if ((end == std::string::npos ? received.size() : end + 4) > kMaxRequest) {
+        return respond(client, {431, "text/plain", "request too large\n"});
+      }
     }
+    const std::size_t head_end = received.find("\r\n\r\n") + 4;
+    const std::string head = received.substr(0, head_end);
+    received.erase(0, head_end);  // requests we serve have no body
+    const auto line_end = head.find("\r\n");
+    const std::string line = head.substr(0, line_end);
+    const auto first_space = line.find(' ');
+    const auto second = first_space == std::string::npos ? std::string::npos : line.find(' ', first_space + 1);
+    if (second == std::string::npos || line.compare(second + 1, 5, "HTTP/") != 0) {
+      return respond(client, {400, "text/plain", "bad request line\n"});
+    }
+    const std::string method = line.substr(0, first_space);
+    std::string path = line.substr(first_space + 1, second - first_space - 1);
+    if (const auto query = path.find('?'); query != std::string::npos) path.resize(query);
+    // HTTP/1.1 keeps the connection unless asked to close; HTTP/1.0 only when asked to keep it.
+    const std::string connection = header_value(head, "connection");
+    const bool http11 = line.compare(second + 1, 8, "HTTP/1.1") == 0;
+    const bool keep_alive = http11 ? connection.find("close") == std::string::npos
+                                   : connection.find("keep-alive") != std::string::npos;
+    if (method != "GET" && method != "HEAD") return respond(client, {405, "text/plain", "only GET\n"});
+    HttpResponse response;
+    try {
+      response = handler(path);
+    } catch (const std::exception& e) {
+      response = {500, "text/plain", std::string(e.what()) + "\n"};
+    }
+    respond(client, response, keep_alive, method == "HEAD");
+    if (!keep_alive) return;
   }
-  const auto line_end = request.find("\r\n");
-  const std::string line = request.substr(0, line_end);
-  const auto first = line.find(' ');
-  const auto second = first == std::string::npos ? std::string::npos : line.find(' ', first + 1);
-  if (second == std::string::npos || line.compare(second + 1, 5, "HTTP/") != 0) {
-    return respond(client, {400, "text/plain", "bad request line\n"});
-  }
-  const std::string method = line.substr(0, first);
-  std::string path = line.substr(first + 1, second - first - 1);
-  if (const auto query = path.find('?'); query != std::string::npos) path.resize(query);
-  if (method != "GET" && method != "HEAD") return respond(client, {405, "text/plain", "only GET\n"});
-  HttpResponse response;
-  try {
-    response = handler(path);
-  } catch (const std::exception& e) {
-    response = {500, "text/plain", std::string(e.what()) + "\n"};
-  }
-  if (method == "HEAD") {
-    write_all(client, fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                                  response.status, reason(response.status), response.content_type, response.body.size()));
-    return;
-  }
-  respond(client, response);
 }
 
 }  // namespace hipstack::smid

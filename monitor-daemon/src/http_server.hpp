@@ -1,5 +1,6 @@
-// A small HTTP/1.1 server for /metrics, /healthz and /readyz: GET only, one request per connection,
-// bounded request size and read time, so a slow or hostile client cannot hold the daemon.
+// A small HTTP/1.1 server for /metrics, /healthz and /readyz: GET and HEAD only, keep-alive (as
+// Prometheus and load generators use it), bounded request size, read time and idle time, so a slow
+// or hostile client cannot hold the daemon.
 #pragma once
 
 #include <atomic>

@@ -48,6 +48,7 @@ struct Runtime {
   std::unique_ptr<DbusService> dbus; // connected once: the bus choice applies at start
   bool started = false;              // the first start() has run
   std::mutex mutex;                       // guards `served`
+  MetricsPage page;                       // /metrics, rendered once per sample
   std::shared_ptr<const Served> served;
 
   std::shared_ptr<const Served> current() {
@@ -59,7 +60,7 @@ struct Runtime {
 HttpResponse answer(Runtime& rt, const std::string& path) {
   const auto served = rt.current();
   if (path == "/metrics") {
-    return {200, "text/plain; version=0.0.4; charset=utf-8", render_metrics(served->sampler->views(), {served->host, kVersion})};
+    return {200, "text/plain; version=0.0.4; charset=utf-8", rt.page.render(served->sampler->views(), {served->host, kVersion})};
   }
   if (path == "/healthz") return {200, "text/plain", "ok\n"};
   if (path == "/readyz") {

@@ -95,21 +95,15 @@ std::string family_name(const smi::MetricInfo& info) {
   return name;
 }
 
-std::string render_metrics(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
-  const auto start = std::chrono::steady_clock::now();
+std::string render_samples(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
   const auto catalogue = smi::catalogue();
   // Bucket every reading by catalogue position once; then write one family after another.
   std::map<smi::MetricId, std::vector<Sample>> buckets;
-  std::vector<Sample> up, age, health;
-  const auto now = std::chrono::steady_clock::now();
+  std::vector<Sample> health;
   for (const Sampler::View& view : views) {
     if (!view.snapshot) continue;
     const DeviceSnapshot& snap = *view.snapshot;
     const std::string labels = device_labels(snap.device, context.host);
-    up.push_back({"{" + labels + "}", view.stale ? 0.0 : 1.0});
-    if (snap.have_live) {
-      age.push_back({"{" + labels + "}", std::chrono::duration<double>(now - snap.live_at).count()});
-    }
     if (view.stale) continue;  // a stuck device's old values are not presented as current
     for (const auto* readings : {&snap.facts, &snap.live}) {
       for (const smi::Reading& r : *readings) {
@@ -151,15 +145,64 @@ std::string render_metrics(const std::vector<Sampler::View>& views, const Exposi
     if (bucket == buckets.end()) continue;
     family(out, family_name(info), info.kind == Kind::counter ? "counter" : "gauge", info.help, bucket->second);
   }
-  family(out, "hipstack_gpu_up", "gauge", "1 when the GPU's latest sample finished within the read deadline, 0 when it is stuck.", up);
-  family(out, "hipstack_gpu_sample_age_seconds", "gauge", "Age of the GPU's latest live sample.", age);
   family(out, "hipstack_gpu_health", "gauge",
          "Health check verdict: 0 pass, 1 warn, 2 fail (check=\"overall\" is the GPU's verdict).", health);
   family(out, "hipstack_smid_build_info", "gauge", "hipstack-smid build information.",
          {{fmt::format("{{version=\"{}\",host=\"{}\"}}", escape_label_value(context.version), escape_label_value(context.host)), 1.0}});
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  family(out, "hipstack_smid_scrape_duration_seconds", "gauge", "Time taken to render this page.", {{"", seconds}});
   return out;
 }
+
+void render_status(std::string& out, const std::vector<Sampler::View>& views, const ExpositionContext& context) {
+  std::vector<Sample> up, age;
+  const auto now = std::chrono::steady_clock::now();
+  for (const Sampler::View& view : views) {
+    if (!view.snapshot) continue;
+    const std::string labels = "{" + device_labels(view.snapshot->device, context.host) + "}";
+    up.push_back({labels, view.stale ? 0.0 : 1.0});
+    if (view.snapshot->have_live) age.push_back({labels, std::chrono::duration<double>(now - view.snapshot->live_at).count()});
+  }
+  family(out, "hipstack_gpu_up", "gauge", "1 when the GPU's latest sample finished within the read deadline, 0 when it is stuck.", up);
+  family(out, "hipstack_gpu_sample_age_seconds", "gauge", "Age of the GPU's latest live sample.", age);
+}
+
+void render_duration(std::string& out, std::chrono::steady_clock::time_point start) {
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  family(out, "hipstack_smid_scrape_duration_seconds", "gauge", "Time taken to render this page.", {{"", seconds}});
+}
+
+std::string render_metrics(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string out = render_samples(views, context);
+  render_status(out, views, context);
+  render_duration(out, start);
+  return out;
+}
+
+std::string MetricsPage::render(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
+  const auto start = std::chrono::steady_clock::now();
+  Key key;
+  key.host = context.host;
+  key.version = context.version;
+  for (const Sampler::View& view : views) key.devices.push_back({view.snapshot, view.stale});
+  std::shared_ptr<const std::string> samples;
+  {
+    std::lock_guard lock(mutex_);
+    if (samples_ && key == key_) samples = samples_;
+  }
+  if (!samples) {
+    // Rendered outside the lock: concurrent first scrapes of a new sample may each render it.
+    samples = std::make_shared<const std::string>(render_samples(views, context));
+    std::lock_guard lock(mutex_);
+    key_ = std::move(key);
+    samples_ = samples;
+  }
+  std::string out;
+  out.reserve(samples->size() + 4096);
+  out += *samples;
+  render_status(out, views, context);
+  render_duration(out, start);
+  return out;
+}
+
 
 }  // namespace hipstack::smid

@@ -2,6 +2,8 @@
 // catalogue metric, base units in the name (docs/daemon.md lists the mapping), labels for the GPU.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,30 @@ std::string family_name(const smi::MetricInfo& info);
 
 // The whole /metrics body for these device views.
 std::string render_metrics(const std::vector<Sampler::View>& views, const ExpositionContext& context);
+
+// The same page, with the families that change only when a sample does (every catalogue metric,
+// health, build info) rendered once per sample and reused; GPU up, sample age and the scrape
+// duration are written for each request. Safe to call from several threads.
+class MetricsPage {
+ public:
+  std::string render(const std::vector<Sampler::View>& views, const ExpositionContext& context);
+
+ private:
+  struct Key {
+    struct Device {
+      std::shared_ptr<const DeviceSnapshot> snapshot;  // held, so its address cannot be reused
+      bool stale = false;
+      bool operator==(const Device&) const = default;
+    };
+    std::vector<Device> devices;
+    std::string host;
+    std::string version;
+    bool operator==(const Key&) const = default;
+  };
+  std::mutex mutex_;
+  Key key_;
+  std::shared_ptr<const std::string> samples_;
+};
 
 // Label value escaping (backslash, double quote, newline) and HELP escaping (backslash, newline).
 std::string escape_label_value(std::string_view value);

@@ -697,3 +697,38 @@ TEST(Stale, StaleDeviceWithoutAnyLiveSampleIsStillListed) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// MetricsPage: the per-sample part is rendered once and reused, never past a new sample
+
+TEST(MetricsPage, SameAsRenderMetricsAndFollowsNewSamples) {
+  hipstack::smid::MetricsPage cache;
+  SnapshotBuilder first(device(0));
+  first.live(real("power_current", 100.0)).fact(integer("compute_units", 304)).overall(smi::Verdict::pass);
+  const std::vector<Sampler::View> views{first.view()};
+  const Page direct = parse_page(render_metrics(views, kContext));
+  const Page cached = parse_page(cache.render(views, kContext));
+  ASSERT_EQ(direct.samples.size(), cached.samples.size());
+  for (std::size_t i = 0; i < direct.samples.size(); ++i) {
+    if (direct.samples[i].name == "hipstack_smid_scrape_duration_seconds" ||
+        direct.samples[i].name == "hipstack_gpu_sample_age_seconds") {
+      continue;  // measured at each render
+    }
+    EXPECT_EQ(direct.samples[i].line, cached.samples[i].line);
+  }
+  EXPECT_DOUBLE_EQ(value_of(parse_page(cache.render(views, kContext)), "hipstack_gpu_power_current_watts", {{"gpu", "0"}}), 100.0);
+
+  // A new snapshot (the next sample) replaces the cached part at once.
+  SnapshotBuilder second(device(0));
+  second.live(real("power_current", 250.0)).fact(integer("compute_units", 304)).overall(smi::Verdict::pass);
+  const Page next = parse_page(cache.render({second.view()}, kContext));
+  EXPECT_DOUBLE_EQ(value_of(next, "hipstack_gpu_power_current_watts", {{"gpu", "0"}}), 250.0);
+
+  // A device going stale drops its values although its snapshot is the same.
+  const Page stale = parse_page(cache.render({second.view(true)}, kContext));
+  EXPECT_TRUE(find(stale, "hipstack_gpu_power_current_watts").empty());
+  EXPECT_DOUBLE_EQ(value_of(stale, "hipstack_gpu_up", {{"gpu", "0"}}), 0.0);
+  // ...and a different host label is not served from the cache of another.
+  const Page other_host = parse_page(cache.render({second.view()}, {"node-b", "9.8.7"}));
+  EXPECT_EQ(find(other_host, "hipstack_gpu_power_current_watts", {{"host", "node-b"}}).size(), 1u);
+}
