@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
+#include <vector>
 #include <thread>
 
 namespace hipstack::smid {
@@ -49,29 +51,32 @@ void write_all(int fd, const std::string& data) {
 }
 
 void respond(int fd, const HttpResponse& r, bool keep_alive = false, bool head_only = false) {
+  const std::size_t body_size = r.body.size() + (r.shared_prefix ? r.shared_prefix->size() : 0);
   const std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
-                                       r.status, reason(r.status), r.content_type, r.body.size(),
+                                       r.status, reason(r.status), r.content_type, body_size,
                                        keep_alive ? "keep-alive" : "close");
   if (head_only) return write_all(fd, head);
-  iovec parts[2] = {{const_cast<char*>(head.data()), head.size()}, {const_cast<char*>(r.body.data()), r.body.size()}};
+  std::vector<std::string_view> parts{head};
+  if (r.shared_prefix) parts.emplace_back(*r.shared_prefix);
+  parts.emplace_back(r.body);
+  // writev of what is left of the parts, without joining them into one buffer.
   std::size_t sent = 0;
-  const std::size_t total = head.size() + r.body.size();
+  const std::size_t total = head.size() + body_size;
   while (sent < total) {
-    // writev of what is left: the head (if not all sent) and the body, without joining them.
-    iovec left[2];
-    int count = 0;
+    iovec left[3];
+    std::size_t count = 0;
     std::size_t skip = sent;
-    for (const iovec& part : parts) {
-      if (skip >= part.iov_len) {
-        skip -= part.iov_len;
+    for (const std::string_view part : parts) {
+      if (skip >= part.size()) {
+        skip -= part.size();
         continue;
       }
-      left[count++] = {static_cast<char*>(part.iov_base) + skip, part.iov_len - skip};
+      left[count++] = {const_cast<char*>(part.data() + skip), part.size() - skip};
       skip = 0;
     }
     msghdr message{};
     message.msg_iov = left;
-    message.msg_iovlen = static_cast<std::size_t>(count);
+    message.msg_iovlen = count;
     const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // the client went away
@@ -151,7 +156,7 @@ void HttpServer::serve_ready() {
     // Each connection gets its own thread, so a slow or silent client holds only itself; the
     // number of them is capped so a flood cannot exhaust the daemon.
     if (active_->load() >= kMaxConnections) {
-      respond(client, {503, "text/plain", "too many connections\n"});
+      respond(client, plain_text(503, "too many connections\n"));
       ::close(client);
       continue;
     }
@@ -174,7 +179,7 @@ void HttpServer::serve(int client, const Handler& handler) {
     while (received.find("\r\n\r\n") == std::string::npos) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
-        if (begun || first) respond(client, {408, "text/plain", "request timeout\n"});
+        if (begun || first) respond(client, plain_text(408, "request timeout\n"));
         return;
       }
       pollfd p{client, POLLIN, 0};
@@ -189,7 +194,7 @@ void HttpServer::serve(int client, const Handler& handler) {
       received.append(buffer, static_cast<std::size_t>(n));
       const auto end = received.find("\r\n\r\n");
       if ((end == std::string::npos ? received.size() : end + 4) > kMaxRequest) {
-        return respond(client, {431, "text/plain", "request too large\n"});
+        return respond(client, plain_text(431, "request too large\n"));
       }
     }
     const std::size_t head_end = received.find("\r\n\r\n") + 4;
@@ -200,7 +205,7 @@ void HttpServer::serve(int client, const Handler& handler) {
     const auto first_space = line.find(' ');
     const auto second = first_space == std::string::npos ? std::string::npos : line.find(' ', first_space + 1);
     if (second == std::string::npos || line.compare(second + 1, 5, "HTTP/") != 0) {
-      return respond(client, {400, "text/plain", "bad request line\n"});
+      return respond(client, plain_text(400, "bad request line\n"));
     }
     const std::string method = line.substr(0, first_space);
     std::string path = line.substr(first_space + 1, second - first_space - 1);
@@ -210,12 +215,12 @@ void HttpServer::serve(int client, const Handler& handler) {
     const bool http11 = line.compare(second + 1, 8, "HTTP/1.1") == 0;
     const bool keep_alive = http11 ? connection.find("close") == std::string::npos
                                    : connection.find("keep-alive") != std::string::npos;
-    if (method != "GET" && method != "HEAD") return respond(client, {405, "text/plain", "only GET\n"});
+    if (method != "GET" && method != "HEAD") return respond(client, plain_text(405, "only GET\n"));
     HttpResponse response;
     try {
       response = handler(path);
     } catch (const std::exception& e) {
-      response = {500, "text/plain", std::string(e.what()) + "\n"};
+      response = plain_text(500, std::string(e.what()) + "\n");
     }
     respond(client, response, keep_alive, method == "HEAD");
     if (!keep_alive) return;

@@ -14,7 +14,18 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  // Sent before `body` when set: a page part shared by many responses is not copied for each.
+  std::shared_ptr<const std::string> shared_prefix;
 };
+
+// A text/plain answer.
+inline HttpResponse plain_text(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "text/plain";
+  r.body = std::move(body);
+  return r;
+}
 
 class HttpServer {
  public:

@@ -2,6 +2,7 @@
 // signals (SIGTERM/SIGINT stop, SIGHUP reloads), systemd notification and watchdog, and the event
 // loop that answers HTTP. Sampling (sampler.cpp) and exposition (prometheus.cpp) live elsewhere.
 #include <fmt/format.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -60,14 +61,15 @@ struct Runtime {
 HttpResponse answer(Runtime& rt, const std::string& path) {
   const auto served = rt.current();
   if (path == "/metrics") {
-    return {200, "text/plain; version=0.0.4; charset=utf-8", rt.page.render(served->sampler->views(), {served->host, kVersion})};
+    auto parts = rt.page.render_parts(served->sampler->views(), {served->host, kVersion});
+    return {200, "text/plain; version=0.0.4; charset=utf-8", std::move(parts.status), std::move(parts.samples)};
   }
-  if (path == "/healthz") return {200, "text/plain", "ok\n"};
+  if (path == "/healthz") return plain_text(200, "ok\n");
   if (path == "/readyz") {
-    return served->sampler->ready() ? HttpResponse{200, "text/plain", "ready\n"}
-                                    : HttpResponse{503, "text/plain", "first samples not taken yet\n"};
+    return served->sampler->ready() ? plain_text(200, "ready\n")
+                                    : plain_text(503, "first samples not taken yet\n");
   }
-  return {404, "text/plain", "not found: try /metrics, /healthz or /readyz\n"};
+  return plain_text(404, "not found: try /metrics, /healthz or /readyz\n");
 }
 
 // Opens the system and starts sampling and serving with `config`. Everything new is built first
@@ -239,6 +241,10 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Request threads each render or copy a page of a few hundred KB: with glibc's default of one
+  // malloc arena per thread (up to 8 per core) the freed pages stay spread over many arenas. Two
+  // arenas keep the daemon small (issue target: 30 MB) at no measurable cost in throughput.
+  ::mallopt(M_ARENA_MAX, 2);
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {

@@ -179,6 +179,11 @@ std::string render_metrics(const std::vector<Sampler::View>& views, const Exposi
 }
 
 std::string MetricsPage::render(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
+  const Parts parts = render_parts(views, context);
+  return *parts.samples + parts.status;
+}
+
+MetricsPage::Parts MetricsPage::render_parts(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
   const auto start = std::chrono::steady_clock::now();
   Key key;
   key.host = context.host;
@@ -196,12 +201,10 @@ std::string MetricsPage::render(const std::vector<Sampler::View>& views, const E
     key_ = std::move(key);
     samples_ = samples;
   }
-  std::string out;
-  out.reserve(samples->size() + 4096);
-  out += *samples;
-  render_status(out, views, context);
-  render_duration(out, start);
-  return out;
+  Parts parts{samples, {}};
+  render_status(parts.status, views, context);
+  render_duration(parts.status, start);
+  return parts;
 }
 
 

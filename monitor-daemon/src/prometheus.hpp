@@ -28,6 +28,11 @@ std::string render_metrics(const std::vector<Sampler::View>& views, const Exposi
 // duration are written for each request. Safe to call from several threads.
 class MetricsPage {
  public:
+  struct Parts {
+    std::shared_ptr<const std::string> samples;  // shared by every request until the next sample
+    std::string status;                           // up, sample age, scrape duration: this request's
+  };
+  Parts render_parts(const std::vector<Sampler::View>& views, const ExpositionContext& context);
   std::string render(const std::vector<Sampler::View>& views, const ExpositionContext& context);
 
  private:
