@@ -335,6 +335,61 @@ class BadInputTests(GrpcTest):
         os.replace(path + ".orig", path)
 
 
+class FaultTests(GrpcTest):
+    """Faults on one GPU of a copied capture while the daemon runs: the others are served as before."""
+
+    def copy_capture(self):
+        root = os.path.join(tempfile.mkdtemp(prefix="smid-fault-"), "sys")
+        self.addCleanup(shutil.rmtree, os.path.dirname(root), True)
+        subprocess.run(["cp", "-a", capture(SPX), root], check=True)
+        return root
+
+    def ok_counts(self):
+        snapshot = self.stub.GetMetrics(pb.GetMetricsRequest())
+        return {d.device.bdf: sum(1 for r in d.readings if r.status == pb.READING_STATUS_OK) for d in snapshot.devices}
+
+    def wait_for(self, predicate, what, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            counts = self.ok_counts()
+            if predicate(counts):
+                return counts
+            time.sleep(0.1)
+        self.fail("%s: %s" % (what, self.ok_counts()))
+
+    def test_device_vanishes_and_returns(self):
+        root = self.copy_capture()
+        self.start(sysfs=root)
+        healthy = self.ok_counts()
+        card = os.path.join(root, "class/drm/card8")
+        bdf = [d.bdf for d in self.stub.ListDevices(pb.ListDevicesRequest()).devices][1]
+        os.rename(card, card + ".gone")
+        gone = self.wait_for(lambda c: c[bdf] == 0, "the vanished GPU still has readings")
+        self.assertEqual({b: n for b, n in gone.items() if b != bdf}, {b: n for b, n in healthy.items() if b != bdf})
+        errors = [r for d in self.stub.GetMetrics(pb.GetMetricsRequest(devices=[bdf])).devices for r in d.readings
+                  if r.status in (pb.READING_STATUS_ERROR, pb.READING_STATUS_UNAVAILABLE)]
+        self.assertTrue(errors)
+        self.assertTrue(any("card8" in r.detail for r in errors), errors[0])
+        os.rename(card + ".gone", card)
+        self.wait_for(lambda c: c == healthy, "the GPU did not come back")
+
+    def test_malformed_gpu_metrics(self):
+        root = self.copy_capture()
+        self.start(sysfs=root)
+        healthy = self.ok_counts()
+        path = os.path.join(root, "class/drm/card8/device/gpu_metrics")
+        bdf = [d.bdf for d in self.stub.ListDevices(pb.ListDevicesRequest()).devices][1]
+        with open(path + ".bad", "wb") as f:
+            f.write(b"\x10\x00\x01\x03" + b"\xff" * 12)  # header says v1.3 of 16 bytes: truncated
+        os.replace(path + ".bad", path)
+        broken = self.wait_for(lambda c: c[bdf] < healthy[bdf], "the malformed table went unnoticed")
+        self.assertGreater(broken[bdf], 0)  # hwmon and sysfs readings carry on
+        self.assertEqual({b: n for b, n in broken.items() if b != bdf}, {b: n for b, n in healthy.items() if b != bdf})
+        detail = [r.detail for d in self.stub.GetMetrics(pb.GetMetricsRequest(devices=[bdf])).devices for r in d.readings
+                  if r.status == pb.READING_STATUS_ERROR]
+        self.assertTrue(any("gpu_metrics" in text for text in detail), detail)
+
+
 class LoadTests(GrpcTest):
     def test_concurrent_streams_and_calls(self):
         stub = self.start("max_streams = 64\n")

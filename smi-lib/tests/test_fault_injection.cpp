@@ -2,6 +2,7 @@
 // status and a detail naming the file, and nothing throws or crashes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
 
@@ -20,6 +21,7 @@ class FaultyFs final : public FsView {
   explicit FaultyFs(const std::string& sys_root) : real_(sys_root, "/nonexistent-proc", "/nonexistent-dev") {}
   std::map<std::string, int> errors;          // path suffix -> errno
   std::map<std::string, std::string> texts;   // path suffix -> contents
+  std::string gone;                           // a folder that has disappeared ("" = none)
 
   FileText read_text(const std::string& path) const override {
     if (const auto e = match(errors, path)) return {*e, {}};
@@ -36,7 +38,10 @@ class FaultyFs final : public FsView {
     return real_.read_bytes(path, max);
   }
   std::vector<std::string> list(const std::string& path) const override { return real_.list(path); }
-  bool exists(const std::string& path) const override { return real_.exists(path); }
+  bool exists(const std::string& path) const override {
+    if (!gone.empty() && path.starts_with(gone)) return false;
+    return real_.exists(path);
+  }
   std::string link_target(const std::string& path) const override { return real_.link_target(path); }
   std::string host_path(const std::string& path) const override { return real_.host_path(path); }
 
@@ -74,6 +79,25 @@ TEST(FaultInjection, ErrnoBecomesStatusWithThePath) {
   EXPECT_EQ(reading_of(r, "temperature_junction").status, Status::unavailable);
   EXPECT_EQ(reading_of(r, "vram_used").status, Status::unavailable);
   EXPECT_DOUBLE_EQ(number_of(r, "temperature_memory"), 54.0);  // the others are unaffected
+}
+
+TEST(FaultInjection, AVanishedDeviceSaysSoInEveryReading) {
+  FaultyFs fs(capture_sys("real/lact/rx6900xt"));
+  BackendProbe probe = probe_amdgpu(fs);
+  ASSERT_NE(probe.backend, nullptr) << probe.reason;
+  fs.gone = "/sys/class/drm/card0/device";
+  std::vector<Reading> out;
+  probe.backend->sample(0, everything(), out);
+  ASSERT_FALSE(out.empty());
+  for (const Reading& r : out) {
+    EXPECT_EQ(r.status, Status::error) << find_metric(r.id)->name;
+    EXPECT_EQ(r.error_code, ENXIO);
+    EXPECT_NE(r.detail.find("card0/device: the device is gone"), std::string::npos) << r.detail;
+  }
+  fs.gone.clear();  // back again: readings as before
+  out.clear();
+  probe.backend->sample(0, everything(), out);
+  EXPECT_GT(std::count_if(out.begin(), out.end(), [](const Reading& r) { return r.ok(); }), 10);
 }
 
 TEST(FaultInjection, GarbageTextIsAnErrorNotANumber) {
