@@ -78,7 +78,7 @@ DeviceSummary AmdgpuBackend::summary(std::size_t device) const {
 
 void AmdgpuBackend::sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const {
   const AmdGpu& gpu = gpus_.at(device);
-  if (!fs_.exists(gpu.device_dir)) {
+  if (gpu.card >= 0 && !fs_.exists(gpu.device_dir)) {
     // Unplugged, or the driver let go of it: every reading says so, rather than "not supported".
     ReadingList list(out);
     const std::string why = fs_.host_path(gpu.device_dir) + ": the device is gone";
