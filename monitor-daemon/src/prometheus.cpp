@@ -105,24 +105,30 @@ std::string render_samples(const std::vector<Sampler::View>& views, const Exposi
     const DeviceSnapshot& snap = *view.snapshot;
     const std::string labels = device_labels(snap.device, context.host);
     if (view.stale) continue;  // a stuck device's old values are not presented as current
-    for (const auto* readings : {&snap.facts, &snap.live}) {
-      for (const smi::Reading& r : *readings) {
-        if (!r.ok()) continue;
-        const smi::MetricInfo* info = smi::find_metric(r.id);
-        if (info == nullptr) continue;
-        std::string sample_labels = labels;
-        if (!info->instance_label.empty()) {
-          sample_labels += fmt::format(",{}=\"{}\"", info->instance_label, escape_label_value(r.instance));
-        }
-        if (info->type == smi::ValueType::text) {
-          const auto text = r.text();
-          if (!text) continue;
-          sample_labels += fmt::format(",value=\"{}\"", escape_label_value(*text));
-          buckets[r.id].push_back({"{" + sample_labels + "}", 1.0});
-        } else if (const auto number = r.number()) {
-          buckets[r.id].push_back({"{" + sample_labels + "}", *number * base_unit(info->unit).scale});
-        }
+    auto add = [&buckets](const smi::Reading& r, const std::string& base_labels) {
+      if (!r.ok()) return;
+      const smi::MetricInfo* info = smi::find_metric(r.id);
+      if (info == nullptr) return;
+      std::string sample_labels = base_labels;
+      if (!info->instance_label.empty()) {
+        sample_labels += fmt::format(",{}=\"{}\"", info->instance_label, escape_label_value(r.instance));
       }
+      if (info->type == smi::ValueType::text) {
+        const auto text = r.text();
+        if (!text) return;
+        sample_labels += fmt::format(",value=\"{}\"", escape_label_value(*text));
+        buckets[r.id].push_back({"{" + sample_labels + "}", 1.0});
+      } else if (const auto number = r.number()) {
+        buckets[r.id].push_back({"{" + sample_labels + "}", *number * base_unit(info->unit).scale});
+      }
+    };
+    for (const auto* readings : {&snap.facts, &snap.live}) {
+      for (const smi::Reading& r : *readings) add(r, labels);
+    }
+    // Partition-scope readings (CUs, XCCs, memory of each compute partition or MIG instance).
+    for (const smi::Partition& partition : snap.partitions) {
+      const std::string partition_labels = fmt::format("{},partition=\"{}\"", labels, partition.index);
+      for (const smi::Reading& r : partition.readings) add(r, partition_labels);
     }
     // One series per check: a check with several findings (one per sensor) reports its worst.
     std::map<std::string, int> worst;

@@ -83,6 +83,13 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
         facts.metrics = wanted;
         snapshot->facts = system->sample(index, facts);
         snapshot->partitions = system->partitions(index);
+        if (!wanted.empty()) {
+          for (smi::Partition& p : snapshot->partitions) {
+            std::erase_if(p.readings, [&wanted](const smi::Reading& r) {
+              return std::find(wanted.begin(), wanted.end(), r.id) == wanted.end();
+            });
+          }
+        }
         snapshot->health = system->health(index, policy);
         snapshot->facts_at = Clock::now();
         next_slow = Clock::now() + config.slow_interval;

@@ -732,3 +732,22 @@ TEST(MetricsPage, SameAsRenderMetricsAndFollowsNewSamples) {
   const Page other_host = parse_page(cache.render({second.view()}, {"node-b", "9.8.7"}));
   EXPECT_EQ(find(other_host, "hipstack_gpu_power_current_watts", {{"host", "node-b"}}).size(), 1u);
 }
+
+TEST(Render, PartitionReadingsCarryAPartitionLabel) {
+  SnapshotBuilder gpu(device(0));
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    smi::Partition p;
+    p.index = i;
+    p.id = "GPU-00000000/" + std::to_string(i);
+    p.readings.push_back(integer("partition_compute_units", 38));
+    p.readings.push_back(integer("partition_memory", 1LL << 34));
+    gpu.snap->partitions.push_back(p);
+  }
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  EXPECT_EQ(find(page, "hipstack_gpu_partition_compute_units").size(), 2u);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_partition_compute_units", {{"gpu", "0"}, {"partition", "1"}}), 38);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_partition_memory_bytes", {{"partition", "0"}, {"host", "node-a"}}),
+                   static_cast<double>(1LL << 34));
+  // A stale GPU's partitions are not presented either.
+  EXPECT_TRUE(find(parse_page(render_metrics({gpu.view(true)}, kContext)), "hipstack_gpu_partition_compute_units").empty());
+}
