@@ -29,7 +29,7 @@ namespace {
 using namespace hipstack;
 using namespace hipstack::smid;
 
-constexpr const char* kVersion = "0.1.0";
+constexpr const char* kVersion = HIPSTACK_VERSION;  // the project version, from CMake
 
 std::string hostname() {
   char name[256] = {};

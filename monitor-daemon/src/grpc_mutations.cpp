@@ -1,0 +1,115 @@
+// SetPartition, SetPowerCap and ResetDevice: the caller is identified and must hold the admin role
+// (access.hpp), the request is checked, and the change goes through the library's one guarded
+// mutation path (System::set_*), which refuses unsafe states and audits every write. The daemon
+// logs who asked for what and how it went. One mutation runs at a time.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "grpc_request.hpp"
+#include "grpc_service.hpp"
+
+namespace hipstack::smid {
+namespace {
+
+grpc::StatusCode code_for(smi::RefusalReason reason) {
+  switch (reason) {
+    case smi::RefusalReason::invalid_value: return grpc::StatusCode::INVALID_ARGUMENT;
+    case smi::RefusalReason::reset_in_progress: return grpc::StatusCode::UNAVAILABLE;
+    case smi::RefusalReason::timed_out: return grpc::StatusCode::DEADLINE_EXCEEDED;
+    case smi::RefusalReason::driver_rejected: return grpc::StatusCode::ABORTED;
+    case smi::RefusalReason::needs_root:        // the daemon itself runs without the privilege
+    case smi::RefusalReason::not_supported:
+    case smi::RefusalReason::device_busy:
+    case smi::RefusalReason::virtual_function:
+    case smi::RefusalReason::none:
+      return grpc::StatusCode::FAILED_PRECONDITION;
+  }
+  return grpc::StatusCode::FAILED_PRECONDITION;
+}
+
+grpc::Status answer(const smi::ControlResult& result, pb::MutationResponse* out) {
+  for (const smi::ControlWrite& w : result.writes) {
+    pb::Write* write = out->add_writes();
+    write->set_path(w.host_path.empty() ? w.path : w.host_path);
+    write->set_value(w.value);
+  }
+  out->set_message(result.message);
+  out->set_next_step(result.next_step);
+  switch (result.outcome) {
+    case smi::ControlOutcome::applied: out->set_outcome(pb::MutationResponse::OUTCOME_APPLIED); return grpc::Status::OK;
+    case smi::ControlOutcome::pending: out->set_outcome(pb::MutationResponse::OUTCOME_PENDING); return grpc::Status::OK;
+    case smi::ControlOutcome::planned: out->set_outcome(pb::MutationResponse::OUTCOME_DRY_RUN); return grpc::Status::OK;
+    case smi::ControlOutcome::refused: return {code_for(result.reason), result.message};
+    case smi::ControlOutcome::failed: return {grpc::StatusCode::ABORTED, result.message};
+  }
+  return {grpc::StatusCode::INTERNAL, "unknown outcome"};
+}
+
+}  // namespace
+
+grpc::Status MonitorService::mutate(grpc::ServerContext& context, const std::string& device, const std::string& what,
+                                    const MutationFn& change, pb::MutationResponse* out) {
+  const Caller caller = access_.identify(context);
+  std::uint32_t index = 0;
+  if (auto status = resolve_device(*source_(), device, index); !status.ok()) return status;
+  const std::string action = fmt::format("{} on GPU {}", what, index);
+  if (!caller.admin) {
+    std::fprintf(stderr, "hipstack-smid: refused %s for %s: %s\n", action.c_str(), caller.who.c_str(), caller.refusal.c_str());
+    return {grpc::StatusCode::PERMISSION_DENIED, fmt::format("{}: {}", action, caller.refusal)};
+  }
+  std::lock_guard lock(mutation_mutex_);
+  smi::ControlResult result;
+  try {
+    result = mutations_(caller.who, [&](smi::System& system) { return change(system, index); });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hipstack-smid: %s for %s failed: %s\n", action.c_str(), caller.who.c_str(), e.what());
+    return {grpc::StatusCode::INTERNAL, fmt::format("{}: {}", action, e.what())};
+  }
+  std::fprintf(stderr, "hipstack-smid: %s for %s: %s: %s\n", action.c_str(), caller.who.c_str(),
+               std::string(smi::outcome_name(result.outcome)).c_str(), result.message.c_str());
+  return answer(result, out);
+}
+
+grpc::Status MonitorService::SetPartition(grpc::ServerContext* context, const pb::SetPartitionRequest* request,
+                                          pb::MutationResponse* out) {
+  const bool compute = !request->compute_mode().empty();
+  const bool memory = !request->memory_mode().empty();
+  if (compute == memory) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "give one of compute_mode (SPX, DPX, TPX, QPX, CPX) or memory_mode (NPS1, NPS2, NPS4, NPS8)"};
+  }
+  const std::string mode = compute ? request->compute_mode() : request->memory_mode();
+  if (mode.size() > 16) return {grpc::StatusCode::INVALID_ARGUMENT, "mode: longer than 16 characters"};
+  smi::ControlOptions options;
+  options.dry_run = request->dry_run();
+  options.force = request->force();
+  return mutate(*context, request->device(), fmt::format("SetPartition {} {}", compute ? "compute" : "memory", mode),
+                [&](smi::System& system, std::uint32_t index) {
+                  return compute ? system.set_compute_partition(index, mode, options)
+                                 : system.set_memory_partition(index, mode, options);
+                },
+                out);
+}
+
+grpc::Status MonitorService::SetPowerCap(grpc::ServerContext* context, const pb::SetPowerCapRequest* request,
+                                         pb::MutationResponse* out) {
+  const double watts = request->watts();
+  if (!std::isfinite(watts) || watts <= 0.0 || watts > 100000.0) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, fmt::format("watts: {} is not a power cap", watts)};
+  }
+  smi::ControlOptions options;
+  options.dry_run = request->dry_run();
+  return mutate(*context, request->device(), fmt::format("SetPowerCap {} W", watts),
+                [&](smi::System& system, std::uint32_t index) { return system.set_power_cap(index, watts, options); }, out);
+}
+
+grpc::Status MonitorService::ResetDevice(grpc::ServerContext* context, const pb::ResetDeviceRequest* request,
+                                         pb::MutationResponse* out) {
+  smi::ControlOptions options;
+  options.dry_run = request->dry_run();
+  options.force = request->force();
+  return mutate(*context, request->device(), "ResetDevice",
+                [&](smi::System& system, std::uint32_t index) { return system.reset_device(index, options); }, out);
+}
+
+}  // namespace hipstack::smid
