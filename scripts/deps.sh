@@ -4,6 +4,10 @@
 set -euo pipefail
 build_packages=(build-essential cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev)
 test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev rocm-smi librocm-smi64-1 util-linux prometheus systemd)
+# validation/ for AMD GPUs: Debian's HIP 5.2.3. hipcc is a driver script over clang-15; its Depends bring
+# clang-15, lld-15, llvm-15 and clang-tools-15 (the AMDGPU back end and linker), rocm-device-libs (the
+# device bitcode libraries), rocminfo and libamdhip64-dev (headers, libamdhip64, comgr, the HSA runtime).
+test_packages+=(hipcc libamdhip64-dev)
 packages=("${build_packages[@]}")
 [ "${1:-build}" = test ] && packages+=("${test_packages[@]}")
 missing=()
