@@ -84,7 +84,8 @@ struct Result {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const smoke::Options o = smoke::parse(argc, argv, "stream [--size ELEMENTS] [--repeats N] [--unroll 1|2|4|8] [--device N] [--json]", false, true);
+  const smoke::Options o = smoke::parse(
+      argc, argv, "stream [--size ELEMENTS] [--repeats N] [--unroll 1|2|4|8] [--device N] [--json]", false, true);
   // 2 measured best on an H100 (docs/validation.md: copy 91.6% of peak, against 81.9% for 1 and 90.4% for 4).
   const int unroll = o.unroll ? o.unroll : 2;
   if (unroll != 1 && unroll != 2 && unroll != 4 && unroll != 8) {
@@ -154,9 +155,11 @@ int main(int argc, char** argv) {
 
   const double peak = smoke::peak_memory_gbps(prop);
   if (o.json) std::printf("{\"test\": \"stream\", \"device\": %s, \"elements\": %zu, \"array_bytes\": %zu, "
-                          "\"repeats\": %d, \"unroll\": %d, \"kernels\": [", smoke::device_json(prop, o.device).c_str(), n, bytes, repeats, unroll);
+                          "\"repeats\": %d, \"unroll\": %d, \"kernels\": [",
+                          smoke::device_json(prop, o.device).c_str(), n, bytes, repeats, unroll);
   else std::printf("stream on %s (%s): %zu doubles per array (%.1f MiB), best of %d, unroll %d; peak %.1f GB/s\n"
-                   "%-6s %12s %12s %10s %10s %8s\n", prop.name, prop.gcnArchName, n, bytes / 1048576.0, repeats, unroll, peak,
+                   "%-6s %12s %12s %10s %10s %8s\n",
+                   prop.name, prop.gcnArchName, n, bytes / 1048576.0, repeats, unroll, peak,
                    "kernel", "best GB/s", "mean GB/s", "min ms", "mean ms", "of peak");
   double triad_best = 0.0;
   for (int i = 0; i < 5; ++i) {

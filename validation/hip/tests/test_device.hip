@@ -157,7 +157,9 @@ __global__ void math(const float* x, float* f, const double* y, double* d) {
   d[i * 4 + 3] = pow(y[i], 1.5);
 }
 
-__global__ void cooperative_fill(int* out) { out[blockIdx.x * blockDim.x + threadIdx.x] = static_cast<int>(blockIdx.x); }
+__global__ void cooperative_fill(int* out) {
+  out[blockIdx.x * blockDim.x + threadIdx.x] = static_cast<int>(blockIdx.x);
+}
 
 }  // namespace
 
