@@ -14,18 +14,29 @@ cmake -S "$top" -B "$top/build-ci" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -D
 cmake --build "$top/build-ci" -j "$jobs"
 (cd "$top/build-ci" && ctest -j "$jobs" -LE long --output-on-failure)
 
+# validation/ builds for the platform the main build found (nvcc first); CI proves the other one too:
+# the conformance suite and the kernels compiled by Debian's hipcc for the AMD targets.
+platform=$(sed -n 's/^HIPSTACK_HIP_PLATFORM:STRING=//p' "$top/build-ci/CMakeCache.txt")
+if [ "$platform" != amd ] && command -v hipcc >/dev/null; then
+  echo "== validation/ for AMD GPUs (hipcc; main build: ${platform:-none})"
+  cmake -S "$top/validation" -B "$top/build-hip-amd" -G Ninja -DHIPSTACK_HIP_PLATFORM=amd -DHIPSTACK_WERROR=ON >/dev/null
+  cmake --build "$top/build-hip-amd" -j "$jobs"
+  (cd "$top/build-hip-amd" && ctest -j "$jobs" --output-on-failure)
+fi
+
 [ "${HIPSTACK_TEST_QUICK:-0}" = 1 ] && exit 0
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
+# validation/ is left out of the sanitizer and fuzzing builds: its programs are nvcc/hipcc GPU code.
 cmake -S "$top" -B "$top/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHIPSTACK_WERROR=ON \
-      -DHIPSTACK_SANITIZE=address,undefined >/dev/null
+      -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
 cmake --build "$top/build-asan" -j "$jobs"
 (cd "$top/build-asan" && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$top/scripts/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
    ctest -j "$jobs" -LE "long|differential|install" --output-on-failure)
 
 echo "== libFuzzer (short runs; long runs are reported in docs/testing.md)"
 CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DHIPSTACK_FUZZ=ON -DHIPSTACK_SANITIZE=address,undefined >/dev/null
+      -DHIPSTACK_FUZZ=ON -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
 cmake --build "$top/build-fuzz" -j "$jobs" --target fuzz_gpu_metrics fuzz_text_parsers
 (cd "$top/build-fuzz" && ctest -j "$jobs" -L fuzz --output-on-failure)
 echo "== all tests passed"
