@@ -186,6 +186,7 @@ ControlResult guarded_control(const FsView& fs, const Backend& backend, std::siz
     }
   }
   result.writes = plan.writes;
+  for (ControlWrite& w : result.writes) w.host_path = fs.host_path(w.path);
   if (options.dry_run) {
     result.outcome = ControlOutcome::planned;
     result.message = fmt::format("GPU {} ({}): {}: dry run, nothing written", summary.index, summary.bdf, plan.action);
@@ -201,7 +202,7 @@ ControlResult guarded_control(const FsView& fs, const Backend& backend, std::siz
     const int error = fs.write_text(w.path, w.value);
     w.error_code = error;
     w.done = error == 0;
-    guard.record(w.path, w.value, error == 0 ? "ok" : "error: " + errno_text(error));
+    guard.record(w.host_path, w.value, error == 0 ? "ok" : "error: " + errno_text(error));
     if (error != 0) {
       const std::string where = fmt::format("writing \"{}\" to {}: {}", w.value, fs.host_path(w.path), explain_errno(error, actor));
       if (i == 0) {

@@ -131,6 +131,7 @@ struct ControlOptions {
 struct ControlWrite {
   std::string path;   // system path ("/sys/class/drm/card0/device/current_compute_partition")
   std::string value;  // what is (or would be) written
+  std::string host_path;  // where that file really is (differs under --sysfs-root)
   bool done = false;  // written successfully
   int error_code = 0; // errno of a failed write
 };
@@ -155,7 +156,7 @@ struct AuditRecord {
   std::uint32_t device = 0;    // System index
   std::string bdf;
   std::string action;
-  std::string path;            // "" for a refusal before any write
+  std::string path;            // host path written; "" for a refusal before any write
   std::string value;
   std::string result;          // "ok", "refused: <reason>", "error: <errno text>"
 };

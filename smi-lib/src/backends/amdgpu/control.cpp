@@ -183,7 +183,7 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
         plan.unchanged = fmt::format("already in {} {} mode", mode, what);
         return plan;
       }
-      plan.writes.push_back({current_path, mode, false, 0});
+      plan.writes.push_back({current_path, mode, {}, false, 0});
       plan.needs_idle = true;
       if (compute) {
         plan.wait_settle = true;
@@ -222,7 +222,7 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
         plan.unchanged = fmt::format("the power cap is already {:g} W", request.value);
         return plan;
       }
-      plan.writes.push_back({cap, std::to_string(microwatts), false, 0});
+      plan.writes.push_back({cap, std::to_string(microwatts), {}, false, 0});
       return plan;
     }
     case Kind::performance_level: {
@@ -243,7 +243,7 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
         plan.unchanged = fmt::format("the performance level is already {}", level);
         return plan;
       }
-      plan.writes.push_back({path, level, false, 0});
+      plan.writes.push_back({path, level, {}, false, 0});
       return plan;
     }
     case Kind::power_profile: {
@@ -273,7 +273,7 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
         plan.unchanged = fmt::format("the power profile is already {}", chosen->name);
         return plan;
       }
-      plan.writes.push_back({path, std::to_string(chosen->index), false, 0});
+      plan.writes.push_back({path, std::to_string(chosen->index), {}, false, 0});
       return plan;
     }
     case Kind::clock_range: {
@@ -298,14 +298,14 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
       const char letter = gfx ? 's' : 'm';
       const auto levels = od_levels(now.text, gfx ? "OD_SCLK" : "OD_MCLK");
       const bool has_min = std::find(levels.begin(), levels.end(), 0) != levels.end();
-      if (has_min) plan.writes.push_back({path, fmt::format("{} 0 {}", letter, std::llround(lo)), false, 0});
+      if (has_min) plan.writes.push_back({path, fmt::format("{} 0 {}", letter, std::llround(lo)), {}, false, 0});
       else if (lo != range->first) {
         return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
                       fmt::format("this GPU sets only the maximum {} clock (no level 0 in {}); give the minimum as {:g}",
                                   gfx ? "graphics" : "memory", fs_.host_path(path), range->first));
       }
-      plan.writes.push_back({path, fmt::format("{} 1 {}", letter, std::llround(hi)), false, 0});
-      plan.writes.push_back({path, "c", false, 0});
+      plan.writes.push_back({path, fmt::format("{} 1 {}", letter, std::llround(hi)), {}, false, 0});
+      plan.writes.push_back({path, "c", {}, false, 0});
       return plan;
     }
     case Kind::fan: {
@@ -323,7 +323,7 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
           plan.unchanged = "the fan is already under automatic control";
           return plan;
         }
-        plan.writes.push_back({enable, "2", false, 0});
+        plan.writes.push_back({enable, "2", {}, false, 0});
         return plan;
       }
       const std::string pwm = gpu.hwmon_dir + "/pwm1";
@@ -338,8 +338,8 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
                       fmt::format("{:g}% (pwm {}) is outside the driver's range pwm {}..{} ({}_min/_max)", request.fan.percent, duty,
                                   lo, hi, fs_.host_path(pwm)));
       }
-      if (mode.text != "1") plan.writes.push_back({enable, "1", false, 0});
-      plan.writes.push_back({pwm, std::to_string(duty), false, 0});
+      if (mode.text != "1") plan.writes.push_back({enable, "1", {}, false, 0});
+      plan.writes.push_back({pwm, std::to_string(duty), {}, false, 0});
       return plan;
     }
     case Kind::reset: {
@@ -348,7 +348,7 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
       if (gpu.device_dir.empty() || !fs_.exists(path)) {
         return unreadable(std::move(plan), fs_, path, ENOENT, "a GPU reset (the PCI core offers no reset method for it)");
       }
-      plan.writes.push_back({path, "1", false, 0});
+      plan.writes.push_back({path, "1", {}, false, 0});
       plan.needs_idle = true;
       return plan;
     }
