@@ -143,7 +143,9 @@ DriverModel::~DriverModel() {
 
 void DriverModel::load() {
   fs::remove_all(pristine_);
-  fs::copy(backing_ / kNodes, pristine_, fs::copy_options::recursive);
+  fs::create_directories(pristine_);
+  // A capture without a KFD topology (a display GPU) still has power, clock and fan attributes.
+  if (fs::is_directory(backing_ / kNodes)) fs::copy(backing_ / kNodes, pristine_, fs::copy_options::recursive);
   generation_ = to_u64(trim(read_file(backing_ / kGeneration)));
   for (const fs::path& dir : sorted_children(pristine_)) {
     PristineNode node;
@@ -183,7 +185,6 @@ void DriverModel::load() {
         }
       }
     }
-    if (gpu.pristine_nodes.empty()) continue;
     for (const PristineNode& node : pristine_nodes_) {
       if (node.id == gpu.pristine_nodes.front()) {
         const std::uint64_t location = to_u64(get_prop(node.props, "location_id"));
@@ -461,6 +462,7 @@ void DriverModel::worker() {
 }
 
 void DriverModel::rebuild_topology() {
+  if (pristine_nodes_.empty()) return;
   // The whole nodes/ folder is rebuilt beside the old one and swapped in, as the KFD re-publishes
   // its topology after a partition change (kfd_topology_update_sysfs): CPU nodes first, then each
   // GPU's partitions in card order, numbered from 0.

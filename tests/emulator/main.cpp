@@ -173,5 +173,10 @@ int main(int argc, char** argv) {
                capture.c_str(), mount.c_str());
   const int rc = fuse_main(static_cast<int>(raw.size()), raw.data(), &ops, &emulator);
   emulator.model.reset();
+  // fuse_main returns 4 when the mount itself failed (no FUSE in this kernel or container).
+  if (rc == 4) {
+    std::fprintf(stderr, "amdgpu-emulator: mounting %s failed: FUSE unavailable here\n", mount.c_str());
+    return 77;
+  }
   return rc;
 }
