@@ -160,6 +160,7 @@ struct AuditRecord {
   std::string value;
   std::string result;          // "ok", "refused: <reason>", "error: <errno text>"
 };
+// Called while the change holds the System: it must not call back into that System.
 using AuditSink = std::function<void(const AuditRecord&)>;
 
 enum class ClockDomain : std::uint8_t { graphics, memory };
