@@ -166,6 +166,7 @@ ControlResult guarded_control(const FsView& fs, const Backend& backend, std::siz
                                       fs.host_path(plan.reset_probe), errno_text(probe.error)));
     }
   }
+  if (plan.unchanged.empty() && plan.writes.empty()) plan.unchanged = "nothing to change";
   if (!plan.unchanged.empty()) {
     result.outcome = options.dry_run ? ControlOutcome::planned : ControlOutcome::applied;
     result.message = fmt::format("GPU {} ({}): {}; nothing to write", summary.index, summary.bdf, plan.unchanged);
