@@ -258,6 +258,8 @@ def partitions_chain(emu):
     devices = second_process(emu, "NPS4 after reload")
     check(len(devices) == 8 and all(d["modes"]["memory_partition"]["value"] == "NPS4" for d in devices), "reload: NPS4 not applied")
     check(cli_partitions(devices, "NPS4") == driver_partitions(emu), "NPS4: partitions differ from the driver's")
+    rc, out, _ = run([PROBE, emu.sys])
+    check(rc == 0 and probe_partitions(out) == driver_partitions(emu), "NPS4: the library disagrees with the driver")
 
 
 def non_root_reads(emu):
