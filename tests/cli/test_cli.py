@@ -266,6 +266,18 @@ class Changes(unittest.TestCase):
         self.assertEqual([(w["path"], w["value"], w["done"]) for w in result["writes"]],
                          [("/sys/class/drm/card24/device/current_compute_partition", "QPX", False)])
 
+    def test_driver_that_never_settles_exits_7(self):
+        import shutil
+        import tempfile
+        scratch = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        with tempfile.TemporaryDirectory(dir=scratch) as out:
+            shutil.copytree(f"{CAPTURES}/constructed/mi300x-8gpu-spx-nps1/sys", f"{out}/sys")
+            # A plain copy has no driver: the write lands, but no partitions are ever re-created.
+            proc = run("partition", "--compute-mode", "dpx", "-g", "2", "--settle-timeout-ms", "200", "--sysfs-root",
+                       f"{out}/sys", expect=7)
+            self.assertIn("did not show the new partitions within 200 ms", proc.stdout)
+            self.assertIn("next step:", proc.stdout)
+
     @unittest.skipUnless(os.environ.get("FAKE_NVML_FULL"), "fake NVML not built")
     def test_nvidia_is_read_only(self):
         env = dict(os.environ)

@@ -146,8 +146,14 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
   ControlPlan plan;
   const std::string dev = gpu.device_dir + "/";
   plan.reset_probe = dev + "power_dpm_force_performance_level";
-  plan.virtual_function = !gpu.device_dir.empty() && fs_.exists(dev + "physfn");
   auto read = [this](const std::string& path) { return fs_.read_text(path); };
+  if (gpu.device_dir.empty()) {
+    // A GPU seen only in the KFD topology (a container without /sys/class/drm): no attributes to write.
+    plan.action = "change";
+    return refuse(std::move(plan), RefusalReason::not_supported, ENOENT,
+                  "is known only from the KFD topology (no /sys/class/drm card): it cannot be changed from here");
+  }
+  plan.virtual_function = fs_.exists(dev + "physfn");
 
   switch (request.kind) {
     case Kind::compute_partition:
@@ -160,10 +166,6 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
         return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
                       fmt::format("\"{}\" is not a {} partition mode ({})", request.text, what,
                                   compute ? "SPX, DPX, TPX, QPX, CPX" : "NPS1, NPS2, NPS4, NPS8"));
-      }
-      if (gpu.device_dir.empty()) {
-        return refuse(std::move(plan), RefusalReason::not_supported, ENOENT,
-                      "is known only from the KFD topology (no /sys/class/drm card): it cannot be partitioned from here");
       }
       const std::string available_path = dev + (compute ? "available_compute_partition" : "available_memory_partition");
       const std::string current_path = dev + (compute ? "current_compute_partition" : "current_memory_partition");
@@ -236,7 +238,7 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
                                   request.text));
       }
       const std::string path = dev + "power_dpm_force_performance_level";
-      const FileText now = gpu.device_dir.empty() ? FileText{ENOENT, {}} : read(path);
+      const FileText now = read(path);
       if (!now.ok()) return unreadable(std::move(plan), fs_, path, now.error, "setting the performance level");
       plan.action = fmt::format("performance level {} -> {}", now.text, level);
       if (now.text == level) {
@@ -249,7 +251,7 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
     case Kind::power_profile: {
       plan.action = fmt::format("power profile -> {}", request.text);
       const std::string path = dev + "pp_power_profile_mode";
-      const FileText now = gpu.device_dir.empty() ? FileText{ENOENT, {}} : read(path);
+      const FileText now = read(path);
       if (!now.ok()) return unreadable(std::move(plan), fs_, path, now.error, "setting the power profile");
       const auto rows = parse_profiles(now.text);
       const ProfileRow* chosen = nullptr;
@@ -280,7 +282,7 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
       const bool gfx = request.clock == ClockDomain::graphics;
       plan.action = fmt::format("{} clock range -> {:g}..{:g} MHz", gfx ? "graphics" : "memory", request.value, request.value2);
       const std::string path = dev + "pp_od_clk_voltage";
-      const FileText now = gpu.device_dir.empty() ? FileText{ENOENT, {}} : read(path);
+      const FileText now = read(path);
       if (!now.ok()) return unreadable(std::move(plan), fs_, path, now.error, "setting clock ranges (overdrive)");
       const auto range = od_range(now.text, gfx ? "SCLK" : "MCLK");
       if (!range) {
@@ -345,7 +347,7 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
     case Kind::reset: {
       plan.action = "GPU reset (PCI function reset)";
       const std::string path = dev + "reset";
-      if (gpu.device_dir.empty() || !fs_.exists(path)) {
+      if (!fs_.exists(path)) {
         return unreadable(std::move(plan), fs_, path, ENOENT, "a GPU reset (the PCI core offers no reset method for it)");
       }
       plan.writes.push_back({path, "1", {}, false, 0});
