@@ -242,6 +242,13 @@ def partitions_chain(emu):
         for entry in os.listdir(d):
             shutil.rmtree(os.path.join(d, entry))
     first = step(emu, "CPX", by_library=True)
+    # The emulated CPX layout is the constructed CPX node's (built from the real MI300X CPX topology):
+    # same BDFs, render minors, XCCs, CUs and memory per partition; only the KFD gpu_ids are new.
+    rc, out, err = run([CLI, "--sysfs-root", os.path.join(CAPTURES, "constructed", "mi300x-8gpu-cpx-nps1", "sys"),
+                        "partition", "--json"])
+    reference = cli_partitions(json.loads(out)["devices"], "CPX capture") if rc == 0 else {}
+    strip = lambda parts: {g: [p[:1] + p[2:] for p in rows] for g, rows in parts.items()}
+    check(strip(first) == strip(reference), "CPX: the emulator's partitions differ from the CPX capture's")
     step(emu, "DPX", by_library=False)
     again = step(emu, "SPX", by_library=False)
     check(len(again) == 8, "SPX again: 8 GPUs")
