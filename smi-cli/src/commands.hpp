@@ -5,6 +5,7 @@
 #include <hipstack/smi.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ enum ExitCode : int {
   kExitReadFailure = 1,   // a device could not be read at all
   kExitBadArguments = 2,
   kExitNoSuchDevice = 3,
+  // Changes (partition --compute-mode/--memory-mode, set, reset):
+  kExitRefused = 4,    // refused: unsafe state (busy, reset, VF), not supported, or the driver said no
+  kExitNeedsRoot = 5,  // not privileged (or the kernel said EACCES/EPERM); nothing was written
+  kExitPending = 6,    // written; takes effect after the printed next step (NPS: driver reload)
+  kExitFailed = 7,     // written, but the driver did not reach the new state (timed out, later write failed)
   // `health` only (as issue and docs/cli.md define): 1 unhealthy, 2 could not check.
   kExitUnhealthy = 1,
   kExitCannotCheck = 2,
@@ -46,6 +52,37 @@ int run_ras(const smi::System& system, const CommonOptions& options);
 int run_bad_pages(const smi::System& system, const CommonOptions& options);
 // Compute and memory partition modes and each partition's resources (read-only).
 int run_partition(const smi::System& system, const CommonOptions& options);
+// Partition modes and partitions of the given devices, as in `partition --json`.
+Json partition_json(const smi::System& system, const std::vector<std::uint32_t>& devices);
+
+struct ClockRange {
+  smi::ClockDomain domain = smi::ClockDomain::graphics;
+  double min_mhz = 0;
+  double max_mhz = 0;
+};
+// What one invocation asks to change; every field set is applied to every -g device in this order.
+struct ControlChange {
+  std::string compute_mode;
+  std::string memory_mode;
+  std::optional<double> power_cap_w;
+  std::string perf_level;
+  std::string profile;
+  std::optional<ClockRange> clock_range;
+  std::optional<smi::FanSetting> fan;
+  bool reset = false;
+  bool dry_run = false;
+  bool force = false;
+  unsigned settle_timeout_ms = 30000;
+  [[nodiscard]] bool any() const {
+    return !compute_mode.empty() || !memory_mode.empty() || power_cap_w || !perf_level.empty() || !profile.empty() ||
+           clock_range || fan || reset;
+  }
+};
+// -g selection for changes: required ("all" for every device); throws smi::Error(invalid_argument).
+std::vector<std::uint32_t> target_devices(const smi::System& system, const CommonOptions& options);
+int run_control(smi::System& system, const CommonOptions& options, const std::string& command, const ControlChange& change);
+std::optional<ClockRange> parse_clock_range(const std::string& text, std::string& error);
+std::optional<smi::FanSetting> parse_fan(const std::string& text, std::string& error);
 int run_catalogue(const CommonOptions& options, bool markdown);
 // Copies what the library reads from the live /sys (or --sysfs-root) into OUT/sys, flat.
 int run_capture(const std::string& sysfs_root, const std::string& procfs_root, const std::string& out_dir,

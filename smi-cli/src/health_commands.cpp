@@ -84,6 +84,27 @@ int run_bad_pages(const smi::System& system, const CommonOptions& options) {
 
 namespace hipstack::cli {
 
+Json partition_json(const smi::System& system, const std::vector<std::uint32_t>& selected) {
+  using smi::MetricId;
+  const auto devices = system.devices();
+  smi::SampleOptions modes;
+  modes.static_info = true;
+  modes.live = false;
+  modes.metrics = {MetricId::compute_partition, MetricId::compute_partition_available, MetricId::memory_partition,
+                   MetricId::memory_partition_available, MetricId::mig_mode};
+  Json out = Json::array();
+  for (const std::uint32_t index : selected) {
+    Json d = device_json(devices.at(index));
+    d["modes"] = readings_json(system.sample(index, modes));
+    d["partition_list"] = Json::array();
+    for (const smi::Partition& p : system.partitions(index)) {
+      d["partition_list"].push_back({{"index", p.index}, {"id", p.id}, {"bdf", p.bdf}, {"metrics", readings_json(p.readings)}});
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 int run_partition(const smi::System& system, const CommonOptions& options) {
   using smi::MetricId;
   const auto devices = system.devices();

@@ -72,7 +72,27 @@ int run(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_subcommand("ras", "RAS error counts per block, ECC totals, retired pages and the bad page threshold");
   app.add_subcommand("bad-pages", "Retired and pending memory pages");
-  app.add_subcommand("partition", "Compute/memory partition modes and the partitions (MIG instances) of each GPU");
+  auto* partition = app.add_subcommand(
+      "partition", "Compute/memory partition modes and the partitions (MIG instances) of each GPU; with "
+                   "--compute-mode/--memory-mode, change them (AMD only, root, -g required)");
+  ControlChange change;
+  std::string power_cap_text, clock_range_text, fan_text;
+  partition->add_option("--compute-mode", change.compute_mode, "Set the compute partition mode (SPX, DPX, TPX, QPX, CPX; any case)");
+  partition->add_option("--memory-mode", change.memory_mode, "Request a memory partition mode (NPS1, NPS2, NPS4, NPS8; any case)");
+  auto* set = app.add_subcommand("set", "Change power cap, performance level, power profile, clock range or fan (root, -g required)");
+  set->add_option("--power-cap", power_cap_text, "Power cap in watts (within power1_cap_min..max)");
+  set->add_option("--perf-level", change.perf_level, "Performance level (auto, low, high, manual, profile_peak, ...)");
+  set->add_option("--profile", change.profile, "Power profile by name or number (COMPUTE, VIDEO, 5, ...)");
+  set->add_option("--clock-range", clock_range_text, "Clock range DOMAIN:MIN-MAX in MHz (sclk or mclk), e.g. sclk:500-2100");
+  set->add_option("--fan", fan_text, "Fan: auto, or a manual speed in percent (0..100)");
+  auto* reset = app.add_subcommand("reset", "Reset GPUs (PCI function reset; root, -g required, refuses while in use)");
+  for (CLI::App* sub : {partition, set, reset}) {
+    sub->add_flag("--dry-run", change.dry_run, "Print what would be written where; write nothing");
+    sub->add_flag("--force", change.force, "Go ahead although processes use the GPU (the driver may still refuse)");
+    sub->add_option("--settle-timeout-ms", change.settle_timeout_ms,
+                    "How long to wait for the driver to re-create partitions (default 30000)")
+        ->check(CLI::Range(0u, 600000u));
+  }
   auto* catalogue = app.add_subcommand("catalogue", "The metric catalogue (ids, names, units, help)");
   bool markdown = false;
   catalogue->add_flag("--markdown", markdown, "As the Markdown table of docs/metrics.md");
@@ -105,6 +125,41 @@ int run(int argc, char** argv) {
   }
 
   const std::string command = app.get_subcommands().front()->get_name();
+  change.reset = command == "reset";
+  if (!power_cap_text.empty()) {
+    try {
+      std::size_t used = 0;
+      change.power_cap_w = std::stod(power_cap_text, &used);
+      if (used != power_cap_text.size()) throw std::invalid_argument(power_cap_text);
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "hipstack-smi: --power-cap \"%s\": expected a number of watts\n", power_cap_text.c_str());
+      return kExitBadArguments;
+    }
+  }
+  std::string parse_error;
+  if (!clock_range_text.empty() && !(change.clock_range = parse_clock_range(clock_range_text, parse_error))) {
+    std::fprintf(stderr, "hipstack-smi: %s\n", parse_error.c_str());
+    return kExitBadArguments;
+  }
+  if (!fan_text.empty() && !(change.fan = parse_fan(fan_text, parse_error))) {
+    std::fprintf(stderr, "hipstack-smi: %s\n", parse_error.c_str());
+    return kExitBadArguments;
+  }
+  if (command == "set" && !change.any()) {
+    std::fprintf(stderr, "hipstack-smi: set: give at least one of --power-cap, --perf-level, --profile, --clock-range, --fan\n");
+    return kExitBadArguments;
+  }
+  if (command == "partition" && !change.any() && (change.dry_run || change.force)) {
+    std::fprintf(stderr, "hipstack-smi: partition: --dry-run and --force go with --compute-mode or --memory-mode\n");
+    return kExitBadArguments;
+  }
+  // Every change is logged to stderr as it is made (refusals too, with -v): who, what, where.
+  open.audit = [&common](const smi::AuditRecord& r) {
+    if (r.path.empty() && !common.verbose) return;
+    std::fprintf(stderr, "hipstack-smi: audit: uid=%u pid=%d GPU %u %s: %s%s%s%s: %s\n", r.uid, r.pid, r.device, r.bdf.c_str(),
+                 r.action.c_str(), r.path.empty() ? "" : ": write \"", r.path.empty() ? "" : (r.value + "\" to ").c_str(),
+                 r.path.c_str(), r.result.c_str());
+  };
   if (command == "catalogue") return run_catalogue(common, markdown);
   if (command == "capture") {
     return run_capture(open.sysfs_root, open.procfs_root, capture_dir, capture_processes, common.pcie_throughput);
@@ -130,7 +185,9 @@ int run(int argc, char** argv) {
   if (command == "health") return run_health(*system, common, health_policy);
   if (command == "ras") return run_ras(*system, common);
   if (command == "bad-pages") return run_bad_pages(*system, common);
+  if (command == "partition" && change.any()) return run_control(*system, common, command, change);
   if (command == "partition") return run_partition(*system, common);
+  if (command == "set" || command == "reset") return run_control(*system, common, command, change);
   return run_version(&*system, common);
 }
 

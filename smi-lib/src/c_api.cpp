@@ -213,4 +213,43 @@ const hipstack_smi_reading* hipstack_smi_sample_reading(const hipstack_smi_sampl
 
 void hipstack_smi_sample_free(hipstack_smi_sample* sample) { delete sample; }
 
+hipstack_smi_result hipstack_smi_control(hipstack_smi_system* system, uint32_t device, hipstack_smi_control_kind kind,
+                                         const char* text, double value, double value2, unsigned flags,
+                                         hipstack_smi_control_result* result) {
+  return guarded([&]() -> hipstack_smi_result {
+    if (system == nullptr || result == nullptr) return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "system and result must not be NULL");
+    const std::string t = text != nullptr ? text : "";
+    ControlOptions options;
+    options.dry_run = (flags & HIPSTACK_SMI_CONTROL_DRY_RUN) != 0;
+    options.force = (flags & HIPSTACK_SMI_CONTROL_FORCE) != 0;
+    ControlResult r;
+    switch (kind) {
+      case HIPSTACK_SMI_CONTROL_COMPUTE_PARTITION: r = system->system.set_compute_partition(device, t, options); break;
+      case HIPSTACK_SMI_CONTROL_MEMORY_PARTITION: r = system->system.set_memory_partition(device, t, options); break;
+      case HIPSTACK_SMI_CONTROL_POWER_CAP: r = system->system.set_power_cap(device, value, options); break;
+      case HIPSTACK_SMI_CONTROL_PERFORMANCE_LEVEL: r = system->system.set_performance_level(device, t, options); break;
+      case HIPSTACK_SMI_CONTROL_POWER_PROFILE: r = system->system.set_power_profile(device, t, options); break;
+      case HIPSTACK_SMI_CONTROL_GRAPHICS_CLOCK_RANGE:
+        r = system->system.set_clock_range(device, ClockDomain::graphics, value, value2, options);
+        break;
+      case HIPSTACK_SMI_CONTROL_MEMORY_CLOCK_RANGE:
+        r = system->system.set_clock_range(device, ClockDomain::memory, value, value2, options);
+        break;
+      case HIPSTACK_SMI_CONTROL_FAN: r = system->system.set_fan(device, FanSetting{value < 0, value < 0 ? 0 : value}, options); break;
+      case HIPSTACK_SMI_CONTROL_RESET: r = system->system.reset_device(device, options); break;
+      default: return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "unknown control kind " + std::to_string(static_cast<int>(kind)));
+    }
+    *result = {};
+    result->outcome = static_cast<hipstack_smi_control_outcome>(r.outcome);
+    result->reason = static_cast<int>(r.reason);
+    result->error_code = r.error_code;
+    result->write_count = 0;
+    for (const ControlWrite& w : r.writes) result->write_count += (w.done || options.dry_run) ? 1u : 0u;
+    copy_text(result->action, r.action);
+    copy_text(result->message, r.message);
+    copy_text(result->next_step, r.next_step);
+    return HIPSTACK_SMI_OK;
+  });
+}
+
 }  // extern "C"

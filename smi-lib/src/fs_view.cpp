@@ -129,6 +129,22 @@ FileBytes RootedFs::read_bytes(const std::string& path, std::size_t max_bytes) c
   return result;
 }
 
+int RootedFs::write_text(const std::string& path, std::string_view text) const {
+  // No O_CREAT: a missing attribute means the driver does not offer the control.
+  const int fd = ::open(host_path(path).c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int result = 0;
+  for (;;) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) result = errno;
+    else if (static_cast<std::size_t>(n) != text.size()) result = EIO;  // sysfs takes a store whole
+    break;
+  }
+  if (::close(fd) != 0 && result == 0 && errno != EINTR) result = errno;
+  return result;
+}
+
 std::vector<std::string> RootedFs::list(const std::string& path) const {
   std::vector<std::string> names;
   DIR* dir = ::opendir(host_path(path).c_str());

@@ -1,4 +1,4 @@
-// Root-prefixed, read-only view of /sys, /proc and /dev. Every file the library reads goes through
+// Root-prefixed view of /sys, /proc and /dev. Every file the library reads goes through
 // one FsView, so the same code serves the live system, a recorded capture and a test fake.
 #pragma once
 
@@ -36,6 +36,10 @@ class FsView {
   [[nodiscard]] virtual std::string link_target(const std::string& path) const = 0;
   // The host path a system path maps to (for messages and for tools that copy trees).
   [[nodiscard]] virtual std::string host_path(const std::string& path) const = 0;
+  // Writes text to an existing file in one write(), as `echo -n text > file` does; returns 0 or the
+  // errno of the open or the write (sysfs reports the driver's verdict there: EINVAL, EBUSY, ...).
+  // Only the guarded mutation path (control.cpp) calls it.
+  [[nodiscard]] virtual int write_text(const std::string& path, std::string_view text) const = 0;
 };
 
 // The real file system, with /sys, /proc and /dev each optionally replaced by a folder.
@@ -48,6 +52,7 @@ class RootedFs final : public FsView {
   [[nodiscard]] bool exists(const std::string& path) const override;
   [[nodiscard]] std::string link_target(const std::string& path) const override;
   [[nodiscard]] std::string host_path(const std::string& path) const override;
+  [[nodiscard]] int write_text(const std::string& path, std::string_view text) const override;
 
  private:
   // The system path of a host path inside one of the roots (inverse of host_path).

@@ -7,8 +7,10 @@
 #include <array>
 #include <cstdlib>
 #include <mutex>
+#include <shared_mutex>
 
 #include "backends/backend.hpp"
+#include "control.hpp"
 #include "fs_view.hpp"
 #include "version.hpp"
 
@@ -71,6 +73,51 @@ struct System::Impl {
     DeviceSummary summary;
   };
   std::vector<Slot> devices;
+  AuditSink audit;
+  // Readers share it; a mutation holds it alone (it may replace a backend and renumber devices).
+  mutable std::shared_mutex mutex;
+
+  void number_devices() {
+    devices.clear();
+    for (const auto& backend : backends) {
+      for (std::size_t i = 0; i < backend->device_count(); ++i) {
+        DeviceSummary summary = backend->summary(i);
+        summary.index = static_cast<std::uint32_t>(devices.size());
+        devices.push_back({backend.get(), i, std::move(summary)});
+      }
+    }
+  }
+
+  // After a partition change: a fresh amdgpu discovery replaces the old one. Whole GPUs keep their
+  // indices as long as the driver keeps its cards (it does: partitions are KFD nodes, not cards).
+  void rediscover_amdgpu(ControlResult& result) {
+    std::vector<std::string> before;
+    for (const Slot& s : devices) before.push_back(s.summary.bdf);
+    detail::BackendProbe probe = detail::probe_amdgpu(*fs);
+    for (auto& backend : backends) {
+      if (backend->name() != "amdgpu") continue;
+      if (probe.backend) backend = std::move(probe.backend);
+    }
+    number_devices();
+    std::vector<std::string> after;
+    for (const Slot& s : devices) after.push_back(s.summary.bdf);
+    if (before != after) {
+      result.message += fmt::format("; note: the device list changed from {} to {} GPU(s) (indices may have moved)",
+                                    before.size(), after.size());
+    }
+  }
+
+  ControlResult control(std::uint32_t device, const detail::ControlRequest& request, const ControlOptions& options) {
+    std::unique_lock lock(mutex);
+    const Slot& target = slot(device);
+    ControlResult result = detail::guarded_control(*fs, *target.backend, target.local, target.summary, request, options,
+                                                   detail::current_actor(), audit);
+    const bool partition = request.kind == detail::ControlRequest::Kind::compute_partition ||
+                           request.kind == detail::ControlRequest::Kind::memory_partition;
+    const bool wrote = std::any_of(result.writes.begin(), result.writes.end(), [](const ControlWrite& w) { return w.done; });
+    if (partition && wrote && target.backend->name() == "amdgpu") rediscover_amdgpu(result);
+    return result;
+  }
 
   const Slot& slot(std::uint32_t device) const {
     if (device >= devices.size()) {
@@ -100,6 +147,7 @@ System System::open(const OpenOptions& options) {
   if (dev_root.empty()) dev_root = sibling_root(sys_root, "dev");
 
   auto impl = std::make_unique<Impl>();
+  impl->audit = options.audit;
   impl->fs = std::make_unique<detail::RootedFs>(sys_root, proc_root, dev_root);
   if (options.enable_amdgpu) {
     detail::BackendProbe probe = detail::probe_amdgpu(*impl->fs);
@@ -117,26 +165,25 @@ System System::open(const OpenOptions& options) {
   } else {
     impl->statuses.push_back({"nvml", false, "disabled by the caller"});
   }
-  for (const auto& backend : impl->backends) {
-    for (std::size_t i = 0; i < backend->device_count(); ++i) {
-      DeviceSummary summary = backend->summary(i);
-      summary.index = static_cast<std::uint32_t>(impl->devices.size());
-      impl->devices.push_back({backend.get(), i, std::move(summary)});
-    }
-  }
+  impl->number_devices();
   return System(std::move(impl));
 }
 
 std::vector<DeviceSummary> System::devices() const {
+  std::shared_lock lock(impl_->mutex);
   std::vector<DeviceSummary> out;
   out.reserve(impl_->devices.size());
   for (const auto& slot : impl_->devices) out.push_back(slot.summary);
   return out;
 }
 
-std::vector<BackendStatus> System::backends() const { return impl_->statuses; }
+std::vector<BackendStatus> System::backends() const {
+  std::shared_lock lock(impl_->mutex);
+  return impl_->statuses;
+}
 
 std::uint32_t System::resolve(std::string_view selector) const {
+  std::shared_lock lock(impl_->mutex);
   if (selector.empty()) throw Error(Error::Code::invalid_argument, "empty device selector");
   if (std::all_of(selector.begin(), selector.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     if (selector.size() > 9) throw Error(Error::Code::no_such_device, fmt::format("no device {}", selector));
@@ -163,6 +210,7 @@ std::uint32_t System::resolve(std::string_view selector) const {
 }
 
 std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& options) const {
+  std::shared_lock lock(impl_->mutex);
   const auto& slot = impl_->slot(device);
   std::vector<Reading> readings;
   readings.reserve(160);
@@ -206,21 +254,25 @@ Reading System::read(std::uint32_t device, MetricId id) const {
 }
 
 std::vector<Partition> System::partitions(std::uint32_t device) const {
+  std::shared_lock lock(impl_->mutex);
   const auto& slot = impl_->slot(device);
   return slot.backend->partitions(slot.local);
 }
 
 std::vector<ProcessInfo> System::processes(std::uint32_t device, unsigned interval_ms) const {
+  std::shared_lock lock(impl_->mutex);
   const auto& slot = impl_->slot(device);
   return slot.backend->processes(slot.local, interval_ms);
 }
 
 std::vector<BadPage> System::bad_pages(std::uint32_t device) const {
+  std::shared_lock lock(impl_->mutex);
   const auto& slot = impl_->slot(device);
   return slot.backend->bad_pages(slot.local);
 }
 
 std::vector<Link> System::links() const {
+  std::shared_lock lock(impl_->mutex);
   std::vector<Link> out;
   for (const auto& backend : impl_->backends) {
     // Translate the backend's device numbers into System indices.
@@ -235,6 +287,64 @@ std::vector<Link> System::links() const {
     }
   }
   return out;
+}
+
+ControlResult System::set_compute_partition(std::uint32_t device, std::string_view mode, const ControlOptions& options) {
+  detail::ControlRequest request;
+  request.kind = detail::ControlRequest::Kind::compute_partition;
+  request.text = mode;
+  return impl_->control(device, request, options);
+}
+
+ControlResult System::set_memory_partition(std::uint32_t device, std::string_view mode, const ControlOptions& options) {
+  detail::ControlRequest request;
+  request.kind = detail::ControlRequest::Kind::memory_partition;
+  request.text = mode;
+  return impl_->control(device, request, options);
+}
+
+ControlResult System::set_power_cap(std::uint32_t device, double watts, const ControlOptions& options) {
+  detail::ControlRequest request;
+  request.kind = detail::ControlRequest::Kind::power_cap;
+  request.value = watts;
+  return impl_->control(device, request, options);
+}
+
+ControlResult System::set_performance_level(std::uint32_t device, std::string_view level, const ControlOptions& options) {
+  detail::ControlRequest request;
+  request.kind = detail::ControlRequest::Kind::performance_level;
+  request.text = level;
+  return impl_->control(device, request, options);
+}
+
+ControlResult System::set_power_profile(std::uint32_t device, std::string_view profile, const ControlOptions& options) {
+  detail::ControlRequest request;
+  request.kind = detail::ControlRequest::Kind::power_profile;
+  request.text = profile;
+  return impl_->control(device, request, options);
+}
+
+ControlResult System::set_clock_range(std::uint32_t device, ClockDomain domain, double min_mhz, double max_mhz,
+                                      const ControlOptions& options) {
+  detail::ControlRequest request;
+  request.kind = detail::ControlRequest::Kind::clock_range;
+  request.clock = domain;
+  request.value = min_mhz;
+  request.value2 = max_mhz;
+  return impl_->control(device, request, options);
+}
+
+ControlResult System::set_fan(std::uint32_t device, const FanSetting& fan, const ControlOptions& options) {
+  detail::ControlRequest request;
+  request.kind = detail::ControlRequest::Kind::fan;
+  request.fan = fan;
+  return impl_->control(device, request, options);
+}
+
+ControlResult System::reset_device(std::uint32_t device, const ControlOptions& options) {
+  detail::ControlRequest request;
+  request.kind = detail::ControlRequest::Kind::reset;
+  return impl_->control(device, request, options);
 }
 
 std::string_view library_version() noexcept { return detail::kVersion; }

@@ -247,6 +247,49 @@ class BothVendors(unittest.TestCase):
         self.assertIn("0000:0c:00.0", proc.stdout)
 
 
+class Changes(unittest.TestCase):
+    """Argument and refusal paths of partition/set/reset that need no driver (the emulator test,
+    tests/emulator/test_partitions.py, covers the driver's side). The bundled captures are never
+    written: every call here is refused or a dry run."""
+    def test_bad_change_arguments_exit_2(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        proc = run("partition", "--compute-mode", "CPX", "--sysfs-root", root, expect=2)
+        self.assertIn("name the GPUs to change with -g", proc.stderr)
+        self.assertIn("give at least one of --power-cap", run("set", "-g", "0", "--sysfs-root", root, expect=2).stderr)
+        self.assertIn("expected a number of watts", run("set", "-g", "0", "--power-cap", "lots", expect=2).stderr)
+        self.assertIn("DOMAIN:MIN-MAX", run("set", "-g", "0", "--clock-range", "sclk500", expect=2).stderr)
+        self.assertIn("auto or a percentage", run("set", "-g", "0", "--fan", "fast", expect=2).stderr)
+        run("partition", "--dry-run", "--sysfs-root", root, expect=2)
+        proc = run("partition", "--compute-mode", "qpx", "-g", "3", "--dry-run", "--json", "--sysfs-root", root)
+        (result,) = json.loads(proc.stdout)["results"]
+        self.assertEqual((result["outcome"], result["action"]), ("planned", "compute partition SPX -> QPX"))
+        self.assertEqual([(w["path"], w["value"], w["done"]) for w in result["writes"]],
+                         [("/sys/class/drm/card24/device/current_compute_partition", "QPX", False)])
+
+    def test_driver_that_never_settles_exits_7(self):
+        import shutil
+        import tempfile
+        scratch = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        with tempfile.TemporaryDirectory(dir=scratch) as out:
+            shutil.copytree(f"{CAPTURES}/constructed/mi300x-8gpu-spx-nps1/sys", f"{out}/sys")
+            # A plain copy has no driver: the write lands, but no partitions are ever re-created.
+            proc = run("partition", "--compute-mode", "dpx", "-g", "2", "--settle-timeout-ms", "200", "--sysfs-root",
+                       f"{out}/sys", expect=7)
+            self.assertIn("did not show the new partitions within 200 ms", proc.stdout)
+            self.assertIn("next step:", proc.stdout)
+
+    @unittest.skipUnless(os.environ.get("FAKE_NVML_FULL"), "fake NVML not built")
+    def test_nvidia_is_read_only(self):
+        env = dict(os.environ)
+        env["HIPSTACK_NVML_LIBRARY"] = os.environ["FAKE_NVML_FULL"]
+        env["HIPSTACK_FAKE_NVML_SCRIPT"] = f"{os.environ['FAKE_NVML_SCRIPTS_DIR']}/h100x2-mig.txt"
+        for args in (["set", "--power-cap", "300"], ["partition", "--compute-mode", "CPX"], ["reset"]):
+            proc = subprocess.run([SMI, *args, "-g", "2", "--sysfs-root", sys_root("real/lact/rx6900xt")],
+                                  capture_output=True, text=True, env=env, timeout=60)
+            self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+            self.assertIn("the nvml backend is read-only", proc.stdout)
+
+
 class Capture(unittest.TestCase):
     def test_capture_reads_back_identically(self):
         import tempfile

@@ -141,6 +141,61 @@ HIPSTACK_SMI_API const hipstack_smi_reading* hipstack_smi_sample_reading(const h
                                                                          size_t position);
 HIPSTACK_SMI_API void hipstack_smi_sample_free(hipstack_smi_sample* sample);
 
+/* Changes (docs/control.md): one guarded path checks privilege and unsafe states, writes, and waits
+ * for the driver. The call returns HIPSTACK_SMI_OK when it ran; result->outcome says what happened. */
+typedef enum hipstack_smi_control_kind {
+  HIPSTACK_SMI_CONTROL_COMPUTE_PARTITION = 0, /* text: SPX, DPX, TPX, QPX, CPX (any case) */
+  HIPSTACK_SMI_CONTROL_MEMORY_PARTITION = 1,  /* text: NPS1, NPS2, NPS4, NPS8 */
+  HIPSTACK_SMI_CONTROL_POWER_CAP = 2,         /* value: watts */
+  HIPSTACK_SMI_CONTROL_PERFORMANCE_LEVEL = 3, /* text: auto, low, high, manual, profile_peak, ... */
+  HIPSTACK_SMI_CONTROL_POWER_PROFILE = 4,     /* text: profile name or number */
+  HIPSTACK_SMI_CONTROL_GRAPHICS_CLOCK_RANGE = 5, /* value: min MHz, value2: max MHz */
+  HIPSTACK_SMI_CONTROL_MEMORY_CLOCK_RANGE = 6,   /* value: min MHz, value2: max MHz */
+  HIPSTACK_SMI_CONTROL_FAN = 7,               /* value: percent 0..100, or < 0 for automatic */
+  HIPSTACK_SMI_CONTROL_RESET = 8
+} hipstack_smi_control_kind;
+
+enum {
+  HIPSTACK_SMI_CONTROL_DRY_RUN = 1, /* report the writes, make none */
+  HIPSTACK_SMI_CONTROL_FORCE = 2    /* go ahead although processes use the GPU */
+};
+
+typedef enum hipstack_smi_control_outcome {
+  HIPSTACK_SMI_CONTROL_APPLIED = 0,
+  HIPSTACK_SMI_CONTROL_PENDING = 1, /* takes effect after next_step (NPS: driver reload) */
+  HIPSTACK_SMI_CONTROL_PLANNED = 2, /* dry run */
+  HIPSTACK_SMI_CONTROL_REFUSED = 3, /* nothing changed: see reason */
+  HIPSTACK_SMI_CONTROL_FAILED = 4   /* written, but the driver did not reach the new state */
+} hipstack_smi_control_outcome;
+
+/* Values of hipstack_smi_control_result.reason (the C++ RefusalReason, in order). */
+enum {
+  HIPSTACK_SMI_REASON_NONE = 0,
+  HIPSTACK_SMI_REASON_NEEDS_ROOT = 1,
+  HIPSTACK_SMI_REASON_INVALID_VALUE = 2,
+  HIPSTACK_SMI_REASON_NOT_SUPPORTED = 3,
+  HIPSTACK_SMI_REASON_DEVICE_BUSY = 4,
+  HIPSTACK_SMI_REASON_RESET_IN_PROGRESS = 5,
+  HIPSTACK_SMI_REASON_VIRTUAL_FUNCTION = 6,
+  HIPSTACK_SMI_REASON_DRIVER_REJECTED = 7,
+  HIPSTACK_SMI_REASON_TIMED_OUT = 8
+};
+
+typedef struct hipstack_smi_control_result {
+  hipstack_smi_control_outcome outcome;
+  int reason;           /* HIPSTACK_SMI_REASON_* */
+  int error_code;       /* errno behind a refusal or failure */
+  uint32_t write_count; /* writes made (or planned, for a dry run) */
+  char action[128];
+  char message[512];
+  char next_step[256];
+} hipstack_smi_control_result;
+
+HIPSTACK_SMI_API hipstack_smi_result hipstack_smi_control(hipstack_smi_system* system, uint32_t device,
+                                                          hipstack_smi_control_kind kind, const char* text,
+                                                          double value, double value2, unsigned flags,
+                                                          hipstack_smi_control_result* result);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 #include <hipstack/smi_catalogue.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -96,6 +97,78 @@ struct HIPSTACK_SMI_CXX_API Reading {
   [[nodiscard]] std::optional<std::string_view> text() const noexcept;
 };
 
+// Mutations (docs/control.md). Every change goes through one guarded path: the request is
+// validated, unsafe states are refused with a reason, the writes are made through the same
+// root-prefixed view as the reads (so --sysfs-root works) and each write is reported to the audit
+// sink before and after it is made.
+enum class ControlOutcome : std::uint8_t {
+  applied,  // written, and the driver shows the new state
+  pending,  // written; takes effect only after next_step (e.g. a driver reload for NPS modes)
+  planned,  // dry run: nothing was written; writes lists what would be
+  refused,  // nothing was written (or the driver rejected the first write): see reason
+  failed,   // written, but the driver did not reach the new state in time (or a later write failed)
+};
+enum class RefusalReason : std::uint8_t {
+  none,
+  needs_root,         // not privileged, or the kernel said EACCES/EPERM
+  invalid_value,      // not an accepted value (unknown or unavailable mode, out of range)
+  not_supported,      // the device or driver offers no such control (NVIDIA: read-only by design)
+  device_busy,        // processes use the GPU (override with force), or the driver said EBUSY
+  reset_in_progress,  // the driver refuses access while the GPU resets
+  virtual_function,   // an SR-IOV virtual function: the host owns these settings
+  driver_rejected,    // the driver rejected the write for another reason (errno in error_code)
+  timed_out,          // the driver did not settle before the timeout
+};
+HIPSTACK_SMI_CXX_API std::string_view outcome_name(ControlOutcome outcome) noexcept;  // "applied", ...
+HIPSTACK_SMI_CXX_API std::string_view reason_name(RefusalReason reason) noexcept;     // "needs_root", ...
+
+struct ControlOptions {
+  bool dry_run = false;  // validate, check and report the writes without making them
+  bool force = false;    // go ahead although processes use the GPU (the driver may still say EBUSY)
+  unsigned settle_timeout_ms = 30000;  // how long to wait for the driver to re-create its devices
+};
+
+struct ControlWrite {
+  std::string path;   // system path ("/sys/class/drm/card0/device/current_compute_partition")
+  std::string value;  // what is (or would be) written
+  std::string host_path;  // where that file really is (differs under --sysfs-root)
+  bool done = false;  // written successfully
+  int error_code = 0; // errno of a failed write
+};
+
+struct ControlResult {
+  ControlOutcome outcome = ControlOutcome::refused;
+  RefusalReason reason = RefusalReason::none;
+  int error_code = 0;               // errno behind a refusal or failure, 0 otherwise
+  std::string action;               // "compute partition SPX -> CPX"
+  std::string message;              // what happened, or why not, naming the device and file
+  std::string next_step;            // what the caller must do next ("" when nothing)
+  std::vector<ControlWrite> writes; // made (or planned) in order
+  [[nodiscard]] bool ok() const noexcept {
+    return outcome == ControlOutcome::applied || outcome == ControlOutcome::pending || outcome == ControlOutcome::planned;
+  }
+};
+
+// One audit record per write attempt (and one per refusal): who, what, where, and how it went.
+struct AuditRecord {
+  std::uint32_t uid = 0;       // effective uid of the caller
+  std::int32_t pid = 0;
+  std::uint32_t device = 0;    // System index
+  std::string bdf;
+  std::string action;
+  std::string path;            // host path written; "" for a refusal before any write
+  std::string value;
+  std::string result;          // "ok", "refused: <reason>", "error: <errno text>"
+};
+// Called while the change holds the System: it must not call back into that System.
+using AuditSink = std::function<void(const AuditRecord&)>;
+
+enum class ClockDomain : std::uint8_t { graphics, memory };
+struct FanSetting {
+  bool automatic = true;   // hand control back to the driver
+  double percent = 0;      // manual duty cycle 0..100 when not automatic
+};
+
 struct OpenOptions {
   std::string sysfs_root;   // read in place of /sys ("" = live /sys, or $HIPSTACK_SYSFS_ROOT)
   std::string procfs_root;  // read in place of /proc ("" = live /proc, or $HIPSTACK_PROCFS_ROOT)
@@ -103,6 +176,7 @@ struct OpenOptions {
   std::string nvml_library;  // NVML to load ("" = $HIPSTACK_NVML_LIBRARY, else libnvidia-ml.so.1)
   bool enable_amdgpu = true;
   bool enable_nvml = true;
+  AuditSink audit;  // receives every mutation attempt (never called for reads); may be empty
 };
 
 struct SampleOptions {
@@ -230,6 +304,22 @@ class HIPSTACK_SMI_CXX_API System {
   [[nodiscard]] std::vector<Link> links() const;
   [[nodiscard]] std::vector<BadPage> bad_pages(std::uint32_t device) const;
   [[nodiscard]] HealthReport health(std::uint32_t device, const HealthPolicy& policy = {}) const;
+
+  // Mutations (docs/control.md). None throws for a refusal: the result says why. They throw
+  // Error(no_such_device) for a bad index only. A compute partition change waits for the driver to
+  // re-create the GPU's partitions and re-enumerates: devices() and partitions() show the new
+  // partitions when it returns; whole-GPU indices stay the same, partition ids are
+  // "<gpu uuid>/<partition index>". A mutation holds the System exclusively: readers on other
+  // threads wait until it returns.
+  ControlResult set_compute_partition(std::uint32_t device, std::string_view mode, const ControlOptions& options = {});
+  ControlResult set_memory_partition(std::uint32_t device, std::string_view mode, const ControlOptions& options = {});
+  ControlResult set_power_cap(std::uint32_t device, double watts, const ControlOptions& options = {});
+  ControlResult set_performance_level(std::uint32_t device, std::string_view level, const ControlOptions& options = {});
+  ControlResult set_power_profile(std::uint32_t device, std::string_view profile, const ControlOptions& options = {});
+  ControlResult set_clock_range(std::uint32_t device, ClockDomain domain, double min_mhz, double max_mhz,
+                                const ControlOptions& options = {});
+  ControlResult set_fan(std::uint32_t device, const FanSetting& fan, const ControlOptions& options = {});
+  ControlResult reset_device(std::uint32_t device, const ControlOptions& options = {});
 
  private:
   struct Impl;

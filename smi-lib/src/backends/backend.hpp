@@ -11,6 +11,8 @@
 namespace hipstack::smi::detail {
 
 class FsView;
+struct ControlRequest;
+struct ControlPlan;
 
 class Backend {
  public:
@@ -27,6 +29,12 @@ class Backend {
   [[nodiscard]] virtual std::vector<Link> links() const = 0;
   // Retired memory pages; throws Error(read_failure) when the list exists but cannot be read.
   [[nodiscard]] virtual std::vector<BadPage> bad_pages(std::size_t device) const = 0;
+
+  // Mutations (control.hpp): validate a request and say what to write where. Reads only. The
+  // default refuses: a backend without controls is read-only.
+  [[nodiscard]] virtual ControlPlan plan_control(std::size_t device, const ControlRequest& request) const;
+  // After a plan with wait_settle: true once the driver shows the requested state.
+  [[nodiscard]] virtual bool control_settled(std::size_t device, const ControlRequest& request) const;
 };
 
 // Outcome of probing one backend: the backend, or why there is none.

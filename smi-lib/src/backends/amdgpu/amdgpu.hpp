@@ -96,6 +96,8 @@ class AmdgpuBackend final : public Backend {
   [[nodiscard]] std::vector<ProcessInfo> processes(std::size_t device, unsigned interval_ms) const override;
   [[nodiscard]] std::vector<Link> links() const override;
   [[nodiscard]] std::vector<BadPage> bad_pages(std::size_t device) const override;
+  [[nodiscard]] ControlPlan plan_control(std::size_t device, const ControlRequest& request) const override;
+  [[nodiscard]] bool control_settled(std::size_t device, const ControlRequest& request) const override;
 
  private:
   const FsView& fs_;

@@ -1,0 +1,270 @@
+// The guarded mutation path (control.hpp): one function every change goes through.
+#include "control.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "backends/backend.hpp"
+#include "fs_view.hpp"
+
+namespace hipstack::smi {
+
+std::string_view outcome_name(ControlOutcome outcome) noexcept {
+  switch (outcome) {
+    case ControlOutcome::applied: return "applied";
+    case ControlOutcome::pending: return "pending";
+    case ControlOutcome::planned: return "planned";
+    case ControlOutcome::refused: return "refused";
+    case ControlOutcome::failed: return "failed";
+  }
+  return "unknown";
+}
+
+std::string_view reason_name(RefusalReason reason) noexcept {
+  switch (reason) {
+    case RefusalReason::none: return "none";
+    case RefusalReason::needs_root: return "needs_root";
+    case RefusalReason::invalid_value: return "invalid_value";
+    case RefusalReason::not_supported: return "not_supported";
+    case RefusalReason::device_busy: return "device_busy";
+    case RefusalReason::reset_in_progress: return "reset_in_progress";
+    case RefusalReason::virtual_function: return "virtual_function";
+    case RefusalReason::driver_rejected: return "driver_rejected";
+    case RefusalReason::timed_out: return "timed_out";
+  }
+  return "unknown";
+}
+
+}  // namespace hipstack::smi
+
+namespace hipstack::smi::detail {
+namespace {
+
+constexpr auto kSettlePoll = std::chrono::milliseconds(50);
+
+std::string errno_text(int error) { return fmt::format("{} ({})", std::strerror(error), error); }
+
+// The reason a kernel errno on a write stands for.
+RefusalReason reason_for_errno(int error, const Actor& actor) {
+  switch (error) {
+    case EACCES: return RefusalReason::needs_root;
+    case EPERM: return actor.euid == 0 ? RefusalReason::reset_in_progress : RefusalReason::needs_root;
+    case EBUSY: return RefusalReason::device_busy;
+    case EINVAL:
+    case ERANGE: return RefusalReason::invalid_value;
+    case ENOENT: return RefusalReason::not_supported;
+    default: return RefusalReason::driver_rejected;
+  }
+}
+
+std::string explain_errno(int error, const Actor& actor) {
+  switch (reason_for_errno(error, actor)) {
+    case RefusalReason::needs_root:
+      return fmt::format("needs root: the kernel refused the write ({}); run as root", errno_text(error));
+    case RefusalReason::reset_in_progress:
+      return fmt::format("the driver refused the write ({}): a GPU reset or suspend is in progress; retry when it ends",
+                         errno_text(error));
+    case RefusalReason::device_busy:
+      return fmt::format("the driver refused the write ({}): the GPU is in use; stop the processes using it", errno_text(error));
+    case RefusalReason::invalid_value:
+      return fmt::format("the driver rejected the value ({})", errno_text(error));
+    case RefusalReason::not_supported:
+      return fmt::format("the driver offers no such file ({})", errno_text(error));
+    default: return fmt::format("the driver refused the write ({})", errno_text(error));
+  }
+}
+
+class Guard {
+ public:
+  Guard(const DeviceSummary& summary, const Actor& actor, const AuditSink& audit, ControlResult& result)
+      : summary_(summary), actor_(actor), audit_(audit), result_(result) {}
+
+  void record(const std::string& path, const std::string& value, const std::string& outcome) const {
+    if (!audit_) return;
+    AuditRecord r;
+    r.uid = actor_.euid;
+    r.pid = actor_.pid;
+    r.device = summary_.index;
+    r.bdf = summary_.bdf;
+    r.action = result_.action;
+    r.path = path;
+    r.value = value;
+    r.result = outcome;
+    try {
+      audit_(r);
+    } catch (...) {
+      // An audit sink that throws must not leave a change half made; the record is lost.
+    }
+  }
+
+  ControlResult& refuse(RefusalReason reason, int error_code, std::string message) const {
+    result_.outcome = ControlOutcome::refused;
+    result_.reason = reason;
+    result_.error_code = error_code;
+    result_.message = fmt::format("GPU {} ({}): {}", summary_.index, summary_.bdf, message);
+    record({}, {}, fmt::format("refused: {}: {}", reason_name(reason), message));
+    return result_;
+  }
+
+ private:
+  const DeviceSummary& summary_;
+  const Actor& actor_;
+  const AuditSink& audit_;
+  ControlResult& result_;
+};
+
+std::string busy_list(const std::vector<ProcessInfo>& processes) {
+  std::string out;
+  for (std::size_t i = 0; i < processes.size() && i < 8; ++i) {
+    out += fmt::format("{}{} ({})", i == 0 ? "" : ", ", processes[i].pid, processes[i].name);
+  }
+  if (processes.size() > 8) out += fmt::format(" and {} more", processes.size() - 8);
+  return out;
+}
+
+}  // namespace
+
+Actor current_actor() { return {static_cast<std::uint32_t>(::geteuid()), static_cast<std::int32_t>(::getpid())}; }
+
+std::string canonical_mode(std::string_view text, std::span<const std::string_view> names) {
+  std::string upper(text);
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  for (const std::string_view name : names) {
+    if (upper == name) return upper;
+  }
+  return {};
+}
+
+ControlResult guarded_control(const FsView& fs, const Backend& backend, std::size_t local, const DeviceSummary& summary,
+                              const ControlRequest& request, const ControlOptions& options, const Actor& actor,
+                              const AuditSink& audit) {
+  ControlResult result;
+  Guard guard(summary, actor, audit, result);
+  ControlPlan plan;
+  try {
+    plan = backend.plan_control(local, request);
+  } catch (const std::exception& e) {
+    return guard.refuse(RefusalReason::driver_rejected, EIO, fmt::format("could not read the current state: {}", e.what()));
+  }
+  result.action = plan.action;
+  if (plan.refusal != RefusalReason::none) return guard.refuse(plan.refusal, plan.error_code, plan.message);
+  if (plan.virtual_function) {
+    return guard.refuse(RefusalReason::virtual_function, EPERM,
+                        "is an SR-IOV virtual function: the host (physical function) owns this setting");
+  }
+  if (!plan.reset_probe.empty()) {
+    const FileText probe = fs.read_text(plan.reset_probe);
+    if (probe.error == EPERM || probe.error == EBUSY) {
+      return guard.refuse(RefusalReason::reset_in_progress, probe.error,
+                          fmt::format("a GPU reset is in progress (the driver refuses to read {}: {}); retry when it ends",
+                                      fs.host_path(plan.reset_probe), errno_text(probe.error)));
+    }
+  }
+  if (plan.unchanged.empty() && plan.writes.empty()) plan.unchanged = "nothing to change";
+  if (!plan.unchanged.empty()) {
+    result.outcome = options.dry_run ? ControlOutcome::planned : ControlOutcome::applied;
+    result.message = fmt::format("GPU {} ({}): {}; nothing to write", summary.index, summary.bdf, plan.unchanged);
+    return result;
+  }
+  if (plan.needs_idle) {
+    std::vector<ProcessInfo> users;
+    try {
+      users = backend.processes(local, 0);
+    } catch (const std::exception& e) {
+      return guard.refuse(RefusalReason::device_busy, EIO,
+                          fmt::format("cannot tell whether processes use the GPU ({}); refusing", e.what()));
+    }
+    if (!users.empty() && !options.force) {
+      return guard.refuse(RefusalReason::device_busy, EBUSY,
+                          fmt::format("{} process(es) use the GPU: {}; stop them, or pass force (--force) to try anyway",
+                                      users.size(), busy_list(users)));
+    }
+  }
+  result.writes = plan.writes;
+  for (ControlWrite& w : result.writes) w.host_path = fs.host_path(w.path);
+  if (options.dry_run) {
+    result.outcome = ControlOutcome::planned;
+    result.message = fmt::format("GPU {} ({}): {}: dry run, nothing written", summary.index, summary.bdf, plan.action);
+    if (actor.euid != 0) result.message += "; the change itself needs root";
+    return result;
+  }
+  if (actor.euid != 0) {
+    return guard.refuse(RefusalReason::needs_root, EACCES,
+                        fmt::format("needs root: {} writes {}; run as root", plan.action, fs.host_path(plan.writes.front().path)));
+  }
+  for (std::size_t i = 0; i < result.writes.size(); ++i) {
+    ControlWrite& w = result.writes[i];
+    const int error = fs.write_text(w.path, w.value);
+    w.error_code = error;
+    w.done = error == 0;
+    guard.record(w.host_path, w.value, error == 0 ? "ok" : "error: " + errno_text(error));
+    if (error != 0) {
+      const std::string where = fmt::format("writing \"{}\" to {}: {}", w.value, fs.host_path(w.path), explain_errno(error, actor));
+      if (i == 0) {
+        result.outcome = ControlOutcome::refused;
+        result.reason = reason_for_errno(error, actor);
+        result.error_code = error;
+        result.message = fmt::format("GPU {} ({}): {}", summary.index, summary.bdf, where);
+      } else {
+        result.outcome = ControlOutcome::failed;
+        result.reason = RefusalReason::driver_rejected;
+        result.error_code = error;
+        result.message = fmt::format("GPU {} ({}): {} after {} earlier write(s) succeeded; the device may be partly changed",
+                                     summary.index, summary.bdf, where, i);
+      }
+      return result;
+    }
+  }
+  if (plan.wait_settle) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.settle_timeout_ms);
+    for (;;) {
+      if (backend.control_settled(local, request)) break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        result.outcome = ControlOutcome::failed;
+        result.reason = RefusalReason::timed_out;
+        result.error_code = ETIMEDOUT;
+        result.message = fmt::format("GPU {} ({}): {} was written, but the driver did not show the new partitions within {} ms",
+                                     summary.index, summary.bdf, plan.action, options.settle_timeout_ms);
+        result.next_step = "check dmesg for amdgpu errors, then list the partitions again";
+        return result;
+      }
+      std::this_thread::sleep_for(kSettlePoll);
+    }
+  }
+  if (!plan.verify_path.empty()) {
+    const FileText now = fs.read_text(plan.verify_path);
+    if (!now.ok() || now.text != plan.verify_value) {
+      result.outcome = ControlOutcome::pending;
+      result.message = fmt::format("GPU {} ({}): {} requested; the driver still reports {}", summary.index, summary.bdf,
+                                   plan.action, now.ok() ? now.text : errno_text(now.error));
+      result.next_step = plan.pending_step;
+      return result;
+    }
+  }
+  result.outcome = ControlOutcome::applied;
+  result.message = fmt::format("GPU {} ({}): {}: done", summary.index, summary.bdf, plan.action);
+  return result;
+}
+
+}  // namespace hipstack::smi::detail
+
+namespace hipstack::smi::detail {
+
+ControlPlan Backend::plan_control(std::size_t, const ControlRequest&) const {
+  ControlPlan plan;
+  plan.action = "change";
+  plan.refusal = RefusalReason::not_supported;
+  plan.error_code = EOPNOTSUPP;
+  plan.message = fmt::format("the {} backend is read-only: hipstack never changes settings of these GPUs (MIG, clocks, power limits and resets stay as they are)", name());
+  return plan;
+}
+
+bool Backend::control_settled(std::size_t, const ControlRequest&) const { return true; }
+
+}  // namespace hipstack::smi::detail
