@@ -36,8 +36,8 @@ std::shared_ptr<grpc::ServerCredentials> tcp_credentials(const Config& config) {
 
 }  // namespace
 
-GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource source)
-    : access_(config, peers_), service_(std::move(source), config, access_) {
+GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource source, MonitorService::MutationRunner mutations)
+    : access_(config, peers_), service_(std::move(source), config, access_, std::move(mutations)) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

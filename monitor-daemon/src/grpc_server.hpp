@@ -19,7 +19,7 @@ namespace hipstack::smid {
 class GrpcServer {
  public:
   // Binds config.grpc_listen; throws std::runtime_error naming the address when it cannot.
-  GrpcServer(const Config& config, MonitorService::SamplerSource source);
+  GrpcServer(const Config& config, MonitorService::SamplerSource source, MonitorService::MutationRunner mutations);
   ~GrpcServer();
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;

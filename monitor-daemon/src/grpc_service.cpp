@@ -92,8 +92,9 @@ class MonitorService::StreamSlot {
   bool admitted_ = false;
 };
 
-MonitorService::MonitorService(SamplerSource source, const Config& config, const Access& access)
+MonitorService::MonitorService(SamplerSource source, const Config& config, const Access& access, MutationRunner mutations)
     : source_(std::move(source)),
+      mutations_(std::move(mutations)),
       access_(access),
       max_streams_(config.max_streams),
       slow_consumer_limit_(config.slow_consumer_limit),

@@ -23,7 +23,11 @@ namespace pb = ::hipstack::monitor::v1;
 class MonitorService final : public pb::Monitor::Service {
  public:
   using SamplerSource = std::function<std::shared_ptr<const Sampler>()>;
-  MonitorService(SamplerSource source, const Config& config, const Access& access);
+  // Runs one change on a System opened for it, with its writes audited as done for `who`; main
+  // provides it, and reloads the sampler afterwards so that reads show the new state.
+  using Change = std::function<smi::ControlResult(smi::System&)>;
+  using MutationRunner = std::function<smi::ControlResult(const std::string& who, const Change& change)>;
+  MonitorService(SamplerSource source, const Config& config, const Access& access, MutationRunner mutations);
   ~MonitorService() override;
 
   grpc::Status ListDevices(grpc::ServerContext*, const pb::ListDevicesRequest*, pb::ListDevicesResponse*) override;
@@ -35,12 +39,20 @@ class MonitorService final : public pb::Monitor::Service {
   grpc::Status GetHealth(grpc::ServerContext*, const pb::GetHealthRequest*, pb::HealthSnapshot*) override;
   grpc::Status WatchHealth(grpc::ServerContext*, const pb::WatchHealthRequest*, grpc::ServerWriter<pb::HealthSnapshot>*) override;
   grpc::Status GetPartitions(grpc::ServerContext*, const pb::GetPartitionsRequest*, pb::GetPartitionsResponse*) override;
+  grpc::Status SetPartition(grpc::ServerContext*, const pb::SetPartitionRequest*, pb::MutationResponse*) override;
+  grpc::Status SetPowerCap(grpc::ServerContext*, const pb::SetPowerCapRequest*, pb::MutationResponse*) override;
+  grpc::Status ResetDevice(grpc::ServerContext*, const pb::ResetDeviceRequest*, pb::MutationResponse*) override;
 
  private:
   class StreamSlot;
   void reap_stalled_streams();
+  using MutationFn = std::function<smi::ControlResult(smi::System&, std::uint32_t)>;
+  // Identifies the caller, requires the admin role, resolves the device and runs the change.
+  grpc::Status mutate(grpc::ServerContext& context, const std::string& device, const std::string& what,
+                      const MutationFn& change, pb::MutationResponse* out);
 
   SamplerSource source_;
+  MutationRunner mutations_;
   const Access& access_;
   std::size_t max_streams_;
   std::chrono::milliseconds slow_consumer_limit_;

@@ -72,6 +72,24 @@ HttpResponse answer(Runtime& rt, const std::string& path) {
   return plain_text(404, "not found: try /metrics, /healthz or /readyz\n");
 }
 
+// Runs one change asked for over gRPC (already authorised) on a System opened for it, with every
+// write the library makes logged together with who asked; then has the main loop reload (SIGHUP),
+// so that the samplers see the new devices and partitions.
+smi::ControlResult run_change(Runtime& rt, const std::string& who, const MonitorService::Change& change) {
+  const Config config = rt.current()->sampler->config();
+  smi::OpenOptions open;
+  open.sysfs_root = config.sysfs_root;
+  open.procfs_root = config.procfs_root;
+  open.audit = [who](const smi::AuditRecord& a) {
+    std::fprintf(stderr, "hipstack-smid: audit: for %s: GPU %u (%s) %s: %s <- \"%s\": %s\n", who.c_str(), a.device, a.bdf.c_str(),
+                 a.action.c_str(), a.path.empty() ? "(nothing written)" : a.path.c_str(), a.value.c_str(), a.result.c_str());
+  };
+  smi::System system = smi::System::open(open);
+  smi::ControlResult result = change(system);
+  if (result.outcome == smi::ControlOutcome::applied || result.outcome == smi::ControlOutcome::pending) ::kill(::getpid(), SIGHUP);
+  return result;
+}
+
 // Opens the system and starts sampling and serving with `config`. Everything new is built first
 // and swapped in only when all of it worked, so a failed reload changes nothing; the socket is
 // kept when the listen address did not change.
@@ -105,7 +123,9 @@ void start(Runtime& rt, Config config) {
   if (!rt.started) {
     rt.started = true;
     if (rt.config.grpc_listen != "off") {
-      rt.grpc = std::make_unique<GrpcServer>(rt.config, [&rt]() -> std::shared_ptr<const Sampler> { return rt.current()->sampler; });
+      rt.grpc = std::make_unique<GrpcServer>(
+          rt.config, [&rt]() -> std::shared_ptr<const Sampler> { return rt.current()->sampler; },
+          [&rt](const std::string& who, const MonitorService::Change& change) { return run_change(rt, who, change); });
       std::fprintf(stderr, "hipstack-smid: gRPC on %s\n", rt.grpc->description().c_str());
     }
     if (rt.config.dbus != "off") {

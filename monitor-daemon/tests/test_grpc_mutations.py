@@ -1,0 +1,251 @@
+#!/usr/bin/python3
+"""hipstack-smid's mutating RPCs (SetPartition, SetPowerCap, ResetDevice) with real gRPC clients.
+
+Usage: test_grpc_mutations.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR PROTO_DIR EMULATOR [unittest args]
+(EMULATOR: the amdgpu-emulator binary; its test is skipped where it was not built)
+
+Who may mutate: root or the admin group on the unix socket (peer credentials), an admin client
+certificate on TCP (mutual TLS); everybody else is refused on every transport and nothing is
+written. Authorised changes go through the library's guarded path: on a copied capture for the
+power cap, and through the amdgpu emulator (tests/emulator, a FUSE driver model) for partitions.
+Needs root (it runs a client as nobody with setpriv); skipped (77) otherwise.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import test_grpc as base
+
+EMULATOR = None
+CLIENT = r'''
+import json, sys
+sys.path.insert(0, sys.argv[2])
+import grpc
+from hipstack.monitor.v1 import monitor_pb2 as pb, monitor_pb2_grpc as rpc
+stub = rpc.MonitorStub(grpc.insecure_channel("unix:" + sys.argv[1]))
+out = {"devices": len(stub.ListDevices(pb.ListDevicesRequest()).devices)}
+for name, call in (("SetPowerCap", lambda: stub.SetPowerCap(pb.SetPowerCapRequest(device="0", watts=500))),
+                   ("SetPartition", lambda: stub.SetPartition(pb.SetPartitionRequest(device="0", compute_mode="CPX"))),
+                   ("ResetDevice", lambda: stub.ResetDevice(pb.ResetDeviceRequest(device="0")))):
+    try:
+        call()
+        out[name] = ["OK", ""]
+    except grpc.RpcError as e:
+        out[name] = [e.code().name, e.details()]
+print(json.dumps(out))
+'''
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def copy_capture(test, name=base.SPX):
+    root = os.path.join(tempfile.mkdtemp(prefix="smid-mutate-"), "sys")
+    test.addCleanup(shutil.rmtree, os.path.dirname(root), True)
+    subprocess.run(["cp", "-a", base.capture(name), root], check=True)
+    return root
+
+
+def power_cap_file(root):
+    hwmon = os.path.join(root, "class/drm/card0/device/hwmon")
+    return os.path.join(hwmon, sorted(os.listdir(hwmon))[0], "power1_cap")
+
+
+def make_certificates(folder):
+    """A CA, a server certificate for 127.0.0.1, and client certificates CN=ops and CN=intruder."""
+    def run(*args):
+        subprocess.run(["openssl"] + list(args), check=True, capture_output=True, cwd=folder)
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
+        "-keyout", "ca.key", "-out", "ca.pem")
+    with open(os.path.join(folder, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for name, extra in (("server", ["-extfile", "san.ext"]), ("ops", []), ("intruder", [])):
+        run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + name, "-keyout", name + ".key", "-out", name + ".csr")
+        run("x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+            "-out", name + ".pem", *extra)
+    return {n: os.path.join(folder, n) for n in ("ca.pem", "server.pem", "server.key", "ops.pem", "ops.key",
+                                                 "intruder.pem", "intruder.key")}
+
+
+class MutationTests(base.GrpcTest):
+    def test_non_admin_unix_peer_is_refused_and_nothing_changes(self):
+        root = copy_capture(self)
+        cap, mode = power_cap_file(root), os.path.join(root, "class/drm/card0/device/current_compute_partition")
+        before = (read(cap), read(mode))
+        self.start("grpc_socket_group = nogroup\nadmin_group = hipstack-test-admins\n", sysfs=root)
+        os.chmod(self.daemon.dir, 0o755)
+        stubs = STUBS
+        script = os.path.join(self.daemon.dir, "client.py")
+        with open(script, "w") as f:
+            f.write(CLIENT)
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", script,
+                            self.daemon.socket, stubs], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        answers = json.loads(r.stdout)
+        self.assertEqual(answers["devices"], 8)  # reads are open to whoever may connect
+        for name in ("SetPowerCap", "SetPartition", "ResetDevice"):
+            code, details = answers[name]
+            self.assertEqual(code, "PERMISSION_DENIED", (name, details))
+            self.assertIn("uid 65534", details)
+            self.assertIn("hipstack-test-admins", details)
+        self.assertEqual((read(cap), read(mode)), before)
+        self.assertIn("refused SetPowerCap 500 W on GPU 0 for uid 65534", self.daemon.stderr())
+
+    def test_mutations_over_plaintext_tcp_are_refused(self):
+        root = copy_capture(self)
+        before = read(power_cap_file(root))
+        stub = self.start(sysfs=root, grpc_listen="127.0.0.1:0")
+        for call in (lambda: stub.SetPowerCap(base.pb.SetPowerCapRequest(device="0", watts=500)),
+                     lambda: stub.ResetDevice(base.pb.ResetDeviceRequest(device="0", dry_run=True))):
+            details = self.assert_code(base.grpc.StatusCode.PERMISSION_DENIED, call)
+            self.assertIn("mutual TLS", details)
+        self.assertEqual(read(power_cap_file(root)), before)
+
+    def test_root_sets_the_power_cap(self):
+        root = copy_capture(self)
+        cap = power_cap_file(root)
+        before = read(cap)
+        stub = self.start(sysfs=root)
+        dry = stub.SetPowerCap(base.pb.SetPowerCapRequest(device="0", watts=600, dry_run=True))
+        self.assertEqual(dry.outcome, base.pb.MutationResponse.OUTCOME_DRY_RUN)
+        self.assertEqual([(w.path.endswith("/power1_cap"), w.value) for w in dry.writes], [(True, "600000000")])
+        self.assertEqual(read(cap), before)
+        done = stub.SetPowerCap(base.pb.SetPowerCapRequest(device="0", watts=600))
+        self.assertEqual(done.outcome, base.pb.MutationResponse.OUTCOME_APPLIED, done.message)
+        self.assertEqual(read(cap).strip(), "600000000")
+        log = self.daemon.stderr()
+        self.assertIn("audit: for uid 0", log)
+        self.assertIn("power1_cap", log)
+        deadline = time.monotonic() + 10  # the daemon reloads: its facts show the new cap
+        while time.monotonic() < deadline:
+            facts = {r.metric: base.value_of(r) for r in stub.GetDevice(base.pb.GetDeviceRequest(device="0")).facts}
+            if facts.get("power_cap") == 600.0:
+                break
+            time.sleep(0.1)
+        self.assertEqual(facts.get("power_cap"), 600.0)
+
+    def test_bad_mutation_requests(self):
+        root = copy_capture(self)
+        before = (read(power_cap_file(root)), read(os.path.join(root, "class/drm/card0/device/current_compute_partition")))
+        stub = self.start(sysfs=root)
+        code = base.grpc.StatusCode
+        self.assert_code(code.INVALID_ARGUMENT, stub.SetPowerCap, base.pb.SetPowerCapRequest(device="0", watts=float("nan")))
+        self.assert_code(code.INVALID_ARGUMENT, stub.SetPowerCap, base.pb.SetPowerCapRequest(device="0", watts=-5))
+        self.assert_code(code.INVALID_ARGUMENT, stub.SetPowerCap, base.pb.SetPowerCapRequest(device="0", watts=5000),
+                         contains="power")
+        self.assert_code(code.INVALID_ARGUMENT, stub.SetPartition,
+                         base.pb.SetPartitionRequest(device="0", compute_mode="CPX", memory_mode="NPS4"))
+        self.assert_code(code.INVALID_ARGUMENT, stub.SetPartition, base.pb.SetPartitionRequest(device="0"))
+        self.assert_code(code.INVALID_ARGUMENT, stub.SetPartition, base.pb.SetPartitionRequest(device="0", compute_mode="XPX"),
+                         contains="XPX")
+        self.assert_code(code.NOT_FOUND, stub.ResetDevice, base.pb.ResetDeviceRequest(device="GPU-nope"))
+        self.assertEqual((read(power_cap_file(root)), read(os.path.join(root, "class/drm/card0/device/current_compute_partition"))),
+                         before)
+
+    def test_mutual_tls_maps_certificates_to_roles(self):
+        folder = tempfile.mkdtemp(prefix="smid-tls-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        certs = make_certificates(folder)
+        root = copy_capture(self)
+        config = ("tls_cert = {server.pem}\ntls_key = {server.key}\ntls_client_ca = {ca.pem}\ntls_admin_subjects = ops\n"
+                  .replace("{server.pem}", certs["server.pem"]).replace("{server.key}", certs["server.key"])
+                  .replace("{ca.pem}", certs["ca.pem"]))
+        self.daemon = base.Daemon(self, root, config, "127.0.0.1:0")
+        ca = read(certs["ca.pem"]).encode()
+
+        def stub_for(name):
+            key = read(certs[name + ".key"]).encode() if name else None
+            chain = read(certs[name + ".pem"]).encode() if name else None
+            channel = base.grpc.secure_channel(self.daemon.target, base.grpc.ssl_channel_credentials(ca, key, chain))
+            self.addCleanup(channel.close)
+            return base.rpc.MonitorStub(channel)
+
+        request = base.pb.SetPowerCapRequest(device="0", watts=600, dry_run=True)
+        self.assertEqual(stub_for("ops").SetPowerCap(request).outcome, base.pb.MutationResponse.OUTCOME_DRY_RUN)
+        self.assertIn("CN=intruder", self.assert_code(base.grpc.StatusCode.PERMISSION_DENIED, stub_for("intruder").SetPowerCap, request))
+        anonymous = stub_for(None)
+        self.assertEqual(len(anonymous.ListDevices(base.pb.ListDevicesRequest()).devices), 8)
+        self.assert_code(base.grpc.StatusCode.PERMISSION_DENIED, anonymous.SetPowerCap, request)
+        plaintext = base.rpc.MonitorStub(base.grpc.insecure_channel(self.daemon.target))
+        self.assert_code(base.grpc.StatusCode.UNAVAILABLE, plaintext.ListDevices, base.pb.ListDevicesRequest())
+
+    def test_set_partition_through_the_driver_emulator(self):
+        if EMULATOR is None or not os.path.exists("/dev/fuse"):
+            self.skipTest("no amdgpu emulator or /dev/fuse")
+        work = tempfile.mkdtemp(prefix="smid-emulator-")
+        self.addCleanup(shutil.rmtree, work, True)
+        mount = os.path.join(work, "mnt")
+        os.mkdir(mount)
+        emulator = subprocess.Popen([EMULATOR, "--settle-ms", "100", os.path.join(base.CAPTURES, base.SPX),
+                                     os.path.join(work, "work"), mount], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        def stop_emulator():
+            emulator.stderr.close()
+            emulator.terminate()
+            try:
+                emulator.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                emulator.kill()
+                subprocess.run(["fusermount3", "-u", mount], check=False)
+        self.addCleanup(stop_emulator)
+        deadline = time.monotonic() + 10
+        while not os.path.isdir(os.path.join(mount, "sys", "class")):
+            if emulator.poll() is not None:
+                if emulator.returncode == 77:
+                    self.skipTest("FUSE cannot be mounted here")
+                self.fail("amdgpu-emulator exited %d: %s" % (emulator.returncode, emulator.stderr.read()))
+            self.assertLess(time.monotonic(), deadline, "the emulator did not mount")
+            time.sleep(0.05)
+        stub = self.start(sysfs=os.path.join(mount, "sys"))
+        self.assertEqual([len(d.partitions) for d in stub.GetPartitions(base.pb.GetPartitionsRequest()).devices], [1] * 8)
+        # The capture has a process on GPU 0 (amdgpu_top): refused unless forced.
+        self.assert_code(base.grpc.StatusCode.FAILED_PRECONDITION, stub.SetPartition,
+                         base.pb.SetPartitionRequest(device="0", compute_mode="cpx"), contains="process(es) use the GPU")
+        self.assertEqual([len(d.partitions) for d in stub.GetPartitions(base.pb.GetPartitionsRequest()).devices], [1] * 8)
+        done = stub.SetPartition(base.pb.SetPartitionRequest(device="0", compute_mode="cpx", force=True))
+        self.assertEqual(done.outcome, base.pb.MutationResponse.OUTCOME_APPLIED, done.message)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            counts = [len(d.partitions) for d in stub.GetPartitions(base.pb.GetPartitionsRequest()).devices]
+            if counts == [8] + [1] * 7:
+                break
+            time.sleep(0.1)
+        self.assertEqual(counts, [8] + [1] * 7)
+        self.assertEqual(len(stub.ListDevices(base.pb.ListDevicesRequest()).devices), 8)
+        pending = stub.SetPartition(base.pb.SetPartitionRequest(device="1", memory_mode="NPS4", force=True))
+        self.assertEqual(pending.outcome, base.pb.MutationResponse.OUTCOME_PENDING, pending.message)
+        self.assertTrue(pending.next_step)
+
+
+STUBS = None
+
+
+def main():
+    global EMULATOR, STUBS
+    if os.geteuid() != 0:
+        print("SKIP: needs root (runs a client as nobody)")
+        sys.exit(77)
+    base.SMID, base.SMI, base.CAPTURES, base.PROTO = (os.path.abspath(a) for a in sys.argv[1:5])
+    EMULATOR = os.path.abspath(sys.argv[5]) if os.path.exists(sys.argv[5]) else None  # built with libfuse3 only
+    import grpc
+    base.grpc = grpc
+    STUBS = tempfile.mkdtemp(prefix="smid-stubs-")
+    os.chmod(STUBS, 0o755)  # the client run as nobody imports them
+    try:
+        base.generate_stubs(STUBS)
+        from hipstack.monitor.v1 import monitor_pb2, monitor_pb2_grpc
+        base.pb, base.rpc = monitor_pb2, monitor_pb2_grpc
+        unittest.main(argv=[sys.argv[0]] + sys.argv[6:], verbosity=2)
+    finally:
+        shutil.rmtree(STUBS, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
