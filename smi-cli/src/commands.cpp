@@ -57,7 +57,7 @@ void csv_readings(std::string& out, const smi::DeviceSummary& device, const std:
 constexpr const char* kReadingsCsvHeader = "device,bdf,metric,instance,status,value,unit\n";
 
 // Shared by `static` and `metric`: sample each selected device and render.
-int run_sampled(const smi::System& system, const CommonOptions& options, std::string_view command,
+int run_sampled(const DeviceSource& system, const CommonOptions& options, std::string_view command,
                 smi::SampleOptions what) {
   for (const std::string& name : options.metrics) what.metrics.push_back(smi::find_metric(name)->id);
   const auto devices = system.devices();
@@ -93,6 +93,10 @@ int run_sampled(const smi::System& system, const CommonOptions& options, std::st
 }  // namespace
 
 std::vector<std::uint32_t> selected_devices(const smi::System& system, const CommonOptions& options) {
+  return selected_devices(LocalSource(system), options);
+}
+
+std::vector<std::uint32_t> selected_devices(const DeviceSource& system, const CommonOptions& options) {
   std::vector<std::uint32_t> out;
   if (options.gpus.empty()) {
     for (const auto& d : system.devices()) out.push_back(d.index);
@@ -105,7 +109,7 @@ std::vector<std::uint32_t> selected_devices(const smi::System& system, const Com
   return out;
 }
 
-int run_list(const smi::System& system, const CommonOptions& options) {
+int run_list(const DeviceSource& system, const CommonOptions& options) {
   const auto devices = system.devices();
   const auto selected = selected_devices(system, options);
   if (options.format == Format::json) {
@@ -133,7 +137,7 @@ int run_list(const smi::System& system, const CommonOptions& options) {
   return kExitOk;
 }
 
-int run_static(const smi::System& system, const CommonOptions& options) {
+int run_static(const DeviceSource& system, const CommonOptions& options) {
   smi::SampleOptions what;
   what.identity = true;
   what.static_info = true;
@@ -161,14 +165,14 @@ int run_static(const smi::System& system, const CommonOptions& options) {
   return kExitOk;
 }
 
-int run_metric(const smi::System& system, const CommonOptions& options) {
+int run_metric(const DeviceSource& system, const CommonOptions& options) {
   smi::SampleOptions what;
   what.live = true;
   what.pcie_throughput = options.pcie_throughput;
   return run_sampled(system, options, "metric", what);
 }
 
-int run_ras(const smi::System& system, const CommonOptions& options) {
+int run_ras(const DeviceSource& system, const CommonOptions& options) {
   smi::SampleOptions what;
   what.static_info = true;
   for (const smi::MetricId id :

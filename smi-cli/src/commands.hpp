@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "device_source.hpp"
 #include "render.hpp"
 
 namespace hipstack::cli {
@@ -38,22 +39,23 @@ struct CommonOptions {
 };
 
 // Resolves -g selectors (throws smi::Error for an unknown one); all devices when none given.
+std::vector<std::uint32_t> selected_devices(const DeviceSource& source, const CommonOptions& options);
 std::vector<std::uint32_t> selected_devices(const smi::System& system, const CommonOptions& options);
 
-int run_list(const smi::System& system, const CommonOptions& options);
-int run_static(const smi::System& system, const CommonOptions& options);
-int run_metric(const smi::System& system, const CommonOptions& options);
+int run_list(const DeviceSource& system, const CommonOptions& options);
+int run_static(const DeviceSource& system, const CommonOptions& options);
+int run_metric(const DeviceSource& system, const CommonOptions& options);
 int run_process(const smi::System& system, const CommonOptions& options, unsigned interval_ms);
 int run_topology(const smi::System& system, const CommonOptions& options);
 int run_monitor(const smi::System& system, const CommonOptions& options, double interval_s, long iterations);
-int run_health(const smi::System& system, const CommonOptions& options, const std::string& policy_file);
+int run_health(const DeviceSource& system, const CommonOptions& options, const std::string& policy_file);
 // RAS counts, retired pages and ECC totals as a sampled view (like `metric`, restricted to them).
-int run_ras(const smi::System& system, const CommonOptions& options);
+int run_ras(const DeviceSource& system, const CommonOptions& options);
 int run_bad_pages(const smi::System& system, const CommonOptions& options);
 // Compute and memory partition modes and each partition's resources (read-only).
-int run_partition(const smi::System& system, const CommonOptions& options);
+int run_partition(const DeviceSource& system, const CommonOptions& options);
 // Partition modes and partitions of the given devices, as in `partition --json`.
-Json partition_json(const smi::System& system, const std::vector<std::uint32_t>& devices);
+Json partition_json(const DeviceSource& system, const std::vector<std::uint32_t>& devices);
 
 struct ClockRange {
   smi::ClockDomain domain = smi::ClockDomain::graphics;

@@ -101,7 +101,7 @@ int run_control(smi::System& system, const CommonOptions& options, const std::st
   }
   if (options.format == Format::json) {
     // A partition change also shows what the driver created, as `partition --json` lists it.
-    if (command == "partition") doc["devices"] = partition_json(system, targets);
+    if (command == "partition") doc["devices"] = partition_json(LocalSource(system), targets);
     print_json(doc);
   } else {
     print(text);
@@ -112,7 +112,7 @@ int run_control(smi::System& system, const CommonOptions& options, const std::st
       CommonOptions view = options;
       view.gpus.clear();
       for (const std::uint32_t d : targets) view.gpus.push_back(std::to_string(d));
-      run_partition(system, view);
+      run_partition(LocalSource(system), view);
     }
   }
   return code;

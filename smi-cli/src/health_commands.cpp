@@ -8,8 +8,7 @@
 #include "commands.hpp"
 
 namespace hipstack::cli {
-int run_health(const smi::System& system, const CommonOptions& options, const std::string& policy_file) {
-  const smi::HealthPolicy policy = policy_file.empty() ? smi::HealthPolicy{} : smi::HealthPolicy::from_file(policy_file);
+int run_health(const DeviceSource& system, const CommonOptions& options, const std::string& policy_file) {
   const auto devices = system.devices();
   const auto selected = selected_devices(system, options);
   Json doc = document("health");
@@ -19,7 +18,7 @@ int run_health(const smi::System& system, const CommonOptions& options, const st
   bool any_fail = false;
   bool any_checked = false;
   for (const std::uint32_t index : selected) {
-    const smi::HealthReport report = system.health(index, policy);
+    const smi::HealthReport report = system.health(index, policy_file);
     const smi::DeviceSummary& device = devices[index];
     any_fail = any_fail || report.overall == smi::Verdict::fail;
     any_checked = any_checked || report.overall != smi::Verdict::unknown;
@@ -84,7 +83,7 @@ int run_bad_pages(const smi::System& system, const CommonOptions& options) {
 
 namespace hipstack::cli {
 
-Json partition_json(const smi::System& system, const std::vector<std::uint32_t>& selected) {
+Json partition_json(const DeviceSource& system, const std::vector<std::uint32_t>& selected) {
   using smi::MetricId;
   const auto devices = system.devices();
   smi::SampleOptions modes;
@@ -105,7 +104,7 @@ Json partition_json(const smi::System& system, const std::vector<std::uint32_t>&
   return out;
 }
 
-int run_partition(const smi::System& system, const CommonOptions& options) {
+int run_partition(const DeviceSource& system, const CommonOptions& options) {
   using smi::MetricId;
   const auto devices = system.devices();
   Json doc = document("partition");

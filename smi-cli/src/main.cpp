@@ -176,17 +176,18 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "backend %s: %s (%s)\n", b.name.c_str(), b.present ? "present" : "absent", b.reason.c_str());
     }
   }
-  if (command == "list") return run_list(*system, common);
-  if (command == "static") return run_static(*system, common);
-  if (command == "metric") return run_metric(*system, common);
+  const LocalSource local(*system);
+  if (command == "list") return run_list(local, common);
+  if (command == "static") return run_static(local, common);
+  if (command == "metric") return run_metric(local, common);
   if (command == "process") return run_process(*system, common, interval_ms);
   if (command == "topology") return run_topology(*system, common);
   if (command == "monitor") return run_monitor(*system, common, watch_s, iterations);
-  if (command == "health") return run_health(*system, common, health_policy);
-  if (command == "ras") return run_ras(*system, common);
+  if (command == "health") return run_health(local, common, health_policy);
+  if (command == "ras") return run_ras(local, common);
   if (command == "bad-pages") return run_bad_pages(*system, common);
   if (command == "partition" && change.any()) return run_control(*system, common, command, change);
-  if (command == "partition") return run_partition(*system, common);
+  if (command == "partition") return run_partition(local, common);
   if (command == "set" || command == "reset") return run_control(*system, common, command, change);
   return run_version(&*system, common);
 }
