@@ -244,6 +244,11 @@ TEST_F(GuardedPathTest, KernelPermissionErrorsMeanNeedsRoot) {
   EXPECT_EQ(r.error_code, EACCES);
   EXPECT_NE(r.message.find("needs root: the kernel refused the write"), std::string::npos) << r.message;
   EXPECT_EQ(file(std::string(kCard2) + "/current_compute_partition"), "SPX\n");
+  // EPERM for root, with the power-management files readable: a missing capability, not a reset.
+  fs.write_error = EPERM;
+  const ControlResult eperm = run(fs, 2, compute("CPX"));
+  EXPECT_EQ(eperm.reason, RefusalReason::needs_root);
+  EXPECT_NE(eperm.message.find("CAP_SYS_ADMIN"), std::string::npos) << eperm.message;
 }
 
 TEST_F(GuardedPathTest, DriverErrnosBecomeReasons) {
