@@ -194,6 +194,14 @@ def refusals(emu):
     refused(emu, "non-root compute mode", ["partition", "--compute-mode", "CPX", "-g", "2"], 5, "needs root", as_nobody=True)
     refused(emu, "non-root power cap", ["set", "--power-cap", "500", "-g", "2"], 5, "needs root", as_nobody=True)
     refused(emu, "non-root reset", ["reset", "-g", "0"], 4, "not supported", as_nobody=True)
+    # Where the PCI core offers a function reset (a `reset` attribute), a busy GPU is still refused.
+    for card in ("card16", "card32"):
+        open(os.path.join(emu.backing, "sys/class/drm", card, "device/reset"), "w").close()
+    refused(emu, "reset of a busy GPU", ["reset", "-g", "4"], 4, "1 process(es) use the GPU: 48213 (python3)")
+    refused(emu, "non-root reset with a reset method", ["reset", "-g", "2"], 5, "needs root", as_nobody=True)
+    rc, out, err = smi(emu, "reset", "-g", "2")
+    check(rc == 0 and "GPU reset (PCI function reset): done" in out, "reset of an idle GPU: rc %d %s %s" % (rc, out, err))
+    check("write \"1\" to %s/class/drm/card16/device/reset: ok" % emu.sys in err, "reset not audited: " + err)
     refused(emu, "dry run", ["partition", "--compute-mode", "CPX", "-g", "2", "--dry-run"], 0,
             "would write \"CPX\" to %s/class/drm/card16/device/current_compute_partition" % emu.sys)
     # The driver's own verdicts, straight at the mount (the library refuses these before writing).
