@@ -7,11 +7,13 @@
 #include <hipstack/smi.h>
 #include <hipstack/smi.hpp>
 
+#include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -172,6 +174,32 @@ TEST_F(ControlTest, AppliedWritesAreAuditedAndWaitedFor) {
   EXPECT_NE(cpx.message.find("did not show the new partitions within 100 ms"), std::string::npos) << cpx.message;
   EXPECT_FALSE(cpx.next_step.empty());
   EXPECT_EQ(system.partitions(2).size(), 1u);
+}
+
+TEST_F(ControlTest, ReadersOnOtherThreadsSurviveARediscovery) {
+  System system = open();
+  std::atomic<bool> stop{false};
+  std::atomic<int> reads{0};
+  std::thread reader([&] {
+    while (!stop) {
+      for (const DeviceSummary& d : system.devices()) {
+        EXPECT_EQ(system.partitions(d.index).size(), d.partition_count);
+        (void)system.sample(d.index);
+      }
+      ++reads;
+    }
+  });
+  ControlOptions quick;
+  quick.settle_timeout_ms = 100;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(system.set_power_cap(2, 400 + i).outcome, ControlOutcome::applied);
+    // Written, never settled (no driver), then rediscovered: the device list is rebuilt under the readers.
+    (void)system.set_compute_partition(3, i % 2 == 0 ? "DPX" : "SPX", quick);
+  }
+  while (reads < 2) std::this_thread::yield();
+  stop = true;
+  reader.join();
+  EXPECT_EQ(system.devices().size(), 8u);
 }
 
 // A view that lets a test play the kernel: fixed errnos for reads or writes, or writes that vanish.
