@@ -269,9 +269,12 @@ def partitions_chain(emu):
     check(all(r["outcome"] == "pending" and "modprobe -r amdgpu" in r["next_step"] for r in doc["results"]), "NPS4: not pending")
     for d in second_process(emu, "NPS4 pending"):
         check(d["modes"]["memory_partition"]["value"] == "NPS1", "NPS4 pending: a second process already sees NPS4")
+    # Asking for the current mode replaces the pending request: GPU 7 stays NPS1 through the reload.
+    rc, out, err = smi(emu, "partition", "--memory-mode", "NPS1", "-g", "7")
+    check(rc == 0 and "memory partition NPS1 -> NPS1 (replaces any pending request): done" in out, "NPS1 again: %s%s" % (out, err))
     emu.control("reload")
     devices = second_process(emu, "NPS4 after reload")
-    check(len(devices) == 8 and all(d["modes"]["memory_partition"]["value"] == "NPS4" for d in devices), "reload: NPS4 not applied")
+    check([d["modes"]["memory_partition"]["value"] for d in devices] == ["NPS4"] * 7 + ["NPS1"], "reload: NPS modes wrong")
     check(cli_partitions(devices, "NPS4") == driver_partitions(emu), "NPS4: partitions differ from the driver's")
     rc, out, _ = run([PROBE, emu.sys])
     check(rc == 0 and probe_partitions(out) == driver_partitions(emu), "NPS4: the library disagrees with the driver")
