@@ -78,12 +78,20 @@ int run_control(smi::System& system, const CommonOptions& options, const std::st
   Json doc = document(command);
   doc["results"] = Json::array();
   std::string text;
+  std::string csv = "device,action,outcome,reason,error_code,message,next_step,writes\n";
   int code = kExitOk;
   auto apply = [&](std::uint32_t device, const smi::ControlResult& result) {
     Json j = result_json(result);
     j["device"] = device;
     doc["results"].push_back(std::move(j));
     text += result_text(result);
+    std::string writes;
+    for (const smi::ControlWrite& w : result.writes) {
+      writes += fmt::format("{}{}={}{}", writes.empty() ? "" : ";", w.host_path, w.value, w.done ? "" : " (not written)");
+    }
+    csv += csv_row({std::to_string(device), result.action, std::string(smi::outcome_name(result.outcome)),
+                    std::string(smi::reason_name(result.reason)), std::to_string(result.error_code), result.message,
+                    result.next_step, writes});
     if (code == kExitOk) code = exit_code(result);
   };
   for (const std::uint32_t device : targets) {
@@ -103,6 +111,8 @@ int run_control(smi::System& system, const CommonOptions& options, const std::st
     // A partition change also shows what the driver created, as `partition --json` lists it.
     if (command == "partition") doc["devices"] = partition_json(LocalSource(system), targets);
     print_json(doc);
+  } else if (options.format == Format::csv) {
+    print(csv);
   } else {
     print(text);
     const bool wrote = std::any_of(doc["results"].begin(), doc["results"].end(), [](const Json& r) {

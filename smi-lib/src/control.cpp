@@ -50,11 +50,13 @@ constexpr auto kSettlePoll = std::chrono::milliseconds(50);
 
 std::string errno_text(int error) { return fmt::format("{} ({})", std::strerror(error), error); }
 
-// The reason a kernel errno on a write stands for.
-RefusalReason reason_for_errno(int error, const Actor& actor) {
+// The reason a kernel errno on a write stands for. EPERM is ambiguous for root: amdgpu answers it
+// while the GPU resets (then reads of its power-management files fail the same way), and the kernel
+// answers it to a root without the needed capability (a restricted container, lockdown).
+RefusalReason reason_for_errno(int error, const Actor& actor, bool in_reset) {
   switch (error) {
     case EACCES: return RefusalReason::needs_root;
-    case EPERM: return actor.euid == 0 ? RefusalReason::reset_in_progress : RefusalReason::needs_root;
+    case EPERM: return actor.euid == 0 && in_reset ? RefusalReason::reset_in_progress : RefusalReason::needs_root;
     case EBUSY: return RefusalReason::device_busy;
     case EINVAL:
     case ERANGE: return RefusalReason::invalid_value;
@@ -63,13 +65,14 @@ RefusalReason reason_for_errno(int error, const Actor& actor) {
   }
 }
 
-std::string explain_errno(int error, const Actor& actor) {
-  switch (reason_for_errno(error, actor)) {
+std::string explain_errno(int error, RefusalReason reason) {
+  switch (reason) {
     case RefusalReason::needs_root:
-      return fmt::format("needs root: the kernel refused the write ({}); run as root", errno_text(error));
-    case RefusalReason::reset_in_progress:
-      return fmt::format("the driver refused the write ({}): a GPU reset or suspend is in progress; retry when it ends",
+      return fmt::format("needs root: the kernel refused the write ({}); run as root, with CAP_SYS_ADMIN and outside a "
+                         "restricted container",
                          errno_text(error));
+    case RefusalReason::reset_in_progress:
+      return fmt::format("the driver refused the write ({}): a GPU reset is in progress; retry when it ends", errno_text(error));
     case RefusalReason::device_busy:
       return fmt::format("the driver refused the write ({}): the GPU is in use; stop the processes using it", errno_text(error));
     case RefusalReason::invalid_value:
@@ -205,10 +208,12 @@ ControlResult guarded_control(const FsView& fs, const Backend& backend, std::siz
     w.done = error == 0;
     guard.record(w.host_path, w.value, error == 0 ? "ok" : "error: " + errno_text(error));
     if (error != 0) {
-      const std::string where = fmt::format("writing \"{}\" to {}: {}", w.value, fs.host_path(w.path), explain_errno(error, actor));
+      const bool in_reset = error == EPERM && !plan.reset_probe.empty() && fs.read_text(plan.reset_probe).error == EPERM;
+      const RefusalReason reason = reason_for_errno(error, actor, in_reset);
+      const std::string where = fmt::format("writing \"{}\" to {}: {}", w.value, fs.host_path(w.path), explain_errno(error, reason));
       if (i == 0) {
         result.outcome = ControlOutcome::refused;
-        result.reason = reason_for_errno(error, actor);
+        result.reason = reason;
         result.error_code = error;
         result.message = fmt::format("GPU {} ({}): {}", summary.index, summary.bdf, where);
       } else {

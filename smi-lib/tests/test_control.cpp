@@ -7,11 +7,13 @@
 #include <hipstack/smi.h>
 #include <hipstack/smi.hpp>
 
+#include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -174,6 +176,32 @@ TEST_F(ControlTest, AppliedWritesAreAuditedAndWaitedFor) {
   EXPECT_EQ(system.partitions(2).size(), 1u);
 }
 
+TEST_F(ControlTest, ReadersOnOtherThreadsSurviveARediscovery) {
+  System system = open();
+  std::atomic<bool> stop{false};
+  std::atomic<int> reads{0};
+  std::thread reader([&] {
+    while (!stop) {
+      for (const DeviceSummary& d : system.devices()) {
+        EXPECT_EQ(system.partitions(d.index).size(), d.partition_count);
+        (void)system.sample(d.index);
+      }
+      ++reads;
+    }
+  });
+  ControlOptions quick;
+  quick.settle_timeout_ms = 100;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(system.set_power_cap(2, 400 + i).outcome, ControlOutcome::applied);
+    // Written, never settled (no driver), then rediscovered: the device list is rebuilt under the readers.
+    (void)system.set_compute_partition(3, i % 2 == 0 ? "DPX" : "SPX", quick);
+  }
+  while (reads < 2) std::this_thread::yield();
+  stop = true;
+  reader.join();
+  EXPECT_EQ(system.devices().size(), 8u);
+}
+
 // A view that lets a test play the kernel: fixed errnos for reads or writes, or writes that vanish.
 class KernelFs final : public detail::FsView {
  public:
@@ -244,6 +272,11 @@ TEST_F(GuardedPathTest, KernelPermissionErrorsMeanNeedsRoot) {
   EXPECT_EQ(r.error_code, EACCES);
   EXPECT_NE(r.message.find("needs root: the kernel refused the write"), std::string::npos) << r.message;
   EXPECT_EQ(file(std::string(kCard2) + "/current_compute_partition"), "SPX\n");
+  // EPERM for root, with the power-management files readable: a missing capability, not a reset.
+  fs.write_error = EPERM;
+  const ControlResult eperm = run(fs, 2, compute("CPX"));
+  EXPECT_EQ(eperm.reason, RefusalReason::needs_root);
+  EXPECT_NE(eperm.message.find("CAP_SYS_ADMIN"), std::string::npos) << eperm.message;
 }
 
 TEST_F(GuardedPathTest, DriverErrnosBecomeReasons) {

@@ -265,6 +265,10 @@ class Changes(unittest.TestCase):
         self.assertEqual((result["outcome"], result["action"]), ("planned", "compute partition SPX -> QPX"))
         self.assertEqual([(w["path"], w["value"], w["done"]) for w in result["writes"]],
                          [("/sys/class/drm/card24/device/current_compute_partition", "QPX", False)])
+        rows = list(csv.DictReader(io.StringIO(run("set", "-g", "3", "--power-cap", "600", "--dry-run", "--csv",
+                                                   "--sysfs-root", root).stdout)))
+        self.assertEqual([(r["device"], r["outcome"], r["action"]) for r in rows], [("3", "planned", "power cap 750 W -> 600 W")])
+        self.assertTrue(rows[0]["writes"].endswith("/power1_cap=600000000 (not written)"), rows[0]["writes"])
 
     def test_driver_that_never_settles_exits_7(self):
         import shutil

@@ -194,6 +194,14 @@ def refusals(emu):
     refused(emu, "non-root compute mode", ["partition", "--compute-mode", "CPX", "-g", "2"], 5, "needs root", as_nobody=True)
     refused(emu, "non-root power cap", ["set", "--power-cap", "500", "-g", "2"], 5, "needs root", as_nobody=True)
     refused(emu, "non-root reset", ["reset", "-g", "0"], 4, "not supported", as_nobody=True)
+    # Where the PCI core offers a function reset (a `reset` attribute), a busy GPU is still refused.
+    for card in ("card16", "card32"):
+        open(os.path.join(emu.backing, "sys/class/drm", card, "device/reset"), "w").close()
+    refused(emu, "reset of a busy GPU", ["reset", "-g", "4"], 4, "1 process(es) use the GPU: 48213 (python3)")
+    refused(emu, "non-root reset with a reset method", ["reset", "-g", "2"], 5, "needs root", as_nobody=True)
+    rc, out, err = smi(emu, "reset", "-g", "2")
+    check(rc == 0 and "GPU reset (PCI function reset): done" in out, "reset of an idle GPU: rc %d %s %s" % (rc, out, err))
+    check("write \"1\" to %s/class/drm/card16/device/reset: ok" % emu.sys in err, "reset not audited: " + err)
     refused(emu, "dry run", ["partition", "--compute-mode", "CPX", "-g", "2", "--dry-run"], 0,
             "would write \"CPX\" to %s/class/drm/card16/device/current_compute_partition" % emu.sys)
     # The driver's own verdicts, straight at the mount (the library refuses these before writing).
@@ -261,9 +269,12 @@ def partitions_chain(emu):
     check(all(r["outcome"] == "pending" and "modprobe -r amdgpu" in r["next_step"] for r in doc["results"]), "NPS4: not pending")
     for d in second_process(emu, "NPS4 pending"):
         check(d["modes"]["memory_partition"]["value"] == "NPS1", "NPS4 pending: a second process already sees NPS4")
+    # Asking for the current mode replaces the pending request: GPU 7 stays NPS1 through the reload.
+    rc, out, err = smi(emu, "partition", "--memory-mode", "NPS1", "-g", "7")
+    check(rc == 0 and "memory partition NPS1 -> NPS1 (replaces any pending request): done" in out, "NPS1 again: %s%s" % (out, err))
     emu.control("reload")
     devices = second_process(emu, "NPS4 after reload")
-    check(len(devices) == 8 and all(d["modes"]["memory_partition"]["value"] == "NPS4" for d in devices), "reload: NPS4 not applied")
+    check([d["modes"]["memory_partition"]["value"] for d in devices] == ["NPS4"] * 7 + ["NPS1"], "reload: NPS modes wrong")
     check(cli_partitions(devices, "NPS4") == driver_partitions(emu), "NPS4: partitions differ from the driver's")
     rc, out, _ = run([PROBE, emu.sys])
     check(rc == 0 and probe_partitions(out) == driver_partitions(emu), "NPS4: the library disagrees with the driver")

@@ -182,8 +182,12 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
                                   fs_.host_path(available_path)));
       }
       if (upper(current.text) == mode) {
-        plan.unchanged = fmt::format("already in {} {} mode", mode, what);
-        return plan;
+        if (compute) {
+          plan.unchanged = fmt::format("already in {} {} mode", mode, what);
+          return plan;
+        }
+        // The driver keeps an NPS request nobody can read back; writing the current mode replaces it.
+        plan.action += " (replaces any pending request)";
       }
       plan.writes.push_back({current_path, mode, {}, false, 0});
       plan.needs_idle = true;
