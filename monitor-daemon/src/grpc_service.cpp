@@ -31,12 +31,13 @@ void fill_metrics(const Sampler& sampler, const std::vector<std::uint32_t>& devi
     const Sampler::View& view = views[index];
     pb::DeviceMetrics* d = out->add_devices();
     fill_device(view, now, d->mutable_device());
+    // Identity and static facts first, then live readings: the order hipstack-smi shows locally.
+    if (include_facts) add_readings(view.snapshot->facts, metrics, d->mutable_readings());
     // A stale device's old readings are not presented as current (as on /metrics).
     if (!view.stale && view.snapshot->have_live) {
       add_readings(view.snapshot->live, metrics, d->mutable_readings());
       d->set_sampled_at_unix_ms(unix_ms(view.snapshot->live_wall));
     }
-    if (include_facts) add_readings(view.snapshot->facts, metrics, d->mutable_readings());
   }
 }
 

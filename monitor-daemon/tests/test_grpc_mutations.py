@@ -175,6 +175,13 @@ class MutationTests(base.GrpcTest):
         self.assert_code(base.grpc.StatusCode.PERMISSION_DENIED, anonymous.SetPowerCap, request)
         plaintext = base.rpc.MonitorStub(base.grpc.insecure_channel(self.daemon.target))
         self.assert_code(base.grpc.StatusCode.UNAVAILABLE, plaintext.ListDevices, base.pb.ListDevicesRequest())
+        # hipstack-smi --host over mutual TLS lists what it lists locally.
+        remote = subprocess.run([base.SMI, "--host", self.daemon.target, "--tls-ca", certs["ca.pem"], "--tls-cert",
+                                 certs["ops.pem"], "--tls-key", certs["ops.key"], "--json", "list"],
+                                capture_output=True, text=True, timeout=30)
+        local = subprocess.run([base.SMI, "--sysfs-root", root, "--json", "list"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(remote.returncode, 0, remote.stderr)
+        self.assertEqual(remote.stdout, local.stdout)
 
     def test_set_partition_through_the_driver_emulator(self):
         if EMULATOR is None or not os.path.exists("/dev/fuse"):

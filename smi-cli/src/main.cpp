@@ -3,11 +3,19 @@
 #include <fmt/format.h>
 #include <hipstack/smi.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <optional>
 
 #include "commands.hpp"
 #include "rocm_smi_compat.hpp"
+#ifdef HIPSTACK_SMI_REMOTE
+#include "remote_source.hpp"
+#endif
 
 namespace {
 
@@ -27,6 +35,39 @@ std::vector<std::string> split_list(const std::vector<std::string>& values) {
   }
   return out;
 }
+
+// The commands that read through a DeviceSource, and so also work against a daemon (--host).
+bool works_remotely(const std::string& command) {
+  for (const char* name : {"list", "static", "metric", "ras", "health", "partition"}) {
+    if (command == name) return true;
+  }
+  return false;
+}
+
+#ifndef HIPSTACK_SMI_REMOTE
+// --host: the gRPC client is a separate program (hipstack-smi-remote, built from these sources),
+// so that this one starts without loading gRPC. It gets the same arguments.
+int exec_remote(char** argv) {
+  std::vector<std::filesystem::path> candidates;
+  if (const char* given = std::getenv("HIPSTACK_SMI_REMOTE")) candidates.emplace_back(given);
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    candidates.push_back(self.parent_path() / "hipstack-smi-remote");
+    candidates.push_back(self.parent_path().parent_path() / "libexec/hipstack/hipstack-smi-remote");
+  }
+  for (const auto& path : candidates) {
+    if (::access(path.c_str(), X_OK) == 0) {
+      ::execv(path.c_str(), argv);
+      std::fprintf(stderr, "hipstack-smi: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
+      return kExitReadFailure;
+    }
+  }
+  std::fprintf(stderr, "hipstack-smi: --host needs hipstack-smi-remote (next to hipstack-smi, in ../libexec/hipstack, "
+                       "or named by HIPSTACK_SMI_REMOTE): not found\n");
+  return kExitReadFailure;
+}
+#endif
 
 int run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -50,6 +91,12 @@ int run(int argc, char** argv) {
   app.add_flag("--csv", csv, "Machine-readable CSV")->excludes(json_flag);
   app.add_flag("-v,--verbose", common.verbose, "Say where each value came from and why backends are absent");
   app.add_flag("--show-unsupported", common.show_unsupported, "Also list metrics the device does not provide");
+  std::string host, tls_ca, tls_cert, tls_key;
+  app.add_option("--host", host, "Ask a hipstack-smid instead of this machine: unix:///run/hipstack/smid.sock or HOST:PORT");
+  app.add_option("--tls-ca", tls_ca, "With --host HOST:PORT: CA (PEM) that signed the daemon's certificate; TLS on")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-cert", tls_cert, "With --tls-ca: client certificate (PEM) for mutual TLS")->check(CLI::ExistingFile);
+  app.add_option("--tls-key", tls_key, "With --tls-cert: its private key (PEM)")->check(CLI::ExistingFile);
 
   app.add_subcommand("list", "List GPUs");
   app.add_subcommand("static", "Identity and static facts (IDs, firmware, memory sizes, limits, DPM levels)");
@@ -160,6 +207,32 @@ int run(int argc, char** argv) {
                  r.action.c_str(), r.path.empty() ? "" : ": write \"", r.path.empty() ? "" : (r.value + "\" to ").c_str(),
                  r.path.c_str(), r.result.c_str());
   };
+  if (!host.empty()) {
+    if (!works_remotely(command) || change.any()) {
+      std::fprintf(stderr, "hipstack-smi: %s%s is not available with --host (list, static, metric, ras, health and partition are)\n",
+                   command.c_str(), change.any() ? " with a change" : "");
+      return kExitBadArguments;
+    }
+    if (!open.sysfs_root.empty() || !open.procfs_root.empty()) {
+      std::fprintf(stderr, "hipstack-smi: --host reads the daemon's GPUs: --sysfs-root and --procfs-root do not apply\n");
+      return kExitBadArguments;
+    }
+    if (tls_cert.empty() != tls_key.empty() || (!tls_cert.empty() && tls_ca.empty())) {
+      std::fprintf(stderr, "hipstack-smi: --tls-cert and --tls-key go together, and need --tls-ca\n");
+      return kExitBadArguments;
+    }
+#ifdef HIPSTACK_SMI_REMOTE
+    const auto source = connect_remote({host, tls_ca, tls_cert, tls_key});
+    if (command == "list") return run_list(*source, common);
+    if (command == "static") return run_static(*source, common);
+    if (command == "metric") return run_metric(*source, common);
+    if (command == "ras") return run_ras(*source, common);
+    if (command == "health") return run_health(*source, common, health_policy);
+    return run_partition(*source, common);
+#else
+    return exec_remote(argv);
+#endif
+  }
   if (command == "catalogue") return run_catalogue(common, markdown);
   if (command == "capture") {
     return run_capture(open.sysfs_root, open.procfs_root, capture_dir, capture_processes, common.pcie_throughput);

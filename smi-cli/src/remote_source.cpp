@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -91,6 +92,10 @@ class RemoteSource final : public DeviceSource {
   explicit RemoteSource(const RemoteOptions& options) : options_(options) {
     std::string target = options.host;
     if (target.starts_with("unix://")) target = "unix:" + target.substr(7);  // unix:///run/... -> unix:/run/...
+    if (target.starts_with("unix:") && ::access(target.c_str() + 5, F_OK) != 0) {
+      throw smi::Error(smi::Error::Code::read_failure,
+                       fmt::format("no socket at {} (is hipstack-smid running?)", target.substr(5)));
+    }
     std::shared_ptr<grpc::ChannelCredentials> credentials;
     if (target.starts_with("unix:") || options.tls_ca.empty()) {
       if (!options.tls_cert.empty()) throw smi::Error(smi::Error::Code::invalid_argument, "--tls-cert needs --tls-ca and a HOST:PORT");

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""hipstack-smi --host: the CLI as a client of hipstack-smid gives the same output as locally.
+
+Usage: test_cli_remote.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR [unittest arguments]
+
+A daemon reads a capture; hipstack-smi --host (unix socket, and TCP) and hipstack-smi
+--sysfs-root on the same capture must print byte-identical tables, JSON and CSV, with the same exit
+codes. The daemon is started and stopped (by PID) by each test.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+SMID = SMI = CAPTURES = None
+COMMANDS = (["list"], ["static"], ["metric"], ["metric", "-m", "power_current,temperature_junction", "-g", "1,3"],
+            ["health"], ["partition"], ["ras"], ["static", "-g", "GPU-does-not-exist"])
+
+
+class RemoteCliTest(unittest.TestCase):
+    def start(self, capture, grpc_listen=None):
+        self.dir = tempfile.mkdtemp(prefix="smi-remote-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        socket = os.path.join(self.dir, "smid.sock")
+        log = open(os.path.join(self.dir, "smid.err"), "w+")
+        self.addCleanup(log.close)
+        proc = subprocess.Popen([SMID, "--sysfs-root", capture, "--http-listen", "127.0.0.1:0",
+                                 "--grpc-listen", grpc_listen or "unix:" + socket],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+
+        def stop():
+            os.kill(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=5)
+        self.addCleanup(stop)
+        deadline = time.monotonic() + 10
+        while True:
+            log.seek(0)
+            m = re.search(r"gRPC on (\S+) \(", log.read())
+            if m:
+                break
+            self.assertIsNone(proc.poll(), "hipstack-smid exited")
+            self.assertLess(time.monotonic(), deadline, "no gRPC listener")
+            time.sleep(0.05)
+        time.sleep(0.5)  # first samples (slow ones too)
+        return "unix://" + socket if grpc_listen is None else m.group(1)
+
+    def smi(self, *args):
+        return subprocess.run([SMI] + list(args), capture_output=True, text=True, timeout=30)
+
+    def check_same(self, capture_name, host_of):
+        capture = os.path.join(CAPTURES, capture_name, "sys")
+        host = host_of(capture)
+        for command in COMMANDS:
+            for fmt in ([], ["--json"], ["--csv"]):
+                with self.subTest(capture=capture_name, command=" ".join(command + fmt)):
+                    local = self.smi("--sysfs-root", capture, *fmt, *command)
+                    remote = self.smi("--host", host, *fmt, *command)
+                    self.assertEqual(remote.returncode, local.returncode, remote.stderr)
+                    self.assertEqual(remote.stdout, local.stdout)
+
+    def test_same_output_over_the_unix_socket(self):
+        for name in ("constructed/mi300x-8gpu-faults", "constructed/mi300x-8gpu-cpx-nps1"):
+            self.check_same(name, lambda capture: self.start(capture))
+
+    def test_same_output_over_tcp(self):
+        self.check_same("constructed/mi300x-8gpu-spx-nps1", lambda capture: self.start(capture, "127.0.0.1:0"))
+
+    def test_what_does_not_work_remotely_says_so(self):
+        host = self.start(os.path.join(CAPTURES, "constructed/mi300x-8gpu-spx-nps1/sys"))
+        for args, words in ((["process"], "not available with --host"),
+                            (["partition", "-g", "0", "--compute-mode", "CPX"], "with a change"),
+                            (["--sysfs-root", "/tmp", "list"], "do not apply"),
+                            (["--tls-cert", SMI, "list"], "go together")):
+            r = self.smi("--host", host, *args)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(words, r.stderr)
+        r = self.smi("--host", "unix:///nonexistent/smid.sock", "list")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no socket at /nonexistent/smid.sock", r.stderr)
+        r = self.smi("--host", "127.0.0.1:1", "list")  # nothing listens on port 1
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot reach hipstack-smid at 127.0.0.1:1", r.stderr)
+
+
+def main():
+    global SMID, SMI, CAPTURES
+    SMID, SMI, CAPTURES = (os.path.abspath(a) for a in sys.argv[1:4])
+    unittest.main(argv=[sys.argv[0]] + sys.argv[4:], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
