@@ -86,6 +86,9 @@ int run_control(smi::System& system, const CommonOptions& options, const std::st
 std::optional<ClockRange> parse_clock_range(const std::string& text, std::string& error);
 std::optional<smi::FanSetting> parse_fan(const std::string& text, std::string& error);
 int run_catalogue(const CommonOptions& options, bool markdown);
+// Prints one line (or JSON object) per change seen between looks every interval_s seconds;
+// `looks` looks in all (0: until interrupted). Re-opens the System at each look.
+int run_event(const smi::OpenOptions& open, const CommonOptions& options, double interval_s, long looks);
 // Copies what the library reads from the live /sys (or --sysfs-root) into OUT/sys, flat.
 int run_capture(const std::string& sysfs_root, const std::string& procfs_root, const std::string& out_dir,
                 bool with_processes, bool pcie_bw);

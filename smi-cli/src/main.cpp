@@ -113,6 +113,13 @@ int run(int argc, char** argv) {
   monitor->add_option("-w,--watch", watch_s, "Seconds between refreshes")->check(CLI::Range(0.01, 3600.0));
   monitor->add_option("-i,--iterations", iterations, "Stop after N refreshes (0: run until interrupted)")
       ->check(CLI::Range(0L, 1000000000L));
+  auto* event = app.add_subcommand("event", "Follow throttling, memory errors, bad pages, partition changes, resets and "
+                                           "GPUs coming and going; one line (or JSON object) per event");
+  double event_watch_s = 1.0;
+  long event_looks = 0;
+  event->add_option("-w,--watch", event_watch_s, "Seconds between looks")->check(CLI::Range(0.01, 3600.0));
+  event->add_option("-i,--iterations", event_looks, "Stop after N looks (0: run until interrupted)")
+      ->check(CLI::Range(0L, 1000000000L));
   auto* health = app.add_subcommand("health", "Health verdict per GPU with the findings behind it (exit 1 unhealthy)");
   std::string health_policy;
   health->add_option("--config", health_policy, "Health thresholds file (key = value; docs/health.md)")
@@ -234,6 +241,7 @@ int run(int argc, char** argv) {
 #endif
   }
   if (command == "catalogue") return run_catalogue(common, markdown);
+  if (command == "event") return run_event(open, common, event_watch_s, event_looks);
   if (command == "capture") {
     return run_capture(open.sysfs_root, open.procfs_root, capture_dir, capture_processes, common.pcie_throughput);
   }

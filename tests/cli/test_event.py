@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""hipstack-smi event on a copied capture that the test changes while the command runs.
+
+Usage: test_event.py HIPSTACK_SMI CAPTURES_DIR
+
+Planted one after the other, each must come out as its event, as JSON lines: RAS/ECC counts rising,
+a counter going back (a reset), throttling (the firmware's violation residency rising), a partition
+mode change, a GPU disappearing (its DRM card and KFD node gone) and coming back.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+SMI = CAPTURES = None
+INTERVAL = 0.2
+
+
+def kfd_node_of(sysfs, bdf):
+    """The KFD topology node folder of the GPU at `bdf` (domain:bus:device.function)."""
+    nodes = os.path.join(sysfs, "class/kfd/kfd/topology/nodes")
+    for node in os.listdir(nodes):
+        props = {}
+        with open(os.path.join(nodes, node, "properties")) as f:
+            for line in f:
+                key, _, value = line.partition(" ")
+                props[key] = int(value) if value.strip().isdigit() else value
+        location = props.get("location_id", 0)
+        if props.get("simd_count", 0) and "%04x:%02x:%02x.%x" % (props.get("domain", 0), location >> 8, (location >> 3) & 0x1f,
+                                                                 location & 7) == bdf:
+            return os.path.join(nodes, node)
+    raise AssertionError("no KFD node for " + bdf)
+
+
+class EventTest(unittest.TestCase):
+    def test_planted_changes_come_out_as_events(self):
+        work = tempfile.mkdtemp(prefix="smi-event-")
+        self.addCleanup(shutil.rmtree, work, True)
+        sysfs = os.path.join(work, "sys")
+        faults = os.path.join(CAPTURES, "constructed/mi300x-8gpu-faults/sys")
+        spx = os.path.join(CAPTURES, "constructed/mi300x-8gpu-spx-nps1/sys")
+        subprocess.run(["cp", "-a", faults, sysfs], check=True)
+        devices = {d["bdf"]: d for d in json.loads(subprocess.run([SMI, "--sysfs-root", sysfs, "--json", "list"],
+                                                                  capture_output=True, text=True, check=True).stdout)["devices"]}
+        proc = subprocess.Popen([SMI, "--sysfs-root", sysfs, "--json", "event", "-w", str(INTERVAL), "-i", "60"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        card = lambda n, *path: os.path.join(sysfs, "class/drm/card%d/device" % n, *path)
+
+        def replace(path, data):
+            with open(path + ".new", "wb") as f:
+                f.write(data)
+            os.replace(path + ".new", path)
+
+        def settle():
+            time.sleep(INTERVAL * 3)
+
+        time.sleep(INTERVAL * 2)
+        replace(card(8, "ras/umc_err_count"), b"ue: 3\nce: 20\nde: 0\n")  # GPU 1: 2 -> 3 uncorrectable
+        settle()
+        with open(os.path.join(spx, "class/drm/card48/device/gpu_metrics"), "rb") as f:
+            calm = f.read()
+        with open(card(48, "gpu_metrics"), "rb") as f:
+            throttled = f.read()
+        replace(card(48, "gpu_metrics"), calm)  # GPU 6: its counters start again from 0
+        settle()
+        replace(card(48, "gpu_metrics"), throttled)  # ...and socket_thermal residency rises
+        settle()
+        replace(card(16, "current_compute_partition"), b"CPX\n")  # GPU 2
+        settle()
+        gone_bdf = "0000:65:00.0"
+        node = kfd_node_of(sysfs, gone_bdf)
+        os.rename(os.path.join(sysfs, "class/drm/card24"), os.path.join(work, "card24"))
+        os.rename(node, os.path.join(work, "node"))
+        settle()
+        os.rename(os.path.join(work, "card24"), os.path.join(sysfs, "class/drm/card24"))
+        os.rename(os.path.join(work, "node"), node)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, err)
+        events = [json.loads(line) for line in out.splitlines()]
+        seen = [(e["event"], e["bdf"], e["metric"], e["before"], e["after"]) for e in events]
+        expected = [
+            ("memory-errors", "0000:27:00.0", "ras_uncorrectable[umc]", "2", "3"),
+            ("memory-errors", "0000:27:00.0", "ras_correctable[umc]", "14", "20"),
+            ("counters-restarted", "0000:c7:00.0", "violation_residency[socket_thermal]", "2764938", "0"),
+            ("throttling", "0000:c7:00.0", "violation_residency[socket_thermal]", "0", "2764938"),
+            ("partition-mode-changed", "0000:47:00.0", "compute_partition", "SPX", "CPX"),
+            ("device-removed", gone_bdf, "", "", ""),
+            ("device-added", gone_bdf, "", "", ""),
+        ]
+        for item in expected:
+            self.assertIn(item, seen, "\n".join(map(str, seen)))
+        order = [seen.index(item) for item in expected[2:]]
+        self.assertEqual(order, sorted(order), "events out of order:\n" + "\n".join(map(str, seen)))
+        for e in events:
+            self.assertEqual(e["uuid"], devices[e["bdf"]]["uuid"])
+            self.assertRegex(e["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
+        self.assertNotIn("device-removed", [e["event"] for e in events if e["bdf"] != gone_bdf])
+
+    def test_bad_arguments(self):
+        for args in (["event", "-w", "0"], ["event", "-i", "-1"], ["event", "-w", "x"]):
+            r = subprocess.run([SMI] + args, capture_output=True, text=True, timeout=10)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+
+
+def main():
+    global SMI, CAPTURES
+    SMI, CAPTURES = (os.path.abspath(a) for a in sys.argv[1:3])
+    unittest.main(argv=sys.argv[:1] + sys.argv[3:], verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
