@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "parse.hpp"
 
@@ -265,6 +266,31 @@ class Checker {
     }
   }
 
+  // XGMI (GPU-to-GPU fabric) link errors, from the xgmi_wafl RAS block; no finding without one.
+  void xgmi() {
+    std::optional<double> uncorrected;
+    std::optional<double> corrected;
+    for (const Reading* r : f_.all(MetricId::ras_uncorrectable)) {
+      if (r->instance == "xgmi_wafl" && r->number()) uncorrected = r->number();
+    }
+    for (const Reading* r : f_.all(MetricId::ras_correctable)) {
+      if (r->instance == "xgmi_wafl" && r->number()) corrected = r->number();
+    }
+    if (!uncorrected && !corrected) return;
+    if (uncorrected.value_or(0) > 0) {
+      add("xgmi.errors", Verdict::fail, fmt::format("{} uncorrectable", num(*uncorrected, "")), "0",
+          "uncorrectable errors on the XGMI links to other GPUs",
+          "Drain the node, check the XGMI bridges or cabling, and reset the GPUs of the hive; replace the part if it recurs.");
+    } else if (corrected.value_or(0) >= static_cast<double>(p_.correctable_ecc)) {
+      add("xgmi.errors", Verdict::warn, fmt::format("{} correctable", num(*corrected, "")),
+          fmt::format("{} since driver load", p_.correctable_ecc), "many correctable errors on the XGMI links",
+          "Watch the rate; reseat or replace the XGMI bridge if it keeps rising.");
+    } else {
+      add("xgmi.errors", Verdict::pass, fmt::format("{} correctable", num(corrected.value_or(0), "")), "0 uncorrectable",
+          "XGMI links without uncorrectable errors");
+    }
+  }
+
   void ras_readable() {
     std::string blocks;
     for (const MetricId id : {MetricId::ras_correctable, MetricId::ras_uncorrectable}) {
@@ -355,6 +381,7 @@ HealthReport System::health(std::uint32_t device, const HealthPolicy& policy) co
   check.clocks();
   check.pcie();
   check.memory();
+  check.xgmi();
   for (const HealthFinding& f : report.findings) {
     if (f.verdict == Verdict::unknown) continue;
     if (report.overall == Verdict::unknown || static_cast<int>(f.verdict) > static_cast<int>(report.overall)) {

@@ -1,6 +1,7 @@
 // The health engine and the RAS readers: real captures (healthy: PASS, or WARN with a true reason),
 // the constructed fault node (each planted fault named), bad-page parsing and the policy file.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -99,6 +100,31 @@ TEST(Health, ThresholdsComeFromThePolicy) {
   const HealthReport report = system.health(0, strict);
   EXPECT_EQ(finding(report, "pcie.replays")->verdict, Verdict::warn);
   EXPECT_EQ(finding(report, "thermal.temperature")->verdict, Verdict::warn);
+}
+
+TEST(Health, XgmiLinkErrorsFailOrWarn) {
+  // A copy of the 8-GPU node, with XGMI errors planted on two GPUs.
+  const auto root = std::filesystem::temp_directory_path() / ("hipstack-xgmi-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  std::filesystem::copy(std::string(HIPSTACK_CAPTURES_DIR) + "/constructed/mi300x-8gpu-faults/sys", root / "sys",
+                        std::filesystem::copy_options::recursive);
+  std::ofstream(root / "sys/class/drm/card16/device/ras/xgmi_wafl_err_count") << "ue: 2\nce: 5\nde: 0\n";
+  std::ofstream(root / "sys/class/drm/card24/device/ras/xgmi_wafl_err_count") << "ue: 0\nce: 1500\nde: 0\n";
+  OpenOptions options;
+  options.sysfs_root = (root / "sys").string();
+  options.enable_nvml = false;
+  const System system = System::open(options);
+  const HealthReport failing = system.health(2);
+  ASSERT_NE(finding(failing, "xgmi.errors"), nullptr);
+  EXPECT_EQ(finding(failing, "xgmi.errors")->verdict, Verdict::fail);
+  EXPECT_EQ(finding(failing, "xgmi.errors")->reading, "2 uncorrectable");
+  EXPECT_FALSE(finding(failing, "xgmi.errors")->remediation.empty());
+  EXPECT_EQ(failing.overall, Verdict::fail);
+  EXPECT_EQ(finding(system.health(3), "xgmi.errors")->verdict, Verdict::warn);
+  EXPECT_EQ(finding(system.health(4), "xgmi.errors")->verdict, Verdict::pass);
+  EXPECT_EQ(finding(system.health(0), "xgmi.errors"), nullptr);  // its RAS blocks cannot be read
+  std::filesystem::remove_all(root);
 }
 
 class FaultNode : public ::testing::Test {
