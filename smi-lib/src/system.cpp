@@ -159,7 +159,7 @@ System System::open(const OpenOptions& options) {
   if (options.enable_nvml) {
     std::string nvml_library = from_env(options.nvml_library, "HIPSTACK_NVML_LIBRARY");
     if (nvml_library.empty()) nvml_library = "libnvidia-ml.so.1";
-    detail::BackendProbe probe = detail::probe_nvml(*impl->fs, nvml_library);
+    detail::BackendProbe probe = detail::probe_nvml(*impl->fs, nvml_library, options.vendor_shutdown);
     impl->statuses.push_back({"nvml", probe.backend != nullptr, probe.reason});
     if (probe.backend) impl->backends.push_back(std::move(probe.backend));
   } else {

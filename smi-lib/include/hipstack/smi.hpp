@@ -176,6 +176,10 @@ struct OpenOptions {
   std::string nvml_library;  // NVML to load ("" = $HIPSTACK_NVML_LIBRARY, else libnvidia-ml.so.1)
   bool enable_amdgpu = true;
   bool enable_nvml = true;
+  // false: leave NVML initialised when the System goes, for a process that exits right after (the
+  // kernel releases its GPU handles as the process ends, and nvmlShutdown costs milliseconds).
+  // hipstack-smi does this; a long-lived program keeps the default.
+  bool vendor_shutdown = true;
   AuditSink audit;  // receives every mutation attempt (never called for reads); may be empty
 };
 

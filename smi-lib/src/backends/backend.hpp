@@ -45,6 +45,7 @@ struct BackendProbe {
 
 BackendProbe probe_amdgpu(const FsView& fs);
 // library_path: what dlopen is given ("libnvidia-ml.so.1" by default).
-BackendProbe probe_nvml(const FsView& fs, const std::string& library_path);
+// shutdown: call nvmlShutdown when the backend goes (OpenOptions::vendor_shutdown).
+BackendProbe probe_nvml(const FsView& fs, const std::string& library_path, bool shutdown = true);
 
 }  // namespace hipstack::smi::detail

@@ -273,9 +273,9 @@ std::vector<Link> NvmlBackend::links() const {
 
 }  // namespace nvml
 
-BackendProbe probe_nvml(const FsView& fs, const std::string& library_path) {
+BackendProbe probe_nvml(const FsView& fs, const std::string& library_path, bool shutdown) {
   BackendProbe probe;
-  auto library = std::make_unique<nvml::Library>(library_path);
+  auto library = std::make_unique<nvml::Library>(library_path, shutdown);
   if (!library->ready()) {
     probe.reason = library->reason();
     return probe;

@@ -22,7 +22,7 @@ bool resolve(void* handle, Fn*& slot, std::initializer_list<const char*> names) 
 
 }  // namespace
 
-Library::Library(const std::string& path) : path_(path) {
+Library::Library(const std::string& path, bool shutdown) : shutdown_(shutdown), path_(path) {
   // Lazy binding: NVML is large and most of it is never called; nvidia-smi binds it lazily too.
   // RTLD_NODELETE: NVML (and the libcuda it loads) is not made to be unloaded, and unmapping it
   // costs a cold process over a millisecond that exit does anyway.
@@ -56,7 +56,7 @@ Library::Library(const std::string& path) : path_(path) {
 }
 
 Library::~Library() {
-  if (initialised_) api_.shutdown();
+  if (initialised_ && shutdown_) api_.shutdown();
   if (handle_ != nullptr) ::dlclose(handle_);
 }
 

@@ -21,7 +21,8 @@ struct Api {
 class Library {
  public:
   // Loads and initialises NVML; on failure `reason` says why and api() must not be used.
-  explicit Library(const std::string& path);
+  // shutdown: call nvmlShutdown in the destructor (false for a process about to exit).
+  explicit Library(const std::string& path, bool shutdown = true);
   ~Library();
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;
@@ -36,6 +37,7 @@ class Library {
  private:
   void* handle_ = nullptr;
   bool initialised_ = false;
+  bool shutdown_ = true;
   bool ready_ = false;
   std::string path_;
   std::string reason_;
