@@ -188,7 +188,10 @@ def main(argv):
             if entry.get("status") != "ok":
                 ok = False
             elif live and not isinstance(lo, str):
-                ok = min(seen) - slack - 1e-9 <= float(value) <= max(seen) + slack + 1e-9
+                # Within the range nvidia-smi saw, widened by the largest change between two of its
+                # back-to-back reads (the tolerance for instantaneous values).
+                step = max((abs(y - x) for x, y in zip(seen, seen[1:])), default=0.0)
+                ok = min(seen) - step - slack - 1e-9 <= float(value) <= max(seen) + step + slack + 1e-9
                 lo, hi = min(seen), max(seen)
             else:
                 ok = any(close(v, value, slack) for v in seen)
