@@ -316,6 +316,48 @@ class Checker {
   std::string vendor_;
 };
 
+// Firmware of one GPU against the other GPUs of the same model in the node: a GPU left on other
+// firmware after an update behaves differently from its peers. No finding without peers.
+void check_firmware(const System& system, std::uint32_t device, const std::vector<Reading>& own,
+                    std::vector<HealthFinding>& out) {
+  const auto devices = system.devices();
+  const DeviceSummary& self = devices.at(device);
+  const auto versions_of = [](const std::vector<Reading>& readings) {
+    std::map<std::string, std::string> out_versions;  // "vbios" or IP block -> version
+    for (const Reading& r : readings) {
+      const auto text = r.text();
+      if (!r.ok() || !text) continue;
+      if (r.id == MetricId::vbios_version) out_versions["vbios"] = std::string(*text);
+      if (r.id == MetricId::firmware_version) out_versions[r.instance] = std::string(*text);
+    }
+    return out_versions;
+  };
+  const auto mine = versions_of(own);
+  if (mine.empty()) return;
+  SampleOptions identity;
+  identity.identity = true;
+  identity.live = false;
+  identity.metrics = {MetricId::vbios_version, MetricId::firmware_version};
+  std::size_t peers = 0;
+  for (const DeviceSummary& other : devices) {
+    if (other.index == device || other.vendor != self.vendor || other.name != self.name) continue;
+    ++peers;
+    for (const auto& [what, theirs] : versions_of(system.sample(other.index, identity))) {
+      const auto it = mine.find(what);
+      if (it == mine.end() || it->second == theirs) continue;
+      out.push_back({"firmware.consistent", Verdict::warn, fmt::format("{} {}", what, it->second),
+                     fmt::format("GPU {} ({}) has {}", other.index, other.bdf, theirs),
+                     fmt::format("{} firmware differs from another {} in this node", what, self.name),
+                     "Update every GPU of the node to the same firmware release (and reboot), so they behave alike."});
+      return;
+    }
+  }
+  if (peers > 0) {
+    out.push_back({"firmware.consistent", Verdict::pass, fmt::format("{} versions", mine.size()),
+                   fmt::format("same as {} other GPU(s) of this model", peers), "firmware matches the node's other GPUs of this model", ""});
+  }
+}
+
 }  // namespace
 
 std::string_view verdict_name(Verdict verdict) noexcept {
@@ -382,6 +424,7 @@ HealthReport System::health(std::uint32_t device, const HealthPolicy& policy) co
   check.pcie();
   check.memory();
   check.xgmi();
+  check_firmware(*this, device, readings, report.findings);
   for (const HealthFinding& f : report.findings) {
     if (f.verdict == Verdict::unknown) continue;
     if (report.overall == Verdict::unknown || static_cast<int>(f.verdict) > static_cast<int>(report.overall)) {

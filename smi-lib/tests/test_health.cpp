@@ -127,6 +127,41 @@ TEST(Health, XgmiLinkErrorsFailOrWarn) {
   std::filesystem::remove_all(root);
 }
 
+TEST(Health, FirmwareDifferingFromTheNodesOtherGpusWarns) {
+  const auto root = std::filesystem::temp_directory_path() / ("hipstack-firmware-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  std::filesystem::copy(std::string(HIPSTACK_CAPTURES_DIR) + "/constructed/mi300x-8gpu-spx-nps1/sys", root / "sys",
+                        std::filesystem::copy_options::recursive);
+  OpenOptions options;
+  options.sysfs_root = (root / "sys").string();
+  options.enable_nvml = false;
+  {
+    const System same = System::open(options);
+    const HealthReport report = same.health(3);
+    const HealthFinding* f = finding(report, "firmware.consistent");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->verdict, Verdict::pass);
+    EXPECT_EQ(f->threshold, "same as 7 other GPU(s) of this model");
+  }
+  std::ofstream(root / "sys/class/drm/card24/device/vbios_version") << "113-M3000100-999\n";
+  const System system = System::open(options);
+  const HealthReport report = system.health(3);
+  const HealthFinding* odd = finding(report, "firmware.consistent");
+  ASSERT_NE(odd, nullptr);
+  EXPECT_EQ(odd->verdict, Verdict::warn);
+  EXPECT_EQ(odd->reading, "vbios 113-M3000100-999");
+  EXPECT_NE(odd->threshold.find("GPU 0 (0000:05:00.0) has "), std::string::npos) << odd->threshold;
+  EXPECT_FALSE(odd->remediation.empty());
+  const HealthReport first = system.health(0);
+  ASSERT_NE(finding(first, "firmware.consistent"), nullptr);
+  EXPECT_EQ(finding(first, "firmware.consistent")->verdict, Verdict::warn);  // it differs from GPU 3
+  // A single GPU has no peers: no finding.
+  const HealthReport single = open_capture("real/lact/rx6900xt").health(0);
+  EXPECT_EQ(finding(single, "firmware.consistent"), nullptr);
+  std::filesystem::remove_all(root);
+}
+
 class FaultNode : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
