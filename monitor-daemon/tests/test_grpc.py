@@ -306,6 +306,41 @@ class BadInputTests(GrpcTest):
         self.assertEqual(len(list(third)), 1)
         open_streams[1].cancel()
 
+    def test_stalled_stream_is_dropped(self):
+        """A raw HTTP/2 client (python3-h2) that opens WatchMetrics with a 1 KiB flow-control window and
+        never reads: the daemon's write waits, and past slow_consumer_limit_ms the stream is reset."""
+        import socket
+        import h2.config
+        import h2.connection
+        import h2.events
+        import h2.settings
+        self.start("slow_consumer_limit_ms = 500\n", grpc_listen="127.0.0.1:0")
+        host, port = self.daemon.target.rsplit(":", 1)
+        sock = socket.create_connection((host, int(port)), timeout=10)
+        self.addCleanup(sock.close)
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        conn.initiate_connection()
+        conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1024})
+        request = pb.WatchMetricsRequest(interval_ms=100).SerializeToString()
+        conn.send_headers(1, [(":method", "POST"), (":scheme", "http"), (":path", "/hipstack.monitor.v1.Monitor/WatchMetrics"),
+                              (":authority", self.daemon.target), ("content-type", "application/grpc"), ("te", "trailers")])
+        conn.send_data(1, b"\0" + len(request).to_bytes(4, "big") + request, end_stream=True)
+        sock.sendall(conn.data_to_send())
+        start = time.monotonic()
+        ended = None
+        while ended is None and time.monotonic() - start < 10:
+            data = sock.recv(65536)
+            if not data:
+                break
+            for event in conn.receive_data(data):  # never acknowledged: the window stays shut
+                if isinstance(event, (h2.events.StreamReset, h2.events.StreamEnded)):
+                    ended = event
+            sock.sendall(conn.data_to_send())  # settings and pings only; no WINDOW_UPDATE for the stream
+        self.assertIsInstance(ended, (h2.events.StreamReset, h2.events.StreamEnded), "the stalled stream was never ended")
+        self.assertLess(time.monotonic() - start, 5)
+        self.assertIn("dropping a stream", self.daemon.stderr())
+        self.assertEqual(len(self.stub.ListDevices(pb.ListDevicesRequest()).devices), 8)  # others carry on
+
     def test_stuck_device_does_not_delay_answers(self):
         root = os.path.join(tempfile.mkdtemp(prefix="smid-stuck-"), "sys")
         self.addCleanup(shutil.rmtree, os.path.dirname(root), True)

@@ -119,6 +119,14 @@ echo "hipstack_gpu_temperature_junction_celsius: 8 series"
 [[ $(query_value 'up{job="hipstack-smid"}') == 1 ]] || fail "up{job=\"hipstack-smid\"} is not 1"
 [[ $(query_value 'count(count by (gpu, uuid, bdf, host) (hipstack_gpu_up))') == 8 ]] || fail "labels of hipstack_gpu_up"
 [[ $(query_value 'count(hipstack_smid_build_info)') == 1 ]] || fail "hipstack_smid_build_info missing"
+# The capture's own values come back through PromQL (card0's hwmon: power1_input 133000000 µW,
+# temp2_input 35000 m°C; mem_info_vram_total), in base units.
+[[ $(query_value 'hipstack_gpu_power_current_watts{gpu="0"}') == 133 ]] || fail "GPU 0 power is not the capture's 133 W"
+[[ $(query_value 'hipstack_gpu_temperature_junction_celsius{gpu="0"}') == 35 ]] || fail "GPU 0 junction is not the capture's 35 C"
+vram=$(cat "$captures/constructed/mi300x-8gpu-spx-nps1/sys/class/drm/card0/device/mem_info_vram_total")
+[[ $(query_value 'hipstack_gpu_vram_total_bytes{gpu="0"}') == "$vram" ]] || fail "GPU 0 VRAM total is not the capture's $vram"
+[[ $(query_value 'sum(hipstack_gpu_partition_compute_units)') == 2432 ]] || fail "the 8 partitions' CUs do not add up to 8 x 304"
+echo "PromQL returns the capture's values (power 133 W, junction 35 C, VRAM $vram B, 2432 CUs)"
 samples=$(query_value 'scrape_samples_scraped{job="hipstack-smid"}')
 [[ -n $samples && $samples -gt 500 ]] || fail "scrape_samples_scraped is '${samples:-empty}'"
 echo "scrape_samples_scraped = $samples"
