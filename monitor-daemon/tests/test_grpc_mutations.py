@@ -183,7 +183,8 @@ class MutationTests(base.GrpcTest):
         self.assertEqual(remote.returncode, 0, remote.stderr)
         self.assertEqual(remote.stdout, local.stdout)
 
-    def test_set_partition_through_the_driver_emulator(self):
+    def start_emulator(self):
+        """The amdgpu emulator (FUSE) over a copy of the SPX node; returns its mount point."""
         if EMULATOR is None or not os.path.exists("/dev/fuse"):
             self.skipTest("no amdgpu emulator or /dev/fuse")
         work = tempfile.mkdtemp(prefix="smid-emulator-")
@@ -210,6 +211,40 @@ class MutationTests(base.GrpcTest):
                 self.fail("amdgpu-emulator exited %d: %s" % (emulator.returncode, emulator.stderr.read()))
             self.assertLess(time.monotonic(), deadline, "the emulator did not mount")
             time.sleep(0.05)
+        return mount
+
+    def test_a_gpu_whose_reads_fail_with_eio(self):
+        mount = self.start_emulator()
+        stub = self.start("read_deadline_ms = 500\n", sysfs=os.path.join(mount, "sys"))
+        control = os.path.join(mount, ".emulator", "control")
+
+        def ok_counts():
+            snapshot = stub.GetMetrics(base.pb.GetMetricsRequest())
+            return [sum(1 for r in d.readings if r.status == base.pb.READING_STATUS_OK) for d in snapshot.devices]
+
+        healthy = ok_counts()
+        with open(control, "w") as f:
+            f.write("read-errors card8")
+        deadline = time.monotonic() + 5
+        while ok_counts()[1] != 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        counts = ok_counts()
+        self.assertEqual(counts[1], 0, counts)
+        self.assertEqual(counts[:1] + counts[2:], healthy[:1] + healthy[2:])
+        failed = [r for r in stub.GetMetrics(base.pb.GetMetricsRequest(devices=["1"])).devices[0].readings
+                  if r.status == base.pb.READING_STATUS_ERROR]
+        self.assertTrue(failed)
+        not_eio = [(r.metric, r.error_code, r.detail) for r in failed if "card8" in r.detail and r.error_code != 5]
+        self.assertEqual(not_eio, [])  # EIO, naming the file
+        with open(control, "w") as f:
+            f.write("read-errors-end card8")
+        deadline = time.monotonic() + 5
+        while ok_counts() != healthy and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(ok_counts(), healthy)
+
+    def test_set_partition_through_the_driver_emulator(self):
+        mount = self.start_emulator()
         stub = self.start(sysfs=os.path.join(mount, "sys"))
         self.assertEqual([len(d.partitions) for d in stub.GetPartitions(base.pb.GetPartitionsRequest()).devices], [1] * 8)
         # The capture has a process on GPU 0 (amdgpu_top): refused unless forced.

@@ -82,6 +82,21 @@ TEST(FaultInjection, ErrnoBecomesStatusWithThePath) {
   EXPECT_DOUBLE_EQ(number_of(r, "temperature_memory"), 54.0);  // the others are unaffected
 }
 
+TEST(FaultInjection, AClockTableThatCannotBeReadKeepsItsErrno) {
+  FaultyFs fs(capture_sys("real/lact/rx6900xt"));
+  fs.errors["device/gpu_metrics"] = EIO;  // no fallback either
+  fs.errors["device/pp_dpm_sclk"] = EIO;
+  fs.texts["device/pp_dpm_mclk"] = "0: garbage\n";
+  const auto r = sample_all(fs);
+  const Reading sclk = reading_of(r, "clock_sclk");
+  EXPECT_EQ(sclk.status, Status::error);
+  EXPECT_EQ(sclk.error_code, EIO);  // not EINVAL: the file was not malformed, it could not be read
+  EXPECT_NE(sclk.detail.find("pp_dpm_sclk: Input/output error"), std::string::npos) << sclk.detail;
+  const Reading mclk = reading_of(r, "clock_mclk");
+  EXPECT_EQ(mclk.status, Status::error);
+  EXPECT_EQ(mclk.error_code, EINVAL);  // malformed
+}
+
 TEST(FaultInjection, AVanishedDeviceSaysSoInEveryReading) {
   FaultyFs fs(capture_sys("real/lact/rx6900xt"));
   BackendProbe probe = probe_amdgpu(fs);

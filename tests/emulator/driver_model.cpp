@@ -214,6 +214,7 @@ DriverModel::Attr DriverModel::classify(const std::string& path) {
 int DriverModel::check_read(const std::string& path) {
   std::lock_guard lock(mutex_);
   const Attr attr = classify(path);
+  if (attr.gpu != nullptr && attr.gpu->read_errors) return -EIO;
   if (attr.gpu == nullptr || !attr.gpu->in_reset) return 0;
   // amdgpu_pm.c and the partition attributes answer -EPERM while amdgpu_in_reset().
   const std::string& n = attr.name;
@@ -429,12 +430,13 @@ int DriverModel::control(std::string_view command) {
     rebuild_topology();  // the reloaded driver publishes its topology again
     return 0;
   }
-  if (fields.size() == 2 && (fields[0] == "reset-begin" || fields[0] == "reset-end")) {
+  if (fields.size() == 2 && (fields[0] == "reset-begin" || fields[0] == "reset-end" || fields[0] == "read-errors" ||
+                             fields[0] == "read-errors-end")) {
     for (Gpu& gpu : gpus_) {
-      if (gpu.card == fields[1]) {
-        gpu.in_reset = fields[0] == "reset-begin";
-        return 0;
-      }
+      if (gpu.card != fields[1]) continue;
+      if (fields[0].starts_with("reset")) gpu.in_reset = fields[0] == "reset-begin";
+      else gpu.read_errors = fields[0] == "read-errors";
+      return 0;
     }
     return -ENOENT;
   }

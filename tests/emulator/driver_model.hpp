@@ -35,7 +35,8 @@ class DriverModel {
   bool writable(const std::string& path);
   // The driver's store: returns 0 when accepted, else -errno.
   int store(const std::string& path, std::string_view value);
-  // The emulator's own control file: "reload", "reset-begin cardN", "reset-end cardN".
+  // The emulator's own control file: "reload", "reset-begin cardN", "reset-end cardN",
+  // "read-errors cardN", "read-errors-end cardN".
   int control(std::string_view command);
   [[nodiscard]] std::size_t gpu_count() const { return gpus_.size(); }
 
@@ -61,6 +62,7 @@ class DriverModel {
     std::chrono::steady_clock::time_point ready_at;
     std::string requested_nps;
     bool in_reset = false;
+    bool read_errors = false;  // every read of its files fails with EIO (a failing device)
   };
   struct Attr {
     Gpu* gpu = nullptr;

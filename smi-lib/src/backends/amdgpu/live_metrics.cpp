@@ -30,15 +30,20 @@ std::string volt_input(const AmdGpu& gpu, const char* label) {
 }
 
 // The current level of a pp_dpm_* table: the starred line (the first, when a driver stars several).
-Opt current_dpm_clock(const FsView& fs, const std::string& path, std::string& problem) {
+// A read that fails sets `problem` and `error` (its errno); a table that does not parse, EINVAL.
+Opt current_dpm_clock(const FsView& fs, const std::string& path, std::string& problem, int& error) {
   const FileText text = fs.read_text(path);
   if (!text.ok()) {
-    if (text.error != ENOENT) problem = fs.host_path(path) + ": " + std::strerror(text.error);
+    if (text.error != ENOENT) {
+      problem = fs.host_path(path) + ": " + std::strerror(text.error);
+      error = text.error;
+    }
     return std::nullopt;
   }
   const DpmTable table = parse_dpm_levels(text.text);
   if (!table.error.empty()) {
     problem = fs.host_path(path) + ": " + table.error;
+    error = EINVAL;
     return std::nullopt;
   }
   for (const DpmLevel& level : table.levels) {
@@ -49,13 +54,16 @@ Opt current_dpm_clock(const FsView& fs, const std::string& path, std::string& pr
 
 void read_clock(SysfsValues& values, const AmdGpu& gpu, MetricId id, const char* file, Opt metrics_clock) {
   std::string problem;
+  int error = 0;
   const std::string path = gpu.device_dir + "/" + file;
-  if (const Opt mhz = current_dpm_clock(values.fs(), path, problem)) {
+  if (const Opt mhz = current_dpm_clock(values.fs(), path, problem, error)) {
     values.list().real(id, *mhz, path);
   } else if (metrics_clock) {
     values.list().real(id, *metrics_clock, "gpu_metrics");
-  } else if (!problem.empty()) {
+  } else if (error == EINVAL) {
     values.list().malformed(id, problem);
+  } else if (!problem.empty()) {
+    values.list().failed(id, error, problem);
   } else {
     values.list().failed(id, ENOENT, values.fs().host_path(path) + ": absent, and not in gpu_metrics");
   }
