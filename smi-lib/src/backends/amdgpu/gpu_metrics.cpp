@@ -1,6 +1,8 @@
 // gpu_metrics: header checks, version dispatch and the fixed-layout field reader.
 // Per-version tables: gpu_metrics_v1.cpp (v1.0-1.8), gpu_metrics_apu.cpp (v2.x, v3.0),
 // gpu_metrics_v1_9.cpp (attribute table).
+#include <fmt/format.h>
+
 #include "gpu_metrics.hpp"
 
 #include <exception>
@@ -64,7 +66,8 @@ namespace {
 using gpu_metrics_impl::Layout;
 
 std::string version_text(std::uint8_t format, std::uint8_t content) {
-  return "v" + std::to_string(format) + "." + std::to_string(content);
+  // fmt rather than "v" + std::to_string(...): GCC 12 at -O3 warns falsely (-Wrestrict) on the latter.
+  return fmt::format("v{}.{}", format, content);
 }
 
 // The layout for (format, content, structure_size), or nullptr with `error` set.
