@@ -135,7 +135,8 @@ class DbusTest(unittest.TestCase):
         os.replace(temp + ".new", temp)
         deadline = time.monotonic() + 10
         text = ""
-        while time.monotonic() < deadline and not re.search(r'string "(WARN|FAIL)"', text):
+        # The signal's five arguments, the summary (naming the thermal check) last: wait for all of it.
+        while time.monotonic() < deadline and not re.search(r'string "(WARN|FAIL)"\s+string "[^"]*thermal', text):
             ready, _, _ = select.select([monitor.stdout], [], [], 0.2)
             if ready:
                 text += os.read(monitor.stdout.fileno(), 65536).decode(errors="replace")
