@@ -399,54 +399,6 @@ class HttpTests(DaemonTest):
             answer = idle.recv(4096).decode()
             self.assertTrue(answer.startswith("HTTP/1.1 408 "), repr(answer[:80]))
 
-    def test_keep_alive_serves_several_requests_on_one_connection(self):
-        d = self.start()
-        wait_ready(d.port)
-        conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=5)
-        self.addCleanup(conn.close)
-        pages = []
-        for _ in range(3):
-            conn.request("GET", "/metrics")
-            r = conn.getresponse()
-            self.assertEqual(r.status, 200)
-            self.assertEqual(r.getheader("Connection"), "keep-alive")
-            pages.append(r.read().decode())
-        self.assertIsNotNone(conn.sock)  # the same socket carried all three
-        for page in pages:
-            self.assert_family(page, "hipstack_gpu_temperature_junction_celsius")
-            self.assert_family(page, "hipstack_gpu_up")
-            self.assertTrue(page.endswith("\n"))
-
-    def test_pipelined_requests_each_get_an_answer(self):
-        d = self.start()
-        wait_ready(d.port)
-        answer = raw_request(d.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-                                     b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        self.assertEqual(answer.count("HTTP/1.1 200 "), 2, answer)
-        self.assertIn("ok\n", answer)
-        self.assertIn("ready\n", answer)
-        self.assertTrue(answer.rstrip().endswith("ready"), answer)
-
-    def test_http10_and_connection_close_end_the_connection(self):
-        d = self.start()
-        wait_ready(d.port)
-        for request in (b"GET /healthz HTTP/1.0\r\n\r\n", b"GET /healthz HTTP/1.1\r\nConnection: Close\r\n\r\n"):
-            answer = raw_request(d.port, request, timeout=1.5)  # returns once the daemon closes
-            self.assertTrue(answer.startswith("HTTP/1.1 200 "), answer)
-            self.assertIn("Connection: close", answer)
-
-    def test_cached_page_follows_new_samples(self):
-        d = self.start(config=self.config("fast_interval_ms = 100\n"))
-        wait_ready(d.port)
-        _, before = self.metrics(d.port)
-        time.sleep(0.35)
-        _, after = self.metrics(d.port)
-        ages = lambda samples: [v for _, v in series(samples, "hipstack_gpu_sample_age_seconds")]
-        self.assertEqual(len(ages(after)), 8)
-        self.assertTrue(all(a < 0.3 for a in ages(after)), ages(after))  # fresh samples, not a cached page
-        self.assertEqual(len(series(before, "hipstack_gpu_power_current_watts")), 8)
-        self.assertEqual(series(before, "hipstack_gpu_power_current_watts"), series(after, "hipstack_gpu_power_current_watts"))
-
     def test_idle_client_does_not_block_another_client(self):
         d = self.start()
         wait_ready(d.port)
