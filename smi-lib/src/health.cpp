@@ -358,6 +358,32 @@ void check_firmware(const System& system, std::uint32_t device, const std::vecto
   }
 }
 
+// The driver's compute side (KFD) came up on this GPU: an amdgpu GPU without a KFD node, where the
+// node's other GPUs have theirs, runs graphics but no HIP/ROCm work (a failed KFD init, firmware
+// or IOMMU trouble). Without any KFD node in sight (a capture without /sys/class/kfd) there is no
+// finding: nothing to tell a missing node from a missing recording.
+void check_compute_init(const System& system, std::uint32_t device, std::vector<HealthFinding>& out) {
+  const auto devices = system.devices();
+  const DeviceSummary& self = devices.at(device);
+  if (self.backend != "amdgpu") return;
+  const bool others_have_kfd = std::any_of(devices.begin(), devices.end(), [&](const DeviceSummary& d) {
+    return d.index != device && d.backend == "amdgpu" && d.partition_count > 0;
+  });
+  // A PASS only beside other checks: a GPU known from the KFD topology alone stays "cannot check".
+  const bool checked = std::any_of(out.begin(), out.end(), [](const HealthFinding& f) { return f.verdict != Verdict::unknown; });
+  if (self.partition_count > 0) {
+    if (checked) {
+      out.push_back({"driver.compute_init", Verdict::pass, fmt::format("{} KFD node(s)", self.partition_count), "at least 1",
+                     "the driver's compute side (KFD) is up", ""});
+    }
+  } else if (others_have_kfd) {
+    out.push_back({"driver.compute_init", Verdict::fail, "no KFD node", "at least 1 (the node's other GPUs have theirs)",
+                   "the amdgpu driver runs this GPU but its compute side (KFD) did not come up: HIP/ROCm cannot use it",
+                   "Check the kernel log (dmesg | grep -i kfd) for the init failure (firmware, IOMMU, memory); "
+                   "reload the driver or reboot, and replace the GPU if it persists."});
+  }
+}
+
 }  // namespace
 
 std::string_view verdict_name(Verdict verdict) noexcept {
@@ -425,6 +451,7 @@ HealthReport System::health(std::uint32_t device, const HealthPolicy& policy) co
   check.memory();
   check.xgmi();
   check_firmware(*this, device, readings, report.findings);
+  check_compute_init(*this, device, report.findings);
   for (const HealthFinding& f : report.findings) {
     if (f.verdict == Verdict::unknown) continue;
     if (report.overall == Verdict::unknown || static_cast<int>(f.verdict) > static_cast<int>(report.overall)) {

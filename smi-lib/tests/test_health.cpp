@@ -162,6 +162,52 @@ TEST(Health, FirmwareDifferingFromTheNodesOtherGpusWarns) {
   std::filesystem::remove_all(root);
 }
 
+TEST(Health, AGpuWithoutItsKfdNodeFailsComputeInit) {
+  const auto root = std::filesystem::temp_directory_path() / ("hipstack-kfd-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  std::filesystem::copy(std::string(HIPSTACK_CAPTURES_DIR) + "/constructed/mi300x-8gpu-spx-nps1/sys", root / "sys",
+                        std::filesystem::copy_options::recursive);
+  OpenOptions options;
+  options.sysfs_root = (root / "sys").string();
+  options.enable_nvml = false;
+  // The KFD node of GPU 3 (0000:65:00.0) goes, as when KFD fails to bring one GPU up.
+  const auto nodes = root / "sys/class/kfd/kfd/topology/nodes";
+  bool removed = false;
+  for (const auto& node : std::filesystem::directory_iterator(nodes)) {
+    std::ifstream in(node.path() / "properties");
+    std::string key;
+    std::uint64_t value = 0;
+    while (in >> key >> value) {
+      if (key == "location_id" && value == ((0x65u << 8) | 0u)) removed = true;
+    }
+    if (removed) {
+      std::filesystem::remove_all(node.path());
+      break;
+    }
+  }
+  ASSERT_TRUE(removed);
+  const System system = System::open(options);
+  const auto devices = system.devices();
+  std::uint32_t index = 0;
+  for (const auto& d : devices) {
+    if (d.bdf == "0000:65:00.0") index = d.index;
+  }
+  const HealthReport broken = system.health(index);
+  const HealthFinding* f = finding(broken, "driver.compute_init");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->verdict, Verdict::fail);
+  EXPECT_FALSE(f->remediation.empty());
+  EXPECT_EQ(broken.overall, Verdict::fail);
+  const HealthReport fine = system.health(index == 0 ? 1 : 0);
+  ASSERT_NE(finding(fine, "driver.compute_init"), nullptr);
+  EXPECT_EQ(finding(fine, "driver.compute_init")->verdict, Verdict::pass);
+  // A capture without any KFD recording cannot tell: no finding.
+  const HealthReport no_kfd = open_capture("real/lact/rx6900xt").health(0);
+  EXPECT_EQ(finding(no_kfd, "driver.compute_init"), nullptr);
+  std::filesystem::remove_all(root);
+}
+
 class FaultNode : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
