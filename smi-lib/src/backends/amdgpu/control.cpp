@@ -77,13 +77,7 @@ struct ProfileRow {
 // pp_power_profile_mode rows: "  N NAME :" or "  N NAME*:" (the '*' marks the active profile).
 std::vector<ProfileRow> parse_profiles(std::string_view text) {
   std::vector<ProfileRow> rows;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+  for (const std::string_view line : split_fields(text, '\n')) {  // lines, trimmed
     std::size_t n = 0;
     while (n < line.size() && line[n] >= '0' && line[n] <= '9') ++n;
     const std::size_t colon = line.find(':');

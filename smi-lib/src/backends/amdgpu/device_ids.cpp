@@ -64,13 +64,8 @@ struct IdsMatch {
 // Looks the device up in libdrm's amdgpu.ids text: "DEVICE,\tREVISION,\tNAME" lines.
 IdsMatch lookup_amdgpu_ids(std::string_view text, std::uint32_t device_id, std::uint32_t revision) {
   IdsMatch match;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (line.empty() || line.front() == '#') continue;
+  for (const std::string_view line : split_fields(text, '\n')) {
+    if (line.front() == '#') continue;
     const auto fields = split_fields(line, ',');
     if (fields.size() < 3 || parse_hex(fields[0]).value_or(~0ULL) != device_id) continue;
     const std::string name(line.substr(line.find(fields[2])));  // the name may contain commas

@@ -16,12 +16,7 @@ constexpr std::string_view kCountSuffix = "_err_count";
 
 std::optional<BadPageTable> parse_bad_pages(std::string_view text, std::string& error) {
   BadPageTable table;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string_view line : split_fields(text, '\n')) {
     const auto fields = split_fields(line, ':');
     if (fields.empty()) continue;
     const auto address = fields.size() == 3 ? parse_hex(fields[0]) : std::nullopt;
