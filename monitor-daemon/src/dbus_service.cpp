@@ -91,6 +91,19 @@ int append_readings(sd_bus_message* reply, std::uint32_t index, const std::vecto
   return 0;
 }
 
+// Replies to `m` with an array of `element` filled by fill(reply) (which returns < 0 on failure).
+template <typename Fill>
+int reply_array(sd_bus_message* m, const char* element, Fill&& fill) {
+  sd_bus_message* reply = nullptr;
+  int r = sd_bus_message_new_method_return(m, &reply);
+  if (r >= 0) r = sd_bus_message_open_container(reply, 'a', element);
+  if (r >= 0) r = fill(reply);
+  if (r >= 0) r = sd_bus_message_close_container(reply);
+  if (r >= 0) r = sd_bus_send(nullptr, reply, nullptr);
+  sd_bus_message_unref(reply);
+  return r;
+}
+
 int get_metrics(sd_bus_message* m, void* userdata, sd_bus_error* error) {
   const Impl& impl = *static_cast<Impl*>(userdata);
   std::vector<std::string> selectors;
@@ -108,19 +121,14 @@ int get_metrics(sd_bus_message* m, void* userdata, sd_bus_error* error) {
   std::vector<std::uint32_t> devices;
   if ((r = select(*sampler, selectors, devices, error)) < 0) return r;
   const auto views = sampler->views();
-  sd_bus_message* reply = nullptr;
-  r = sd_bus_message_new_method_return(m, &reply);
-  if (r >= 0) r = sd_bus_message_open_container(reply, 'a', "(usssvss)");
-  for (const std::uint32_t index : devices) {
-    // A stale device's old readings are not presented as current.
-    if (r >= 0 && !views[index].stale && views[index].snapshot->have_live) {
-      r = append_readings(reply, index, views[index].snapshot->live, wanted);
+  return reply_array(m, "(usssvss)", [&](sd_bus_message* reply) {
+    for (const std::uint32_t index : devices) {
+      // A stale device's old readings are not presented as current.
+      if (views[index].stale || !views[index].snapshot->have_live) continue;
+      if (const int failed = append_readings(reply, index, views[index].snapshot->live, wanted); failed < 0) return failed;
     }
-  }
-  if (r >= 0) r = sd_bus_message_close_container(reply);
-  if (r >= 0) r = sd_bus_send(nullptr, reply, nullptr);
-  sd_bus_message_unref(reply);
-  return r;
+    return 0;
+  });
 }
 
 int get_health(sd_bus_message* m, void* userdata, sd_bus_error* error) {
@@ -132,26 +140,25 @@ int get_health(sd_bus_message* m, void* userdata, sd_bus_error* error) {
   std::vector<std::uint32_t> devices;
   if ((r = select(*sampler, selectors, devices, error)) < 0) return r;
   const auto views = sampler->views();
-  sd_bus_message* reply = nullptr;
-  r = sd_bus_message_new_method_return(m, &reply);
-  if (r >= 0) r = sd_bus_message_open_container(reply, 'a', "(ussa(ssssss))");
-  for (const std::uint32_t index : devices) {
-    const DeviceSnapshot& snap = *views[index].snapshot;
-    if (r >= 0) r = sd_bus_message_open_container(reply, 'r', "ussa(ssssss)");
-    if (r >= 0) r = sd_bus_message_append(reply, "uss", index, snap.device.uuid.c_str(),
-                                          std::string(smi::verdict_name(snap.health.overall)).c_str());
-    if (r >= 0) r = sd_bus_message_open_container(reply, 'a', "(ssssss)");
-    for (const smi::HealthFinding& f : snap.health.findings) {
-      if (r >= 0) r = sd_bus_message_append(reply, "(ssssss)", f.check.c_str(), std::string(smi::verdict_name(f.verdict)).c_str(),
-                                            f.reading.c_str(), f.threshold.c_str(), f.message.c_str(), f.remediation.c_str());
+  return reply_array(m, "(ussa(ssssss))", [&](sd_bus_message* reply) {
+    int status = 0;
+    for (const std::uint32_t index : devices) {
+      const DeviceSnapshot& snap = *views[index].snapshot;
+      if (status >= 0) status = sd_bus_message_open_container(reply, 'r', "ussa(ssssss)");
+      if (status >= 0) status = sd_bus_message_append(reply, "uss", index, snap.device.uuid.c_str(),
+                                                      std::string(smi::verdict_name(snap.health.overall)).c_str());
+      if (status >= 0) status = sd_bus_message_open_container(reply, 'a', "(ssssss)");
+      for (const smi::HealthFinding& f : snap.health.findings) {
+        if (status >= 0) {
+          status = sd_bus_message_append(reply, "(ssssss)", f.check.c_str(), std::string(smi::verdict_name(f.verdict)).c_str(),
+                                         f.reading.c_str(), f.threshold.c_str(), f.message.c_str(), f.remediation.c_str());
+        }
+      }
+      if (status >= 0) status = sd_bus_message_close_container(reply);
+      if (status >= 0) status = sd_bus_message_close_container(reply);
     }
-    if (r >= 0) r = sd_bus_message_close_container(reply);
-    if (r >= 0) r = sd_bus_message_close_container(reply);
-  }
-  if (r >= 0) r = sd_bus_message_close_container(reply);
-  if (r >= 0) r = sd_bus_send(nullptr, reply, nullptr);
-  sd_bus_message_unref(reply);
-  return r;
+    return status;
+  });
 }
 
 int get_devices(sd_bus*, const char*, const char*, const char*, sd_bus_message* reply, void* userdata, sd_bus_error*) {

@@ -59,8 +59,9 @@ std::map<std::string, DeviceState> look(const smi::OpenOptions& open, const Comm
   what.live = true;
   what.metrics.assign(std::begin(kFollowed), std::end(kFollowed));
   // -g selectors that match nothing now are skipped: their GPU may have gone (device-removed).
+  const std::vector<smi::DeviceSummary> devices = system.devices();
   std::vector<std::uint32_t> indices;
-  for (const smi::DeviceSummary& d : system.devices()) {
+  for (const smi::DeviceSummary& d : devices) {
     if (options.gpus.empty()) indices.push_back(d.index);
   }
   for (const std::string& selector : options.gpus) {
@@ -72,7 +73,7 @@ std::map<std::string, DeviceState> look(const smi::OpenOptions& open, const Comm
   std::map<std::string, DeviceState> out;
   for (const std::uint32_t index : indices) {
     DeviceState state;
-    state.device = system.devices().at(index);
+    state.device = devices.at(index);
     state.readable = false;
     for (smi::Reading& r : system.sample(index, what)) {
       state.readable = state.readable || r.ok();

@@ -102,13 +102,19 @@ TEST(Health, ThresholdsComeFromThePolicy) {
   EXPECT_EQ(finding(report, "thermal.temperature")->verdict, Verdict::warn);
 }
 
-TEST(Health, XgmiLinkErrorsFailOrWarn) {
-  // A copy of the 8-GPU node, with XGMI errors planted on two GPUs.
-  const auto root = std::filesystem::temp_directory_path() / ("hipstack-xgmi-" + std::to_string(::getpid()));
+// A copy of a bundled capture in a fresh temporary folder (root/sys), for tests that change files.
+std::filesystem::path writable_copy(const std::string& capture, const std::string& tag) {
+  const auto root = std::filesystem::temp_directory_path() / ("hipstack-" + tag + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
   std::filesystem::create_directories(root);
-  std::filesystem::copy(std::string(HIPSTACK_CAPTURES_DIR) + "/constructed/mi300x-8gpu-faults/sys", root / "sys",
+  std::filesystem::copy(std::string(HIPSTACK_CAPTURES_DIR) + "/" + capture + "/sys", root / "sys",
                         std::filesystem::copy_options::recursive);
+  return root;
+}
+
+TEST(Health, XgmiLinkErrorsFailOrWarn) {
+  // A copy of the 8-GPU node, with XGMI errors planted on two GPUs.
+  const auto root = writable_copy("constructed/mi300x-8gpu-faults", "xgmi");
   std::ofstream(root / "sys/class/drm/card16/device/ras/xgmi_wafl_err_count") << "ue: 2\nce: 5\nde: 0\n";
   std::ofstream(root / "sys/class/drm/card24/device/ras/xgmi_wafl_err_count") << "ue: 0\nce: 1500\nde: 0\n";
   OpenOptions options;
@@ -128,11 +134,7 @@ TEST(Health, XgmiLinkErrorsFailOrWarn) {
 }
 
 TEST(Health, FirmwareDifferingFromTheNodesOtherGpusWarns) {
-  const auto root = std::filesystem::temp_directory_path() / ("hipstack-firmware-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(root);
-  std::filesystem::create_directories(root);
-  std::filesystem::copy(std::string(HIPSTACK_CAPTURES_DIR) + "/constructed/mi300x-8gpu-spx-nps1/sys", root / "sys",
-                        std::filesystem::copy_options::recursive);
+  const auto root = writable_copy("constructed/mi300x-8gpu-spx-nps1", "firmware");
   OpenOptions options;
   options.sysfs_root = (root / "sys").string();
   options.enable_nvml = false;
@@ -163,11 +165,7 @@ TEST(Health, FirmwareDifferingFromTheNodesOtherGpusWarns) {
 }
 
 TEST(Health, AGpuWithoutItsKfdNodeFailsComputeInit) {
-  const auto root = std::filesystem::temp_directory_path() / ("hipstack-kfd-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(root);
-  std::filesystem::create_directories(root);
-  std::filesystem::copy(std::string(HIPSTACK_CAPTURES_DIR) + "/constructed/mi300x-8gpu-spx-nps1/sys", root / "sys",
-                        std::filesystem::copy_options::recursive);
+  const auto root = writable_copy("constructed/mi300x-8gpu-spx-nps1", "kfd");
   OpenOptions options;
   options.sysfs_root = (root / "sys").string();
   options.enable_nvml = false;
