@@ -90,7 +90,14 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
             });
           }
         }
-        snapshot->health = system->health(index, policy);
+        if (wanted.empty()) {
+          // Every metric was just read (facts and live): the checks run on that, not on a second read.
+          std::vector<smi::Reading> all = snapshot->facts;
+          all.insert(all.end(), snapshot->live.begin(), snapshot->live.end());
+          snapshot->health = system->health(index, all, policy);
+        } else {
+          snapshot->health = system->health(index, policy);  // the checks need more than the exported metrics
+        }
         snapshot->facts_at = Clock::now();
         next_slow = Clock::now() + config.slow_interval;
       }

@@ -433,7 +433,10 @@ HealthPolicy HealthPolicy::from_file(const std::string& path) {
 HealthReport System::health(std::uint32_t device, const HealthPolicy& policy) const {
   SampleOptions all;
   all.identity = all.static_info = all.live = true;
-  const std::vector<Reading> readings = sample(device, all);
+  return health(device, sample(device, all), policy);
+}
+
+HealthReport System::health(std::uint32_t device, const std::vector<Reading>& readings, const HealthPolicy& policy) const {
   const Facts facts(readings);
   HealthReport report;
   report.device = device;

@@ -87,6 +87,23 @@ TEST(Health, HealthyRealCapturesPassOrWarnWithATrueReason) {
   EXPECT_FALSE(link->remediation.empty());
 }
 
+TEST(Health, ReadingsAlreadySampledGiveTheSameReport) {
+  const System system = open_capture("constructed/mi300x-8gpu-faults");
+  SampleOptions all;
+  all.identity = all.static_info = all.live = true;
+  for (const auto& d : system.devices()) {
+    const HealthReport read_again = system.health(d.index);
+    const HealthReport given = system.health(d.index, system.sample(d.index, all));
+    EXPECT_EQ(given.overall, read_again.overall);
+    ASSERT_EQ(given.findings.size(), read_again.findings.size());
+    for (std::size_t i = 0; i < given.findings.size(); ++i) {
+      EXPECT_EQ(given.findings[i].check, read_again.findings[i].check);
+      EXPECT_EQ(given.findings[i].verdict, read_again.findings[i].verdict);
+      EXPECT_EQ(given.findings[i].reading, read_again.findings[i].reading);
+    }
+  }
+}
+
 TEST(Health, TopologyOnlyCapturesCannotBeChecked) {
   const System system = open_capture("real/k8s-device-plugin/topo-mi300-cpx");
   EXPECT_EQ(system.health(0).overall, Verdict::unknown);

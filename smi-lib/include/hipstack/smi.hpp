@@ -308,6 +308,10 @@ class HIPSTACK_SMI_CXX_API System {
   [[nodiscard]] std::vector<Link> links() const;
   [[nodiscard]] std::vector<BadPage> bad_pages(std::uint32_t device) const;
   [[nodiscard]] HealthReport health(std::uint32_t device, const HealthPolicy& policy = {}) const;
+  // The same checks on readings the caller already sampled (identity, static and live kinds of
+  // `device`), so a sampler that has them need not read the device again.
+  [[nodiscard]] HealthReport health(std::uint32_t device, const std::vector<Reading>& readings,
+                                    const HealthPolicy& policy = {}) const;
 
   // Mutations (docs/control.md). None throws for a refusal: the result says why. They throw
   // Error(no_such_device) for a bad index only. A compute partition change waits for the driver to
