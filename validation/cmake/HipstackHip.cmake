@@ -12,6 +12,7 @@
 # language for the nvidia platform), then:
 #   hipstack_add_hip_executable(NAME SOURCES a.hip ... [INCLUDE_DIRECTORIES dir ...] [DEFINITIONS D=1 ...])
 #   hipstack_hip_target_file(OUT_VAR NAME)   the program's path, for add_test (works for both platforms).
+#   hipstack_hip_install(NAME DESTINATION dir [COMPONENT c])   installs the program.
 include_guard(GLOBAL)
 
 set(HIPSTACK_HIP_INCLUDE_DIR ${CMAKE_CURRENT_LIST_DIR}/../hip/include)
@@ -78,6 +79,19 @@ function(hipstack_hip_target_file out name)
     set(${out} ${file} PARENT_SCOPE)
   else()
     set(${out} $<TARGET_FILE:${name}> PARENT_SCOPE)
+  endif()
+endfunction()
+
+function(hipstack_hip_install name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "DESTINATION;COMPONENT" "")
+  if(NOT ARG_COMPONENT)
+    set(ARG_COMPONENT validation)
+  endif()
+  if(HIPSTACK_HIP_PLATFORM STREQUAL "amd")
+    get_target_property(file ${name} HIPSTACK_HIP_FILE)
+    install(PROGRAMS ${file} DESTINATION ${ARG_DESTINATION} COMPONENT ${ARG_COMPONENT})
+  else()
+    install(TARGETS ${name} RUNTIME DESTINATION ${ARG_DESTINATION} COMPONENT ${ARG_COMPONENT})
   endif()
 endfunction()
 

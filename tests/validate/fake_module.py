@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""A stand-in for hipstack-validate's kernel programs, for testing the orchestrator without a GPU.
+
+Installed in a test folder under each module's name (vector_add, stream, ...): the name says which
+module's JSON to print. $FAKE_SCENARIO names a JSON file mapping a module name to how it behaves:
+  {"stream": {"mode": "ok", "copy": 4500}, "memtest": {"mode": "fail"}, "gemm": {"mode": "crash"}}
+modes: ok (the default), fail (the module's own check fails: exit 1), crash (SIGSEGV), hang (sleeps;
+with --timeout), garbage (not JSON), malformed (JSON without the fields), nogpu (exit 77). Every call
+is appended to $FAKE_CALLS as one JSON line: the module and its arguments.
+"""
+import json, os, signal, sys, time
+
+name = os.path.basename(sys.argv[0])
+args = sys.argv[1:]
+scenario = {}
+if os.environ.get("FAKE_SCENARIO"):
+    with open(os.environ["FAKE_SCENARIO"]) as f:
+        scenario = json.load(f).get(name, {})
+if os.environ.get("FAKE_CALLS"):
+    with open(os.environ["FAKE_CALLS"], "a") as f:
+        f.write(json.dumps({"module": name, "args": args}) + "\n")
+mode = scenario.get("mode", "ok")
+device = int(args[args.index("--device") + 1]) if "--device" in args else 0
+dev = {"index": device, "name": "fake", "arch": "gfx942", "compute_units": 304, "memory_bytes": 206158430208,
+       "memory_clock_khz": 1300000, "memory_bus_bits": 8192, "peak_memory_gbps": 5324.8}
+
+if mode == "crash":
+    os.kill(os.getpid(), signal.SIGSEGV)
+if mode == "hang":
+    time.sleep(3600)
+if mode == "garbage":
+    print("this is not JSON {")
+    sys.exit(0)
+if mode == "nogpu":
+    print("SKIP: needs two or more GPUs (1 present)" if name == "p2p" else "SKIP: no GPU")
+    sys.exit(77)
+ok = mode != "fail"
+get = lambda key, default: scenario.get(key, default)
+if mode == "malformed":
+    out = {"test": name, "result": "pass"}
+elif name == "vector_add":
+    out = {"test": name, "device": dev, "elements": 16777216, "kernel_ms": 0.25, "planted_error": False,
+           "wrong_elements": 0 if ok else 1, "first_wrong": -1 if ok else 42}
+elif name == "stream":
+    out = {"test": name, "device": dev, "kernels": [
+        {"kernel": k, "best_gbps": get(k, 4500.0), "mean_gbps": get(k, 4500.0) * 0.99} for k in
+        ("copy", "mul", "add", "triad", "dot")]}
+elif name == "transfer":
+    out = {"test": name, "device": dev, "copies": [
+        {"memory": m, "direction": d, "best_gbps": get(f"{m}_{d}", 55.0 if m == "pinned" else 12.0),
+         "mean_gbps": 50.0, "verified": ok} for m in ("pinned", "pageable") for d in ("h2d", "d2h")]}
+elif name == "memtest":
+    pats = [{"pattern": p, "errors": 0 if ok or p != "random" else 3, "seconds": 0.5, "gbps": 3000.0}
+            for p in ("walking-ones", "moving-inversions", "random")]
+    out = {"test": name, "device": dev, "bytes_tested": 10737418240, "passes": 1, "patterns": pats,
+           "errors": sum(p["errors"] for p in pats), "first_errors": []}
+elif name == "gemm":
+    out = {"test": name, "device": dev, "size": 8192, "repeats": 20, "runs": [
+        {"precision": p, "backend": get("backend", "rocblas"), "library": "/opt/rocm/lib/librocblas.so.4",
+         "m": 8192, "n": 8192, "k": 8192, "best_ms": 1.0, "mean_ms": 1.0, "tflops": get(p, 700.0 if p == "bf16" else 100.0),
+         "mean_tflops": 1.0, "max_relative_error": 1e-6, "verified": ok} for p in ("fp32", "bf16")]}
+elif name == "stress":
+    out = {"test": name, "device": dev, "seconds": 1.0, "launches": 10, "tflops": get("tflops", 60.0),
+           "errors": 0 if ok else 5}
+elif name == "p2p":
+    out = {"test": name, "devices": [dev], "bytes": 268435456, "repeats": 10, "pairs": [
+        {"src": 0, "dst": 1, "peer_access": True, "unidirectional_gbps": get("gbps", 50.0),
+         "bidirectional_gbps": 90.0, "verified": ok}]}
+else:
+    sys.exit(f"fake_module: unknown module {name}")
+out["result"] = "pass" if ok else "fail"
+print(json.dumps(out))
+sys.exit(0 if ok else 1)

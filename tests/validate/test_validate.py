@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""hipstack-validate end to end without a GPU: the GPUs come from a capture (--sysfs-root) and the
+kernel programs are fake_module.py under each module's name, told by a scenario how to behave. Checks
+the levels, the arguments each module gets, the verdicts against thresholds.json, the handling of
+crashing, hanging and lying modules, the JSON, the table and the exit codes.
+
+Usage: test_validate.py HIPSTACK_VALIDATE CAPTURES_DIR THRESHOLDS_JSON
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+VALIDATE = CAPTURES = THRESHOLDS = None
+MODULES = ("vector_add", "stream", "transfer", "memtest", "gemm", "stress", "p2p")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Validate(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="hipstack-validate-test.")
+        self.modules = os.path.join(self.dir, "modules")
+        os.mkdir(self.modules)
+        for name in MODULES:
+            os.symlink(os.path.join(HERE, "fake_module.py"), os.path.join(self.modules, name))
+        self.calls = os.path.join(self.dir, "calls.jsonl")
+        self.scenario = os.path.join(self.dir, "scenario.json")
+        self.write_scenario({})
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def write_scenario(self, scenario):
+        with open(self.scenario, "w") as f:
+            json.dump(scenario, f)
+
+    def run_validate(self, *args, expect=0, capture="constructed/mi300x-8gpu-spx-nps1", json_out=True):
+        cmd = [VALIDATE, "--module-dir", self.modules, "--config", THRESHOLDS, "-q"]
+        if capture:
+            cmd += ["--sysfs-root", f"{CAPTURES}/{capture}/sys"]
+        cmd += (["--json"] if json_out else []) + list(args)
+        env = dict(os.environ, FAKE_SCENARIO=self.scenario, FAKE_CALLS=self.calls)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+        if proc.returncode != expect:
+            raise AssertionError(f"{cmd}: exit {proc.returncode}, expected {expect}\n{proc.stdout}\n{proc.stderr}")
+        return json.loads(proc.stdout) if json_out and proc.stdout.startswith("{") else proc
+
+    def module_calls(self):
+        if not os.path.exists(self.calls):
+            return []
+        with open(self.calls) as f:
+            return [json.loads(line) for line in f]
+
+    def test(self, report, name, device=0):
+        found = [t for t in report["tests"] if t["test"] == name and (t["runtime_index"] == device or t["runtime_index"] is None)]
+        self.assertEqual(len(found), 1, f"{name} on {device}: {[t['test'] for t in report['tests']]}")
+        return found[0]
+
+    # ---- levels and arguments ----
+
+    def test_level_1_runs_no_module(self):
+        report = self.run_validate("-r", "1")
+        self.assertEqual(self.module_calls(), [])
+        self.assertEqual(report["level"], 1)
+        self.assertEqual(len(report["devices"]), 8)
+        names = {t["test"] for t in report["tests"]}
+        self.assertIn("pcie.link", names)
+        self.assertIn("health", names)
+        self.assertTrue(any(n.startswith("install.") for n in names), names)
+        # Every device is classed by its name from the capture.
+        self.assertEqual({d["class"] for d in report["devices"]}, {"AMD Instinct MI300X"})
+        self.assertEqual(report["result"], "pass")
+
+    def test_level_2_and_3_run_their_modules_with_the_device_number(self):
+        self.run_validate("-r", "2", "-d", "3")
+        calls = self.module_calls()
+        self.assertEqual([c["module"] for c in calls], ["vector_add", "stream", "transfer", "memtest"])
+        for c in calls:
+            self.assertEqual(c["args"][-3:], ["--device", "3", "--json"], c)
+        self.assertEqual(calls[1]["args"][:4], ["--size", "33554432", "--repeats", "20"])
+        os.remove(self.calls)
+        self.run_validate("-r", "3", "-d", "0,1")
+        calls = self.module_calls()
+        per_device = ["vector_add", "stream", "transfer", "memtest", "gemm", "stress"]
+        self.assertEqual([c["module"] for c in calls], per_device * 2 + ["p2p"])
+        self.assertNotIn("--device", calls[-1]["args"])  # p2p runs over every GPU at once
+        self.assertIn("60", calls[5]["args"])             # stress: a minute at level 3
+
+    def test_tests_option_runs_only_those(self):
+        self.run_validate("-r", "2", "-d", "0", "-t", "stream,memtest")
+        self.assertEqual([c["module"] for c in self.module_calls()], ["stream", "memtest"])
+
+    # ---- verdicts against the thresholds ----
+
+    def test_figures_are_judged_against_the_class_peaks(self):
+        report = self.run_validate("-r", "3", "-d", "0")
+        stream = self.test(report, "stream")
+        copy = next(f for f in stream["figures"] if f["name"] == "copy")
+        # MI300X: 70% of 5300 GB/s.
+        self.assertAlmostEqual(copy["minimum"], 3710.0)
+        self.assertAlmostEqual(copy["reference"], 5300.0)
+        self.assertEqual(copy["verdict"], "pass")
+        mul = next(f for f in stream["figures"] if f["name"] == "mul")
+        self.assertIsNone(mul["minimum"])  # reported, not judged
+        transfer = self.test(report, "transfer")
+        pinned = next(f for f in transfer["figures"] if f["name"] == "pinned h2d")
+        self.assertEqual(pinned["verdict"], "pass")
+        self.assertGreater(pinned["minimum"], 0)
+        gemm = self.test(report, "gemm")
+        bf16 = next(f for f in gemm["figures"] if f["name"].startswith("bf16"))
+        self.assertAlmostEqual(bf16["minimum"], 0.40 * 1307.4)
+        self.assertEqual(report["result"], "pass")
+
+    def test_slow_memory_fails_and_names_the_threshold(self):
+        self.write_scenario({"stream": {"triad": 2000.0}})
+        report = self.run_validate("-r", "2", "-d", "0", expect=1)
+        stream = self.test(report, "stream")
+        self.assertEqual(stream["verdict"], "fail")
+        self.assertIn("triad", stream["message"])
+        triad = next(f for f in stream["figures"] if f["name"] == "triad")
+        self.assertIn("70% of peak memory bandwidth", triad["basis"])
+        self.assertEqual(report["result"], "fail")
+        table = self.run_validate("-r", "2", "-d", "0", "-t", "stream", expect=1, json_out=False).stdout
+        self.assertIn("FAIL", table)
+        self.assertIn("triad: 2000 GB/s against 70% of peak memory bandwidth", table)
+        self.assertIn("Result: FAIL", table)
+
+    def test_module_own_failure_fails_the_test(self):
+        self.write_scenario({"memtest": {"mode": "fail"}})
+        report = self.run_validate("-r", "2", "-d", "0", expect=1)
+        memtest = self.test(report, "memtest")
+        self.assertEqual(memtest["verdict"], "fail")
+        self.assertIn("exit code 1", memtest["message"])
+        random = next(f for f in memtest["figures"] if f["name"] == "random")
+        self.assertEqual((random["value"], random["verdict"]), (3, "fail"))
+        self.assertIn("ras", memtest["advice"])
+
+    def test_tiled_gemm_warns_instead_of_judging_speed(self):
+        self.write_scenario({"gemm": {"backend": "tiled", "bf16": 1.0}})
+        report = self.run_validate("-r", "3", "-d", "0", "-t", "gemm")
+        gemm = self.test(report, "gemm")
+        self.assertEqual(gemm["verdict"], "warn")
+        self.assertTrue(any("no vendor BLAS" in n for n in gemm["notes"]), gemm["notes"])
+        self.assertTrue(all(f["minimum"] is None for f in gemm["figures"]))
+
+    # ---- modules that misbehave ----
+
+    def test_crash_hang_garbage_and_malformed_output_fail_cleanly(self):
+        self.write_scenario({"vector_add": {"mode": "crash"}, "stream": {"mode": "hang"},
+                             "transfer": {"mode": "garbage"}, "memtest": {"mode": "malformed"}})
+        report = self.run_validate("-r", "2", "-d", "0", "--timeout", "2", expect=1)
+        self.assertIn("SIGSEGV", self.test(report, "vector_add")["message"])
+        self.assertIn("timed out after 2 s", self.test(report, "stream")["message"])
+        self.assertIn("not JSON", self.test(report, "transfer")["message"])
+        self.assertIn('no "patterns"', self.test(report, "memtest")["message"])
+        for name in ("vector_add", "stream", "transfer", "memtest"):
+            self.assertEqual(self.test(report, name)["verdict"], "fail")
+
+    def test_missing_module_and_no_gpu(self):
+        os.remove(os.path.join(self.modules, "transfer"))
+        self.write_scenario({"vector_add": {"mode": "nogpu"}, "p2p": {"mode": "nogpu"}})
+        report = self.run_validate("-r", "3", "-d", "0", "-t", "vector_add,transfer,p2p", expect=1)
+        self.assertIn("missing", self.test(report, "transfer")["message"])
+        self.assertIn("--module-dir", self.test(report, "transfer")["advice"])
+        self.assertIn("no GPU", self.test(report, "vector_add")["message"])
+        p2p = self.test(report, "p2p")
+        self.assertEqual(p2p["verdict"], "skip")
+        self.assertIn("two or more", p2p["message"])
+
+    # ---- telemetry and health ----
+
+    def test_telemetry_is_sampled_from_the_gpu(self):
+        report = self.run_validate("-r", "2", "-d", "0", "-t", "stream")
+        t = self.test(report, "stream")["telemetry"]
+        self.assertGreaterEqual(t["samples"], 1)
+        self.assertIn("power_average", t["metrics"])
+        self.assertIn("temperature_junction", t["metrics"])
+        self.assertEqual(t["metrics"]["power_average"]["unit"], "W")
+
+    def test_faulty_gpu_fails_level_1_with_advice(self):
+        report = self.run_validate("-r", "1", capture="constructed/mi300x-8gpu-faults", expect=1)
+        failing = [t for t in report["tests"] if t["test"] == "health" and t["verdict"] == "fail"]
+        self.assertTrue(failing, [t for t in report["tests"] if t["test"] == "health"])
+        self.assertTrue(all(t["advice"] for t in failing))
+
+    # ---- arguments and configuration ----
+
+    def test_bad_arguments_and_config(self):
+        self.run_validate("-r", "5", expect=2, json_out=False)
+        proc = self.run_validate("-t", "nosuch", expect=2, json_out=False)
+        self.assertIn("no module 'nosuch'", proc.stderr)
+        proc = self.run_validate("-d", "42", expect=3, json_out=False)
+        self.assertIn("42", proc.stderr)
+        bad = os.path.join(self.dir, "bad.json")
+        for text, message in (("{", "not valid JSON"),
+                              ('{"version": 1, "classes": [{"class": "x", "expect": {"memory_bandwith": 0.5}}]}',
+                               "classes[0].expect.memory_bandwith: unknown key"),
+                              ('{"version": 1, "classes": [{"class": "x", "expect": {"transfer": 7}}]}',
+                               "at most 1")):
+            with open(bad, "w") as f:
+                f.write(text)
+            proc = subprocess.run([VALIDATE, "--config", bad, "-r", "1"], capture_output=True, text=True, timeout=30)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn(bad, proc.stderr)
+            self.assertIn(message, proc.stderr)
+
+    def test_list_shows_every_module_and_level(self):
+        out = self.run_validate("--list", json_out=False).stdout
+        for name in MODULES:
+            self.assertIn(name, out)
+        self.assertIn("-r 4: memtest --fraction 0.9 --passes 4", out)
+
+
+if __name__ == "__main__":
+    VALIDATE, CAPTURES, THRESHOLDS = sys.argv[1:4]
+    unittest.main(argv=sys.argv[:1] + sys.argv[4:], verbosity=2)

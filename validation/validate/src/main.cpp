@@ -1,0 +1,169 @@
+// hipstack-validate: "is it installed right, and does it perform?" in levels like dcgmi diag -r:
+// 1 software checks (seconds), 2 adds the quick kernels (about a minute), 3 adds GEMM, a longer
+// memory test, stress and peer-to-peer (minutes), 4 long runs. docs/validate.md.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <hipstack/smi.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "node.hpp"
+#include "plan.hpp"
+#include "progress.hpp"
+#include "report.hpp"
+#include "runner.hpp"
+#include "thresholds.hpp"
+
+namespace {
+
+using namespace hipstack;
+using namespace hipstack::validate;
+
+std::vector<std::string> split_list(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& value : values) {
+    std::size_t pos = 0;
+    while (pos <= value.size()) {
+      std::size_t end = value.find(',', pos);
+      if (end == std::string::npos) end = value.size();
+      if (end > pos) out.push_back(value.substr(pos, end - pos));
+      pos = end + 1;
+    }
+  }
+  return out;
+}
+
+// $HIPSTACK_VALIDATE_MODULES, the installed libexec/hipstack/validation beside the program, then this
+// build tree's kernels (a developer's run).
+std::filesystem::path default_module_dir() {
+  if (const char* given = std::getenv("HIPSTACK_VALIDATE_MODULES"); given && *given) return given;
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const auto installed = self.parent_path().parent_path() / "libexec/hipstack/validation";
+    if (std::filesystem::is_directory(installed, error)) return installed;
+  }
+  return HIPSTACK_VALIDATE_BUILD_MODULES;
+}
+
+std::string list_modules() {
+  std::string out = "level 1 (software): install checks (driver, device nodes, runtime, device lists agree), "
+                    "each GPU's PCIe link and health\n";
+  for (const Module& m : modules()) {
+    out += fmt::format("level {}+ {:<11} {}{}\n", m.level, m.test, m.summary, m.per_device ? "" : " [whole node]");
+    for (int level = std::max(2, m.level); level <= 4; ++level)
+      out += fmt::format("           -r {}: {} {} (limit {} s)\n", level, m.program, fmt::join(m.args(level), " "),
+                         m.timeout_s(level));
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"hipstack-validate: install checks and hardware tests for AMD and NVIDIA GPUs, by level"};
+  int level = 1;
+  std::vector<std::string> device_args, test_args;
+  bool json = false, quiet = false, list = false, version = false;
+  std::string config, module_dir, sysfs_root;
+  int timeout = 0;
+  app.add_option("-r,--run", level, "level: 1 software checks (seconds), 2 quick kernels (about a minute), "
+                                    "3 GEMM, longer memory test, stress, peer-to-peer (minutes), 4 long")
+      ->check(CLI::Range(1, 4));
+  app.add_option("-d,--device", device_args, "GPUs to test: index, BDF or UUID (comma lists; default all)");
+  app.add_option("-t,--tests", test_args, "only these modules (comma list), at the chosen level's settings");
+  app.add_flag("--json", json, "print the result as JSON");
+  app.add_option("-c,--config", config, "thresholds file (default /etc/hipstack/validate-thresholds.json, then the "
+                                        "installed thresholds.json)");
+  app.add_option("--module-dir", module_dir, "folder of the kernel programs (default: $HIPSTACK_VALIDATE_MODULES, "
+                                             "then the installed libexec/hipstack/validation)");
+  app.add_option("--timeout", timeout, "limit every module to this many seconds (default: each module's own "
+                                       "limit for the level, shown by --list)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--sysfs-root", sysfs_root, "read GPUs from this sysfs tree (a capture) instead of /sys");
+  app.add_flag("--list", list, "list the modules and what each level runs, then exit");
+  app.add_flag("-q,--quiet", quiet, "no progress lines on stderr");
+  app.add_flag("--version", version, "print the version and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (version) {
+    fmt::print("hipstack-validate {}\n", smi::library_version());
+    return 0;
+  }
+  if (list) {
+    fmt::print("{}", list_modules());
+    return 0;
+  }
+  std::vector<const Module*> selected_modules;
+  for (const std::string& name : split_list(test_args)) {
+    const Module* m = find_module(name);
+    if (!m) {
+      std::string names;
+      for (const Module& known : modules()) names += (names.empty() ? "" : ", ") + std::string(known.test);
+      fmt::print(stderr, "hipstack-validate: no module '{}' (modules: {})\n", name, names);
+      return 2;
+    }
+    selected_modules.push_back(m);
+  }
+  if (test_args.empty())
+    for (const Module& m : modules())
+      if (m.level <= level) selected_modules.push_back(&m);
+
+  Thresholds thresholds;
+  try {
+    thresholds = Thresholds::load(config.empty() ? default_thresholds_path() : config);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "hipstack-validate: thresholds: {}\n", e.what());
+    return 2;
+  }
+  smi::OpenOptions open;
+  open.sysfs_root = sysfs_root;
+  std::optional<smi::System> system;
+  std::vector<std::uint32_t> devices;
+  try {
+    system.emplace(smi::System::open(open));
+    for (const std::string& selector : split_list(device_args)) {
+      const std::uint32_t index = system->resolve(selector);
+      if (std::find(devices.begin(), devices.end(), index) == devices.end()) devices.push_back(index);
+    }
+    if (device_args.empty())
+      for (const smi::DeviceSummary& d : system->devices()) devices.push_back(d.index);
+  } catch (const smi::Error& e) {
+    fmt::print(stderr, "hipstack-validate: {}\n", e.what());
+    return e.code() == smi::Error::Code::no_such_device ? 3 : 2;
+  }
+
+  const auto started = std::chrono::steady_clock::now();
+  Report report;
+  report.level = level;
+  report.thresholds = thresholds.source;
+  report.module_dir = module_dir.empty() ? default_module_dir().string() : module_dir;
+  Node node = inspect_node(*system, open, thresholds, devices);
+  report.units = node.units;
+  report.tests = std::move(node.checks);
+
+  int runs = 0;
+  for (const Module* m : selected_modules) runs += m->per_device ? static_cast<int>(report.units.size()) : (report.units.empty() ? 0 : 1);
+  Progress progress(!quiet, runs);
+  const RunContext context{*system, report.module_dir, report.units, level, timeout};
+  for (const Unit& unit : report.units)
+    for (const Module* m : selected_modules)
+      if (m->per_device) report.tests.push_back(run_module(*m, context, &unit, progress));
+  for (const Module* m : selected_modules)
+    if (!m->per_device && !report.units.empty()) report.tests.push_back(run_module(*m, context, nullptr, progress));
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  if (json) std::cout << render_json(report).dump(2) << "\n";
+  else std::cout << render_table(report);
+  std::cout.flush();
+  return report.overall() == Verdict::fail ? 1 : 0;
+}

@@ -1,0 +1,31 @@
+// process.hpp: running one module program: its stdout (the JSON result) and the tail of its stderr
+// captured, a time limit enforced on its whole process group, output beyond a cap dropped.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hipstack::validate {
+
+struct ProcessResult {
+  int exit_code = -1;       // when it exited
+  int signal = 0;           // when a signal ended it (ours after a timeout, or its own crash)
+  bool timed_out = false;
+  bool output_truncated = false;  // stdout passed the cap
+  std::string out;          // stdout, up to the cap
+  std::string err_tail;     // the last few KiB of stderr
+  double seconds = 0;
+  std::string spawn_error;  // non-empty when the program could not be started
+};
+
+// Runs program with args; calls tick about every 250 ms while it runs (progress, telemetry). On
+// timeout the process group gets SIGTERM, then SIGKILL 5 s later.
+ProcessResult run_process(const std::string& program, const std::vector<std::string>& args,
+                          std::chrono::seconds timeout, const std::function<void()>& tick);
+
+// "killed by SIGSEGV", "exit code 3", "timed out after 600 s (killed)" ...
+std::string describe_end(const ProcessResult& r, std::chrono::seconds timeout);
+
+}  // namespace hipstack::validate
