@@ -86,7 +86,7 @@ inline Options parse(int argc, char** argv, const char* usage, bool accepts_plan
     else if (a == "--unroll" && accepts_unroll) o.unroll = static_cast<int>(number(1));
     else if (a == "--device" && !(extras & kWithoutDevice)) o.device = static_cast<int>(number(0));
     else if (a == "--fraction" && memtest) o.fraction = real(0.0, 0.95);
-    else if (a == "--bytes" && memtest) o.bytes = number(4);
+    else if (a == "--bytes" && memtest) o.bytes = number(16);
     else if (a == "--passes" && memtest) o.passes = static_cast<int>(number(1));
     else if (a == "--patterns" && memtest) {
       if (i + 1 >= argc) {

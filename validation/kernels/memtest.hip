@@ -50,56 +50,62 @@ __host__ __device__ inline uint32_t random_word(unsigned long long index, unsign
   return static_cast<uint32_t>(z ^ (z >> 31));
 }
 
-// A chunk is `n` words whose first has index `base` in the tested memory. The kernels stride over it
-// with the whole grid.
-__global__ void fill(uint32_t* p, size_t n, uint32_t value) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x)
-    p[i] = value;
+__device__ inline void compare(ErrorLog* log, unsigned long long word, uint32_t expected, uint32_t actual) {
+  if (actual != expected) record(log, word, expected, actual);
+}
+__device__ inline void compare(ErrorLog* log, unsigned long long word, uint4 expected, uint4 actual) {
+  compare(log, word, expected.x, actual.x);
+  compare(log, word + 1, expected.y, actual.y);
+  compare(log, word + 2, expected.z, actual.z);
+  compare(log, word + 3, expected.w, actual.w);
+}
+__device__ inline uint4 splat(uint32_t v) { return make_uint4(v, v, v, v); }
+__device__ inline uint4 random_words(unsigned long long word, unsigned long long seed) {
+  return make_uint4(random_word(word, seed), random_word(word + 1, seed), random_word(word + 2, seed),
+                    random_word(word + 3, seed));
 }
 
-__global__ void check(const uint32_t* p, size_t n, unsigned long long base, uint32_t expected, ErrorLog* log) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const uint32_t v = p[i];
-    if (v != expected) record(log, base + i, expected, v);
-  }
+// A chunk is `n` vectors of four words (16-byte accesses keep more bytes in flight than 4-byte ones)
+// whose first word has index `base` in the tested memory. The kernels stride over it with the grid.
+#define EACH_VECTOR(i) \
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; \
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+
+__global__ void fill(uint4* p, size_t n, uint32_t value) {
+  EACH_VECTOR(i) p[i] = splat(value);
+}
+
+__global__ void check(const uint4* p, size_t n, unsigned long long base, uint32_t expected, ErrorLog* log) {
+  EACH_VECTOR(i) compare(log, base + 4 * i, splat(expected), p[i]);
 }
 
 // Moving inversions: check each word holds `expected`, then write its complement. Ascending, the grid
-// sweeps the chunk from its first word up; descending, from its last word down.
-__global__ void check_and_invert(uint32_t* p, size_t n, unsigned long long base, uint32_t expected, bool descending,
+// sweeps the chunk from its first vector up; descending, from its last vector down.
+__global__ void check_and_invert(uint4* p, size_t n, unsigned long long base, uint32_t expected, bool descending,
                                  ErrorLog* log) {
-  for (size_t k = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; k < n;
-       k += static_cast<size_t>(gridDim.x) * blockDim.x) {
+  EACH_VECTOR(k) {
     const size_t i = descending ? n - 1 - k : k;
-    const uint32_t v = p[i];
-    if (v != expected) record(log, base + i, expected, v);
-    p[i] = ~expected;
+    compare(log, base + 4 * i, splat(expected), p[i]);
+    p[i] = splat(~expected);
   }
 }
 
-__global__ void fill_random(uint32_t* p, size_t n, unsigned long long base, unsigned long long seed) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x)
-    p[i] = random_word(base + i, seed);
+__global__ void fill_random(uint4* p, size_t n, unsigned long long base, unsigned long long seed) {
+  EACH_VECTOR(i) p[i] = random_words(base + 4 * i, seed);
 }
 
-__global__ void check_random(const uint32_t* p, size_t n, unsigned long long base, unsigned long long seed,
+__global__ void check_random(const uint4* p, size_t n, unsigned long long base, unsigned long long seed,
                              ErrorLog* log) {
-  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
-    const uint32_t expected = random_word(base + i, seed);
-    const uint32_t v = p[i];
-    if (v != expected) record(log, base + i, expected, v);
-  }
+  EACH_VECTOR(i) compare(log, base + 4 * i, random_words(base + 4 * i, seed), p[i]);
 }
+#undef EACH_VECTOR
 
 __global__ void flip_bit(uint32_t* word, uint32_t mask) { *word ^= mask; }
 
 struct Chunk {
   uint32_t* p;
-  size_t words;
+  size_t words;  // a multiple of 4
+  uint4* vectors() const { return reinterpret_cast<uint4*>(p); }
   unsigned long long base;  // index of its first word in the tested memory
 };
 
@@ -109,7 +115,7 @@ std::vector<Chunk> allocate(size_t bytes) {
   std::vector<Chunk> chunks;
   size_t want = kChunkBytes, got = 0;
   while (got < bytes) {
-    const size_t size = std::min(want, bytes - got) / sizeof(uint32_t) * sizeof(uint32_t);
+    const size_t size = std::min(want, bytes - got) / sizeof(uint4) * sizeof(uint4);
     if (size == 0) break;
     void* p = nullptr;
     const hipError_t e = hipMalloc(&p, size);
@@ -152,25 +158,25 @@ class Tester {
       const bool zeros = name == "walking-zeros";
       for (int b = 0; b < 32; ++b) {
         const uint32_t v = zeros ? ~(1u << b) : 1u << b;
-        for (const Chunk& c : chunks_) launch(fill, c.p, c.words, v);
+        for (const Chunk& c : chunks_) launch(fill, c.vectors(), c.words / 4, v);
         plant();
-        for (const Chunk& c : chunks_) launch(check, c.p, c.words, c.base, v, log_);
+        for (const Chunk& c : chunks_) launch(check, c.vectors(), c.words / 4, c.base, v, log_);
         moved += 2.0 * bytes();
       }
     } else if (name == "moving-inversions") {
       for (const uint32_t v : {0x00000000u, 0xffffffffu, 0x55555555u, 0xaaaaaaaau}) {
-        for (const Chunk& c : chunks_) launch(fill, c.p, c.words, v);
+        for (const Chunk& c : chunks_) launch(fill, c.vectors(), c.words / 4, v);
         plant();
-        for (const Chunk& c : chunks_) launch(check_and_invert, c.p, c.words, c.base, v, false, log_);
+        for (const Chunk& c : chunks_) launch(check_and_invert, c.vectors(), c.words / 4, c.base, v, false, log_);
         for (auto c = chunks_.rbegin(); c != chunks_.rend(); ++c)
-          launch(check_and_invert, c->p, c->words, c->base, ~v, true, log_);
+          launch(check_and_invert, c->vectors(), c->words / 4, c->base, ~v, true, log_);
         moved += 5.0 * bytes();  // write; read and write; read and write
       }
     } else {  // random
       const unsigned long long seed = 0x5eed0000ULL + static_cast<unsigned long long>(pass);
-      for (const Chunk& c : chunks_) launch(fill_random, c.p, c.words, c.base, seed);
+      for (const Chunk& c : chunks_) launch(fill_random, c.vectors(), c.words / 4, c.base, seed);
       plant();
-      for (const Chunk& c : chunks_) launch(check_random, c.p, c.words, c.base, seed, log_);
+      for (const Chunk& c : chunks_) launch(check_random, c.vectors(), c.words / 4, c.base, seed, log_);
       moved += 2.0 * bytes();
     }
     return moved;
@@ -217,7 +223,7 @@ int main(int argc, char** argv) {
   const char* usage =
       "memtest [--fraction F] [--bytes N] [--passes N] [--patterns LIST] [--plant-error] [--device N] [--json]\n"
       "  --fraction F   share of the free device memory to test, 0 < F <= 0.95 (default 0.10)\n"
-      "  --bytes N      test N bytes instead (at most what can be allocated)\n"
+      "  --bytes N      test N bytes instead (rounded down to 16; at most what can be allocated)\n"
       "  --patterns     comma-separated: walking-ones, walking-zeros, moving-inversions, random (default all)";
   const smoke::Options o =
       smoke::parse(argc, argv, usage, true, false, smoke::kMemtestOptions | smoke::kWithoutSizeRepeats);
@@ -300,8 +306,9 @@ int main(int argc, char** argv) {
                   found.offset[k], found.expected[k], found.actual[k]);
     std::printf("], \"result\": \"%s\"}\n", ok ? "pass" : "fail");
   } else {
-    std::printf("memtest on %s (%s): %.1f MiB tested in %zu chunks (%.1f MiB asked, %.1f MiB free), %d pass%s\n",
-                prop.name, prop.gcnArchName, tester.bytes() / 1048576.0, chunks.size(), wanted / 1048576.0,
+    std::printf("memtest on %s (%s): %.1f MiB tested in %zu chunk%s (%.1f MiB asked, %.1f MiB free), %d pass%s\n",
+                prop.name, prop.gcnArchName, tester.bytes() / 1048576.0, chunks.size(), chunks.size() == 1 ? "" : "s",
+                wanted / 1048576.0,
                 free_bytes / 1048576.0, passes, passes == 1 ? "" : "es");
     if (tester.planted())
       std::printf("planted: bit mask 0x%08x flipped in the word at offset %llu\n", tester.planted_mask(),
