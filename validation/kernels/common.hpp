@@ -4,6 +4,7 @@
 
 #include <hip/hip_runtime.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,11 +27,26 @@ struct Options {
   int repeats = 0;     // 0 = the program's default
   int unroll = 0;      // stream only: elements per thread (0 = default)
   int device = 0;
+  double fraction = 0;   // memtest: share of the free memory to test (0 = default)
+  long long bytes = 0;   // memtest: bytes to test (0 = use the fraction)
+  int passes = 0;        // memtest: 0 = default
+  std::string patterns;  // memtest: comma-separated pattern names ("" = all)
+  double seconds = 0;    // stress: 0 = default
 };
 
-// --json, --plant-error (vector_add), --unroll N (stream), --size N, --repeats N, --device N; exits 2
-// on anything else.
-inline Options parse(int argc, char** argv, const char* usage, bool accepts_plant_error, bool accepts_unroll = false) {
+// The options only some programs take, passed to parse() as `extras` (or-ed); the others reject them as
+// unknown. The kWithout* flags take common options away from programs they make no sense for.
+enum Extra : unsigned {
+  kMemtestOptions = 1u << 0,  // --fraction F, --bytes N, --passes N, --patterns LIST
+  kSeconds = 1u << 1,         // --seconds S
+  kWithoutSizeRepeats = 1u << 2,
+  kWithoutDevice = 1u << 3,   // p2p: it uses every device
+};
+
+// --json, --plant-error (vector_add), --unroll N (stream), --size N, --repeats N, --device N, and the
+// `extras` above; exits 2 on anything else.
+inline Options parse(int argc, char** argv, const char* usage, bool accepts_plant_error, bool accepts_unroll = false,
+                     unsigned extras = 0) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
@@ -47,12 +63,38 @@ inline Options parse(int argc, char** argv, const char* usage, bool accepts_plan
       }
       return v;
     };
+    // A finite real number in (min, max].
+    const auto real = [&](double min, double max) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\nusage: %s\n", argv[i], usage);
+        std::exit(2);
+      }
+      char* end = nullptr;
+      const double v = std::strtod(argv[++i], &end);
+      if (*end != '\0' || end == argv[i] || !std::isfinite(v) || v <= min || v > max) {
+        std::fprintf(stderr, "bad value for %s: %s (must be greater than %g and at most %g)\nusage: %s\n", argv[i - 1],
+                     argv[i], min, max, usage);
+        std::exit(2);
+      }
+      return v;
+    };
+    const bool memtest = extras & kMemtestOptions, sized = !(extras & kWithoutSizeRepeats);
     if (a == "--json") o.json = true;
     else if (a == "--plant-error" && accepts_plant_error) o.plant_error = true;
-    else if (a == "--size") o.size = number(1);
-    else if (a == "--repeats") o.repeats = static_cast<int>(number(1));
+    else if (a == "--size" && sized) o.size = number(1);
+    else if (a == "--repeats" && sized) o.repeats = static_cast<int>(number(1));
     else if (a == "--unroll" && accepts_unroll) o.unroll = static_cast<int>(number(1));
-    else if (a == "--device") o.device = static_cast<int>(number(0));
+    else if (a == "--device" && !(extras & kWithoutDevice)) o.device = static_cast<int>(number(0));
+    else if (a == "--fraction" && memtest) o.fraction = real(0.0, 0.95);
+    else if (a == "--bytes" && memtest) o.bytes = number(16);
+    else if (a == "--passes" && memtest) o.passes = static_cast<int>(number(1));
+    else if (a == "--patterns" && memtest) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "--patterns needs a value\nusage: %s\n", usage);
+        std::exit(2);
+      }
+      o.patterns = argv[++i];
+    } else if (a == "--seconds" && (extras & kSeconds)) o.seconds = real(0.0, 86400.0);
     else if (a == "--help" || a == "-h") {
       std::printf("usage: %s\n", usage);
       std::exit(0);
