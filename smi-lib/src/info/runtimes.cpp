@@ -1,6 +1,7 @@
 // The vendor runtimes as a program would meet them (probe_runtimes), and NVIDIA GPUs as agents
 // (CUDA driver API for the compute facts, NVML for identity and memory), merged by PCI address.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
@@ -210,7 +211,8 @@ Roots resolve_roots(const OpenOptions& options) {
   roots.capture = !roots.sys.empty();
   roots.dev_given = !roots.dev.empty();
   for (const auto& [root, what] : {std::pair{&roots.sys, "sysfs"}, {&roots.proc, "procfs"}, {&roots.dev, "devfs"}}) {
-    if (!root->empty() && !RootedFs("", "", "").exists(*root)) {
+    struct stat st {};
+    if (!root->empty() && (::stat(root->c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
       throw Error(Error::Code::invalid_argument, fmt::format("{} root {} is not a directory", what, *root));
     }
   }
