@@ -23,6 +23,7 @@ out=$(LD_LIBRARY_PATH="$libdir" "$prefix/pkgconfig_c" "$capture" | head -1)
 [ "$out" = "$expected" ] || { echo "pkg-config build printed '$out'" >&2; exit 1; }
 # The installed CLI finds its library through its RUNPATH, and the library carries a SONAME.
 "$prefix/bin/hipstack-smi" list --sysfs-root "$capture" | grep -q "AMD Instinct MI300X"
+"$prefix/bin/hipstack-info" --no-checks --sysfs-root "$capture" | grep -q "AMD Instinct MI300X"
 objdump -p "$libdir/libhipstack-smi.so" | grep -q "SONAME *libhipstack-smi.so.0"
 # Only the public API is exported: no internal (detail) symbols.
 if nm -D --defined-only "$libdir/libhipstack-smi.so" | c++filt | grep -q "hipstack::smi::detail"; then

@@ -1,0 +1,329 @@
+// KFD topology -> agents, the way rocminfo describes them: one agent per node
+// (/sys/class/kfd/kfd/topology/nodes/N), CPUs and GPUs (one GPU node per compute partition), with
+// their memory banks, caches and io links. Every value comes from the node's files; what is absent
+// stays 0 / empty, and what is malformed is named in Agent::problems.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "../backends/amdgpu/amdgpu.hpp"
+#include "../parse.hpp"
+#include "info_internal.hpp"
+
+namespace hipstack::smi::detail::info {
+namespace {
+
+constexpr const char* kNodes = "/sys/class/kfd/kfd/topology/nodes";
+constexpr std::uint64_t kAmdVendor = 0x1002;
+
+// KFD cache type bits (HSA_CACHE_TYPE_*).
+constexpr std::uint64_t kCacheData = 1, kCacheInstruction = 2;
+
+int as_int(std::uint64_t value) { return value > 0x7fffffffULL ? 0x7fffffff : static_cast<int>(value); }
+
+std::string heap_name(std::uint64_t heap_type) {
+  switch (heap_type) {  // HSA_HEAPTYPE_*
+    case 0: return "system";
+    case 1: return "vram_public";
+    case 2: return "vram_private";
+    case 3: return "gds";
+    case 4: return "lds";
+    case 5: return "scratch";
+    default: return fmt::format("heap {}", heap_type);
+  }
+}
+
+std::string link_type_name(std::uint64_t type) {
+  switch (type) {  // HSA_IOLINKTYPE_*
+    case 1: return "hypertransport";
+    case 2: return "pcie";
+    case 5: return "qpi";
+    case 11: return "xgmi";
+    default: return fmt::format("type {}", type);
+  }
+}
+
+std::string cache_type_name(std::uint64_t bits) {
+  const bool data = (bits & kCacheData) != 0;
+  const bool instruction = (bits & kCacheInstruction) != 0;
+  if (data && instruction) return "unified";
+  if (data) return "data";
+  if (instruction) return "instruction";
+  return "other";
+}
+
+// Children of nodes/N/<folder> (mem_banks, caches, io_links) in numeric order, each parsed.
+std::vector<Properties> read_children(const FsView& fs, const std::string& node_dir, const char* folder,
+                                      std::vector<std::string>& problems) {
+  std::vector<std::pair<std::uint64_t, std::string>> entries;
+  for (const std::string& entry : fs.list(node_dir + "/" + folder)) {
+    if (const auto n = parse_uint(entry)) entries.emplace_back(*n, entry);
+  }
+  std::sort(entries.begin(), entries.end());
+  std::vector<Properties> out;
+  for (const auto& [number, entry] : entries) {
+    const std::string file = node_dir + "/" + folder + "/" + entry + "/properties";
+    const FileText text = fs.read_text(file);
+    if (!text.ok()) {
+      problems.push_back(fmt::format("{}: cannot read ({})", fs.host_path(file), std::strerror(text.error)));
+      continue;
+    }
+    out.push_back(parse_properties(text.text, fs.host_path(file), problems));
+  }
+  return out;
+}
+
+// /proc/cpuinfo, one map per processor block.
+std::vector<std::map<std::string, std::string>> read_cpuinfo(const FsView& fs) {
+  std::vector<std::map<std::string, std::string>> cpus;
+  const FileText text = fs.read_text("/proc/cpuinfo");
+  if (!text.ok()) return cpus;
+  std::map<std::string, std::string> current;
+  for (const std::string_view line : split_fields(text.text, '\n')) {
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string key(trim_sysfs_text(line.substr(0, colon)));
+    std::string value(trim_sysfs_text(line.substr(colon + 1)));
+    if (key == "processor" && !current.empty()) cpus.push_back(std::move(current)), current.clear();
+    current[std::move(key)] = std::move(value);
+  }
+  if (!current.empty()) cpus.push_back(std::move(current));
+  return cpus;
+}
+
+std::string cpu_vendor(std::string_view vendor_id) {
+  if (vendor_id == "AuthenticAMD") return "AMD";
+  if (vendor_id == "GenuineIntel") return "Intel";
+  return std::string(vendor_id);
+}
+
+// DRM cards bound to amdgpu, by the BDF of their PCI function: where the PCI revision is (it picks
+// the marketing name in libdrm's table).
+std::map<std::string, std::string> amdgpu_cards(const FsView& fs) {
+  std::map<std::string, std::string> cards;
+  for (const std::string& entry : fs.list("/sys/class/drm")) {
+    if (entry.rfind("card", 0) != 0 || entry.find('-') != std::string::npos) continue;
+    const std::string dir = "/sys/class/drm/" + entry + "/device";
+    const FileText uevent = fs.read_text(dir + "/uevent");
+    if (!uevent.ok()) continue;
+    const KeyValues kv = parse_key_values(uevent.text, '=');
+    if (find_value(kv, "DRIVER").value_or("") != "amdgpu") continue;
+    if (const auto slot = find_value(kv, "PCI_SLOT_NAME")) cards.emplace(normalise_bdf(*slot), dir);
+  }
+  return cards;
+}
+
+void fill_gpu(const FsView& fs, const Properties& p, const std::map<std::string, std::string>& cards,
+              std::string_view amdgpu_ids, Agent& agent) {
+  const std::string file = fs.host_path(fmt::format("{}/{}/properties", kNodes, agent.node));
+  for (const char* key : {"simd_per_cu", "wave_front_size", "location_id", "device_id"}) {
+    if (!p.has(key)) agent.problems.push_back(fmt::format("{}: no {}", file, key));
+  }
+  agent.vendor_id = static_cast<std::uint32_t>(p.get("vendor_id", kAmdVendor));
+  agent.vendor = agent.vendor_id == kAmdVendor ? "AMD" : fmt::format("PCI vendor 0x{:04x}", agent.vendor_id);
+  agent.device_id = static_cast<std::uint32_t>(p.get("device_id"));
+  agent.simds_per_cu = as_int(p.get("simd_per_cu"));
+  const std::uint64_t simds = p.get("simd_count");
+  if (agent.simds_per_cu > 0) {
+    agent.compute_units = as_int(simds / static_cast<std::uint64_t>(agent.simds_per_cu));
+  } else if (p.has("simd_per_cu")) {
+    agent.problems.push_back(fmt::format("{}: simd_per_cu is 0: compute units unknown", file));
+  }
+  agent.wavefront_size = as_int(p.get("wave_front_size"));
+  agent.max_waves_per_simd = as_int(p.get("max_waves_per_simd"));
+  agent.max_clock_mhz = as_int(p.get("max_engine_clk_fcompute"));
+  agent.domain = as_int(p.get("domain"));
+  agent.location_id = p.get("location_id");
+  agent.bdf = bdf_from_location(p.get("domain"), agent.location_id);
+  agent.drm_render_minor = p.has("drm_render_minor") ? as_int(p.get("drm_render_minor")) : -1;
+  agent.shader_engines = as_int(p.get("array_count"));
+  agent.simd_arrays_per_engine = as_int(p.get("simd_arrays_per_engine"));
+  agent.cu_per_simd_array = as_int(p.get("cu_per_simd_array"));
+  agent.xcc_count = as_int(p.get("num_xcc"));
+  agent.lds_bytes = p.get("lds_size_in_kb") * 1024;
+  agent.local_memory_bytes = p.get("local_mem_size");
+  agent.fw_version = as_int(p.get("fw_version"));
+  agent.sdma_fw_version = as_int(p.get("sdma_fw_version"));
+  agent.cp_queues = as_int(p.get("num_cp_queues"));
+  agent.sdma_engines = as_int(p.get("num_sdma_engines"));
+  agent.sdma_xgmi_engines = as_int(p.get("num_sdma_xgmi_engines"));
+  agent.hive_id = p.get("hive_id");
+  if (const std::uint64_t id = p.get("unique_id"); id != 0) {
+    agent.unique_id = fmt::format("{:016x}", id);
+    agent.uuid = "GPU-" + agent.unique_id;  // rocminfo's form
+  }
+
+  // Marketing name: libdrm's amdgpu.ids by device and revision (the revision is on the DRM card of
+  // the partition's physical function), else our table; the ISA from gfx_target_version, else the
+  // table (older kernels do not publish gfx_target_version).
+  std::uint32_t revision = 0;
+  const std::string slot = bdf_from_location(p.get("domain"), agent.location_id & ~std::uint64_t{7});
+  if (const auto card = cards.find(slot); card != cards.end()) {
+    if (const FileText text = fs.read_text(card->second + "/revision"); text.ok()) {
+      revision = static_cast<std::uint32_t>(parse_hex(text.text).value_or(0));
+    }
+  }
+  const amdgpu::DeviceIdFacts facts = amdgpu::lookup_device_id(amdgpu_ids, agent.device_id, revision);
+  agent.marketing_name = facts.name;
+  const std::uint64_t gfx = p.get("gfx_target_version");
+  agent.isa = gfx != 0 ? gfx_target_name(gfx) : facts.gfx_target;
+  agent.name = !agent.isa.empty() ? agent.isa : agent.marketing_name;
+}
+
+void fill_cpu(const Properties& p, const std::vector<std::map<std::string, std::string>>& cpuinfo, Agent& agent) {
+  agent.cpu_cores = as_int(p.get("cpu_cores_count"));
+  agent.cpu_core_id_base = as_int(p.get("cpu_core_id_base"));
+  agent.max_clock_mhz = as_int(p.get("max_engine_clk_ccompute"));
+  // The node's first core is the processor whose APIC id is cpu_core_id_base (libhsakmt's rule);
+  // a single-socket /proc/cpuinfo without apicid lines names the one model.
+  const std::map<std::string, std::string>* match = nullptr;
+  for (const auto& cpu : cpuinfo) {
+    const auto apic = cpu.find("apicid");
+    if (apic != cpu.end() && parse_uint(apic->second) == static_cast<std::uint64_t>(agent.cpu_core_id_base)) {
+      match = &cpu;
+      break;
+    }
+  }
+  if (match == nullptr && !cpuinfo.empty()) match = &cpuinfo.front();
+  if (match != nullptr) {
+    if (const auto it = match->find("model name"); it != match->end()) agent.name = agent.marketing_name = it->second;
+    if (const auto it = match->find("vendor_id"); it != match->end()) agent.vendor = cpu_vendor(it->second);
+  }
+}
+
+}  // namespace
+
+std::uint64_t Properties::get(const std::string& key, std::uint64_t fallback) const {
+  const auto it = values.find(key);
+  return it == values.end() ? fallback : it->second;
+}
+
+Properties parse_properties(std::string_view text, const std::string& file, std::vector<std::string>& problems) {
+  Properties p;
+  std::size_t number = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = trim_sysfs_text(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++number;
+    if (line.empty()) continue;
+    const std::size_t space = line.find_first_of(" \t");
+    if (space == std::string_view::npos) {
+      problems.push_back(fmt::format("{}: line {}: '{}' has no value", file, number, line));
+      continue;
+    }
+    const std::string key(line.substr(0, space));
+    const std::string_view value = trim_sysfs_text(line.substr(space));
+    if (key == "sibling_map") continue;  // caches: a CPU/CU bit list, the one value that is not a number
+    const auto parsed = parse_uint(value);
+    if (!parsed) {
+      problems.push_back(fmt::format("{}: line {}: {} has value '{}', not a number", file, number, key, value));
+      continue;
+    }
+    p.values[key] = *parsed;
+  }
+  return p;
+}
+
+std::string bdf_from_location(std::uint64_t domain, std::uint64_t location_id) {
+  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain & 0xffff, (location_id >> 8) & 0xff, (location_id >> 3) & 0x1f,
+                     location_id & 7);
+}
+
+std::string normalise_bdf(std::string_view text) {
+  std::string id(trim_sysfs_text(text));
+  if (id.size() == 16 && id[8] == ':' && id.compare(0, 4, "0000") == 0) id.erase(0, 4);
+  if (id.size() == 7 && id[2] == ':') id = "0000:" + id;  // "c1:00.0"
+  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return id;
+}
+
+std::vector<Agent> read_kfd_agents(const FsView& fs, std::vector<std::string>& errors) {
+  std::vector<std::pair<std::uint64_t, std::string>> entries;
+  for (const std::string& entry : fs.list(kNodes)) {
+    if (const auto n = parse_uint(entry); n && *n < 0x10000) entries.emplace_back(*n, entry);
+  }
+  std::sort(entries.begin(), entries.end());
+  if (entries.empty()) return {};
+
+  const auto cpuinfo = read_cpuinfo(fs);
+  const auto cards = amdgpu_cards(fs);
+  std::optional<std::string> amdgpu_ids;  // libdrm's table, read once a GPU node turns up
+  std::vector<Agent> agents;
+  for (const auto& [number, entry] : entries) {
+    const std::string dir = std::string(kNodes) + "/" + entry;
+    const FileText text = fs.read_text(dir + "/properties");
+    if (!text.ok() || text.text.empty()) {
+      errors.push_back(fmt::format("{}: {}", fs.host_path(dir + "/properties"),
+                                   text.ok() ? "empty" : std::strerror(text.error)));
+      continue;
+    }
+    Agent agent;
+    agent.node = static_cast<int>(number);
+    agent.source = "kfd";
+    const Properties p = parse_properties(text.text, fs.host_path(dir + "/properties"), agent.problems);
+    if (!p.has("simd_count") || !p.has("cpu_cores_count")) {
+      errors.push_back(fmt::format("{}: no simd_count or cpu_cores_count: not a KFD node's properties (truncated?)",
+                                   fs.host_path(dir + "/properties")));
+      continue;
+    }
+    if (const FileText id = fs.read_text(dir + "/gpu_id"); id.ok()) agent.gpu_id = parse_uint(id.text).value_or(0);
+    agent.kind = p.get("simd_count") > 0 ? Agent::Kind::gpu : Agent::Kind::cpu;
+    if (agent.kind == Agent::Kind::gpu) {
+      if (!amdgpu_ids) amdgpu_ids = amdgpu::read_amdgpu_ids();
+      fill_gpu(fs, p, cards, *amdgpu_ids, agent);
+    } else {
+      fill_cpu(p, cpuinfo, agent);
+    }
+    if (const FileText name = fs.read_text(dir + "/name"); name.ok() && !name.text.empty() && agent.name.empty()) {
+      agent.name = name.text;
+    }
+
+    for (const Properties& bank : read_children(fs, dir, "mem_banks", agent.problems)) {
+      Agent::Pool pool;
+      pool.kind = heap_name(bank.get("heap_type"));
+      pool.bytes = bank.get("size_in_bytes");
+      pool.width_bits = as_int(bank.get("width"));
+      pool.max_clock_mhz = as_int(bank.get("mem_clk_max"));
+      agent.memory_clock_mhz = std::max(agent.memory_clock_mhz, pool.max_clock_mhz);
+      agent.pools.push_back(std::move(pool));
+    }
+    // A GPU lists one cache per CU (or CU group): rocminfo shows one size per level; we keep each
+    // distinct (level, type, size, line) once with its count.
+    std::map<std::tuple<int, std::string, std::uint64_t, int>, int> caches;
+    for (const Properties& cache : read_children(fs, dir, "caches", agent.problems)) {
+      ++caches[{as_int(cache.get("level")), cache_type_name(cache.get("type")), cache.get("size") * 1024,
+                as_int(cache.get("cache_line_size"))}];
+    }
+    for (const auto& [key, count] : caches) {
+      agent.caches.push_back({std::get<0>(key), std::get<2>(key), std::get<1>(key), std::get<3>(key), count});
+    }
+    for (const Properties& link : read_children(fs, dir, "io_links", agent.problems)) {
+      agent.links.push_back({as_int(link.get("node_to")), link_type_name(link.get("type")), as_int(link.get("weight")),
+                             link.get("min_bandwidth"), link.get("max_bandwidth")});
+    }
+    agents.push_back(std::move(agent));
+  }
+
+  // Compute partitions: the GPU nodes of one PCI slot (domain, bus, device), in location_id order.
+  std::map<std::string, std::vector<Agent*>> slots;
+  for (Agent& agent : agents) {
+    if (agent.kind == Agent::Kind::gpu) slots[agent.bdf.substr(0, agent.bdf.size() - 1)].push_back(&agent);
+  }
+  for (auto& [slot, members] : slots) {
+    std::sort(members.begin(), members.end(), [](const Agent* a, const Agent* b) { return a->location_id < b->location_id; });
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      members[i]->partition_count = static_cast<int>(members.size());
+      members[i]->partition_index = members.size() > 1 ? static_cast<int>(i) : -1;
+    }
+  }
+  return agents;
+}
+
+}  // namespace hipstack::smi::detail::info

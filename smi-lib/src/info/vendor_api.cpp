@@ -1,0 +1,129 @@
+#include "vendor_api.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <link.h>
+
+#include <cstdlib>
+#include <initializer_list>
+
+namespace hipstack::smi::detail::info {
+namespace {
+
+template <typename Fn>
+bool resolve(void* handle, Fn*& slot, std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (void* symbol = ::dlsym(handle, name)) {
+      slot = reinterpret_cast<Fn*>(symbol);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> with_override(const char* variable, std::vector<std::string> defaults) {
+  if (const char* given = std::getenv(variable); given != nullptr && *given != '\0') return {given};
+  return defaults;
+}
+
+}  // namespace
+
+Loaded load_library(const std::vector<std::string>& candidates) {
+  Loaded out;
+  std::vector<std::string> failures;
+  for (const std::string& candidate : candidates) {
+    void* handle = ::dlopen(candidate.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
+    if (handle == nullptr) {
+      const char* error = ::dlerror();
+      failures.push_back(error != nullptr ? error : candidate + ": unknown error");
+      continue;
+    }
+    out.handle = handle;
+    out.path = candidate;
+    // The file the loader picked (a soname resolves through the search path).
+    link_map* map = nullptr;
+    if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr && *map->l_name != '\0') {
+      out.path = map->l_name;
+    }
+    return out;
+  }
+  out.error = fmt::format("{}", fmt::join(failures, "; "));
+  return out;
+}
+
+CudaDriver::CudaDriver() {
+  lib_ = load_library(with_override("HIPSTACK_CUDA_LIBRARY", {"libcuda.so.1"}));
+  if (lib_.handle == nullptr) {
+    reason_ = "cannot load the CUDA driver library: " + lib_.error;
+    return;
+  }
+  resolve(lib_.handle, api_.init, {"cuInit"});
+  resolve(lib_.handle, api_.driver_version, {"cuDriverGetVersion"});
+  resolve(lib_.handle, api_.device_count, {"cuDeviceGetCount"});
+  resolve(lib_.handle, api_.device_get, {"cuDeviceGet"});
+  resolve(lib_.handle, api_.device_name, {"cuDeviceGetName"});
+  resolve(lib_.handle, api_.device_pci_bus_id, {"cuDeviceGetPCIBusId"});
+  resolve(lib_.handle, api_.device_total_mem, {"cuDeviceTotalMem_v2"});
+  resolve(lib_.handle, api_.device_attribute, {"cuDeviceGetAttribute"});
+  resolve(lib_.handle, api_.device_uuid, {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"});
+  resolve(lib_.handle, api_.error_name, {"cuGetErrorName"});
+  resolve(lib_.handle, api_.error_string, {"cuGetErrorString"});
+  if (api_.init == nullptr || api_.device_count == nullptr || api_.device_get == nullptr ||
+      api_.device_attribute == nullptr) {
+    reason_ = fmt::format("{} lacks cuInit, cuDeviceGetCount, cuDeviceGet or cuDeviceGetAttribute", lib_.path);
+    return;
+  }
+  if (const cuda::Result code = api_.init(0); code != 0) {
+    reason_ = "cuInit: " + describe(code);
+    return;
+  }
+  ready_ = true;
+}
+
+std::string CudaDriver::describe(cuda::Result code) const {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (api_.error_name != nullptr) (void)api_.error_name(code, &name);
+  if (api_.error_string != nullptr) (void)api_.error_string(code, &text);
+  return fmt::format("{} ({})", name != nullptr ? name : fmt::format("CUresult {}", code),
+                     text != nullptr ? text : "no description");
+}
+
+int CudaDriver::attribute(cuda::Device device, int attribute) const {
+  int value = 0;
+  if (api_.device_attribute(&value, attribute, device) != 0) return 0;
+  return value;
+}
+
+HipRuntime::HipRuntime() {
+  lib_ = load_library(with_override("HIPSTACK_HIP_LIBRARY",
+                                    {"libamdhip64.so.6", "libamdhip64.so.5", "/opt/rocm/lib/libamdhip64.so.6",
+                                     "/opt/rocm/lib/libamdhip64.so.5"}));
+  if (lib_.handle == nullptr) {
+    lib_.error = "cannot load the HIP runtime: " + lib_.error;
+    return;
+  }
+  resolve(lib_.handle, api_.runtime_version, {"hipRuntimeGetVersion"});
+  resolve(lib_.handle, api_.driver_version, {"hipDriverGetVersion"});
+  resolve(lib_.handle, api_.device_count, {"hipGetDeviceCount"});
+  resolve(lib_.handle, api_.device_name, {"hipDeviceGetName"});
+  resolve(lib_.handle, api_.device_pci_bus_id, {"hipDeviceGetPCIBusId"});
+  resolve(lib_.handle, api_.device_total_mem, {"hipDeviceTotalMem"});
+  resolve(lib_.handle, api_.device_attribute, {"hipDeviceGetAttribute"});
+  resolve(lib_.handle, api_.error_name, {"hipGetErrorName"});
+  resolve(lib_.handle, api_.error_string, {"hipGetErrorString"});
+  if (api_.device_count == nullptr || api_.device_attribute == nullptr) {
+    lib_.error = fmt::format("{} lacks hipGetDeviceCount or hipDeviceGetAttribute", lib_.path);
+    return;
+  }
+  ready_ = true;
+}
+
+std::string HipRuntime::describe(hip::Error code) const {
+  const char* name = api_.error_name != nullptr ? api_.error_name(code) : nullptr;
+  const char* text = api_.error_string != nullptr ? api_.error_string(code) : nullptr;
+  return fmt::format("{} ({})", name != nullptr ? name : fmt::format("hipError_t {}", code),
+                     text != nullptr ? text : "no description");
+}
+
+}  // namespace hipstack::smi::detail::info
