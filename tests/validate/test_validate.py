@@ -54,7 +54,7 @@ class Validate(unittest.TestCase):
         with open(self.calls) as f:
             return [json.loads(line) for line in f]
 
-    def test(self, report, name, device=0):
+    def find_test(self, report, name, device=0):
         found = [t for t in report["tests"] if t["test"] == name and (t["runtime_index"] == device or t["runtime_index"] is None)]
         self.assertEqual(len(found), 1, f"{name} on {device}: {[t['test'] for t in report['tests']]}")
         return found[0]
@@ -80,7 +80,7 @@ class Validate(unittest.TestCase):
         self.assertEqual([c["module"] for c in calls], ["vector_add", "stream", "transfer", "memtest"])
         for c in calls:
             self.assertEqual(c["args"][-3:], ["--device", "3", "--json"], c)
-        self.assertEqual(calls[1]["args"][:4], ["--size", "33554432", "--repeats", "20"])
+        self.assertEqual(calls[1]["args"][:2], ["--repeats", "20"])
         os.remove(self.calls)
         self.run_validate("-r", "3", "-d", "0,1")
         calls = self.module_calls()
@@ -97,7 +97,7 @@ class Validate(unittest.TestCase):
 
     def test_figures_are_judged_against_the_class_peaks(self):
         report = self.run_validate("-r", "3", "-d", "0")
-        stream = self.test(report, "stream")
+        stream = self.find_test(report, "stream")
         copy = next(f for f in stream["figures"] if f["name"] == "copy")
         # MI300X: 70% of 5300 GB/s.
         self.assertAlmostEqual(copy["minimum"], 3710.0)
@@ -105,11 +105,11 @@ class Validate(unittest.TestCase):
         self.assertEqual(copy["verdict"], "pass")
         mul = next(f for f in stream["figures"] if f["name"] == "mul")
         self.assertIsNone(mul["minimum"])  # reported, not judged
-        transfer = self.test(report, "transfer")
+        transfer = self.find_test(report, "transfer")
         pinned = next(f for f in transfer["figures"] if f["name"] == "pinned h2d")
         self.assertEqual(pinned["verdict"], "pass")
         self.assertGreater(pinned["minimum"], 0)
-        gemm = self.test(report, "gemm")
+        gemm = self.find_test(report, "gemm")
         bf16 = next(f for f in gemm["figures"] if f["name"].startswith("bf16"))
         self.assertAlmostEqual(bf16["minimum"], 0.40 * 1307.4)
         self.assertEqual(report["result"], "pass")
@@ -117,7 +117,7 @@ class Validate(unittest.TestCase):
     def test_slow_memory_fails_and_names_the_threshold(self):
         self.write_scenario({"stream": {"triad": 2000.0}})
         report = self.run_validate("-r", "2", "-d", "0", expect=1)
-        stream = self.test(report, "stream")
+        stream = self.find_test(report, "stream")
         self.assertEqual(stream["verdict"], "fail")
         self.assertIn("triad", stream["message"])
         triad = next(f for f in stream["figures"] if f["name"] == "triad")
@@ -131,7 +131,7 @@ class Validate(unittest.TestCase):
     def test_module_own_failure_fails_the_test(self):
         self.write_scenario({"memtest": {"mode": "fail"}})
         report = self.run_validate("-r", "2", "-d", "0", expect=1)
-        memtest = self.test(report, "memtest")
+        memtest = self.find_test(report, "memtest")
         self.assertEqual(memtest["verdict"], "fail")
         self.assertIn("exit code 1", memtest["message"])
         random = next(f for f in memtest["figures"] if f["name"] == "random")
@@ -141,7 +141,7 @@ class Validate(unittest.TestCase):
     def test_tiled_gemm_warns_instead_of_judging_speed(self):
         self.write_scenario({"gemm": {"backend": "tiled", "bf16": 1.0}})
         report = self.run_validate("-r", "3", "-d", "0", "-t", "gemm")
-        gemm = self.test(report, "gemm")
+        gemm = self.find_test(report, "gemm")
         self.assertEqual(gemm["verdict"], "warn")
         self.assertTrue(any("no vendor BLAS" in n for n in gemm["notes"]), gemm["notes"])
         self.assertTrue(all(f["minimum"] is None for f in gemm["figures"]))
@@ -152,21 +152,21 @@ class Validate(unittest.TestCase):
         self.write_scenario({"vector_add": {"mode": "crash"}, "stream": {"mode": "hang"},
                              "transfer": {"mode": "garbage"}, "memtest": {"mode": "malformed"}})
         report = self.run_validate("-r", "2", "-d", "0", "--timeout", "2", expect=1)
-        self.assertIn("SIGSEGV", self.test(report, "vector_add")["message"])
-        self.assertIn("timed out after 2 s", self.test(report, "stream")["message"])
-        self.assertIn("not JSON", self.test(report, "transfer")["message"])
-        self.assertIn('no "patterns"', self.test(report, "memtest")["message"])
+        self.assertIn("SIGSEGV", self.find_test(report, "vector_add")["message"])
+        self.assertIn("timed out after 2 s", self.find_test(report, "stream")["message"])
+        self.assertIn("not JSON", self.find_test(report, "transfer")["message"])
+        self.assertIn('no "patterns"', self.find_test(report, "memtest")["message"])
         for name in ("vector_add", "stream", "transfer", "memtest"):
-            self.assertEqual(self.test(report, name)["verdict"], "fail")
+            self.assertEqual(self.find_test(report, name)["verdict"], "fail")
 
     def test_missing_module_and_no_gpu(self):
         os.remove(os.path.join(self.modules, "transfer"))
         self.write_scenario({"vector_add": {"mode": "nogpu"}, "p2p": {"mode": "nogpu"}})
         report = self.run_validate("-r", "3", "-d", "0", "-t", "vector_add,transfer,p2p", expect=1)
-        self.assertIn("missing", self.test(report, "transfer")["message"])
-        self.assertIn("--module-dir", self.test(report, "transfer")["advice"])
-        self.assertIn("no GPU", self.test(report, "vector_add")["message"])
-        p2p = self.test(report, "p2p")
+        self.assertIn("missing", self.find_test(report, "transfer")["message"])
+        self.assertIn("--module-dir", self.find_test(report, "transfer")["advice"])
+        self.assertIn("no GPU", self.find_test(report, "vector_add")["message"])
+        p2p = self.find_test(report, "p2p")
         self.assertEqual(p2p["verdict"], "skip")
         self.assertIn("two or more", p2p["message"])
 
@@ -174,11 +174,12 @@ class Validate(unittest.TestCase):
 
     def test_telemetry_is_sampled_from_the_gpu(self):
         report = self.run_validate("-r", "2", "-d", "0", "-t", "stream")
-        t = self.test(report, "stream")["telemetry"]
+        t = self.find_test(report, "stream")["telemetry"]
         self.assertGreaterEqual(t["samples"], 1)
-        self.assertIn("power_average", t["metrics"])
+        self.assertIn("power_current", t["metrics"])
         self.assertIn("temperature_junction", t["metrics"])
-        self.assertEqual(t["metrics"]["power_average"]["unit"], "W")
+        self.assertEqual(t["metrics"]["power_current"]["unit"], "W")
+        self.assertEqual(t["metrics"]["temperature_junction"]["max"], 35.0)  # the capture's value
 
     def test_faulty_gpu_fails_level_1_with_advice(self):
         report = self.run_validate("-r", "1", capture="constructed/mi300x-8gpu-faults", expect=1)
@@ -206,6 +207,16 @@ class Validate(unittest.TestCase):
             self.assertEqual(proc.returncode, 2, proc.stderr)
             self.assertIn(bad, proc.stderr)
             self.assertIn(message, proc.stderr)
+
+    def test_json_file_holds_the_report_beside_the_table(self):
+        path = os.path.join(self.dir, "report.json")
+        table = self.run_validate("-r", "2", "-d", "0", "-t", "stream", "--json-file", path, json_out=False).stdout
+        self.assertIn("Result: PASS", table)
+        with open(path) as f:
+            report = json.load(f)
+        self.assertEqual(report["result"], "pass")
+        self.assertEqual(self.find_test(report, "stream")["verdict"], "pass")
+        self.run_validate("-r", "1", "--json-file", "/nonexistent/dir/report.json", expect=2, json_out=False)
 
     def test_list_shows_every_module_and_level(self):
         out = self.run_validate("--list", json_out=False).stdout

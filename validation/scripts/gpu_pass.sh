@@ -1,18 +1,19 @@
 #!/bin/sh
-# One pass on a GPU machine: the conformance suite, the kernels (stream at every unroll), then the
-# side-by-side comparison with torch (docs/validation.md "Results"). Reads only; changes no setting.
-# Usage: gpu_pass.sh DIR   where DIR holds hip-conformance, vector_add, stream, transfer, gemm and
-#        compare_with_torch.py (stage them with: cp BUILD/validation/hip/tests/hip-conformance
-#        BUILD/validation/kernels/{vector_add,stream,transfer,gemm} validation/scripts/compare_with_torch.py DIR).
+# One pass on a GPU machine (docs/validation.md "Results", docs/validate.md): hipstack-info,
+# hipstack-validate -r 3, the conformance suite, the kernels' planted-error checks, then the
+# side-by-side comparison with torch. Reads only; changes no setting.
+# Usage: gpu_pass.sh DIR [OUT]   DIR staged by stage_gpu_pass.sh; OUT receives validate-r3.json.
 cd "${1:-.}" || exit 2
+out=${2:-.}
+export LD_LIBRARY_PATH="$PWD${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
+echo "== hipstack-info"; ./hipstack-info; echo "rc=$?"
+echo "== hipstack-validate -r 3"
+./hipstack-validate -r 3 --module-dir modules --config thresholds.json --json-file "$out/validate-r3.json"
+echo "rc=$?"
 echo "== conformance"; timeout 240 ./hip-conformance; echo "rc=$?"
-echo "== vector_add"; ./vector_add --json; echo "rc=$?"
-echo "== vector_add --plant-error"; ./vector_add --plant-error; echo "rc=$? (1 expected)"
-for u in 1 2 4 8; do echo "== stream --unroll $u"; ./stream --unroll "$u"; echo "rc=$?"; done
-echo "== stream --json"; ./stream --json; echo "rc=$?"
-echo "== transfer"; ./transfer --json; echo "rc=$?"
-echo "== gemm"; ./gemm --precision fp32,bf16,fp64; echo "rc=$?"
-echo "== gemm --backend tiled"; ./gemm --backend tiled --precision fp32,bf16,fp64; echo "rc=$?"
-echo "== gemm --plant-error"; ./gemm --size 512 --plant-error; echo "rc=$? (1 expected)"
-echo "== compare with torch"; timeout 300 python3 compare_with_torch.py .; echo "rc=$?"
+echo "== vector_add --plant-error"; modules/vector_add --plant-error; echo "rc=$? (1 expected)"
+echo "== memtest --plant-error"; modules/memtest --bytes 268435456 --plant-error; echo "rc=$? (1 expected)"
+echo "== gemm --plant-error"; modules/gemm --size 512 --plant-error; echo "rc=$? (1 expected)"
+echo "== stress --plant-error"; modules/stress --seconds 1 --plant-error; echo "rc=$? (1 expected)"
+echo "== compare with torch"; timeout 300 python3 compare_with_torch.py modules; echo "rc=$?"

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "node.hpp"
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
   int level = 1;
   std::vector<std::string> device_args, test_args;
   bool json = false, quiet = false, list = false, version = false;
-  std::string config, module_dir, sysfs_root;
+  std::string config, module_dir, sysfs_root, json_file;
   int timeout = 0;
   app.add_option("-r,--run", level, "level: 1 software checks (seconds), 2 quick kernels (about a minute), "
                                     "3 GEMM, longer memory test, stress, peer-to-peer (minutes), 4 long")
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
   app.add_option("-d,--device", device_args, "GPUs to test: index, BDF or UUID (comma lists; default all)");
   app.add_option("-t,--tests", test_args, "only these modules (comma list), at the chosen level's settings");
   app.add_flag("--json", json, "print the result as JSON");
+  app.add_option("--json-file", json_file, "also write the JSON result to this file (the table still prints)");
   app.add_option("-c,--config", config, "thresholds file (default /etc/hipstack/validate-thresholds.json, then the "
                                         "installed thresholds.json)");
   app.add_option("--module-dir", module_dir, "folder of the kernel programs (default: $HIPSTACK_VALIDATE_MODULES, "
@@ -162,8 +164,17 @@ int main(int argc, char** argv) {
     if (!m->per_device && !report.units.empty()) report.tests.push_back(run_module(*m, context, nullptr, progress));
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  if (json) std::cout << render_json(report).dump(2) << "\n";
+  const nlohmann::json document = render_json(report);
+  if (json) std::cout << document.dump(2) << "\n";
   else std::cout << render_table(report);
   std::cout.flush();
+  if (!json_file.empty()) {
+    std::ofstream out(json_file);
+    out << document.dump(2) << "\n";
+    if (!out.flush()) {
+      fmt::print(stderr, "hipstack-validate: cannot write {}\n", json_file);
+      return 2;
+    }
+  }
   return report.overall() == Verdict::fail ? 1 : 0;
 }
