@@ -5,7 +5,7 @@ Installed in a test folder under each module's name (vector_add, stream, ...): t
 module's JSON to print. $FAKE_SCENARIO names a JSON file mapping a module name to how it behaves:
   {"stream": {"mode": "ok", "copy": 4500}, "memtest": {"mode": "fail"}, "gemm": {"mode": "crash"}}
 modes: ok (the default), fail (the module's own check fails: exit 1), crash (SIGSEGV), hang (sleeps;
-with --timeout), garbage (not JSON), malformed (JSON without the fields), nogpu (exit 77). Every call
+with --timeout), garbage (not JSON), overflow (a number beyond a double), malformed (JSON without the fields), nogpu (exit 77). Every call
 is appended to $FAKE_CALLS as one JSON line: the module and its arguments.
 """
 import json, os, signal, sys, time
@@ -30,6 +30,9 @@ if mode == "hang":
     time.sleep(3600)
 if mode == "garbage":
     print("this is not JSON {")
+    sys.exit(0)
+if mode == "overflow":  # valid JSON syntax, but a number no double holds
+    print('{"test": "%s", "result": "pass", "kernel_ms": 1e999}' % name)
     sys.exit(0)
 if mode == "nogpu":
     print("SKIP: needs two or more GPUs (1 present)" if name == "p2p" else "SKIP: no GPU")

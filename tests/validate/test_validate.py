@@ -159,6 +159,12 @@ class Validate(unittest.TestCase):
         for name in ("vector_add", "stream", "transfer", "memtest"):
             self.assertEqual(self.find_test(report, name)["verdict"], "fail")
 
+    def test_number_beyond_a_double_is_not_json(self):
+        # nlohmann's parser throws out_of_range, not parse_error, for 1e999 (found by fuzzing).
+        self.write_scenario({"vector_add": {"mode": "overflow"}})
+        report = self.run_validate("-r", "2", "-d", "0", "-t", "vector_add", expect=1)
+        self.assertIn("not JSON", self.find_test(report, "vector_add")["message"])
+
     def test_missing_module_and_no_gpu(self):
         os.remove(os.path.join(self.modules, "transfer"))
         self.write_scenario({"vector_add": {"mode": "nogpu"}, "p2p": {"mode": "nogpu"}})

@@ -26,6 +26,13 @@ std::string text(const json& object, const char* key, const std::string& where) 
   if (!v.is_string()) throw std::runtime_error(fmt::format("\"{}\" in {} is not a string", key, where));
   return v.get<std::string>();
 }
+// A device number: a whole number in a sane range (a double cast to int out of range is undefined).
+int device_number(const json& object, const char* key, const std::string& where) {
+  const json& v = field(object, key, where);
+  if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 65535)
+    throw std::runtime_error(fmt::format("\"{}\" in {} is not a device number", key, where));
+  return v.get<int>();
+}
 const json& list(const json& object, const char* key, const std::string& where) {
   const json& v = field(object, key, where);
   if (!v.is_array()) throw std::runtime_error(fmt::format("\"{}\" in {} is not a list", key, where));
@@ -145,8 +152,8 @@ void eval_stress(const json& out, const EvalContext& c, TestResult& r) {
 
 void eval_p2p(const json& out, const EvalContext& c, TestResult& r) {
   for (const json& pair : list(out, "pairs", "p2p output")) {
-    const int src = static_cast<int>(number(pair, "src", "p2p output.pairs[]"));
-    const int dst = static_cast<int>(number(pair, "dst", "p2p output.pairs[]"));
+    const int src = device_number(pair, "src", "p2p output.pairs[]");
+    const int dst = device_number(pair, "dst", "p2p output.pairs[]");
     const std::string name = fmt::format("{} -> {}", src, dst);
     const auto unit = std::find_if(c.units.begin(), c.units.end(), [&](const Unit& u) { return u.runtime_index == src; });
     std::optional<double> floor;

@@ -114,7 +114,7 @@ TestResult run_module(const Module& module, const RunContext& context, const Uni
   nlohmann::json output;
   try {
     output = nlohmann::json::parse(p.out);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
     return failed(fmt::format("the module's output is not JSON ({}); {}", e.what(), end),
                   p.err_tail.empty() ? "" : "its stderr ends: " + p.err_tail.substr(p.err_tail.rfind('\n', p.err_tail.size() - 2) + 1));
   }

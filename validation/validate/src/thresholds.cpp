@@ -23,7 +23,9 @@ std::map<std::string, double> numbers(const std::string& path, const std::string
                                       std::initializer_list<const char*> allowed) {
   if (!object.is_object()) fail(path, where, "must be an object");
   std::map<std::string, double> out;
-  for (const auto& [key, value] : object.items()) {
+  for (const auto& item : object.items()) {
+    const std::string key = item.key();  // (a structured binding cannot be captured before clang 16)
+    const json& value = item.value();
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* name) { return key == name; }))
       fail(path, where + "." + key, "unknown key");
     if (!value.is_number() || value.get<double>() <= 0) fail(path, where + "." + key, "must be a number above 0");
@@ -104,7 +106,7 @@ Thresholds Thresholds::load(const std::string& path) {
   json document;
   try {
     document = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
     throw std::runtime_error(path + ": not valid JSON: " + e.what());
   }
   if (!document.is_object()) fail(path, "top level", "must be an object");
