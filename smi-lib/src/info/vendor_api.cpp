@@ -7,19 +7,10 @@
 #include <cstdlib>
 #include <initializer_list>
 
+#include "../dl_symbols.hpp"
+
 namespace hipstack::smi::detail::info {
 namespace {
-
-template <typename Fn>
-bool resolve(void* handle, Fn*& slot, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    if (void* symbol = ::dlsym(handle, name)) {
-      slot = reinterpret_cast<Fn*>(symbol);
-      return true;
-    }
-  }
-  return false;
-}
 
 std::vector<std::string> with_override(const char* variable, std::vector<std::string> defaults) {
   if (const char* given = std::getenv(variable); given != nullptr && *given != '\0') return {given};
@@ -57,17 +48,17 @@ CudaDriver::CudaDriver() {
     reason_ = "cannot load the CUDA driver library: " + lib_.error;
     return;
   }
-  resolve(lib_.handle, api_.init, {"cuInit"});
-  resolve(lib_.handle, api_.driver_version, {"cuDriverGetVersion"});
-  resolve(lib_.handle, api_.device_count, {"cuDeviceGetCount"});
-  resolve(lib_.handle, api_.device_get, {"cuDeviceGet"});
-  resolve(lib_.handle, api_.device_name, {"cuDeviceGetName"});
-  resolve(lib_.handle, api_.device_pci_bus_id, {"cuDeviceGetPCIBusId"});
-  resolve(lib_.handle, api_.device_total_mem, {"cuDeviceTotalMem_v2"});
-  resolve(lib_.handle, api_.device_attribute, {"cuDeviceGetAttribute"});
-  resolve(lib_.handle, api_.device_uuid, {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"});
-  resolve(lib_.handle, api_.error_name, {"cuGetErrorName"});
-  resolve(lib_.handle, api_.error_string, {"cuGetErrorString"});
+  resolve_symbol(lib_.handle, api_.init, {"cuInit"});
+  resolve_symbol(lib_.handle, api_.driver_version, {"cuDriverGetVersion"});
+  resolve_symbol(lib_.handle, api_.device_count, {"cuDeviceGetCount"});
+  resolve_symbol(lib_.handle, api_.device_get, {"cuDeviceGet"});
+  resolve_symbol(lib_.handle, api_.device_name, {"cuDeviceGetName"});
+  resolve_symbol(lib_.handle, api_.device_pci_bus_id, {"cuDeviceGetPCIBusId"});
+  resolve_symbol(lib_.handle, api_.device_total_mem, {"cuDeviceTotalMem_v2"});
+  resolve_symbol(lib_.handle, api_.device_attribute, {"cuDeviceGetAttribute"});
+  resolve_symbol(lib_.handle, api_.device_uuid, {"cuDeviceGetUuid_v2", "cuDeviceGetUuid"});
+  resolve_symbol(lib_.handle, api_.error_name, {"cuGetErrorName"});
+  resolve_symbol(lib_.handle, api_.error_string, {"cuGetErrorString"});
   if (api_.init == nullptr || api_.device_count == nullptr || api_.device_get == nullptr ||
       api_.device_attribute == nullptr) {
     reason_ = fmt::format("{} lacks cuInit, cuDeviceGetCount, cuDeviceGet or cuDeviceGetAttribute", lib_.path);
@@ -103,15 +94,15 @@ HipRuntime::HipRuntime() {
     lib_.error = "cannot load the HIP runtime: " + lib_.error;
     return;
   }
-  resolve(lib_.handle, api_.runtime_version, {"hipRuntimeGetVersion"});
-  resolve(lib_.handle, api_.driver_version, {"hipDriverGetVersion"});
-  resolve(lib_.handle, api_.device_count, {"hipGetDeviceCount"});
-  resolve(lib_.handle, api_.device_name, {"hipDeviceGetName"});
-  resolve(lib_.handle, api_.device_pci_bus_id, {"hipDeviceGetPCIBusId"});
-  resolve(lib_.handle, api_.device_total_mem, {"hipDeviceTotalMem"});
-  resolve(lib_.handle, api_.device_attribute, {"hipDeviceGetAttribute"});
-  resolve(lib_.handle, api_.error_name, {"hipGetErrorName"});
-  resolve(lib_.handle, api_.error_string, {"hipGetErrorString"});
+  resolve_symbol(lib_.handle, api_.runtime_version, {"hipRuntimeGetVersion"});
+  resolve_symbol(lib_.handle, api_.driver_version, {"hipDriverGetVersion"});
+  resolve_symbol(lib_.handle, api_.device_count, {"hipGetDeviceCount"});
+  resolve_symbol(lib_.handle, api_.device_name, {"hipDeviceGetName"});
+  resolve_symbol(lib_.handle, api_.device_pci_bus_id, {"hipDeviceGetPCIBusId"});
+  resolve_symbol(lib_.handle, api_.device_total_mem, {"hipDeviceTotalMem"});
+  resolve_symbol(lib_.handle, api_.device_attribute, {"hipDeviceGetAttribute"});
+  resolve_symbol(lib_.handle, api_.error_name, {"hipGetErrorName"});
+  resolve_symbol(lib_.handle, api_.error_string, {"hipGetErrorString"});
   if (api_.device_count == nullptr || api_.device_attribute == nullptr) {
     lib_.error = fmt::format("{} lacks hipGetDeviceCount or hipDeviceGetAttribute", lib_.path);
     return;

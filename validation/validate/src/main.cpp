@@ -26,20 +26,6 @@ namespace {
 using namespace hipstack;
 using namespace hipstack::validate;
 
-std::vector<std::string> split_list(const std::vector<std::string>& values) {
-  std::vector<std::string> out;
-  for (const std::string& value : values) {
-    std::size_t pos = 0;
-    while (pos <= value.size()) {
-      std::size_t end = value.find(',', pos);
-      if (end == std::string::npos) end = value.size();
-      if (end > pos) out.push_back(value.substr(pos, end - pos));
-      pos = end + 1;
-    }
-  }
-  return out;
-}
-
 // $HIPSTACK_VALIDATE_MODULES, the installed libexec/hipstack/validation beside the program, then this
 // build tree's kernels (a developer's run).
 std::filesystem::path default_module_dir() {
@@ -77,8 +63,10 @@ int main(int argc, char** argv) {
   app.add_option("-r,--run", level, "level: 1 software checks (seconds), 2 quick kernels (about a minute), "
                                     "3 GEMM, longer memory test, stress, peer-to-peer (minutes), 4 long")
       ->check(CLI::Range(1, 4));
-  app.add_option("-d,--device", device_args, "GPUs to test: index, BDF or UUID (comma lists; default all)");
-  app.add_option("-t,--tests", test_args, "only these modules (comma list), at the chosen level's settings");
+  app.add_option("-d,--device", device_args, "GPUs to test: index, BDF or UUID (comma lists; default all)")
+      ->delimiter(',');
+  app.add_option("-t,--tests", test_args, "only these modules (comma list), at the chosen level's settings")
+      ->delimiter(',');
   app.add_flag("--json", json, "print the result as JSON");
   app.add_option("--json-file", json_file, "also write the JSON result to this file (the table still prints)");
   app.add_option("-c,--config", config, "thresholds file (default /etc/hipstack/validate-thresholds.json, then the "
@@ -106,7 +94,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::vector<const Module*> selected_modules;
-  for (const std::string& name : split_list(test_args)) {
+  for (const std::string& name : test_args) {
     const Module* m = find_module(name);
     if (!m) {
       std::string names;
@@ -133,7 +121,7 @@ int main(int argc, char** argv) {
   std::vector<std::uint32_t> devices;
   try {
     system.emplace(smi::System::open(open));
-    for (const std::string& selector : split_list(device_args)) {
+    for (const std::string& selector : device_args) {
       const std::uint32_t index = system->resolve(selector);
       if (std::find(devices.begin(), devices.end(), index) == devices.end()) devices.push_back(index);
     }

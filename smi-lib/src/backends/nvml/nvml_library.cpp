@@ -6,21 +6,9 @@
 #include <cerrno>
 #include <initializer_list>
 
+#include "../../dl_symbols.hpp"
+
 namespace hipstack::smi::detail::nvml {
-namespace {
-
-template <typename Fn>
-bool resolve(void* handle, Fn*& slot, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    if (void* symbol = ::dlsym(handle, name)) {
-      slot = reinterpret_cast<Fn*>(symbol);
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 Library::Library(const std::string& path, bool shutdown) : shutdown_(shutdown), path_(path) {
   // Lazy binding: NVML is large and most of it is never called; nvidia-smi binds it lazily too.
@@ -32,7 +20,7 @@ Library::Library(const std::string& path, bool shutdown) : shutdown_(shutdown), 
     reason_ = fmt::format("cannot load {}: {}", path, error != nullptr ? error : "unknown error");
     return;
   }
-#define HIPSTACK_NVML_RESOLVE(member, signature, ...) resolve(handle_, api_.member, {__VA_ARGS__});
+#define HIPSTACK_NVML_RESOLVE(member, signature, ...) resolve_symbol(handle_, api_.member, {__VA_ARGS__});
   HIPSTACK_NVML_SYMBOLS(HIPSTACK_NVML_RESOLVE)
 #undef HIPSTACK_NVML_RESOLVE
   // Without these there is no device to ask anything.
