@@ -30,6 +30,7 @@ SCRIPT_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPT_DIR)
 sys.dont_write_bytecode = True   # leave captures/tools/__pycache__ alone
 import make_mi300x as M  # noqa: E402  (the healthy node and the gpu_metrics v1.6 encoder)
+import mi300x_check  # noqa: E402  (its check_capture() reads SPX from this module)
 
 CAPTURE = "mi300x-8gpu-faults"
 GENERATOR = "captures/tools/make_mi300x_faults.py"
@@ -489,12 +490,12 @@ not listed in `changed_files` with a fresh SPX build, and re-evaluates the healt
 def check(root):
     real_keys, src = M.real_property_keys()
     # 1. every SPX check of make_mi300x.py against this capture's expected.json
-    saved = M.SPX
-    M.SPX = CAPTURE               # check_capture() picks SPX mode from _meta.capture
+    saved = mi300x_check.SPX
+    mi300x_check.SPX = CAPTURE    # check_capture() picks SPX mode from _meta.capture
     try:
         ck = M.check_capture(root, real_keys)
     finally:
-        M.SPX = saved
+        mi300x_check.SPX = saved
     exp = json.load(open(os.path.join(root, "expected.json")))
     read = lambda rel: open(os.path.join(root, rel), "rb").read()
     # 2. the fault capture is a fresh SPX build except for the files listed as changed
