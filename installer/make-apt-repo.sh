@@ -13,6 +13,7 @@
 set -euo pipefail
 prog=make-apt-repo.sh
 here=$(dirname "$(readlink -f "$0")")
+# shellcheck source=installer/signing.sh
 . "$here/signing.sh"
 
 usage() {

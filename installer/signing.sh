@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # prog is set by the script that sources this file
 # signing.sh: key selection and signing shared by make-apt-repo.sh and make-dnf-repo.sh (sourced).
 #
 # The caller sets sign_key (a key id or fingerprint, may be empty) and sign_keyring (a GNUPGHOME,
@@ -24,7 +25,7 @@ sign_resolve() {
     local count
     count=$(printf '%s' "$fprs" | grep -c . || true)
     if [ "$count" -eq 0 ]; then
-        echo "$prog: no secret key ${sign_key:+'$sign_key' }in ${GNUPGHOME:-~/.gnupg}" \
+        echo "$prog: no secret key ${sign_key:+$sign_key }in ${GNUPGHOME:-~/.gnupg}" \
              "(make one with installer/make-signing-key.sh KEYDIR, then pass --keyring KEYDIR)" >&2
         exit 1
     fi
