@@ -133,12 +133,12 @@ hi() { inroot /usr/local/sbin/hipstack-install "$@"; }
 
 # What the chroot holds before we touch it (apt's own bookkeeping files excluded). /opt is left
 # out: no Debian package owns it, so dpkg removes it with the last package that shipped it.
-snapshot() {
-    (cd "$root" && find . -xdev \( -path ./proc -o -path ./repo -o -path ./repo-badsig -o -path ./repo-otherkey \
+snapshot() {  # snapshot [ROOT]
+    (cd "${1:-$root}" && find . -xdev \( -path ./proc -o -path ./dnfrepo -o -path ./var/lib/dnf -o -path ./var/lib/rpm -o -path ./repo -o -path ./repo-badsig -o -path ./repo-otherkey \
         -o -path ./tmp -o -path ./var/log -o -path ./var/cache/apt -o -path ./var/cache/debconf \) -prune -o -print |
         grep -v -e '^./var/lib/dpkg/status-old$' -e '^./var/lib/dpkg/triggers/' -e '^./var/lib/apt/extended_states$' \
                 -e '^./var/lib/apt/lists/lock$' -e '^./var/lib/apt/lists/partial$' -e '^./var/lib/apt/lists/auxfiles$' \
-                -e '^./var/lib/dpkg/lock' -e '^./opt$' | sort)
+                -e '^./var/lib/dpkg/lock' -e '^./opt$' -e '^./var/cache/dnf/[a-z_]*.json$' | sort)
 }
 before=$(snapshot)
 
@@ -204,6 +204,55 @@ rc=0; out=$(hi --uninstall -y 2>&1) || rc=$?
 [ $rc = 0 ] && contains "$out" "nothing to uninstall" && pass "--uninstall again: nothing to do" || fail "--uninstall again: $out"
 
 # ------------------------------------------------------------------ dnf side
+# hipstack-install's dnf path, in a Debian chroot that has dnf and rpm and says it is Fedora
+# (HIPSTACK_OS_RELEASE). Its base is cached too; making it needs deb.debian.org (else: a note).
+dnf_chroot() {
+    local dbase=$cache/debian12-minbase-dnf.tar droot2=$work/droot2 rc out dbefore
+    if [ ! -s "$dbase" ]; then
+        echo "# adding dnf and rpm to the chroot base (once)"
+        mkdir -p "$work/dbase"
+        tar -C "$work/dbase" -xf "$base"
+        cp /etc/resolv.conf "$work/dbase/etc/resolv.conf" 2>/dev/null || true
+        echo 'deb http://deb.debian.org/debian bookworm main' > "$work/dbase/etc/apt/sources.list"
+        mount -t proc proc "$work/dbase/proc"
+        rc=0
+        chroot "$work/dbase" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+            sh -c 'apt-get update -q && apt-get install -y -q --no-install-recommends dnf rpm && apt-get clean' \
+            > "$work/dbase.log" 2>&1 || rc=$?
+        umount "$work/dbase/proc"
+        if [ $rc != 0 ]; then tail -3 "$work/dbase.log"; echo "note - could not add dnf to the chroot: its checks not run"; return 0; fi
+        : > "$work/dbase/etc/apt/sources.list"
+        rm -rf "$work/dbase/var/lib/apt/lists/"*
+        tar -C "$work/dbase" -cf "$dbase.tmp" . && mv "$dbase.tmp" "$dbase"
+        rm -rf "$work/dbase"
+    fi
+    mkdir -p "$droot2"
+    tar -C "$droot2" -xf "$dbase"
+    mount -t proc proc "$droot2/proc"; mounts+=("$droot2/proc")
+    mkdir -p "$droot2/dnfrepo"
+    mount --bind -o ro "$work/dnf" "$droot2/dnfrepo"; mounts+=("$droot2/dnfrepo")
+    install -m 0755 "$installer/hipstack-install" "$droot2/usr/local/sbin/hipstack-install"
+    printf 'ID=fedora\nVERSION_ID=39\nPRETTY_NAME="Fedora Linux 39 (test)"\n' > "$droot2/root/os-release-fedora"
+    dbefore=$(snapshot "$droot2")
+    hid() { chroot "$droot2" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+                HIPSTACK_OS_RELEASE=/root/os-release-fedora /usr/local/sbin/hipstack-install "$@"; }
+    rc=0; out=$(hid --repo file:///dnfrepo --usecase=smi -y 2>&1) || rc=$?
+    [ $rc = 0 ] && pass "dnf: hipstack-install --usecase=smi" || { fail "dnf: hipstack-install: rc=$rc"; echo "$out"; }
+    check "dnf: repo file with gpgcheck and repo_gpgcheck" \
+        bash -c "grep -qx gpgcheck=1 '$droot2/etc/yum.repos.d/hipstack.repo' && grep -qx repo_gpgcheck=1 '$droot2/etc/yum.repos.d/hipstack.repo'"
+    [ "$(chroot "$droot2" /opt/hipstack-9.9.9/bin/hipstack-smi)" = "hipstack-smi 9.9.9" ] &&
+        pass "dnf: installed program runs" || fail "dnf: installed program runs"
+    out=$(hid --list 2>&1) || true
+    contains "$out" "\* hipstack-smi-cli9.9.9 " && pass "dnf: --list" || fail "dnf: --list: $out"
+    rc=0; out=$(hid --uninstall -y 2>&1) || rc=$?
+    [ $rc = 0 ] && pass "dnf: --uninstall" || { fail "dnf: --uninstall: rc=$rc"; echo "$out"; }
+    out=$(chroot "$droot2" rpm -qa 2>/dev/null)
+    [ -z "$out" ] && pass "dnf: no package and no imported key left" || fail "dnf: rpm -qa after uninstall: $out"
+    [ "$(snapshot "$droot2")" = "$dbefore" ] && pass "dnf: uninstall leaves nothing of ours" ||
+        { fail "dnf: uninstall leaves nothing of ours"; diff <(echo "$dbefore") <(snapshot "$droot2") | head -20 || true; }
+}
+
+# ------------------------------------------------------------------ dnf side, host tools
 if command -v rpmbuild >/dev/null && command -v createrepo_c >/dev/null; then
     top=$work/rpmbuild
     mkdir -p "$top/SPECS" "$work/rpms"
@@ -226,8 +275,22 @@ chmod 755 %{buildroot}/opt/hipstack-9.9.9/bin/hipstack-smi
 %dir /opt/hipstack-9.9.9/bin
 /opt/hipstack-9.9.9/bin/hipstack-smi
 EOF
-    rpmbuild -bb --quiet --define "_topdir $top" --define "_rpmdir $work/rpms" \
-        --define "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" "$top/SPECS/t.spec" > /dev/null 2>&1
+    cat > "$top/SPECS/meta.spec" <<'EOF'
+Name: hipstack-smi
+Version: 9.9.9
+Release: 1
+Summary: hipstack-install test meta package
+License: MIT
+BuildArch: noarch
+Requires: hipstack-smi-cli9.9.9 = 9.9.9
+%description
+hipstack-install test meta package.
+%files
+EOF
+    for spec in t meta; do
+        rpmbuild -bb --quiet --define "_topdir $top" --define "_rpmdir $work/rpms" \
+            --define "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" "$top/SPECS/$spec.spec" > /dev/null 2>&1
+    done
     "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf" --keyring "$work/key" > /dev/null
     check "dnf repo: repomd.xml and primary" test -s "$work/dnf/repodata/repomd.xml"
     export GNUPGHOME=$work/verify-gnupg
@@ -267,6 +330,7 @@ EOF
         rm -rf "$work/dnfcache"
         rc=0; out=$(dnfrun "$work/dnf-other" install hipstack-smi-cli9.9.9 2>&1) || rc=$?
         [ $rc != 0 ] && pass "dnf refuses a repository signed with another key" || fail "dnf accepted another key: $out"
+        dnf_chroot
     else
         echo "note - dnf not installed: dnf --installroot checks not run"
     fi
