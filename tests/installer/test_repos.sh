@@ -138,7 +138,8 @@ snapshot() {  # snapshot [ROOT]
         -o -path ./tmp -o -path ./var/log -o -path ./var/cache/apt -o -path ./var/cache/debconf \) -prune -o -print |
         grep -v -e '^./var/lib/dpkg/status-old$' -e '^./var/lib/dpkg/triggers/' -e '^./var/lib/apt/extended_states$' \
                 -e '^./var/lib/apt/lists/lock$' -e '^./var/lib/apt/lists/partial$' -e '^./var/lib/apt/lists/auxfiles$' \
-                -e '^./var/lib/dpkg/lock' -e '^./opt$' -e '^./var/cache/dnf/[a-z_]*.json$' | sort)
+                -e '^./var/lib/dpkg/lock' -e '^./opt$' -e '^./var/cache/dnf/[a-z_]*.json$' \
+                -e '^./var/cache/dnf/.gpgkeyschecked.yum$' | sort)
 }
 before=$(snapshot)
 
@@ -223,6 +224,9 @@ dnf_chroot() {
         if [ $rc != 0 ]; then tail -3 "$work/dbase.log"; echo "note - could not add dnf to the chroot: its checks not run"; return 0; fi
         : > "$work/dbase/etc/apt/sources.list"
         rm -rf "$work/dbase/var/lib/apt/lists/"*
+        # Debian's rpm keeps its database in ~/.rpmdb; Fedora's (and dnf's) is /var/lib/rpm.
+        mkdir -p "$work/dbase/etc/rpm"
+        echo '%_dbpath /var/lib/rpm' > "$work/dbase/etc/rpm/macros"
         tar -C "$work/dbase" -cf "$dbase.tmp" . && mv "$dbase.tmp" "$dbase"
         rm -rf "$work/dbase"
     fi
