@@ -1,0 +1,345 @@
+#!/bin/bash
+# test_repos.sh [CACHE_DIR]: the signed apt and dnf repositories and hipstack-install, as users
+# meet them. Builds small real packages (named like ours), a signing key, both repositories, then:
+#   apt: in a Debian 12 minbase chroot, hipstack-install adds the repository and installs by use
+#        case; apt verified the signature; --list; --uninstall leaves nothing of ours; a tampered
+#        InRelease and a repository signed with another key are refused with apt's error; the
+#        argument and environment errors (not root, unknown use case, unsupported distribution,
+#        unreachable repository) are clear.
+#   dnf: repomd.xml.asc verifies with gpg, the rpm signature with rpm; rpm --root installs and
+#        erases it; dnf --installroot installs it from the repository with gpgcheck and
+#        repo_gpgcheck (when dnf is installed), and refuses a repository signed with another key.
+# CACHE_DIR (default build/cache) keeps the debootstrap base as a tarball: reruns take seconds.
+# Exit 0 pass, 1 fail, 77 skip (not root, or a tool is missing).
+set -euo pipefail
+start=$(date +%s)
+src=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
+installer=$src/installer
+cache=${1:-$src/build/cache}
+
+skip() { echo "SKIP: $1"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root (debootstrap, chroot, mount)"
+for tool in debootstrap dpkg-deb gpg gpgv chroot mount xz; do
+    command -v "$tool" >/dev/null || skip "$tool is not installed"
+done
+
+failures=0
+pass() { echo "ok   - $1"; }
+fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
+check() {  # check DESCRIPTION COMMAND...: pass when COMMAND succeeds
+    local what=$1; shift
+    if "$@" > /dev/null 2>&1; then pass "$what"; else fail "$what"; fi
+}
+contains() { grep -q -- "$2" <<< "$1"; }   # contains TEXT REGEX
+
+work=$(mktemp -d /tmp/hipstack-repos-test.XXXXXX)
+root=$work/root
+mounts=()
+cleanup() {
+    local m i
+    for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[$i]}" 2>/dev/null || true; done
+    for m in "$work"/key*/gnupg; do [ ! -d "$m" ] || GNUPGHOME=$m gpgconf --kill gpg-agent 2>/dev/null || true; done
+    rm -rf "$work"
+    echo "# runtime $(( $(date +%s) - start )) s in all, $failures failure(s)"
+}
+trap cleanup EXIT
+
+# ------------------------------------------------------------------ packages
+export SOURCE_DATE_EPOCH=1700000000
+mkdeb() {  # mkdeb NAME ARCH DEPENDS [FILE CONTENT]
+    local dir=$work/debsrc/$1
+    mkdir -p "$dir/DEBIAN"
+    {
+        echo "Package: $1"; echo "Version: 9.9.9"; echo "Architecture: $2"
+        echo "Maintainer: hipstack test <test@hipstack.invalid>"
+        [ -z "$3" ] || echo "Depends: $3"
+        echo "Description: hipstack-install test package $1"
+    } > "$dir/DEBIAN/control"
+    if [ $# -ge 5 ]; then
+        mkdir -p "$dir/$(dirname "$4")"
+        printf '%s\n' "$5" > "$dir/$4"
+        chmod 755 "$dir/$4"
+    fi
+    dpkg-deb --root-owner-group -Zxz --build "$dir" "$work/debs/$1_9.9.9_$2.deb" > /dev/null
+}
+mkdir -p "$work/debs"
+mkdeb hipstack-smi-cli9.9.9 amd64 "" opt/hipstack-9.9.9/bin/hipstack-smi $'#!/bin/sh\necho "hipstack-smi 9.9.9"'
+mkdeb hipstack-smi all "hipstack-smi-cli9.9.9 (= 9.9.9)"
+mkdeb hipstack-dev all "hipstack-smi-cli9.9.9 (= 9.9.9)" opt/hipstack-9.9.9/include/hipstack.h "/* test */"
+mkdeb hipstack all "hipstack-smi, hipstack-dev"
+
+# ------------------------------------------------------------------ keys and apt repository
+"$installer/make-signing-key.sh" "$work/key" > /dev/null 2>&1
+"$installer/make-signing-key.sh" "$work/key-other" --algo ed25519 --uid "not hipstack <x@invalid>" > /dev/null 2>&1
+check "make-signing-key.sh: binary and armored public keys" \
+    test -s "$work/key/hipstack.gpg" -a -s "$work/key/hipstack.asc" -a -s "$work/key/fingerprint"
+
+"$installer/make-apt-repo.sh" "$work/debs" "$work/repo" --keyring "$work/key" > /dev/null
+dists=$work/repo/dists/stable
+check "apt repo: pool layout" test -f "$work/repo/pool/main/h/hipstack-smi-cli9.9.9/hipstack-smi-cli9.9.9_9.9.9_amd64.deb"
+check "apt repo: Packages, .gz, .xz for amd64 and all" test -f "$dists/main/binary-amd64/Packages.xz" -a \
+    -f "$dists/main/binary-amd64/Packages.gz" -a -f "$dists/main/binary-all/Packages"
+check "apt repo: arch all packages listed in binary-amd64 too" grep -qx 'Package: hipstack-smi' "$dists/main/binary-amd64/Packages"
+check "apt repo: Release Date from SOURCE_DATE_EPOCH" grep -qx 'Date: Tue, 14 Nov 2023 22:13:20 UTC' "$dists/Release"
+check "apt repo: Release lists the Packages SHA256" \
+    grep -q " $(sha256sum < "$dists/main/binary-amd64/Packages.xz" | cut -d' ' -f1) .* main/binary-amd64/Packages.xz" "$dists/Release"
+check "apt repo: InRelease verifies" gpgv --keyring "$work/repo/hipstack.gpg" "$dists/InRelease"
+check "apt repo: Release.gpg verifies" gpgv --keyring "$work/repo/hipstack.gpg" "$dists/Release.gpg" "$dists/Release"
+check "apt repo: public key exported" cmp "$work/repo/hipstack.gpg" "$work/key/hipstack.gpg"
+"$installer/make-apt-repo.sh" "$work/debs" "$work/repo2" --keyring "$work/key" > /dev/null
+check "apt repo: reproducible (all but the signatures)" \
+    diff -r -x InRelease -x Release.gpg "$work/repo" "$work/repo2"
+# A second suite shares the pool.
+"$installer/make-apt-repo.sh" "$work/debs" "$work/repo2" --suite testing --component extra --keyring "$work/key" > /dev/null
+check "apt repo: second suite and component" grep -qx 'Components: extra' "$work/repo2/dists/testing/Release"
+out=$("$installer/make-apt-repo.sh" "$work/debs" "$work/repo3" 2>&1 --keyring "$work/nokey"; echo "rc=$?") || true
+check "apt repo: a missing keyring is a bad argument" contains "$out" "rc=2"
+
+# Tampered copies: a changed Packages hash inside InRelease (signature no longer matches), and a
+# repository signed by another key.
+cp -a "$work/repo" "$work/repo-badsig"
+awk '!done && /^ [0-9a-f]+ / { c = substr($0, 2, 1); $0 = " " (c == "0" ? "1" : "0") substr($0, 3); done = 1 } { print }' \
+    "$work/repo/dists/stable/InRelease" > "$work/repo-badsig/dists/stable/InRelease"
+check "tampered InRelease no longer verifies" \
+    bash -c "! gpgv --keyring '$work/repo/hipstack.gpg' '$work/repo-badsig/dists/stable/InRelease'"
+"$installer/make-apt-repo.sh" "$work/debs" "$work/repo-otherkey" --keyring "$work/key-other" > /dev/null
+
+# ------------------------------------------------------------------ chroot
+mkdir -p "$cache"
+base=$cache/debian12-minbase.tar
+if [ ! -s "$base" ]; then
+    echo "# debootstrap bookworm minbase into the cache (once)"
+    debootstrap --variant=minbase bookworm "$work/base" http://deb.debian.org/debian > "$work/debootstrap.log" 2>&1 ||
+        { tail -5 "$work/debootstrap.log"; skip "debootstrap failed (no network to deb.debian.org?)"; }
+    # Hermetic: no distribution repository, so apt-get update reads only ours.
+    : > "$work/base/etc/apt/sources.list"
+    rm -rf "$work/base/var/lib/apt/lists/"* "$work/base/var/cache/apt/"*.bin
+    tar -C "$work/base" -cf "$base.tmp" . && mv "$base.tmp" "$base"
+    rm -rf "$work/base"
+fi
+mkdir -p "$root"
+tar -C "$root" -xf "$base"
+cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+mount -t proc proc "$root/proc"; mounts+=("$root/proc")
+mount --bind /dev/pts "$root/dev/pts"; mounts+=("$root/dev/pts")   # dpkg logs the terminal there
+for r in repo repo-badsig repo-otherkey; do
+    mkdir -p "$root/$r"
+    mount --bind -o ro "$work/$r" "$root/$r"; mounts+=("$root/$r")
+done
+install -m 0755 "$installer/hipstack-install" "$root/usr/local/sbin/hipstack-install"
+printf 'ID=plan9\nPRETTY_NAME="Plan 9 from Bell Labs"\n' > "$root/root/os-release-plan9"
+inroot() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
+hi() { inroot /usr/local/sbin/hipstack-install "$@"; }
+
+# What the chroot holds before we touch it (apt's own bookkeeping files excluded). /opt is left
+# out: no Debian package owns it, so dpkg removes it with the last package that shipped it.
+snapshot() {  # snapshot [ROOT]
+    (cd "${1:-$root}" && find . -xdev \( -path ./proc -o -path ./dnfrepo -o -path ./var/lib/dnf -o -path ./var/lib/rpm -o -path ./repo -o -path ./repo-badsig -o -path ./repo-otherkey \
+        -o -path ./tmp -o -path ./var/log -o -path ./var/cache/apt -o -path ./var/cache/debconf \) -prune -o -print |
+        grep -v -e '^./var/lib/dpkg/status-old$' -e '^./var/lib/dpkg/triggers/' -e '^./var/lib/apt/extended_states$' \
+                -e '^./var/lib/apt/lists/lock$' -e '^./var/lib/apt/lists/partial$' -e '^./var/lib/apt/lists/auxfiles$' \
+                -e '^./var/lib/dpkg/lock' -e '^./opt$' -e '^./var/cache/dnf/[a-z_]*.json$' \
+                -e '^./var/cache/dnf/.gpgkeyschecked.yum$' | sort)
+}
+before=$(snapshot)
+
+# Errors first: each must be clear and change nothing.
+out=$(hi --help 2>&1) && contains "$out" "--usecase=LIST" && pass "hipstack-install --help" || fail "hipstack-install --help"
+rc=0; out=$(chroot --userspec=nobody:nogroup "$root" /usr/local/sbin/hipstack-install --repo file:///repo -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "must run as root" && pass "not root: exit 1, clear" || fail "not root: rc=$rc $out"
+rc=0; out=$(hi --repo file:///repo --usecase=smi,bogus -y 2>&1) || rc=$?
+[ $rc = 2 ] && contains "$out" "unknown use case 'bogus'" && pass "unknown use case: exit 2" || fail "unknown use case: rc=$rc $out"
+rc=0; out=$(hi --repo ftp://x 2>&1) || rc=$?
+[ $rc = 2 ] && contains "$out" "must be an https://" && pass "bad --repo: exit 2" || fail "bad --repo: rc=$rc $out"
+rc=0; out=$(inroot HIPSTACK_OS_RELEASE=/root/os-release-plan9 /usr/local/sbin/hipstack-install --repo file:///repo -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "unsupported distribution 'Plan 9 from Bell Labs'" && pass "unsupported distribution: exit 1" ||
+    fail "unsupported distribution: rc=$rc $out"
+rc=0; out=$(hi --repo file:///nonexistent --key /repo/hipstack.gpg -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "cannot reach the repository: file:///nonexistent/dists/stable/InRelease" &&
+    pass "unreachable repository: exit 1" || fail "unreachable repository: rc=$rc $out"
+rc=0; out=$(hi --repo file:///repo --key /repo/Release -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "cannot read the key\|not an OpenPGP public key" && pass "bad key file: exit 1" ||
+    fail "bad key file: rc=$rc $out"
+rc=0; out=$(hi --repo file:///repo --key /repo/hipstack.gpg --usecase=smi --dry-run 2>&1) || rc=$?
+[ $rc = 0 ] && contains "$out" "would write /etc/apt/sources.list.d/hipstack.sources" &&
+    contains "$out" "would run: apt-get install hipstack-smi" && pass "--dry-run shows the plan" || fail "--dry-run: rc=$rc $out"
+
+# Refused repositories: apt's own error text, and nothing left behind.
+rc=0; out=$(hi --repo file:///repo-badsig --key /repo/hipstack.gpg --usecase=smi -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "The following signatures were invalid\|BADSIG" && pass "tampered InRelease refused (apt: BADSIG)" ||
+    fail "tampered InRelease: rc=$rc $out"
+rc=0; out=$(hi --repo file:///repo-otherkey --key /repo/hipstack.gpg --usecase=smi -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "NO_PUBKEY" && pass "other key refused (apt: NO_PUBKEY)" || fail "other key: rc=$rc $out"
+[ "$(snapshot)" = "$before" ] && pass "errors and refusals changed nothing" ||
+    { fail "errors and refusals changed nothing"; diff <(echo "$before") <(snapshot) | head || true; }
+
+# The real install.
+rc=0; out=$(hi --repo file:///repo --key /repo/hipstack.gpg --usecase=smi -y 2>&1) || rc=$?
+[ $rc = 0 ] && pass "hipstack-install --usecase=smi" || { fail "hipstack-install --usecase=smi: rc=$rc"; echo "$out"; }
+contains "$out" "^\(W\|E\|Err\):" && fail "apt printed warnings: $(grep '^\(W\|E\|Err\):' <<< "$out")" || pass "apt-get update: no warning"
+check "hipstack-smi-cli9.9.9 installed" inroot dpkg-query -W -f '${Status}' hipstack-smi-cli9.9.9
+[ "$(inroot /opt/hipstack-9.9.9/bin/hipstack-smi)" = "hipstack-smi 9.9.9" ] && pass "installed program runs" || fail "installed program runs"
+check "apt verified and kept InRelease" test -s "$root/var/lib/apt/lists/_repo_dists_stable_InRelease"
+check "sources in deb822 form with Signed-By" grep -qx 'Signed-By: /etc/apt/keyrings/hipstack.gpg' "$root/etc/apt/sources.list.d/hipstack.sources"
+check "keyring installed" cmp "$root/etc/apt/keyrings/hipstack.gpg" "$work/repo/hipstack.gpg"
+out=$(inroot apt-get update 2>&1) && ! contains "$out" "^\(W\|E\|Err\):" && pass "apt-get update afterwards: clean" ||
+    fail "apt-get update afterwards: $out"
+check "dev not installed by --usecase=smi" bash -c "! chroot '$root' dpkg-query -W -f '\${Status}' hipstack-dev 2>/dev/null | grep -q installed"
+check "recorded what it installed" grep -qx 'hipstack-smi-cli9.9.9' "$root/var/lib/hipstack-install/installed"
+out=$(hi --list 2>&1) || true
+contains "$out" "^  smi  *hipstack-smi " && contains "$out" "\* hipstack-smi-cli9.9.9  *9.9.9" &&
+    contains "$out" "Repository (added by hipstack-install): file:///repo" && pass "--list" || fail "--list: $out"
+rc=0; out=$(hi --repo file:///repo --key /repo/hipstack.gpg --usecase=all -y 2>&1) || rc=$?
+[ $rc = 0 ] && grep -qx hipstack-dev "$root/var/lib/hipstack-install/installed" && pass "second run (--usecase=all) adds to the record" ||
+    { fail "second run: rc=$rc"; echo "$out"; }
+
+# Uninstall: no package, file, key, index or record of ours is left.
+rc=0; out=$(hi --uninstall -y 2>&1) || rc=$?
+[ $rc = 0 ] && pass "--uninstall" || { fail "--uninstall: rc=$rc"; echo "$out"; }
+left=$(inroot dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 'hipstack*' 2>/dev/null | grep -v '^un' || true)
+[ -z "$left" ] && pass "no hipstack package left" || fail "packages left: $left"
+after=$(snapshot)
+[ "$after" = "$before" ] && pass "uninstall leaves nothing of ours (file list as before)" ||
+    { fail "uninstall leaves nothing of ours"; diff <(echo "$before") <(echo "$after") | head -20 || true; }
+rc=0; out=$(hi --uninstall -y 2>&1) || rc=$?
+[ $rc = 0 ] && contains "$out" "nothing to uninstall" && pass "--uninstall again: nothing to do" || fail "--uninstall again: $out"
+
+# ------------------------------------------------------------------ dnf side
+# hipstack-install's dnf path, in a Debian chroot that has dnf and rpm and says it is Fedora
+# (HIPSTACK_OS_RELEASE). Its base is cached too; making it needs deb.debian.org (else: a note).
+dnf_chroot() {
+    local dbase=$cache/debian12-minbase-dnf.tar droot2=$work/droot2 rc out dbefore
+    if [ ! -s "$dbase" ]; then
+        echo "# adding dnf and rpm to the chroot base (once)"
+        mkdir -p "$work/dbase"
+        tar -C "$work/dbase" -xf "$base"
+        cp /etc/resolv.conf "$work/dbase/etc/resolv.conf" 2>/dev/null || true
+        echo 'deb http://deb.debian.org/debian bookworm main' > "$work/dbase/etc/apt/sources.list"
+        mount -t proc proc "$work/dbase/proc"
+        rc=0
+        chroot "$work/dbase" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+            sh -c 'apt-get update -q && apt-get install -y -q --no-install-recommends dnf rpm && apt-get clean' \
+            > "$work/dbase.log" 2>&1 || rc=$?
+        umount "$work/dbase/proc"
+        if [ $rc != 0 ]; then tail -3 "$work/dbase.log"; echo "note - could not add dnf to the chroot: its checks not run"; return 0; fi
+        : > "$work/dbase/etc/apt/sources.list"
+        rm -rf "$work/dbase/var/lib/apt/lists/"*
+        # Debian's rpm keeps its database in ~/.rpmdb; Fedora's (and dnf's) is /var/lib/rpm.
+        mkdir -p "$work/dbase/etc/rpm"
+        echo '%_dbpath /var/lib/rpm' > "$work/dbase/etc/rpm/macros"
+        tar -C "$work/dbase" -cf "$dbase.tmp" . && mv "$dbase.tmp" "$dbase"
+        rm -rf "$work/dbase"
+    fi
+    mkdir -p "$droot2"
+    tar -C "$droot2" -xf "$dbase"
+    mount -t proc proc "$droot2/proc"; mounts+=("$droot2/proc")
+    mkdir -p "$droot2/dnfrepo"
+    mount --bind -o ro "$work/dnf" "$droot2/dnfrepo"; mounts+=("$droot2/dnfrepo")
+    install -m 0755 "$installer/hipstack-install" "$droot2/usr/local/sbin/hipstack-install"
+    printf 'ID=fedora\nVERSION_ID=39\nPRETTY_NAME="Fedora Linux 39 (test)"\n' > "$droot2/root/os-release-fedora"
+    dbefore=$(snapshot "$droot2")
+    hid() { chroot "$droot2" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+                HIPSTACK_OS_RELEASE=/root/os-release-fedora /usr/local/sbin/hipstack-install "$@"; }
+    rc=0; out=$(hid --repo file:///dnfrepo --usecase=smi -y 2>&1) || rc=$?
+    [ $rc = 0 ] && pass "dnf: hipstack-install --usecase=smi" || { fail "dnf: hipstack-install: rc=$rc"; echo "$out"; }
+    check "dnf: repo file with gpgcheck and repo_gpgcheck" \
+        bash -c "grep -qx gpgcheck=1 '$droot2/etc/yum.repos.d/hipstack.repo' && grep -qx repo_gpgcheck=1 '$droot2/etc/yum.repos.d/hipstack.repo'"
+    [ "$(chroot "$droot2" /opt/hipstack-9.9.9/bin/hipstack-smi)" = "hipstack-smi 9.9.9" ] &&
+        pass "dnf: installed program runs" || fail "dnf: installed program runs"
+    out=$(hid --list 2>&1) || true
+    contains "$out" "\* hipstack-smi-cli9.9.9 " && pass "dnf: --list" || fail "dnf: --list: $out"
+    rc=0; out=$(hid --uninstall -y 2>&1) || rc=$?
+    [ $rc = 0 ] && pass "dnf: --uninstall" || { fail "dnf: --uninstall: rc=$rc"; echo "$out"; }
+    out=$(chroot "$droot2" rpm -qa 2>/dev/null)
+    [ -z "$out" ] && pass "dnf: no package and no imported key left" || fail "dnf: rpm -qa after uninstall: $out"
+    [ "$(snapshot "$droot2")" = "$dbefore" ] && pass "dnf: uninstall leaves nothing of ours" ||
+        { fail "dnf: uninstall leaves nothing of ours"; diff <(echo "$dbefore") <(snapshot "$droot2") | head -20 || true; }
+}
+
+# ------------------------------------------------------------------ dnf side, host tools
+if command -v rpmbuild >/dev/null && command -v createrepo_c >/dev/null; then
+    top=$work/rpmbuild
+    mkdir -p "$top/SPECS" "$work/rpms"
+    cat > "$top/SPECS/t.spec" <<'EOF'
+Name: hipstack-smi-cli9.9.9
+Version: 9.9.9
+Release: 1
+Summary: hipstack-install test package
+License: MIT
+BuildArch: noarch
+AutoReqProv: no
+%description
+hipstack-install test package.
+%install
+mkdir -p %{buildroot}/opt/hipstack-9.9.9/bin
+printf '#!/bin/sh\necho "hipstack-smi 9.9.9"\n' > %{buildroot}/opt/hipstack-9.9.9/bin/hipstack-smi
+chmod 755 %{buildroot}/opt/hipstack-9.9.9/bin/hipstack-smi
+%files
+%dir /opt/hipstack-9.9.9
+%dir /opt/hipstack-9.9.9/bin
+/opt/hipstack-9.9.9/bin/hipstack-smi
+EOF
+    cat > "$top/SPECS/meta.spec" <<'EOF'
+Name: hipstack-smi
+Version: 9.9.9
+Release: 1
+Summary: hipstack-install test meta package
+License: MIT
+BuildArch: noarch
+Requires: hipstack-smi-cli9.9.9 = 9.9.9
+%description
+hipstack-install test meta package.
+%files
+EOF
+    for spec in t meta; do
+        rpmbuild -bb --quiet --define "_topdir $top" --define "_rpmdir $work/rpms" \
+            --define "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" "$top/SPECS/$spec.spec" > /dev/null 2>&1
+    done
+    "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf" --keyring "$work/key" > /dev/null
+    check "dnf repo: repomd.xml and primary" test -s "$work/dnf/repodata/repomd.xml"
+    export GNUPGHOME=$work/verify-gnupg
+    mkdir -m 700 "$GNUPGHOME"
+    gpg --batch --quiet --import "$work/dnf/hipstack.asc" 2>/dev/null
+    check "dnf repo: gpg --verify repomd.xml.asc" gpg --batch --verify "$work/dnf/repodata/repomd.xml.asc" "$work/dnf/repodata/repomd.xml"
+    cp "$work/dnf/repodata/repomd.xml" "$work/repomd-tampered.xml"
+    sed -i 's/<revision>/<revision>1/' "$work/repomd-tampered.xml"
+    check "dnf repo: a changed repomd.xml fails gpg --verify" \
+        bash -c "! gpg --batch --verify '$work/dnf/repodata/repomd.xml.asc' '$work/repomd-tampered.xml'"
+    gpgconf --kill gpg-agent 2>/dev/null || true
+    unset GNUPGHOME
+    rpmfile=$work/dnf/Packages/h/hipstack-smi-cli9.9.9-9.9.9-1.noarch.rpm
+    rroot=$work/rpmroot
+    mkdir -p "$rroot"
+    rpm --root "$rroot" --import "$work/dnf/hipstack.asc"
+    check "rpm: package signature verifies (rpm -K)" bash -c "rpm --root '$rroot' -K '$rpmfile' | grep -q 'digests signatures OK'"
+    check "rpm: not signed with another key" bash -c "! rpm --root '$work/rpmroot-empty' -K '$rpmfile' 2>/dev/null | grep -q 'signatures OK'"
+    check "rpm --root: install" rpm --root "$rroot" --force-debian -i "$rpmfile"
+    check "rpm --root: file in place" test -x "$rroot/opt/hipstack-9.9.9/bin/hipstack-smi"
+    check "rpm --root: erase" rpm --root "$rroot" --force-debian -e hipstack-smi-cli9.9.9
+    check "rpm --root: nothing left in /opt" bash -c "[ -z \"\$(ls -A '$rroot/opt')\" ]"
+    if command -v dnf >/dev/null; then
+        droot=$work/dnfroot
+        dnfrun() {  # dnfrun REPO_DIR ARGS...: dnf into $droot with only that repository, fully checked
+            local repodir=$1; shift
+            dnf -y -q --installroot "$droot" --releasever 39 --setopt=reposdir=/dev/null \
+                --setopt=cachedir="$work/dnfcache" --repofrompath "hipstack,file://$repodir" --repo hipstack \
+                --setopt=hipstack.gpgcheck=1 --setopt=hipstack.repo_gpgcheck=1 \
+                --setopt=hipstack.gpgkey="file://$work/dnf/hipstack.asc" "$@"
+        }
+        check "dnf --installroot: install from the signed repository" dnfrun "$work/dnf" install hipstack-smi-cli9.9.9
+        check "dnf --installroot: file in place" test -x "$droot/opt/hipstack-9.9.9/bin/hipstack-smi"
+        check "dnf --installroot: remove" dnfrun "$work/dnf" remove hipstack-smi-cli9.9.9
+        check "dnf --installroot: nothing left in /opt" bash -c "[ -z \"\$(ls -A '$droot/opt')\" ]"
+        "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf-other" --keyring "$work/key-other" > /dev/null
+        rm -rf "$work/dnfcache"
+        rc=0; out=$(dnfrun "$work/dnf-other" install hipstack-smi-cli9.9.9 2>&1) || rc=$?
+        [ $rc != 0 ] && pass "dnf refuses a repository signed with another key" || fail "dnf accepted another key: $out"
+        dnf_chroot
+    else
+        echo "note - dnf not installed: dnf --installroot checks not run"
+    fi
+else
+    echo "note - rpmbuild or createrepo_c missing: dnf side not run"
+fi
+
+[ $failures = 0 ]
