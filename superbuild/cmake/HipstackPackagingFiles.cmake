@@ -41,7 +41,7 @@ macro(_hipstack_packaging_common)
   set(CPACK_PACKAGING_INSTALL_PREFIX ${HIPSTACK_PACKAGE_PREFIX})
   set(CPACK_PACKAGE_RELOCATABLE OFF)
   set(CPACK_RPM_PACKAGE_RELOCATABLE OFF)
-  set(CPACK_OUTPUT_FILE_PREFIX packages)
+  set(CPACK_OUTPUT_FILE_PREFIX packages)  # relative to the folder cpack runs in
   set(CPACK_DEB_COMPONENT_INSTALL ON)
   set(CPACK_RPM_COMPONENT_INSTALL ON)
   set(CPACK_COMPONENTS_GROUPING IGNORE)
@@ -82,8 +82,7 @@ macro(_hipstack_packaging_common)
 %define use_source_date_epoch_as_buildtime 1
 %define clamp_mtime_to_source_date_epoch 1
 %define source_date_epoch_from_changelog 0
-%define _build_id_links none
-%define packager ${HIPSTACK_PACKAGE_MAINTAINER}")
+%define _build_id_links none")
 endmacro()
 
 # Debian changelogs (one per package, named after it) and the rpm %changelog, both from
@@ -266,7 +265,8 @@ foreach(component ${cpack_components})
     endif()
   endif()
 endforeach()
-# rpm: shared libraries are executable (its debuginfo step strips only executables; Debian wants 0644).
+# rpm: shared libraries executable while rpmbuild runs, as its debuginfo step strips executables only
+# (rpm's brp-elfperms then takes the bits off again, as for any rpm; Debian wants 0644 throughout).
 if(CPACK_GENERATOR STREQUAL \"RPM\")
   file(GLOB_RECURSE libraries \${CPACK_TEMPORARY_INSTALL_DIRECTORY}/*.so.*)
   foreach(library IN LISTS libraries)

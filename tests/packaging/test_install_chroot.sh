@@ -70,7 +70,9 @@ in_root "/opt/hipstack/bin/hipstack-smi version" | tee "$work/version.out"
 grep -q "$v1" "$work/version.out" || fail "hipstack-smi version does not say $v1"
 in_root "/opt/hipstack/bin/hipstack-smi list --sysfs-root /srv/capture" | tee "$work/list.out"
 grep -q "AMD Instinct MI300X" "$work/list.out" || fail "hipstack-smi list did not show the capture's GPUs"
-check "$v1" "/opt/hipstack/sbin/hipstack-smid --version | grep -o '[0-9][0-9.]*' | head -1"
+in_root "/opt/hipstack/sbin/hipstack-smid --once --grpc-listen off --sysfs-root /srv/capture" >"$work/smid.out" 2>&1 ||
+  fail "hipstack-smid --once failed: $(tail -3 "$work/smid.out")"
+grep -q "^hipstack_smid_build_info{version=\"$v1\"" "$work/smid.out" || fail "hipstack-smid does not report version $v1"
 check "hipstack" "id -un hipstack"
 in_root "getent group hipstack-admin >/dev/null" || fail "no hipstack-admin group"
 check "$v1" "sed -n 's/^Version: //p' /opt/hipstack/lib/pkgconfig/hipstack-smi.pc"
@@ -112,7 +114,7 @@ umount "$root/proc"
 rr=$work/rpmroot
 mkdir "$rr" && tar -C "$rr" -xf "$base"
 rpmi() { rpm --root "$rr" --force-debian --nodeps "$@"; }
-rpmi --initdb
+rpm --root "$rr" --initdb
 mapfile -t r1 < <(ls "$pkgs1"/*.rpm | grep -v -e '-debuginfo-')
 mapfile -t r2 < <(ls "$next"/*.rpm | grep -v -e '-debuginfo-')
 rpmi -i "${r1[@]}"

@@ -102,6 +102,7 @@ rpmlint -r "$here/../../superbuild/packaging/rpmlintrc" "$pkgs"/*.rpm > "$work/r
 grep -v -e '^$' -e '^ ' "$work/rpmlint.out"
 summary=$(grep -E '[0-9]+ errors, [0-9]+ warnings' "$work/rpmlint.out" || true)
 [ -n "$summary" ] || fail "rpmlint printed no summary"
+echo "rpmlint:$summary"
 grep -qE ' 0 errors, ' <<<"$summary" || fail "rpmlint reports errors"
 
 [ $status -eq 0 ] && echo "packages test passed ($v)"
