@@ -37,6 +37,9 @@ if(HIPSTACK_PACKAGING)
   # the sources (cpack-project-config.cmake), where CPack's rpm debuginfo step finds and packages them;
   # it must be longer than the rpm's /usr/src/debug/hipstack-X.Y.Z/src_0, hence the hash. The build
   # folder's mapping comes last, so it wins where the build folder is inside the source tree.
+  # Build-tree RUNPATHs relative to the binary ($ORIGIN/../smi-lib) rather than the build folder's path,
+  # which would otherwise be linked into the binary (and its build ID) before install rewrites it.
+  set(CMAKE_BUILD_RPATH_USE_ORIGIN ON)
   string(SHA1 source_hash "${PROJECT_SOURCE_DIR}")
   string(SUBSTRING ${source_hash} 0 16 source_hash)
   set(HIPSTACK_DEBUG_SOURCE_DIR /tmp/hipstack-${PROJECT_VERSION}-source-${source_hash})

@@ -47,6 +47,7 @@ macro(_hipstack_packaging_common)
   set(CPACK_COMPONENTS_GROUPING IGNORE)
   set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_BINARY_DIR}/packaging/cpack-project-config.cmake)
   set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_BINARY_DIR}/packaging/cpack-pre-build.cmake)
+  set(CPACK_POST_BUILD_SCRIPTS ${_hipstack_packaging_dir}/cpack-post-build.cmake)
 
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
   set(CPACK_DEBIAN_PACKAGE_RELEASE ${HIPSTACK_PACKAGE_RELEASE})

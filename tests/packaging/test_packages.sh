@@ -78,6 +78,8 @@ dpkg-deb -x "$pkgs/hipstack-smi-cli$v-dbgsym_$v-1_amd64.ddeb" "$work/cli-dbg"
 smi=$work/cli/opt/hipstack-$v/bin/hipstack-smi
 file "$smi" | grep -q ", stripped" || fail "hipstack-smi is not stripped: $(file "$smi")"
 readelf -d "$smi" | grep -q 'RUNPATH.*\[\$ORIGIN/\.\./lib\]' || fail "hipstack-smi RUNPATH: $(readelf -d "$smi" | grep PATH)"
+bad=$(dpkg-deb -I "$pkgs/hipstack-smi-cli$v-dbgsym_$v-1_amd64.ddeb" md5sums | grep -v '^[0-9a-f]\{32\}  usr/lib/debug/' || true)
+[ -z "$bad" ] || fail "the -dbgsym package's md5sums lists paths outside the package: $bad"
 id=$(readelf -n "$smi" | sed -n 's/.*Build ID: //p')
 [ -f "$work/cli-dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ] || fail "no debug file for hipstack-smi (build ID $id)"
 
