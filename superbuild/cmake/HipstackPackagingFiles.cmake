@@ -130,8 +130,6 @@ endfunction()
 # Per package: name, summary, dependencies, documentation files, maintainer scripts.
 function(_hipstack_packaging_files components)
   set(out ${PROJECT_BINARY_DIR}/packaging)
-  set(doc_package ${_hipstack_packaging_dir})
-  set(packages "")
   set(cpack_components "")
   foreach(component IN LISTS _hipstack_versioned_components)
     if(component IN_LIST components)
@@ -175,7 +173,6 @@ function(_hipstack_packaging_files components)
   list(JOIN depends_meta_all ", " depends_meta_all)
 
   # Maintainer scripts (superbuild/packaging/deb and rpm).
-  set(HIPSTACK_PACKAGE_LINK ${HIPSTACK_PACKAGE_LINK})
   foreach(script deb/lib.postinst deb/lib.prerm deb/monitor.postinst deb/monitor.prerm deb/monitor.postrm
                  rpm/lib.post rpm/lib.postun rpm/monitor.post rpm/monitor.preun rpm/monitor.postun)
     get_filename_component(dir ${script} DIRECTORY)
@@ -216,7 +213,7 @@ function(_hipstack_packaging_files components)
       set(CPACK_DEBIAN_${C}_PACKAGE_ARCHITECTURE all PARENT_SCOPE)
       set(CPACK_RPM_${C}_PACKAGE_ARCHITECTURE noarch PARENT_SCOPE)
     endif()
-    install(FILES ${doc_package}/copyright DESTINATION /usr/share/doc/${package} COMPONENT ${component})
+    install(FILES ${_hipstack_packaging_dir}/copyright DESTINATION /usr/share/doc/${package} COMPONENT ${component})
     # Debian-only files, added by cpack-pre-build.cmake to the deb's staging folder.
     file(READ ${out}/changelog text)
     string(REGEX REPLACE "(^|\n\n)hipstack \\(" "\\1${package} (" text "${text}")
