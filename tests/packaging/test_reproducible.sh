@@ -2,7 +2,7 @@
 # Two builds from clean build folders give byte-identical packages: builds SOURCE_DIR again, from
 # scratch in BUILD_DIR, as VERSION, and compares every .deb, .ddeb and .rpm with those in PACKAGES_DIR
 # (made the same way by build_release.sh in another folder, with the same cmake arguments).
-# SOURCE_DATE_EPOCH is the last commit's.
+# SOURCE_DATE_EPOCH is the last commit's: both builds must be of the same commit.
 #   test_reproducible.sh SOURCE_DIR PACKAGES_DIR BUILD_DIR VERSION [cmake arguments...]
 # Exit 0 pass, 1 fail, 77 skip (no first build's packages).
 set -euo pipefail
