@@ -10,9 +10,12 @@ jobs=$(nproc)
 "$top/scripts/deps.sh" test
 
 echo "== build (warnings are errors) and test"
-cmake -S "$top" -B "$top/build-ci" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_WERROR=ON >/dev/null
+# Laid out for packages (HIPSTACK_PACKAGING): packaging.packages makes and checks this build's deb and
+# rpm files. The install-chroot suite (two more builds, a Debian chroot) runs on its own (docs/packaging.md).
+cmake -S "$top" -B "$top/build-ci" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_WERROR=ON \
+      -DHIPSTACK_PACKAGING=ON >/dev/null
 cmake --build "$top/build-ci" -j "$jobs"
-(cd "$top/build-ci" && ctest -j "$jobs" -LE long --output-on-failure)
+(cd "$top/build-ci" && ctest -j "$jobs" -LE "long|install-chroot" --output-on-failure)
 
 # validation/ builds for the platform the main build found (nvcc first); CI proves the other one too:
 # the conformance suite and the kernels compiled by Debian's hipcc for the AMD targets.
@@ -32,7 +35,7 @@ cmake -S "$top" -B "$top/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHIPSTAC
       -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
 cmake --build "$top/build-asan" -j "$jobs"
 (cd "$top/build-asan" && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$top/scripts/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
-   ctest -j "$jobs" -LE "long|differential|install" --output-on-failure)
+   ctest -j "$jobs" -LE "long|differential|install|packaging" --output-on-failure)
 
 echo "== libFuzzer (short runs; long runs are reported in docs/testing.md)"
 CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

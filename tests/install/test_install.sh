@@ -7,7 +7,11 @@ build=$1 capture=$2
 here=$(cd "$(dirname "$0")" && pwd)
 prefix=$(mktemp -d /tmp/hipstack-install.XXXXXX)
 trap 'rm -rf "$prefix"' EXIT
-cmake --install "$build" --prefix "$prefix" >/dev/null
+# The components this test uses (library, development files, CLI): a HIPSTACK_PACKAGING=ON build
+# installs the daemon's system files at absolute system paths.
+for component in smi_lib devel runtime; do
+  cmake --install "$build" --prefix "$prefix" --component "$component" >/dev/null
+done
 libdir=$(ls -d "$prefix"/lib*/ | head -1)
 expected="0000:05:00.0 35"
 cmake -S "$here/consumer" -B "$prefix/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null

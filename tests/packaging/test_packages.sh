@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The packages cpack makes from a HIPSTACK_PACKAGING=ON build, checked as files (nothing installed):
+# names and versions, dependencies (ours by name, the system's from shlibdeps/autoreq), where files
+# go, the conffile, maintainer scripts, stripped binaries with their debug packages and RUNPATHs;
+# then lintian and rpmlint, which must report no errors. docs/packaging.md.
+#   test_packages.sh BUILD_DIR        exit 0 pass, 1 fail, 77 skip (not a packaging build, tools missing)
+set -euo pipefail
+build=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+if ! grep -q '^HIPSTACK_PACKAGING:BOOL=ON' "$build/CMakeCache.txt"; then
+  echo "SKIP: $build was not configured with -DHIPSTACK_PACKAGING=ON"; exit 77
+fi
+for tool in cpack dpkg-deb rpm rpmbuild lintian rpmlint readelf; do
+  command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
+done
+v=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
+work=$(mktemp -d "${TMPDIR:-/tmp}/hipstack-packages.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+pkgs=$("$here/make_packages.sh" "$build" "$work/out")
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+
+# The set of packages: versioned ones (with debug packages) and the unversioned ones.
+versioned=(hipstack-smi-lib$v hipstack-smi-dev$v hipstack-smi-cli$v hipstack-monitor$v)
+[ -e "$build/validation/validate" ] && versioned+=(hipstack-validation$v)
+unversioned=(hipstack hipstack-smi hipstack-smi-dev hipstack-monitor)
+[ -e "$build/validation/validate" ] && unversioned+=(hipstack-validation)
+with_binaries=(hipstack-smi-lib$v hipstack-smi-cli$v hipstack-monitor$v)
+deb() { echo "$pkgs/$1_$v-1_$2.deb"; }
+rpmf() { echo "$pkgs/$1-$v-1.$2.rpm"; }
+for p in "${versioned[@]}"; do [ -f "$(deb "$p" amd64)" ] || fail "no $(deb "$p" amd64)"; done
+for p in "${unversioned[@]}"; do [ -f "$(deb "$p" all)" ] || fail "no $(deb "$p" all)"; done
+for p in "${versioned[@]}"; do [ -f "$(rpmf "$p" x86_64)" ] || fail "no $(rpmf "$p" x86_64)"; done
+for p in "${unversioned[@]}"; do [ -f "$(rpmf "$p" noarch)" ] || fail "no $(rpmf "$p" noarch)"; done
+for p in "${with_binaries[@]}"; do
+  [ -f "$pkgs/$p-dbgsym_$v-1_amd64.ddeb" ] || fail "no debug package $p-dbgsym_$v-1_amd64.ddeb"
+  [ -f "$(rpmf "$p-debuginfo" x86_64)" ] || fail "no debug package $(rpmf "$p-debuginfo" x86_64)"
+done
+ls "$pkgs"
+[ $status -eq 0 ] || exit 1
+
+# Dependencies: our packages by name and exact version, system libraries from shlibdeps.
+field() { dpkg-deb -f "$1" "$2"; }
+echo "hipstack-smi-cli$v Depends: $(field "$(deb hipstack-smi-cli$v amd64)" Depends)"
+field "$(deb hipstack-smi-cli$v amd64)" Depends | grep -q "hipstack-smi-lib$v (= $v-1)" || fail "cli does not depend on its library"
+field "$(deb hipstack-smi-lib$v amd64)" Depends | grep -q "libc6" || fail "library has no shlibdeps dependencies"
+field "$(deb hipstack-monitor all)" Depends | grep -q "hipstack-monitor$v (= $v-1)" || fail "hipstack-monitor does not pull hipstack-monitor$v"
+field "$(deb hipstack all)" Depends | grep -q "hipstack-smi (= $v-1)" || fail "hipstack does not pull hipstack-smi"
+
+# Files: a versioned package's own files are under /opt/hipstack-X.Y.Z; only hipstack-monitor has
+# files in the system's folders; every package has its copyright and Debian changelog.
+for p in "${versioned[@]}"; do
+  list=$(dpkg-deb -c "$(deb "$p" amd64)" | awk '{print $6}' | grep -v '/$')
+  outside=$(grep -v -e "^\./opt/hipstack-$v/" -e "^\./usr/share/doc/$p/" -e "^\./usr/share/lintian/overrides/$p\$" <<<"$list" || true)
+  [ -z "$outside" ] || fail "$p has files outside its prefix: $outside"
+  grep -q "^\./usr/share/doc/$p/copyright$" <<<"$list" || fail "$p has no copyright file"
+  grep -q "^\./usr/share/doc/$p/changelog.Debian.gz$" <<<"$list" || fail "$p has no changelog.Debian.gz"
+done
+monitor_list=$(dpkg-deb -c "$(deb hipstack-monitor all)" | awk '{print $6}')
+for f in usr/lib/systemd/system/hipstack-smid.service usr/lib/sysusers.d/hipstack-smid.conf \
+         usr/lib/tmpfiles.d/hipstack-smid.conf usr/share/dbus-1/system.d/org.hipstack.Monitor1.conf \
+         etc/hipstack/hipstack-smid.conf; do
+  grep -q "^\./$f$" <<<"$monitor_list" || fail "hipstack-monitor lacks /$f"
+done
+grep -q "^\./opt/" <<<"$monitor_list" && fail "hipstack-monitor has files under /opt"
+dpkg-deb -e "$(deb hipstack-monitor all)" "$work/monitor-control"
+grep -qx /etc/hipstack/hipstack-smid.conf "$work/monitor-control/conffiles" || fail "the configuration is not a conffile"
+dpkg-deb --fsys-tarfile "$(deb hipstack-monitor all)" | tar -xO ./usr/lib/systemd/system/hipstack-smid.service |
+  grep -q "^ExecStart=/opt/hipstack/sbin/hipstack-smid --config /etc/hipstack/hipstack-smid.conf$" ||
+  fail "the unit does not start /opt/hipstack/sbin/hipstack-smid"
+dpkg-deb -e "$(deb hipstack-smi-lib$v amd64)" "$work/lib-control"
+grep -q "update-alternatives --install /opt/hipstack hipstack /opt/hipstack-$v " "$work/lib-control/postinst" ||
+  fail "the library's postinst does not register /opt/hipstack"
+
+# Binaries: stripped, RUNPATH relative to themselves, their debug information in the -dbgsym package.
+dpkg-deb -x "$(deb hipstack-smi-cli$v amd64)" "$work/cli"
+dpkg-deb -x "$pkgs/hipstack-smi-cli$v-dbgsym_$v-1_amd64.ddeb" "$work/cli-dbg"
+smi=$work/cli/opt/hipstack-$v/bin/hipstack-smi
+file "$smi" | grep -q ", stripped" || fail "hipstack-smi is not stripped: $(file "$smi")"
+readelf -d "$smi" | grep -q 'RUNPATH.*\[\$ORIGIN/\.\./lib\]' || fail "hipstack-smi RUNPATH: $(readelf -d "$smi" | grep PATH)"
+bad=$(dpkg-deb -I "$pkgs/hipstack-smi-cli$v-dbgsym_$v-1_amd64.ddeb" md5sums | grep -v '^[0-9a-f]\{32\}  usr/lib/debug/' || true)
+[ -z "$bad" ] || fail "the -dbgsym package's md5sums lists paths outside the package: $bad"
+id=$(readelf -n "$smi" | sed -n 's/.*Build ID: //p')
+[ -f "$work/cli-dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ] || fail "no debug file for hipstack-smi (build ID $id)"
+
+# rpm: names, our Requires, autoreq/autoprov, the conffile, scriptlets, stripped binaries.
+rpm -qp --requires "$(rpmf hipstack-smi-cli$v x86_64)" > "$work/cli.requires" 2>/dev/null
+grep -q "^hipstack-smi-lib$v = $v-1$" "$work/cli.requires" || fail "cli rpm does not require its library"
+grep -q "^libhipstack-smi.so.0()(64bit)$" "$work/cli.requires" || fail "cli rpm: no autoreq on libhipstack-smi.so.0"
+rpm -qp --provides "$(rpmf hipstack-smi-lib$v x86_64)" 2>/dev/null | grep -q "^libhipstack-smi.so.0()(64bit)$" ||
+  fail "library rpm does not provide libhipstack-smi.so.0"
+[ "$(rpm -qp --configfiles "$(rpmf hipstack-monitor noarch)" 2>/dev/null)" = /etc/hipstack/hipstack-smid.conf ] ||
+  fail "rpm hipstack-monitor: /etc/hipstack/hipstack-smid.conf is not its only config file"
+rpm -qp --scripts "$(rpmf hipstack-smi-lib$v x86_64)" 2>/dev/null |
+  grep -q "update-alternatives --install /opt/hipstack hipstack /opt/hipstack-$v " || fail "library rpm: no alternatives scriptlet"
+mkdir -p "$work/rpm-cli" && (cd "$work/rpm-cli" && rpm2cpio "$(rpmf hipstack-smi-cli$v x86_64)" | cpio -idm --quiet)
+file "$work/rpm-cli/opt/hipstack-$v/bin/hipstack-smi" | grep -q ", stripped" || fail "rpm: hipstack-smi is not stripped"
+
+# lintian and rpmlint: no errors (their warnings are listed and justified in docs/packaging.md).
+lintian --tag-display-limit 0 "$pkgs"/*.deb > "$work/lintian.out" 2>&1 || true
+cat "$work/lintian.out"
+grep -q '^E: ' "$work/lintian.out" && fail "lintian reports errors"
+rpmlint -r "$here/../../superbuild/packaging/rpmlintrc" "$pkgs"/*.rpm > "$work/rpmlint.out" 2>&1 || true
+grep -v -e '^$' -e '^ ' "$work/rpmlint.out"
+summary=$(grep -E '[0-9]+ errors, [0-9]+ warnings' "$work/rpmlint.out" || true)
+[ -n "$summary" ] || fail "rpmlint printed no summary"
+echo "rpmlint:$summary"
+grep -qE ' 0 errors, ' <<<"$summary" || fail "rpmlint reports errors"
+
+[ $status -eq 0 ] && echo "packages test passed ($v)"
+exit $status
