@@ -32,11 +32,10 @@ std::filesystem::path default_module_dir() {
   if (const char* given = std::getenv("HIPSTACK_VALIDATE_MODULES"); given && *given) return given;
   std::error_code error;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const auto installed = self.parent_path().parent_path() / "libexec/hipstack/validation";
-    if (std::filesystem::is_directory(installed, error)) return installed;
-  }
-  return HIPSTACK_VALIDATE_BUILD_MODULES;
+  const auto installed = self.parent_path().parent_path() / "libexec/hipstack/validation";
+  if (!error && std::filesystem::is_directory(installed, error)) return installed;
+  if (*HIPSTACK_VALIDATE_BUILD_MODULES) return HIPSTACK_VALIDATE_BUILD_MODULES;
+  return installed;  // missing: each module then fails naming where it looked
 }
 
 std::string list_modules() {

@@ -132,10 +132,10 @@ std::string default_thresholds_path() {
   std::error_code error;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
   if (!error) candidates.push_back(self.parent_path().parent_path() / "share/hipstack/validation/thresholds.json");
-  candidates.emplace_back(HIPSTACK_VALIDATE_SOURCE_THRESHOLDS);
+  if (*HIPSTACK_VALIDATE_SOURCE_THRESHOLDS) candidates.emplace_back(HIPSTACK_VALIDATE_SOURCE_THRESHOLDS);
   for (const auto& path : candidates)
     if (::access(path.c_str(), R_OK) == 0) return path.string();
-  return candidates.back().string();
+  return candidates.back().string();  // missing: loading it names the path
 }
 
 }  // namespace hipstack::validate
