@@ -13,6 +13,8 @@ string(REGEX REPLACE "^/" "" _prefix_rel "${PREFIX}")
 function(json_string out text)
   string(REPLACE "\\" "\\\\" text "${text}")
   string(REPLACE "\"" "\\\"" text "${text}")
+  # A ; would split the CMake lists this text passes through.
+  string(REPLACE ";" "\\u003b" text "${text}")
   set(${out} "\"${text}\"" PARENT_SCOPE)
 endfunction()
 

@@ -137,7 +137,7 @@ stage() {
     patchelf --set-rpath "$rel" "$f"
   done < <(find "$work/tree" -type f -print0)
   # Text files that still name Debian's /usr paths (CMake package configs, mostly): recorded, not rewritten.
-  (cd "$work/tree" && grep -rlI -e "/usr/lib/$multiarch" -e /usr/include --exclude-dir=doc . | sed 's|^\./||' | sort) \
+  (cd "$work/tree" && grep -rlI -e /usr/lib -e /usr/include --exclude-dir=doc . | sed 's|^\./||' | sort) \
     > "$record_dir/$component.usr-refs" || true
   # Into the stage; the list of what this component put there, relative to the stage root.
   mkdir -p "$stage_dir$prefix"
