@@ -38,8 +38,13 @@ while IFS= read -r installed || [ -n "$installed" ]; do
     esac
   done
   joined=$(IFS=:; echo "${new[*]}")
-  [ "$joined" = "$runpath" ] || patchelf --set-rpath "$joined" "$path"
+  if [ "$joined" != "$runpath" ]; then
+    # Keep the file's time: `cmake --install` then finds it up to date and does not copy it again.
+    touch -r "$path" "$files.time"
+    patchelf --set-rpath "$joined" "$path"
+    touch -r "$files.time" "$path"
+  fi
 done < "$install_manifest"
 LC_ALL=C sort -u "$files" > "$record_dir/$component.files"
-rm -f "$files"
+rm -f "$files" "$files.time"
 echo "superbuild: $component: recorded $(wc -l < "$record_dir/$component.files") installed files"

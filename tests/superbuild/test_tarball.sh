@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The superbuild's pinned-tarball origin (docs/superbuild.md): a tarball this test makes from
+# The superbuild's source origin (docs/superbuild.md). A pinned tarball this test makes from
 # tests/superbuild/tiny, referenced by a file:// URL and its SHA-256, builds and stages; the same
 # tarball under a wrong SHA-256 is refused with a message naming the component and both checksums.
+# The in-tree kind stages the same folder; two components staging one file are refused.
 #   test_tarball.sh SOURCE_ROOT WORK_DIR
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: test_tarball.sh SOURCE_ROOT WORK_DIR" >&2; exit 2; }
@@ -12,6 +13,7 @@ rm -rf "$work"; mkdir -p "$work"; work=$(realpath "$work")
 version=$(sed -n 's/^project(hipstack VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
 [ -n "$version" ] || fail "no project version in $root/CMakeLists.txt"
 prefix=/opt/hipstack-$version
+prefix_rel=${prefix#/}
 
 tarball=$work/tiny-1.2.3.tar.gz
 tar -C "$root/tests/superbuild" --transform 's|^tiny|tiny-1.2.3|' --sort=name --mtime=@0 --owner=0 --group=0 \
@@ -69,4 +71,24 @@ tr -s ' \n' '  ' < "$work/bad-build.log" |
 [ ! -e "$work/bad/stage$prefix" ] || fail "something was staged despite the bad checksum"
 [ ! -e "$work/bad/downloads/sha256/$bad" ] && [ ! -e "$work/bad/downloads/sha256/$sha" ] ||
   fail "the refused tarball was cached"
-echo "PASS: tarball origin (good checksum staged, wrong checksum refused)"
+# The in-tree kind (dir), alone, then next to the tarball: the same files from two components.
+intree='"tiny-intree": { "origin": { "kind": "source", "dir": "tests/superbuild/tiny" },
+                 "build": { "system": "cmake" }, "packages": [ { "package": "tiny", "files": ["**"] } ] }'
+echo "{ \"format\": 1, \"components\": { $intree } }" > "$work/intree.json"
+cmake -S "$root/superbuild" -B "$work/intree/build" -G Ninja -DHIPSTACK_SUPERBUILD_MANIFEST="$work/intree.json" \
+      > "$work/intree.log" 2>&1 && cmake --build "$work/intree/build" >> "$work/intree.log" 2>&1 ||
+  { cat "$work/intree.log"; fail "the in-tree component"; }
+[ "$("$work/intree/stage$prefix/bin/tiny-hello")" = "tiny says 42" ] || fail "the in-tree tiny-hello"
+python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+m["components"].update(json.loads("{" + sys.argv[3] + "}"))
+json.dump(m, open(sys.argv[2], "w"))' "$work/good.json" "$work/both.json" "$intree"
+cmake -S "$root/superbuild" -B "$work/both/build" -G Ninja -DHIPSTACK_SUPERBUILD_MANIFEST="$work/both.json" \
+      > "$work/both.log" 2>&1 || { cat "$work/both.log"; fail "configure (both)"; }
+if cmake --build "$work/both/build" >> "$work/both.log" 2>&1; then
+  fail "two components staging the same files were accepted"
+fi
+tr -s ' \n' '  ' < "$work/both.log" |
+  grep -qE "superbuild: $prefix_rel/[^ ]+ is staged by two components \(the second: 'tiny(-intree)?'\)" ||
+  { cat "$work/both.log"; fail "the refusal of a file staged twice"; }
+echo "PASS: source origin (tarball: good checksum staged, wrong checksum refused; in-tree; a file staged twice refused)"
