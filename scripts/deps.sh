@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages hipstack builds and tests with (only the missing ones).
-# Usage: scripts/deps.sh [build|test]
+# Usage: scripts/deps.sh [build|test|superbuild]
 set -euo pipefail
 build_packages=(build-essential cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev
                 libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
@@ -12,15 +12,28 @@ test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev roc
 # clang-15, lld-15, llvm-15 and clang-tools-15 (the AMDGPU back end and linker), rocm-device-libs (the
 # device bitcode libraries), rocminfo and libamdhip64-dev (headers, libamdhip64, comgr, the HSA runtime).
 test_packages+=(hipcc libamdhip64-dev)
+# The superbuild (superbuild/build.sh, docs/superbuild.md): patchelf sets the RUNPATHs of the relocated
+# AMD .debs; the manifest's system components (clang/lld 15, perl modules, the libraries the AMD
+# runtime links to) are read from superbuild/components.json once cmake is installed.
+superbuild_packages=(patchelf python3)
 packages=("${build_packages[@]}")
 [ "${1:-build}" = test ] && packages+=("${test_packages[@]}")
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
-echo "Installing: ${missing[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+[ "${1:-build}" = superbuild ] && packages+=("${superbuild_packages[@]}")
+install_missing() {
+  local missing=() p sudo=""
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "Installing: ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+install_missing "${packages[@]}"
+if [ "${1:-build}" = superbuild ]; then
+  root=$(dirname "$(realpath "$0")")/..
+  mapfile -t system_packages < <(cmake -DMANIFEST="$root/superbuild/components.json" \
+                                       -P "$root/superbuild/cmake/system_packages.cmake")
+  install_missing "${system_packages[@]}"
+fi

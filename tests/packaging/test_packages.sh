@@ -21,7 +21,7 @@ status=0
 fail() { echo "FAIL: $*"; status=1; }
 
 # The set of packages: versioned ones (with debug packages) and the unversioned ones.
-versioned=(hipstack-smi-lib$v hipstack-smi-dev$v hipstack-smi-cli$v hipstack-monitor$v)
+versioned=(hipstack-smi-lib$v hipstack-smi-dev$v hipstack-smi-cli$v hipstack-monitor$v hipstack-hip-portability$v)
 [ -e "$build/validation/validate" ] && versioned+=(hipstack-validation$v)
 unversioned=(hipstack hipstack-smi hipstack-smi-dev hipstack-monitor)
 [ -e "$build/validation/validate" ] && unversioned+=(hipstack-validation)

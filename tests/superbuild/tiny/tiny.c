@@ -1,0 +1,1 @@
+int tiny_answer(void) { return 42; }
