@@ -102,6 +102,7 @@ foreach(name ${COMPONENTS})
   set(pkg_names)
   foreach(i RANGE ${last})
     string(JSON pkg GET "${packages}" ${i} package)
+    string(REPLACE "@VERSION@" "${VERSION}" pkg "${pkg}")  # versioned names: releases co-install
     string(JSON globs_json GET "${packages}" ${i} files)
     hipstack_json_array(globs "${globs_json}")
     set(regexes)

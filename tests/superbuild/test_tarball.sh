@@ -10,7 +10,7 @@ root=$(realpath "$1") work=$2
 fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$work"; mkdir -p "$work"; work=$(realpath "$work")
 
-version=$(sed -n 's/^project(hipstack VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
+version=$(sed -n 's/^set(HIPSTACK_RELEASE_VERSION \([0-9.]*\))$/\1/p' "$root/CMakeLists.txt")
 [ -n "$version" ] || fail "no project version in $root/CMakeLists.txt"
 prefix=/opt/hipstack-$version
 prefix_rel=${prefix#/}
