@@ -158,4 +158,6 @@ endforeach()
 
 list(JOIN entries ",\n" body)
 file(WRITE ${OUTPUT}.tmp "{\n  \"format\": 1,\n  \"version\": \"${VERSION}\",\n  \"prefix\": \"${PREFIX}\",\n  \"components\": {\n${body}\n  }\n}\n")
-file(RENAME ${OUTPUT}.tmp ${OUTPUT})
+# Replaced only when it changed, so package.sh can tell that nothing was staged since its last run.
+file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)
+file(REMOVE ${OUTPUT}.tmp)
