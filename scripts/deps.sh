@@ -15,9 +15,12 @@ test_packages+=(hipcc libamdhip64-dev)
 # The superbuild (superbuild/build.sh, docs/superbuild.md): patchelf sets the RUNPATHs of the relocated
 # AMD .debs; the manifest's system components (clang/lld 15, perl modules, the libraries the AMD
 # runtime links to) are read from superbuild/components.json once cmake is installed.
-superbuild_packages=(patchelf python3)
+# package.sh's repositories: createrepo-c and gnupg (installer/, docs/install-repos.md).
+superbuild_packages=(patchelf python3 rpm createrepo-c gnupg)
 packages=("${build_packages[@]}")
 [ "${1:-build}" = test ] && packages+=("${test_packages[@]}")
+# The tests include the superbuild's (label superbuild): they need what it needs.
+[ "${1:-build}" = test ] && packages+=("${superbuild_packages[@]}")
 [ "${1:-build}" = superbuild ] && packages+=("${superbuild_packages[@]}")
 install_missing() {
   local missing=() p sudo=""
@@ -31,7 +34,7 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 install_missing "${packages[@]}"
-if [ "${1:-build}" = superbuild ]; then
+if [ "${1:-build}" = superbuild ] || [ "${1:-build}" = test ]; then
   root=$(dirname "$(realpath "$0")")/..
   mapfile -t system_packages < <(cmake -DMANIFEST="$root/superbuild/components.json" \
                                        -P "$root/superbuild/cmake/system_packages.cmake")
