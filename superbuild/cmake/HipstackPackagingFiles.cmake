@@ -213,7 +213,7 @@ function(_hipstack_packaging_files components)
       string(REPLACE ")" "" requires "${requires}")
       set(CPACK_RPM_${C}_PACKAGE_REQUIRES "${requires}" PARENT_SCOPE)
     endif()
-    if(component MATCHES "^meta_|^daemon_system$")
+    if(component MATCHES "^meta_|^daemon_system$|^hip_headers$")  # no binaries: one package for every arch
       set(CPACK_DEBIAN_${C}_PACKAGE_ARCHITECTURE all PARENT_SCOPE)
       set(CPACK_RPM_${C}_PACKAGE_ARCHITECTURE noarch PARENT_SCOPE)
     endif()

@@ -21,9 +21,11 @@ status=0
 fail() { echo "FAIL: $*"; status=1; }
 
 # The set of packages: versioned ones (with debug packages) and the unversioned ones.
-versioned=(hipstack-smi-lib$v hipstack-smi-dev$v hipstack-smi-cli$v hipstack-monitor$v hipstack-hip-portability$v)
+versioned=(hipstack-smi-lib$v hipstack-smi-dev$v hipstack-smi-cli$v hipstack-monitor$v)
 [ -e "$build/validation/validate" ] && versioned+=(hipstack-validation$v)
 unversioned=(hipstack hipstack-smi hipstack-smi-dev hipstack-monitor)
+# Architecture-independent like the unversioned ones (headers only): _all.deb and .noarch.rpm.
+unversioned+=(hipstack-hip-portability$v)
 [ -e "$build/validation/validate" ] && unversioned+=(hipstack-validation)
 with_binaries=(hipstack-smi-lib$v hipstack-smi-cli$v hipstack-monitor$v)
 deb() { echo "$pkgs/$1_$v-1_$2.deb"; }
