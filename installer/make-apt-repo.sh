@@ -102,7 +102,8 @@ write_packages() {
             [ "$arch" = "$want" ] || continue
             [ $first = 1 ] || echo
             first=0
-            dpkg-deb -f "$repo/$pool"
+            # Without blank lines: CPack ends its control file with one, which would split the stanza.
+            dpkg-deb -f "$repo/$pool" | sed '/^[[:space:]]*$/d'
             echo "Filename: $pool"
             echo "Size: $(stat -c %s "$repo/$pool")"
             echo "MD5sum: $(md5sum < "$repo/$pool" | cut -d' ' -f1)"

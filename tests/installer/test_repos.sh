@@ -54,6 +54,7 @@ mkdeb() {  # mkdeb NAME ARCH DEPENDS [FILE CONTENT]
         echo "Maintainer: hipstack test <test@hipstack.invalid>"
         [ -z "$3" ] || echo "Depends: $3"
         echo "Description: hipstack-install test package $1"
+        echo  # CPack ends its control files with a blank line: the repository must cope (it once split the stanza)
     } > "$dir/DEBIAN/control"
     if [ $# -ge 5 ]; then
         mkdir -p "$dir/$(dirname "$4")"
