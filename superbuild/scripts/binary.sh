@@ -78,6 +78,8 @@ stage() {
     esac
   done
   shift
+  local -A provided=()
+  for entry in "${provides[@]}"; do provided[$entry]=1; done
   local work=$record_dir/$component.work spec deb depends entry alt ok
   rm -rf "$work"; mkdir -p "$work/root" "$work/tree"
   : > "$record_dir/$component.debs"
@@ -93,7 +95,7 @@ stage() {
     while IFS= read -r entry; do
       ok=0
       for alt in ${entry//|/ }; do
-        printf '%s\n' "${provides[@]}" | grep -qxF "$alt" && ok=1
+        [ -n "${provided[$alt]:-}" ] && ok=1
       done
       [ $ok = 1 ] || die "package $package depends on '$entry', which neither this component nor one it depends on provides: add it to 'depends' (a binary or system component)"
     done < <(depends_names "$depends")

@@ -17,20 +17,20 @@ expected="0000:05:00.0 35"
 cmake -S "$here/consumer" -B "$prefix/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/consumer" >/dev/null
 for program in consumer_cxx consumer_c; do
-  out=$(LD_LIBRARY_PATH="$libdir" "$prefix/consumer/$program" "$capture" | head -1)
+  out=$(LD_LIBRARY_PATH="$libdir" "$prefix/consumer/$program" "$capture" | sed -n 1p)
   [ "$out" = "$expected" ] || { echo "$program printed '$out', expected '$expected'" >&2; exit 1; }
 done
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 # shellcheck disable=SC2046
 cc -std=c99 -Wall -Werror "$here/consumer/main.c" -o "$prefix/pkgconfig_c" $(pkg-config --cflags --libs hipstack-smi)
-out=$(LD_LIBRARY_PATH="$libdir" "$prefix/pkgconfig_c" "$capture" | head -1)
+out=$(LD_LIBRARY_PATH="$libdir" "$prefix/pkgconfig_c" "$capture" | sed -n 1p)
 [ "$out" = "$expected" ] || { echo "pkg-config build printed '$out'" >&2; exit 1; }
 # The installed CLI finds its library through its RUNPATH, and the library carries a SONAME.
-"$prefix/bin/hipstack-smi" list --sysfs-root "$capture" | grep -q "AMD Instinct MI300X"
-"$prefix/bin/hipstack-info" --no-checks --sysfs-root "$capture" | grep -q "AMD Instinct MI300X"
-objdump -p "$libdir/libhipstack-smi.so" | grep -q "SONAME *libhipstack-smi.so.0"
+"$prefix/bin/hipstack-smi" list --sysfs-root "$capture" | grep "AMD Instinct MI300X" >/dev/null
+"$prefix/bin/hipstack-info" --no-checks --sysfs-root "$capture" | grep "AMD Instinct MI300X" >/dev/null
+objdump -p "$libdir/libhipstack-smi.so" | grep "SONAME *libhipstack-smi.so.0" >/dev/null
 # Only the public API is exported: no internal (detail) symbols.
-if nm -D --defined-only "$libdir/libhipstack-smi.so" | c++filt | grep -q "hipstack::smi::detail"; then
+if nm -D --defined-only "$libdir/libhipstack-smi.so" | c++filt | grep "hipstack::smi::detail" >/dev/null; then
   echo "internal symbols are exported" >&2
   exit 1
 fi

@@ -312,8 +312,8 @@ EOF
     rroot=$work/rpmroot
     mkdir -p "$rroot"
     rpm --root "$rroot" --import "$work/dnf/hipstack.asc"
-    check "rpm: package signature verifies (rpm -K)" bash -c "rpm --root '$rroot' -K '$rpmfile' | grep -q 'digests signatures OK'"
-    check "rpm: not signed with another key" bash -c "! rpm --root '$work/rpmroot-empty' -K '$rpmfile' 2>/dev/null | grep -q 'signatures OK'"
+    check "rpm: package signature verifies (rpm -K)" bash -c "rpm --root '$rroot' -K '$rpmfile' | grep 'digests signatures OK' >/dev/null"
+    check "rpm: not signed with another key" bash -c "! rpm --root '$work/rpmroot-empty' -K '$rpmfile' 2>/dev/null | grep 'signatures OK' >/dev/null"
     check "rpm --root: install" rpm --root "$rroot" --force-debian -i "$rpmfile"
     check "rpm --root: file in place" test -x "$rroot/opt/hipstack-9.9.9/bin/hipstack-smi"
     check "rpm --root: erase" rpm --root "$rroot" --force-debian -e hipstack-smi-cli9.9.9

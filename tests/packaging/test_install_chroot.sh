@@ -89,13 +89,13 @@ for p in hipstack-smi-lib hipstack-smi-cli hipstack-monitor hipstack-smi-dev; do
 done
 check "$v2-1" "dpkg-query -W -f='\${Version}' hipstack"
 check "/opt/hipstack-$v2" "readlink /etc/alternatives/hipstack"
-in_root "/opt/hipstack/bin/hipstack-smi version" | grep -q "$v2" || fail "after the upgrade, /opt/hipstack runs $v2"
-in_root "/opt/hipstack-$v1/bin/hipstack-smi version" | grep -q "$v1" || fail "$v1 stopped working beside $v2"
+in_root "/opt/hipstack/bin/hipstack-smi version" | grep "$v2" >/dev/null || fail "after the upgrade, /opt/hipstack runs $v2"
+in_root "/opt/hipstack-$v1/bin/hipstack-smi version" | grep "$v1" >/dev/null || fail "$v1 stopped working beside $v2"
 in_root "grep -q '# edited by the test' /etc/hipstack/hipstack-smid.conf" || fail "the upgrade lost the edited configuration"
 
 echo "== switch /opt/hipstack"
 in_root "update-alternatives --set hipstack /opt/hipstack-$v1 >/dev/null"
-in_root "/opt/hipstack/bin/hipstack-smi version" | grep -q "$v1" || fail "update-alternatives --set did not switch to $v1"
+in_root "/opt/hipstack/bin/hipstack-smi version" | grep "$v1" >/dev/null || fail "update-alternatives --set did not switch to $v1"
 in_root "update-alternatives --auto hipstack >/dev/null"
 check "/opt/hipstack-$v2" "readlink /etc/alternatives/hipstack"
 # Removing the release /opt/hipstack points at moves it to the other one.

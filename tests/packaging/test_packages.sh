@@ -44,10 +44,10 @@ ls "$pkgs"
 # Dependencies: our packages by name and exact version, system libraries from shlibdeps.
 field() { dpkg-deb -f "$1" "$2"; }
 echo "hipstack-smi-cli$v Depends: $(field "$(deb hipstack-smi-cli$v amd64)" Depends)"
-field "$(deb hipstack-smi-cli$v amd64)" Depends | grep -q "hipstack-smi-lib$v (= $v-1)" || fail "cli does not depend on its library"
-field "$(deb hipstack-smi-lib$v amd64)" Depends | grep -q "libc6" || fail "library has no shlibdeps dependencies"
-field "$(deb hipstack-monitor all)" Depends | grep -q "hipstack-monitor$v (= $v-1)" || fail "hipstack-monitor does not pull hipstack-monitor$v"
-field "$(deb hipstack all)" Depends | grep -q "hipstack-smi (= $v-1)" || fail "hipstack does not pull hipstack-smi"
+field "$(deb hipstack-smi-cli$v amd64)" Depends | grep "hipstack-smi-lib$v (= $v-1)" >/dev/null || fail "cli does not depend on its library"
+field "$(deb hipstack-smi-lib$v amd64)" Depends | grep "libc6" >/dev/null || fail "library has no shlibdeps dependencies"
+field "$(deb hipstack-monitor all)" Depends | grep "hipstack-monitor$v (= $v-1)" >/dev/null || fail "hipstack-monitor does not pull hipstack-monitor$v"
+field "$(deb hipstack all)" Depends | grep "hipstack-smi (= $v-1)" >/dev/null || fail "hipstack does not pull hipstack-smi"
 
 # Files: a versioned package's own files are under /opt/hipstack-X.Y.Z; only hipstack-monitor has
 # files in the system's folders; every package has its copyright and Debian changelog.
@@ -68,7 +68,7 @@ grep -q "^\./opt/" <<<"$monitor_list" && fail "hipstack-monitor has files under 
 dpkg-deb -e "$(deb hipstack-monitor all)" "$work/monitor-control"
 grep -qx /etc/hipstack/hipstack-smid.conf "$work/monitor-control/conffiles" || fail "the configuration is not a conffile"
 dpkg-deb --fsys-tarfile "$(deb hipstack-monitor all)" | tar -xO ./usr/lib/systemd/system/hipstack-smid.service |
-  grep -q "^ExecStart=/opt/hipstack/sbin/hipstack-smid --config /etc/hipstack/hipstack-smid.conf$" ||
+  grep "^ExecStart=/opt/hipstack/sbin/hipstack-smid --config /etc/hipstack/hipstack-smid.conf$" >/dev/null ||
   fail "the unit does not start /opt/hipstack/sbin/hipstack-smid"
 dpkg-deb -e "$(deb hipstack-smi-lib$v amd64)" "$work/lib-control"
 grep -q "update-alternatives --install /opt/hipstack hipstack /opt/hipstack-$v " "$work/lib-control/postinst" ||
@@ -78,8 +78,8 @@ grep -q "update-alternatives --install /opt/hipstack hipstack /opt/hipstack-$v "
 dpkg-deb -x "$(deb hipstack-smi-cli$v amd64)" "$work/cli"
 dpkg-deb -x "$pkgs/hipstack-smi-cli$v-dbgsym_$v-1_amd64.ddeb" "$work/cli-dbg"
 smi=$work/cli/opt/hipstack-$v/bin/hipstack-smi
-file "$smi" | grep -q ", stripped" || fail "hipstack-smi is not stripped: $(file "$smi")"
-readelf -d "$smi" | grep -q 'RUNPATH.*\[\$ORIGIN/\.\./lib\]' || fail "hipstack-smi RUNPATH: $(readelf -d "$smi" | grep PATH)"
+file "$smi" | grep ", stripped" >/dev/null || fail "hipstack-smi is not stripped: $(file "$smi")"
+readelf -d "$smi" | grep 'RUNPATH.*\[\$ORIGIN/\.\./lib\]' >/dev/null || fail "hipstack-smi RUNPATH: $(readelf -d "$smi" | grep PATH)"
 bad=$(dpkg-deb -I "$pkgs/hipstack-smi-cli$v-dbgsym_$v-1_amd64.ddeb" md5sums | grep -v '^[0-9a-f]\{32\}  usr/lib/debug/' || true)
 [ -z "$bad" ] || fail "the -dbgsym package's md5sums lists paths outside the package: $bad"
 id=$(readelf -n "$smi" | sed -n 's/.*Build ID: //p')
@@ -89,14 +89,14 @@ id=$(readelf -n "$smi" | sed -n 's/.*Build ID: //p')
 rpm -qp --requires "$(rpmf hipstack-smi-cli$v x86_64)" > "$work/cli.requires" 2>/dev/null
 grep -q "^hipstack-smi-lib$v = $v-1$" "$work/cli.requires" || fail "cli rpm does not require its library"
 grep -q "^libhipstack-smi.so.0()(64bit)$" "$work/cli.requires" || fail "cli rpm: no autoreq on libhipstack-smi.so.0"
-rpm -qp --provides "$(rpmf hipstack-smi-lib$v x86_64)" 2>/dev/null | grep -q "^libhipstack-smi.so.0()(64bit)$" ||
+rpm -qp --provides "$(rpmf hipstack-smi-lib$v x86_64)" 2>/dev/null | grep "^libhipstack-smi.so.0()(64bit)$" >/dev/null ||
   fail "library rpm does not provide libhipstack-smi.so.0"
 [ "$(rpm -qp --configfiles "$(rpmf hipstack-monitor noarch)" 2>/dev/null)" = /etc/hipstack/hipstack-smid.conf ] ||
   fail "rpm hipstack-monitor: /etc/hipstack/hipstack-smid.conf is not its only config file"
 rpm -qp --scripts "$(rpmf hipstack-smi-lib$v x86_64)" 2>/dev/null |
-  grep -q "update-alternatives --install /opt/hipstack hipstack /opt/hipstack-$v " || fail "library rpm: no alternatives scriptlet"
+  grep "update-alternatives --install /opt/hipstack hipstack /opt/hipstack-$v " >/dev/null || fail "library rpm: no alternatives scriptlet"
 mkdir -p "$work/rpm-cli" && (cd "$work/rpm-cli" && rpm2cpio "$(rpmf hipstack-smi-cli$v x86_64)" | cpio -idm --quiet)
-file "$work/rpm-cli/opt/hipstack-$v/bin/hipstack-smi" | grep -q ", stripped" || fail "rpm: hipstack-smi is not stripped"
+file "$work/rpm-cli/opt/hipstack-$v/bin/hipstack-smi" | grep ", stripped" >/dev/null || fail "rpm: hipstack-smi is not stripped"
 
 # lintian and rpmlint: no errors (their warnings are listed and justified in docs/packaging.md).
 lintian --tag-display-limit 0 "$pkgs"/*.deb > "$work/lintian.out" 2>&1 || true

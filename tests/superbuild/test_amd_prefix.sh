@@ -63,7 +63,7 @@ resolves_in_prefix "$work/saxpy" libamdhip64.so.5 libhsa-runtime64.so.1 libhsakm
 resolves_in_prefix "$p/lib/libamdhip64.so.5" libhsa-runtime64.so.1 libhsakmt.so.1
 resolves_in_prefix "$p/bin/rocminfo" libhsa-runtime64.so.1 libhsakmt.so.1
 # libamdhip64 dlopens comgr by name: its RUNPATH must point at its own folder.
-readelf -d "$p/lib/libamdhip64.so.5" | grep -q 'Library runpath: \[\$ORIGIN\]' || fail "libamdhip64's RUNPATH is not \$ORIGIN"
+readelf -d "$p/lib/libamdhip64.so.5" | grep 'Library runpath: \[\$ORIGIN\]' >/dev/null || fail "libamdhip64's RUNPATH is not \$ORIGIN"
 
 # The program: 0 on an AMD GPU, 77 without one; never a crash or a failed check.
 set +e; "$work/saxpy" > "$work/saxpy.txt" 2>&1; rc=$?; set -e
