@@ -11,11 +11,19 @@ jobs=$(nproc)
 
 echo "== build (warnings are errors) and test"
 # Laid out for packages (HIPSTACK_PACKAGING): packaging.packages makes and checks this build's deb and
-# rpm files. The install-chroot suite (two more builds, a Debian chroot) runs on its own (docs/packaging.md).
+# rpm files. The packages as users meet them (more builds, Debian chroots) come in step 1b.
 cmake -S "$top" -B "$top/build-ci" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_WERROR=ON \
       -DHIPSTACK_PACKAGING=ON >/dev/null
 cmake --build "$top/build-ci" -j "$jobs"
-(cd "$top/build-ci" && ctest -j "$jobs" -LE "long|install-chroot" --output-on-failure)
+(cd "$top/build-ci" && ctest -j "$jobs" -LE "long|install-chroot|superbuild-release" --output-on-failure)
+
+# 1b. The packages as users meet them (docs/packaging.md, docs/superbuild.md): the whole release made
+# by superbuild/build.sh, installed from its signed apt repository in a Debian 12 chroot (a HIP program
+# for gfx90a with the installed packages, rocminfo, purge) and with rpm --root; release N+1 built and
+# installed over this build's packages (upgrade, side by side, switch, purge); the signed repositories
+# and hipstack-install. Needs root and deb.debian.org (the tests skip, 77, without them).
+echo "== packages, repositories and installs (Debian 12 chroots)"
+(cd "$top/build-ci" && ctest -L "install-chroot|superbuild-release" --output-on-failure)
 
 # validation/ builds for the platform the main build found (nvcc first); CI proves the other one too:
 # the conformance suite and the kernels compiled by Debian's hipcc for the AMD targets.

@@ -16,13 +16,30 @@ stage=$out/stage
 packages=$out/packages
 stamp=$packages/.done
 [ -f "$stage/manifest.json" ] || { echo "superbuild/package.sh: no $stage/manifest.json: run superbuild/build.sh first" >&2; exit 1; }
-: "${SOURCE_DATE_EPOCH:=$(git -C "$top" log -1 --format=%ct)}"
+if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
+  SOURCE_DATE_EPOCH=$(git -C "$top" log -1 --format=%ct 2>/dev/null) ||
+    { echo "superbuild/package.sh: set SOURCE_DATE_EPOCH (not a git checkout, so no commit time)" >&2; exit 1; }
+fi
+[[ $SOURCE_DATE_EPOCH =~ ^[0-9]+$ ]] || { echo "superbuild/package.sh: SOURCE_DATE_EPOCH must be seconds since 1970, not '$SOURCE_DATE_EPOCH'" >&2; exit 1; }
 export SOURCE_DATE_EPOCH
-keyring=${HIPSTACK_SIGNING_KEYRING:-$out/key}
+# A key the user names is used as it is; only the default one is made here.
+if [ -n "${HIPSTACK_SIGNING_KEYRING:-}" ]; then
+  keyring=$HIPSTACK_SIGNING_KEYRING
+  [ -d "$keyring" ] || { echo "superbuild/package.sh: HIPSTACK_SIGNING_KEYRING '$keyring' is not a directory" >&2; exit 1; }
+else
+  keyring=$out/key
+  [ -f "$keyring/fingerprint" ] || "$top/installer/make-signing-key.sh" "$keyring" > /dev/null
+fi
 
-# Up to date: the stamp exists and no staged file (cmake --install leaves unchanged files alone) nor
-# the manifest is newer than it.
-if [ -f "$stamp" ] && [ -d "$out/repo/apt/dists" ] && [ -d "$out/repo/dnf/repodata" ] &&
+# Up to date: the stamp exists, records the same inputs (epoch, key, the packaging and repository
+# scripts), and no staged file (cmake --install leaves unchanged files alone) nor the manifest is
+# newer than it.
+inputs=$( { echo "SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH keyring=$(realpath "$keyring")"
+            GNUPGHOME=$( [ -d "$keyring/gnupg" ] && echo "$keyring/gnupg" || echo "$keyring") \
+              gpg --batch --with-colons --list-secret-keys 2>/dev/null | grep '^fpr:' || true
+            find "$here/package.sh" "$here/scripts/package_binary.py" "$top/installer" "$here/packaging" -type f -print0 |
+              sort -z | xargs -0 cat | sha256sum; } )
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs" ] && [ -d "$out/repo/apt/dists" ] && [ -d "$out/repo/dnf/repodata" ] &&
    [ -z "$(find "$stage" -newer "$stamp" \( -type f -o -type l \) -print -quit)" ]; then
   echo "superbuild/package.sh: packages and repositories are up to date"
   exit 0
@@ -35,16 +52,17 @@ intree=$out/build/ep/hipstack/build
 [ -f "$intree/CPackConfig.cmake" ] || { echo "superbuild/package.sh: $intree has no CPack configuration" >&2; exit 1; }
 (cd "$intree" && rm -rf packages && cpack -G "DEB;RPM" > "$out/cpack.log" 2>&1) ||
   { echo "superbuild/package.sh: cpack failed; see $out/cpack.log" >&2; exit 1; }
-cp "$intree"/packages/*.deb "$intree"/packages/*.ddeb "$intree"/packages/*.rpm "$packages"/ 2>/dev/null || true
-ls "$packages"/*.deb >/dev/null 2>&1 || { echo "superbuild/package.sh: cpack made no .deb (see $out/cpack.log)" >&2; exit 1; }
+for kind in deb ddeb rpm; do  # ddeb: the debug packages (CPACK_DEBIAN_DEBUGINFO_PACKAGE)
+  compgen -G "$intree/packages/*.$kind" >/dev/null || { echo "superbuild/package.sh: cpack made no .$kind (see $out/cpack.log)" >&2; exit 1; }
+  cp "$intree"/packages/*."$kind" "$packages"/
+done
 
 # The binary components (Debian's ROCm, relocated).
-python3 "$here/scripts/package_binary.py" "$stage" "$packages"
+python3 "$here/scripts/package_binary.py" "$stage" "$packages" "$intree/packaging/changelog" "$intree/packaging/rpm-changelog"
 
 # The repositories.
-[ -f "$keyring/fingerprint" ] || "$top/installer/make-signing-key.sh" "$keyring" > /dev/null
 "$top/installer/make-apt-repo.sh" "$packages" "$out/repo/apt" --keyring "$keyring" > /dev/null
 "$top/installer/make-dnf-repo.sh" "$packages" "$out/repo/dnf" --keyring "$keyring" > /dev/null
-touch "$stamp"
+echo "$inputs" > "$stamp"
 echo "superbuild/package.sh: $(ls "$packages"/*.deb | wc -l) .deb and $(ls "$packages"/*.rpm | wc -l) .rpm in $packages;" \
      "repositories in $out/repo/apt and $out/repo/dnf (key $keyring)"

@@ -11,6 +11,9 @@
 include_guard(GLOBAL)
 
 option(HIPSTACK_PACKAGING "Lay the build out for deb/rpm packages made by cpack (docs/packaging.md)" OFF)
+# Metapackages made outside this build that `hipstack` also depends on (comma-separated, same release):
+# the superbuild passes the ones it makes of the AMD runtime (superbuild/components.json, metapackages).
+set(HIPSTACK_PACKAGE_META_ALL_EXTRA "" CACHE STRING "More unversioned packages the hipstack metapackage depends on")
 set(HIPSTACK_PACKAGE_LINK /opt/hipstack)
 set(HIPSTACK_PACKAGE_PREFIX ${HIPSTACK_PACKAGE_LINK}-${PROJECT_VERSION})
 

@@ -174,6 +174,10 @@ function(_hipstack_packaging_files components)
       list(APPEND depends_meta_all "${_hipstack_package_${meta}} (= ${v})")
     endif()
   endforeach()
+  string(REPLACE "," ";" extra "${HIPSTACK_PACKAGE_META_ALL_EXTRA}")
+  foreach(package IN LISTS extra)
+    list(APPEND depends_meta_all "${package} (= ${v})")
+  endforeach()
   list(JOIN depends_meta_all ", " depends_meta_all)
 
   # Maintainer scripts (superbuild/packaging/deb and rpm).

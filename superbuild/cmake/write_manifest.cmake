@@ -157,7 +157,13 @@ foreach(name ${COMPONENTS})
 endforeach()
 
 list(JOIN entries ",\n" body)
-file(WRITE ${OUTPUT}.tmp "{\n  \"format\": 1,\n  \"version\": \"${VERSION}\",\n  \"prefix\": \"${PREFIX}\",\n  \"components\": {\n${body}\n  }\n}\n")
+# Metapackages (package_binary.py makes them): copied with their names' @VERSION@ filled in.
+string(JSON metapackages ERROR_VARIABLE err GET "${HS_MANIFEST_JSON}" metapackages)
+if(err)
+  set(metapackages "{}")
+endif()
+string(REPLACE "@VERSION@" "${VERSION}" metapackages "${metapackages}")
+file(WRITE ${OUTPUT}.tmp "{\n  \"format\": 1,\n  \"version\": \"${VERSION}\",\n  \"prefix\": \"${PREFIX}\",\n  \"metapackages\": ${metapackages},\n  \"components\": {\n${body}\n  }\n}\n")
 # Replaced only when it changed, so package.sh can tell that nothing was staged since its last run.
 file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)
 file(REMOVE ${OUTPUT}.tmp)

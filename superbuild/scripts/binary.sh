@@ -19,7 +19,7 @@ die() { echo "superbuild: component '$component': $*" >&2; exit 1; }
 cached_deb() {
   local dir=$download_dir/sha256/$1
   [ -d "$dir" ] || return 0
-  find "$dir" -maxdepth 1 -name '*.deb' | head -n 1
+  find "$dir" -maxdepth 1 -name '*.deb' -print -quit
 }
 
 parse_spec() {  # PACKAGE=VERSION:ARCH:SHA256 → package version arch sha
@@ -45,7 +45,7 @@ fetch() {
       rm -rf "$tmp"
       die "apt-get download $package:$arch=$version failed (is Debian's archive reachable, and that version still in it?)"
     fi
-    file=$(find "$tmp" -maxdepth 1 -name '*.deb' | head -n 1)
+    file=$(find "$tmp" -maxdepth 1 -name '*.deb' -print -quit)
     [ -n "$file" ] || die "apt-get download $package=$version left no .deb"
     got=$(sha256sum < "$file" | cut -d' ' -f1)
     if [ "$got" != "$sha" ]; then
@@ -89,7 +89,7 @@ stage() {
     [ -n "$deb" ] || die "package $package $version is not in $download_dir (run the download step)"
     [ "$(dpkg-deb -f "$deb" Package)" = "$package" ] && [ "$(dpkg-deb -f "$deb" Version)" = "$version" ] ||
       die "$deb is not $package $version"
-    depends=$(dpkg-deb -f "$deb" Depends)
+    depends=$(dpkg-deb -f "$deb" Pre-Depends Depends | sed -n 's/^\(Pre-Depends\|Depends\): //p' | paste -sd, -)
     # The manifest's dependencies must cover the package's own: what is neither bundled nor declared
     # as a system dependency would be missing where our packages are installed.
     while IFS= read -r entry; do
@@ -128,6 +128,12 @@ stage() {
   # Absolute symlinks into /usr would leave the prefix: refuse them.
   stray=$(find "$work/tree" -type l -lname '/*' -printf '%P -> %l\n')
   [ -z "$stray" ] || die "absolute symlinks: $stray"
+  # So would relative ones that climb out of it once usr/lib/<multiarch> became lib.
+  local link target
+  while IFS= read -r -d '' link; do
+    target=$(realpath -m --relative-to="$work/tree" "$(dirname "$link")/$(readlink "$link")")
+    [[ $target != ..* ]] || die "symlink ${link#"$work/tree/"} -> $(readlink "$link") leaves the prefix"
+  done < <(find "$work/tree" -type l -print0)
   # RUNPATH of every dynamic ELF file: the prefix's lib/, relative to the file ($ORIGIN), so the
   # relocated libraries load each other (not the system's copies) wherever the prefix is.
   local f rel

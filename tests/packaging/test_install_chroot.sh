@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What users do with the packages, in a Debian 12 chroot (debootstrap minbase, cached under the build
-# folder): apt-get install hipstack from a local file repository, run hipstack-smi from /opt/hipstack,
+# folder: tests/lib/debian_chroot.sh): apt-get install hipstack from a local file repository, run
+# hipstack-smi from /opt/hipstack,
 # upgrade to the next release (its versioned packages install beside the first's), switch /opt/hipstack
 # between the two, purge, and find nothing of ours left. Then the rpms: install, co-install and erase
 # in an rpm --root. docs/install.md.
@@ -20,36 +21,24 @@ v1=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 v2=$(basename "$(ls "$next"/hipstack-smi-lib*_amd64.deb)" | sed -n 's/^hipstack-smi-lib\([0-9.]*\)_.*/\1/p')
 echo "releases: $v1 and $v2"
 
-cache=$build/packaging-tests/chroot-cache
-base=$cache/bookworm-minbase.tar
-mkdir -p "$cache"
-if [ ! -f "$base" ]; then  # debootstrap once (~30 s), then reuse the tarball
-  rm -rf "$cache/root"
-  debootstrap --variant=minbase bookworm "$cache/root" http://deb.debian.org/debian >"$cache/debootstrap.log" 2>&1 ||
-    { tail -20 "$cache/debootstrap.log"; exit 1; }
-  tar -C "$cache/root" -cf "$base.tmp" . && mv "$base.tmp" "$base" && rm -rf "$cache/root"
-fi
+# shellcheck source=../lib/debian_chroot.sh
+source "$here/../lib/debian_chroot.sh"
+base=$(debian_chroot_base "$build/cache") || exit 1
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/hipstack-chroot.XXXXXX")
 root=$work/root
 cleanup() {
-  umount "$root/proc" 2>/dev/null || true
-  umount "$work/rpmroot/proc" 2>/dev/null || true
+  debian_chroot_umount "$root"
+  debian_chroot_umount "$work/rpmroot"
   rm -rf "$work"
 }
 trap cleanup EXIT
-mkdir "$root" && tar -C "$root" -xf "$base"
-mount -t proc proc "$root/proc"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
-# The host's Debian sources (bookworm, -updates, -security): our shlibdeps versions come from there.
-if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-  rm -f "$root/etc/apt/sources.list" && cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"
-fi
+debian_chroot_unpack "$base" "$root" debian
 pkgs1=$("$here/make_packages.sh" "$build" "$work/release1")
 mkdir -p "$root/srv/repo" "$root/srv/capture"
 cp -r "$capture"/. "$root/srv/capture/"
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c "$1"; }
-# A local file repository ([trusted=yes]: signed repositories are the next step, docs/packaging.md).
+# A local file repository ([trusted=yes]; the signed one is tested by tests/superbuild/test_release.sh).
 publish() {
   cp "$@" "$root/srv/repo/"
   (cd "$root/srv/repo" && dpkg-scanpackages --multiversion . /dev/null 2>/dev/null > Packages)
@@ -110,7 +99,7 @@ left=$(in_root "find / -xdev \( -path /srv -o -path /proc \) -prune -o \( -name 
 [ -z "$left" ] || fail "left after purge: $left"
 
 echo "== rpm: install $v1, co-install $v2, erase (rpm --root, --nodeps: no rpm-based system here)"
-umount "$root/proc"
+debian_chroot_umount "$root"
 rr=$work/rpmroot
 mkdir "$rr" && tar -C "$rr" -xf "$base"
 rpmi() { rpm --root "$rr" --force-debian --nodeps "$@"; }

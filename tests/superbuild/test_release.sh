@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# The superbuild's release as users meet it (docs/superbuild.md, docs/install.md), from what
+# `superbuild/build.sh OUTDIR` left:
+#   - every package of the manifest (the in-tree ones, the relocated AMD ones, the metapackages) as .deb
+#     and .rpm; lintian and rpmlint report no errors on any of them;
+#   - the signed repositories verify (InRelease, Release.gpg, repomd.xml.asc, each rpm's signature);
+#   - in a Debian 12 chroot: the apt repository added as users do (file://, Signed-By), `apt-get install
+#     hipstack`; hipstack-smi, hipstack-info and hipstack-smid from /opt/hipstack; a HIP program
+#     compiled for gfx90a with the installed hipcc holds gfx90a code and loads the installed runtime;
+#     rocminfo from the prefix gives its "no GPU" answer; a tampered repository is refused with apt's
+#     error; purge leaves no file of ours;
+#   - rpm: every rpm installs into an rpm --root and erases without leaving a file.
+#   test_release.sh OUTDIR CAPTURE_SYS_DIR CACHE_DIR
+# Exit 0 pass, 1 fail, 77 skip (not root, a tool missing, no network for debootstrap).
+set -euo pipefail
+[ $# -eq 3 ] || { echo "usage: test_release.sh OUTDIR CAPTURE_SYS_DIR CACHE_DIR" >&2; exit 2; }
+out=$(realpath "$1") capture=$(realpath "$2") cache=$3
+here=$(dirname "$(realpath "$0")")
+# shellcheck source=../lib/debian_chroot.sh
+source "$here/../lib/debian_chroot.sh"
+skip() { echo "SKIP: $1"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root (debootstrap, chroot, mount)"
+for tool in debootstrap lintian rpmlint rpm gpg gpgv python3 flock; do
+  command -v "$tool" >/dev/null || skip "$tool is not installed"
+done
+manifest=$out/stage/manifest.json
+[ -f "$manifest" ] && [ -f "$out/packages/.done" ] || { echo "FAIL: $out holds no finished superbuild (run superbuild/build.sh $out)"; exit 1; }
+read -r v prefix < <(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["version"], m["prefix"])' "$manifest")
+pkgs=$out/packages
+
+failures=0
+pass() { echo "ok   - $1"; }
+fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
+check() {  # check DESCRIPTION COMMAND...: pass when COMMAND succeeds
+  local what=$1; shift
+  if "$@" > /dev/null 2>&1; then pass "$what"; else fail "$what"; fi
+}
+work=$(mktemp -d "${TMPDIR:-/tmp}/hipstack-release-test.XXXXXX")
+root=$work/root
+cleanup() {
+  debian_chroot_umount "$root"
+  rm -rf "$work"
+  echo "# $failures failure(s)"
+}
+trap cleanup EXIT
+
+echo "== the packages of release $v"
+# Every package the manifest names (components' package rules and metapackages), in both formats.
+mapfile -t names < <(python3 - "$manifest" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+names = {p["package"] for c in m["components"].values() for p in c["packages"]} | set(m.get("metapackages", {}))
+print("\n".join(sorted(names)))
+EOF
+)
+missing=()
+for p in "${names[@]}"; do
+  compgen -G "$pkgs/${p}_$v-1_*.deb" >/dev/null || missing+=("$p.deb")
+  compgen -G "$pkgs/$p-$v-1.*.rpm" >/dev/null || missing+=("$p.rpm")
+done
+[ ${#missing[@]} -eq 0 ] && pass "all ${#names[@]} packages of the manifest, .deb and .rpm" || fail "missing: ${missing[*]}"
+for p in hipstack hipstack-runtime hipstack-dev "hipstack-amd-runtime$v" "hipstack-amd-compiler$v"; do
+  [[ " ${names[*]} " == *" $p "* ]] || fail "the manifest makes no package $p"
+done
+
+lintian --tag-display-limit 0 "$pkgs"/*.deb > "$work/lintian.out" 2>&1 || true
+if grep '^E: ' "$work/lintian.out" > "$work/lintian.errors"; then
+  fail "lintian: $(wc -l < "$work/lintian.errors") error(s):"; cat "$work/lintian.errors"
+else
+  pass "lintian: no errors ($(grep -c '^W: ' "$work/lintian.out" || true) warnings, each justified in docs/packaging.md)"
+fi
+mapfile -t rpms < <(ls "$pkgs"/*.rpm)
+rpmlint -r "$here/../../superbuild/packaging/rpmlintrc" "${rpms[@]}" > "$work/rpmlint.out" 2>&1 || true
+summary=$(grep -E '[0-9]+ errors, [0-9]+ warnings' "$work/rpmlint.out" || true)
+if grep -E ' 0 errors, ' <<<"$summary" >/dev/null; then pass "rpmlint:$summary"
+else fail "rpmlint: ${summary:-no summary}"; grep ' E: ' "$work/rpmlint.out" || tail -20 "$work/rpmlint.out"; fi
+
+echo "== the signed repositories"
+apt_repo=$out/repo/apt dnf_repo=$out/repo/dnf
+check "apt: InRelease verifies with the published key" gpgv --keyring "$apt_repo/hipstack.gpg" "$apt_repo/dists/stable/InRelease"
+check "apt: Release.gpg verifies" gpgv --keyring "$apt_repo/hipstack.gpg" "$apt_repo/dists/stable/Release.gpg" "$apt_repo/dists/stable/Release"
+check "dnf: repomd.xml.asc verifies" gpgv --keyring "$apt_repo/hipstack.gpg" "$dnf_repo/repodata/repomd.xml.asc" "$dnf_repo/repodata/repomd.xml"
+mkdir -p "$work/rpmdb"
+rpm --dbpath "$work/rpmdb" --initdb
+rpm --dbpath "$work/rpmdb" --import "$dnf_repo/hipstack.asc"
+mapfile -t repo_rpms < <(find "$dnf_repo" -name '*.rpm' | sort)
+unsigned=$(rpm --dbpath "$work/rpmdb" -K "${repo_rpms[@]}" 2>&1 | grep -v ': digests signatures OK$' || true)
+[ ${#repo_rpms[@]} -gt 0 ] && [ -z "$unsigned" ] && pass "dnf: all ${#repo_rpms[@]} rpms carry a good signature" ||
+  fail "dnf: rpm signatures: ${unsigned:-no rpm in the repository}"
+
+echo "== apt-get install hipstack in a Debian 12 chroot"
+base=$(debian_chroot_base "$cache") || skip "debootstrap failed (no network to deb.debian.org?)"
+debian_chroot_unpack "$base" "$root" debian
+mkdir -p "$root/srv/hipstack-apt" "$root/srv/capture" "$root/srv/tampered"
+mount --bind -o ro "$apt_repo" "$root/srv/hipstack-apt"
+cp -r "$capture"/. "$root/srv/capture/"
+cp "$here/saxpy.hip" "$root/srv/saxpy.hip"
+in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root DEBIAN_FRONTEND=noninteractive sh -c "$1"; }
+in_root "apt-get update -qq && apt-get install -y -qq ca-certificates >/dev/null"  # what a minimal system has
+before=$(in_root "find / -xdev \( -path /proc -o -path /srv -o -path /tmp -o -path /var/log -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg \) -prune -o -print" | sort)
+mkdir -p "$root/etc/apt/keyrings"
+cp "$apt_repo/hipstack.gpg" "$root/etc/apt/keyrings/hipstack.gpg"
+cat > "$root/etc/apt/sources.list.d/hipstack.sources" <<EOF
+Types: deb
+URIs: file:///srv/hipstack-apt
+Suites: stable
+Components: main
+Signed-By: /etc/apt/keyrings/hipstack.gpg
+EOF
+rc=0; in_root "apt-get update" > "$work/update.out" 2>&1 || rc=$?
+[ $rc = 0 ] && ! grep '^\(W\|E\|Err\):' "$work/update.out" >/dev/null && pass "apt-get update: our repository verified, no warning" ||
+  { fail "apt-get update (rc=$rc)"; cat "$work/update.out"; }
+start=$(date +%s)
+rc=0; in_root "apt-get install -y -q hipstack" > "$work/install.out" 2>&1 || rc=$?
+[ $rc = 0 ] && pass "apt-get install hipstack ($(( $(date +%s) - start )) s)" || { fail "apt-get install hipstack (rc=$rc)"; tail -30 "$work/install.out"; }
+for p in "hipstack-smi-cli$v" "hipstack-monitor$v" "hipstack-validation$v" "hipstack-amd-runtime$v" "hipstack-amd-compiler$v" \
+         "hipstack-amd-libs$v" "hipstack-smi-dev$v" "hipstack-amd-runtime-dev$v" "hipstack-hip-portability$v"; do
+  [ "$(in_root "dpkg-query -W -f='\${Status}' $p" 2>/dev/null)" = "install ok installed" ] && pass "installed: $p" || fail "not installed: $p"
+done
+[ "$(in_root "readlink -f /opt/hipstack")" = "$prefix" ] && pass "/opt/hipstack is $prefix" || fail "/opt/hipstack: $(in_root "readlink -f /opt/hipstack")"
+got=$(in_root "/opt/hipstack/bin/hipstack-smi version" 2>&1 || true)
+grep -F "$v" <<<"$got" >/dev/null && pass "hipstack-smi version: $v" || fail "hipstack-smi version: $got"
+got=$(in_root "/opt/hipstack/bin/hipstack-smi list --sysfs-root /srv/capture" 2>&1 || true)
+[ "$(grep -c 'AMD Instinct MI300X' <<<"$got")" = 8 ] && pass "hipstack-smi list --sysfs-root: the capture's 8 GPUs" || fail "hipstack-smi list: $got"
+got=$(in_root "/opt/hipstack/bin/hipstack-info --no-checks --sysfs-root /srv/capture" 2>&1 || true)
+[ "$(grep -c 'gfx942' <<<"$got")" -ge 8 ] && pass "hipstack-info --sysfs-root: gfx942 agents" || fail "hipstack-info on the capture: $(head -20 <<<"$got")"
+rc=0; got=$(in_root "/opt/hipstack/bin/hipstack-info" 2>&1) || rc=$?
+[ $rc = 1 ] && grep "NOT usable" <<<"$got" >/dev/null && pass "hipstack-info without a GPU: exit 1, not usable, with advice" ||
+  fail "hipstack-info without a GPU: rc=$rc $(tail -5 <<<"$got")"
+got=$(in_root "/opt/hipstack/sbin/hipstack-smid --once --grpc-listen off --sysfs-root /srv/capture" 2>&1 || true)
+grep "^hipstack_smid_build_info{version=\"$v\"" <<<"$got" >/dev/null && pass "hipstack-smid --once: build_info $v" || fail "hipstack-smid --once: $(tail -3 <<<"$got")"
+
+echo "== a HIP program for gfx90a with the installed packages"
+rc=0; in_root "/opt/hipstack/bin/hipcc --offload-arch=gfx90a -O2 /srv/saxpy.hip -o /srv/saxpy" > "$work/hipcc.out" 2>&1 || rc=$?
+[ $rc = 0 ] && pass "/opt/hipstack/bin/hipcc --offload-arch=gfx90a" || { fail "hipcc (rc=$rc)"; cat "$work/hipcc.out"; }
+got=$(in_root "/opt/hipstack/bin/roc-obj-ls /srv/saxpy" 2>&1 || true)
+grep "amdgcn-amd-amdhsa--gfx90a" <<<"$got" >/dev/null && pass "the program holds gfx90a code" || fail "roc-obj-ls: $got"
+got=$(in_root "ldd /srv/saxpy" 2>&1 || true)
+grep -E "libamdhip64.so.5 => $prefix/lib/libamdhip64.so.5" <<<"$got" >/dev/null && pass "it loads $prefix/lib/libamdhip64.so.5" ||
+  fail "ldd: $got"
+rc=0; got=$(in_root "/srv/saxpy" 2>&1) || rc=$?
+[ $rc = 77 ] && pass "it runs and says: $got (exit 77)" || fail "saxpy without a GPU: rc=$rc $got"
+rc=0; got=$(in_root "/opt/hipstack/bin/rocminfo" 2>&1) || rc=$?
+[ $rc = 1 ] && grep "ROCk module is NOT loaded, possibly no GPU devices" <<<"$got" >/dev/null &&
+  pass "rocminfo from the prefix: exit 1, \"ROCk module is NOT loaded\"" || fail "rocminfo: rc=$rc $got"
+
+echo "== a tampered repository is refused"
+cp -a "$apt_repo"/. "$root/srv/tampered/"
+sed -i '0,/^ [0-9a-f]\{64\} /s/^ \([0-9a-f]\)/ x\1/' "$root/srv/tampered/dists/stable/InRelease"
+sed 's|file:///srv/hipstack-apt|file:///srv/tampered|' "$root/etc/apt/sources.list.d/hipstack.sources" > "$root/etc/apt/sources.list.d/tampered.sources"
+rc=0; in_root "apt-get update" > "$work/tampered.out" 2>&1 || rc=$?
+grep -E "The following signatures were invalid|BADSIG" "$work/tampered.out" >/dev/null && grep -E "^(E|W): .*tampered" "$work/tampered.out" >/dev/null &&
+  pass "apt refuses it: $(grep -m1 -E '^(E|W): ' "$work/tampered.out")" || { fail "tampered repository (rc=$rc)"; cat "$work/tampered.out"; }
+rm "$root/etc/apt/sources.list.d/tampered.sources"
+
+echo "== purge"
+in_root "dpkg-query -W -f='\${Package}\n' 'hipstack*'" > "$work/ours"
+files_of_ours=$(while read -r p; do in_root "dpkg -L $p"; done < "$work/ours" | sort -u)
+in_root "apt-get purge -y -q --autoremove $(tr '\n' ' ' < "$work/ours")" > "$work/purge.out" 2>&1 ||
+  { fail "apt-get purge"; tail -20 "$work/purge.out"; }
+left=$(in_root "dpkg-query -W -f='\${db:Status-Abbrev} \${Package}\n' 'hipstack*'" 2>/dev/null | grep -v '^un ' || true)
+[ -z "$left" ] && pass "no package of ours left" || fail "left installed: $left"
+left=$(while IFS= read -r f; do [ -z "$f" ] || [ -d "$root$f" ] || { [ -e "$root$f" ] || [ -L "$root$f" ]; } && echo "$f"; done <<<"$files_of_ours" || true)
+[ -z "$left" ] && pass "no file of ours left ($(wc -l <<<"$files_of_ours") paths checked)" || fail "left after purge: $(head -5 <<<"$left")"
+rm "$root/etc/apt/sources.list.d/hipstack.sources" "$root/etc/apt/keyrings/hipstack.gpg"
+after=$(in_root "find / -xdev \( -path /proc -o -path /srv -o -path /tmp -o -path /var/log -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg \) -prune -o -print" | sort)
+extra=$(comm -13 <(echo "$before") <(echo "$after"))
+[ -z "$extra" ] && pass "the chroot holds the same paths as before the install" || fail "new paths after purge: $(head -10 <<<"$extra")"
+
+echo "== rpm --root: install every rpm, erase"
+rr=$work/rpmroot
+mkdir -p "$rr" && tar -C "$rr" -xf "$base"
+rpm --root "$rr" --initdb
+mapfile -t installable < <(ls "$pkgs"/*.rpm | grep -v -e '-debuginfo-')
+rc=0; rpm --root "$rr" --force-debian --nodeps -i "${installable[@]}" > "$work/rpm.out" 2>&1 || rc=$?
+[ $rc = 0 ] && pass "rpm -i: ${#installable[@]} packages" || { fail "rpm -i (rc=$rc)"; tail -20 "$work/rpm.out"; }
+[ -x "$rr$prefix/bin/hipcc" ] && [ -x "$rr$prefix/bin/hipstack-smi" ] && [ "$(readlink "$rr/etc/alternatives/hipstack")" = "$prefix" ] &&
+  pass "rpm: the prefix is whole and /opt/hipstack points at it" || fail "rpm: $prefix incomplete or /opt/hipstack not switched"
+mapfile -t installed < <(rpm --root "$rr" -qa 'hipstack*')
+rc=0; rpm --root "$rr" --force-debian --nodeps -e "${installed[@]}" > "$work/rpm-e.out" 2>&1 || rc=$?
+left=$(cd "$rr" && find . -xdev \( -path ./opt/hipstack\* -o -path ./etc/hipstack -o -path './usr/share/doc/hipstack*' -o -name '*hipstack*.service' \) -print)
+[ $rc = 0 ] && [ -z "$(rpm --root "$rr" -qa 'hipstack*')" ] && [ -z "$left" ] && pass "rpm -e: nothing of ours left" ||
+  fail "rpm -e (rc=$rc): left: $left $(tail -5 "$work/rpm-e.out")"
+
+[ $failures -eq 0 ] && echo "PASS: release $v from $out"
+[ $failures -eq 0 ]
