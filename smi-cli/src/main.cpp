@@ -90,6 +90,7 @@ int run(int argc, char** argv) {
   CLI::App app{"hipstack-smi: GPU identity, telemetry and topology for AMD and NVIDIA GPUs"};
   app.fallthrough();
   app.require_subcommand(1);
+  app.set_version_flag("--version", "hipstack-smi " + std::string(smi::library_version()), "Print the version and exit");
   smi::OpenOptions open;
   CommonOptions common;
   std::vector<std::string> gpus;
@@ -176,6 +177,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);

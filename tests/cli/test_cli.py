@@ -48,6 +48,10 @@ class ExitCodes(unittest.TestCase):
     def test_version_and_help(self):
         self.assertIn("hipstack-smi", run("version").stdout)
         self.assertIn("metric", run("--help").stdout)
+        # --version: the same version as the subcommand's first line, and no subcommand needed.
+        flag = run("--version").stdout.strip()
+        self.assertRegex(flag, r"^hipstack-smi \d+\.\d+\.\d+$")
+        self.assertEqual(flag, run("version").stdout.splitlines()[0].strip())
 
 
 class JsonSchema(unittest.TestCase):
