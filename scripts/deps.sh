@@ -5,7 +5,7 @@ set -euo pipefail
 build_packages=(build-essential cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev
                 libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
 test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev rocm-smi librocm-smi64-1 util-linux prometheus systemd
-               python3-grpcio python3-grpc-tools python3-protobuf python3-h2 dbus dbus-daemon openssl
+               python3-grpcio python3-grpc-tools python3-protobuf python3-h2 python3-yaml dbus dbus-daemon openssl
                fuse3 libfuse3-dev
                lintian rpmlint rpm debootstrap)
 # validation/ for AMD GPUs: Debian's HIP 5.2.3. hipcc is a driver script over clang-15; its Depends bring

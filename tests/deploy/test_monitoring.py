@@ -1,0 +1,725 @@
+#!/usr/bin/env python3
+"""The Prometheus rules and the Grafana dashboard against what hipstack-smid really exports.
+
+Usage: test_monitoring.py --smid HIPSTACK_SMID --captures CAPTURES_DIR
+                          --fake-nvml LIBNVIDIA_ML --nvml-scripts SCRIPTS_DIR
+
+1. promtool check rules and promtool test rules (containers/prometheus/);
+2. the rules' own shape: severities, summary and description naming the GPU and node, and every
+   alert with a firing and a quiet case in the unit tests, every recording rule's value tested;
+3. the dashboard's structure (containers/grafana/hipstack-dashboard.json): valid JSON, unique
+   panel ids, every panel and query on the ${datasource} variable, the three rows, the variables,
+   no overlapping panels, row panels filtered by their variables;
+4. hipstack-smid started on every bundled capture and on each script of the fake NVML (the
+   NVIDIA backend's names: the values are scripted, the names are the daemon's), /metrics scraped and checked with promtool check metrics; the union of the
+   metric names is what the daemon exports;
+5. every metric name in the rules' expressions (and annotation queries) and in the dashboard's
+   queries (targets and templating) is exported, produced by a recording rule of the rules file,
+   or Prometheus's own `up`; unknown names are reported with their rule or panel;
+6. with /usr/bin/prometheus: a real server loads the rules and scrapes the daemon on the
+   constructed faults capture; the expected alerts (and only they) go pending or firing, and every
+   dashboard query runs without an error.
+A self-test first proves the extractor and the checks find planted mistakes.
+
+Exit: 0 pass, 1 fail, 77 skip (no promtool, or no python3-yaml).
+"""
+import argparse
+import copy
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+RULES = os.path.join(ROOT, "containers", "prometheus", "hipstack-rules.yaml")
+RULES_TEST = os.path.join(ROOT, "containers", "prometheus", "hipstack-rules.test.yaml")
+DASHBOARD = os.path.join(ROOT, "containers", "grafana", "hipstack-dashboard.json")
+# Series Prometheus makes itself for every target; the rules and the dashboard may use them.
+PROMETHEUS_OWN = {"up"}
+ROWS = ("Fleet overview", "Per node", "Per GPU")
+SEVERITIES = {"critical", "warning", "info"}
+
+# ---------------------------------------------------------------------------------------------
+# PromQL metric-name extraction
+
+KEYWORDS = {"and", "or", "unless", "atan2", "bool", "offset", "by", "without", "on", "ignoring",
+            "group_left", "group_right", "inf", "nan"}
+LABEL_LIST = {"by", "without", "on", "ignoring", "group_left", "group_right"}
+AGGREGATIONS = {"sum", "min", "max", "avg", "group", "stddev", "stdvar", "count", "count_values",
+                "bottomk", "topk", "quantile", "limitk", "limit_ratio"}
+IDENT = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?(?:[a-zA-Z]+\d*)*")
+GRAFANA_VAR = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\[\[[^\]]*\]\]")
+
+
+class PromQLError(ValueError):
+    pass
+
+
+def _skip_string(s, i):
+    quote = s[i]
+    i += 1
+    while i < len(s):
+        if s[i] == "\\" and quote != "`":
+            i += 2
+            continue
+        if s[i] == quote:
+            return i + 1
+        i += 1
+    raise PromQLError(f"unterminated string at {i}")
+
+
+def _matching(s, i, open_char, close_char):
+    """Index just after the bracket closing the one at s[i], strings skipped."""
+    depth = 0
+    while i < len(s):
+        c = s[i]
+        if c in "\"'`":
+            i = _skip_string(s, i)
+            continue
+        if c == open_char:
+            depth += 1
+        elif c == close_char:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise PromQLError(f"unbalanced {open_char!r}")
+
+
+def _split_args(inner):
+    """Top-level comma-separated arguments of a call's inside."""
+    args, depth, start, i = [], 0, 0, 0
+    while i < len(inner):
+        c = inner[i]
+        if c in "\"'`":
+            i = _skip_string(inner, i)
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            args.append(inner[start:i])
+            start = i + 1
+        i += 1
+    args.append(inner[start:])
+    return [a for a in (x.strip() for x in args) if a]
+
+
+def _next_nonspace(s, i):
+    while i < len(s) and s[i].isspace():
+        i += 1
+    return i
+
+
+def metric_names(expr):
+    """Metric names a PromQL expression (or a Grafana template query) selects."""
+    s = GRAFANA_VAR.sub(lambda m: "1m" if m.group(0).startswith("$__") else "x", expr)
+    names = set()
+    i = depth = 0
+    while i < len(s):
+        c = s[i]
+        if c.isspace():
+            i += 1
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+            if depth < 0:
+                raise PromQLError(f"unbalanced ')' at {i}")
+            i += 1
+        elif c == "#":  # comment to the end of the line
+            while i < len(s) and s[i] != "\n":
+                i += 1
+        elif c in "\"'`":
+            i = _skip_string(s, i)
+        elif c == "{":  # label matchers; a name may hide in __name__="..."
+            end = _matching(s, i, "{", "}")
+            body = s[i + 1:end - 1]
+            for op, name in re.findall(r'__name__\s*(=~|!~|!=|=)\s*"([^"]*)"', body):
+                if op != "=":
+                    raise PromQLError(f"__name__{op}\"{name}\" cannot be checked")
+                names.add(name)
+            i = end
+        elif c == "[":  # range or subquery: durations only
+            i = _matching(s, i, "[", "]")
+        elif c.isdigit() or (c == "." and i + 1 < len(s) and s[i + 1].isdigit()):
+            i = NUMBER.match(s, i).end()
+        elif IDENT.match(s, i):
+            word = IDENT.match(s, i).group(0)
+            i += len(word)
+            lower = word.lower()
+            j = _next_nonspace(s, i)
+            nxt = s[j] if j < len(s) else ""
+            if lower in LABEL_LIST:
+                if nxt == "(":
+                    i = _matching(s, j, "(", ")")  # label names, not metrics
+            elif lower == "offset":
+                j = _next_nonspace(s, i)
+                if j < len(s) and s[j] == "-":
+                    j += 1
+                m = NUMBER.match(s, j)
+                i = m.end() if m else i
+            elif lower in KEYWORDS:
+                pass
+            elif nxt == "(" and word == "label_values":  # Grafana: label_values([metric,] label)
+                end = _matching(s, j, "(", ")")
+                args = _split_args(s[j + 1:end - 1])
+                if len(args) == 2:
+                    names |= metric_names(args[0])
+                i = end
+            elif nxt == "(":
+                pass  # a function or an aggregation; its arguments are read next
+            elif lower in AGGREGATIONS and IDENT.match(s, j) and IDENT.match(s, j).group(0).lower() in ("by", "without"):
+                pass  # sum by (...) (...)
+            else:
+                names.add(word)
+        else:
+            i += 1
+    if depth:
+        raise PromQLError("unbalanced '('")
+    return names
+
+
+def annotation_queries(text):
+    """PromQL inside `printf "..." ... | query` of an alert template (%q and %s as placeholders)."""
+    out = []
+    for m in re.finditer(r'printf\s+"((?:[^"\\]|\\.)*)"[^}]*?\|\s*query', text):
+        fmt = m.group(1).replace('\\"', '"')
+        out.append(re.sub(r"%[qsdv]", '"x"', fmt))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules and the dashboard
+
+def load_yaml(path):
+    import yaml
+    with open(path, encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def rules_of(doc):
+    for group in doc.get("groups", []):
+        for rule in group.get("rules", []):
+            yield group["name"], rule
+
+
+def recorded_names(doc):
+    return {r["record"] for _, r in rules_of(doc) if "record" in r}
+
+
+def rule_queries(doc):
+    """(where, query) for every expression of the rules file."""
+    for group, rule in rules_of(doc):
+        where = f"rule {rule.get('alert') or rule.get('record')} (group {group})"
+        yield where, rule["expr"]
+        for key, text in (rule.get("annotations") or {}).items():
+            for q in annotation_queries(text):
+                yield f"{where}, annotation {key}", q
+
+
+def all_panels(dashboard):
+    for p in dashboard.get("panels", []):
+        yield p
+        for inner in p.get("panels", []) or []:  # a collapsed row keeps its panels inside
+            yield inner
+
+
+def dashboard_queries(dashboard):
+    for p in all_panels(dashboard):
+        for t in p.get("targets", []) or []:
+            for key in ("expr", "query"):
+                if isinstance(t.get(key), str) and t[key].strip():
+                    yield f"panel '{p.get('title')}' (id {p.get('id')}) target {t.get('refId')}", t[key]
+    for v in dashboard.get("templating", {}).get("list", []):
+        if v.get("type") != "query":
+            continue
+        q = v.get("query")
+        q = q.get("query") if isinstance(q, dict) else q
+        for text in {q, v.get("definition")} - {None, ""}:
+            yield f"variable '{v.get('name')}'", text
+
+
+def unknown_metrics(queries, known):
+    problems = []
+    for where, q in queries:
+        try:
+            names = metric_names(q)
+        except PromQLError as e:
+            problems.append(f"{where}: cannot read {q!r}: {e}")
+            continue
+        if not names and "vector(" not in q and "absent(" not in q:
+            problems.append(f"{where}: no metric name found in {q!r}")
+        for name in sorted(names - known):
+            problems.append(f"{where}: metric {name} is neither exported by hipstack-smid nor recorded by the rules ({q!r})")
+    return problems
+
+
+def check_dashboard(d):
+    """Structure problems of the dashboard (a list of strings, empty when fine)."""
+    errors = []
+    if not isinstance(d.get("schemaVersion"), int) or not 36 <= d["schemaVersion"] <= 39:
+        errors.append(f"schemaVersion {d.get('schemaVersion')!r} is not 36..39")
+    variables = {v.get("name"): v for v in d.get("templating", {}).get("list", [])}
+    ds = variables.get("datasource")
+    if not ds or ds.get("type") != "datasource" or ds.get("query") != "prometheus":
+        errors.append("no template variable 'datasource' of type datasource querying prometheus")
+    for name, label in (("node", "host"), ("gpu", "gpu")):
+        v = variables.get(name)
+        q = v.get("query") if v else None
+        q = q.get("query") if isinstance(q, dict) else q
+        if not v or v.get("type") != "query" or not re.fullmatch(rf"label_values\(.+,\s*{label}\)", q or ""):
+            errors.append(f"variable '{name}' is not label_values(..., {label})")
+        elif not _on_variable(v.get("datasource")):
+            errors.append(f"variable '{name}' does not use the datasource variable")
+    ids, rows, boxes = {}, [], []
+    current_row = None
+    for p in all_panels(d):
+        title = f"panel '{p.get('title')}' (id {p.get('id')})"
+        if p.get("id") in ids:
+            errors.append(f"{title}: id {p.get('id')} also used by panel '{ids[p['id']]}'")
+        ids[p.get("id")] = p.get("title")
+        if not _on_variable(p.get("datasource")):
+            errors.append(f"{title}: datasource {p.get('datasource')!r} is not the ${{datasource}} variable")
+        g = p.get("gridPos") or {}
+        if not all(isinstance(g.get(k), int) for k in "hwxy") or g["x"] < 0 or g["x"] + g["w"] > 24:
+            errors.append(f"{title}: bad gridPos {g}")
+        else:
+            for other, og in boxes:
+                if g["x"] < og["x"] + og["w"] and og["x"] < g["x"] + g["w"] and g["y"] < og["y"] + og["h"] and og["y"] < g["y"] + g["h"]:
+                    errors.append(f"{title} overlaps {other}")
+            boxes.append((title, g))
+        if p.get("type") == "row":
+            rows.append(p.get("title", ""))
+            current_row = p.get("title", "")
+            continue
+        targets = p.get("targets") or []
+        if not targets or not all((t.get("expr") or "").strip() for t in targets):
+            errors.append(f"{title}: no query, or an empty one")
+        for t in targets:
+            if not _on_variable(t.get("datasource")):
+                errors.append(f"{title} target {t.get('refId')}: datasource is not the ${{datasource}} variable")
+            expr = t.get("expr") or ""
+            if current_row and current_row.startswith("Per node") and "$node" not in expr:
+                errors.append(f"{title} target {t.get('refId')}: a per-node panel not filtered by $node")
+            if current_row and current_row.startswith("Per GPU") and not ("$node" in expr and "$gpu" in expr):
+                errors.append(f"{title} target {t.get('refId')}: a per-GPU panel not filtered by $node and $gpu")
+    found = [next((r for r in rows if r.startswith(want)), None) for want in ROWS]
+    for want, row in zip(ROWS, found):
+        if row is None:
+            errors.append(f"no row '{want}' (rows: {rows})")
+    if None not in found and [rows.index(r) for r in found] != sorted(rows.index(r) for r in found):
+        errors.append(f"rows out of order: {rows}")
+    return errors
+
+
+def _on_variable(ds):
+    return isinstance(ds, dict) and ds.get("uid") in ("${datasource}", "$datasource") or ds in ("${datasource}", "$datasource")
+
+
+def check_rules_shape(doc, tests):
+    """Alerts need a severity, a summary and a description naming the GPU and node; each alert a
+    firing and a quiet unit-test case; each recording rule a tested value."""
+    errors = []
+    fired, quiet, tested = set(), set(), set()
+    for t in tests.get("tests", []):
+        for a in t.get("alert_rule_test", []) or []:
+            (fired if a.get("exp_alerts") else quiet).add(a["alertname"])
+        for e in t.get("promql_expr_test", []) or []:
+            tested |= metric_names(e["expr"])
+    for group, rule in rules_of(doc):
+        if "record" in rule:
+            if ":" not in rule["record"]:
+                errors.append(f"recording rule {rule['record']}: not named level:metric:operation")
+            if rule["record"] not in tested:
+                errors.append(f"recording rule {rule['record']}: no promql_expr_test checks its value")
+            continue
+        name = rule["alert"]
+        labels, notes = rule.get("labels") or {}, rule.get("annotations") or {}
+        if labels.get("severity") not in SEVERITIES:
+            errors.append(f"alert {name}: severity {labels.get('severity')!r} is not one of {sorted(SEVERITIES)}")
+        if "for" not in rule:
+            errors.append(f"alert {name}: no for: duration")
+        if not notes.get("summary") or not notes.get("description"):
+            errors.append(f"alert {name}: needs summary and description annotations")
+        if rule["expr"].lstrip().startswith("absent("):
+            needed = ()  # no target, so no instance to name: the job is in the expression
+        elif "exporter" in group:
+            needed = ("$labels.instance",)
+        else:
+            needed = ("$labels.host", "$labels.gpu", "$labels.uuid", "$labels.bdf")
+        for label in needed:
+            if label not in notes.get("description", ""):
+                errors.append(f"alert {name}: description does not name {label}")
+        if name not in fired:
+            errors.append(f"alert {name}: no unit test where it fires")
+        if name not in quiet:
+            errors.append(f"alert {name}: no unit test where it stays quiet")
+    return errors
+
+
+# ---------------------------------------------------------------------------------------------
+# The daemon
+
+class Daemon:
+    def __init__(self, smid, sysfs_root, work, env=None):
+        self.config = os.path.join(work, "smid.conf")
+        with open(self.config, "w") as f:
+            f.write("http_listen = 127.0.0.1:0\ngrpc_listen = off\ndbus = off\n")
+        self.err_path = os.path.join(work, "smid.err")
+        self.err = open(self.err_path, "w")
+        self.proc = subprocess.Popen([smid, "--config", self.config, "--sysfs-root", sysfs_root],
+                                     stdout=subprocess.DEVNULL, stderr=self.err, env=env)
+        self.port = None
+        deadline = time.time() + 15
+        while time.time() < deadline and self.port is None:
+            m = re.search(r"listening on .* \(port (\d+)\)", self.stderr())
+            if m:
+                self.port = int(m.group(1))
+            elif self.proc.poll() is not None:
+                break
+            else:
+                time.sleep(0.05)
+        if self.port is None:
+            self.stop()
+            raise RuntimeError(f"hipstack-smid did not start on {sysfs_root}: {self.stderr()}")
+
+    def stderr(self):
+        with open(self.err_path, errors="replace") as f:
+            return f.read()
+
+    def get(self, path, timeout=5):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=timeout) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+    def metrics_when_ready(self):
+        deadline = time.time() + 20
+        while self.get("/readyz")[0] != 200:
+            if time.time() > deadline:
+                raise RuntimeError("hipstack-smid not ready within 20 s")
+            time.sleep(0.1)
+        status, page = self.get("/metrics")
+        if status != 200:
+            raise RuntimeError(f"/metrics answered {status}")
+        return page
+
+    def stop(self):
+        """SIGTERM to our own child by PID; its exit status (0 expected)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.err.close()
+        return self.proc.returncode
+
+
+def exported_names(page):
+    names = set()
+    for line in page.splitlines():
+        if line and not line.startswith("#"):
+            names.add(re.match(r"[A-Za-z_:][A-Za-z0-9_:]*", line).group(0))
+    return names
+
+
+def scrape_everything(args, promtool, work):
+    """{source: (gpu count, names)} for every capture and fake NVML script; problems found."""
+    results, problems = {}, []
+    sources = []
+    for dirpath, dirnames, _ in os.walk(args.captures):
+        if os.path.basename(dirpath) == "sys":  # a capture: CAPTURE/sys (and maybe CAPTURE/proc)
+            dirnames[:] = []
+            sources.append((os.path.relpath(os.path.dirname(dirpath), args.captures), dirpath, None))
+    sources.sort()
+    empty = os.path.join(work, "no-amd", "sys")
+    os.makedirs(empty, exist_ok=True)
+    for script in sorted(os.listdir(args.nvml_scripts)):
+        env = dict(os.environ, HIPSTACK_NVML_LIBRARY=args.fake_nvml,
+                   HIPSTACK_FAKE_NVML_SCRIPT=os.path.join(args.nvml_scripts, script))
+        sources.append((f"fake-nvml/{script}", empty, env))
+    for name, sysfs_root, env in sources:
+        d = None
+        try:
+            d = Daemon(args.smid, sysfs_root, work, env)
+            page = d.metrics_when_ready()
+        except RuntimeError as e:
+            problems.append(f"{name}: {e}")
+            continue
+        finally:
+            rc = d.stop() if d else None
+            if rc not in (0, None):
+                problems.append(f"{name}: hipstack-smid exited {rc} on SIGTERM: {d.stderr()[-500:]}")
+        lint = subprocess.run([promtool, "check", "metrics"], input=page, text=True, capture_output=True)
+        if lint.returncode != 0:
+            problems.append(f"{name}: promtool check metrics: {lint.stdout}{lint.stderr}")
+        gpus = len(re.findall(r"^hipstack_gpu_up\{", page, re.M))
+        results[name] = (gpus, exported_names(page))
+    return results, problems
+
+
+# ---------------------------------------------------------------------------------------------
+# A real Prometheus with the rules, scraping the daemon on the faults capture
+
+FAULTS_EXPECTED = {  # captures/constructed/mi300x-8gpu-faults/README.md: one planted fault per GPU
+    ("HipstackGpuEccUncorrectable", "1", "", "firing"),   # ue 2 in umc
+    ("HipstackGpuBadPagesPending", "3", "", "pending"),   # 2 pending pages
+    ("HipstackGpuPcieLinkDegraded", "5", "width", "pending"),  # x8 of x16
+    ("HipstackGpuPcieLinkDegraded", "5", "speed", "pending"),  # 16 of 32 GT/s, busy
+    ("HipstackGpuHot", "6", "junction", "pending"),       # 98 °C, limit 100 °C
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def prometheus_check(args, prometheus, dashboard, work):
+    faults = os.path.join(args.captures, "constructed", "mi300x-8gpu-faults", "sys")
+    problems = []
+    os.makedirs(os.path.join(work, "e2e"))
+    d = Daemon(args.smid, faults, os.path.join(work, "e2e"))
+    prom = None
+    try:
+        d.metrics_when_ready()
+        config = os.path.join(work, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\n"
+                    f"rule_files: [{json.dumps(RULES)}]\n"
+                    "scrape_configs:\n  - job_name: hipstack-smid\n"
+                    f"    static_configs: [{{targets: ['127.0.0.1:{d.port}']}}]\n")
+        log_path = os.path.join(work, "prometheus.log")
+        url = None
+        for _ in range(3):
+            port = free_port()
+            log = open(log_path, "w")
+            prom = subprocess.Popen([prometheus, f"--config.file={config}", f"--storage.tsdb.path={work}/data",
+                                     f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=log)
+            deadline = time.time() + 20
+            while time.time() < deadline and prom.poll() is None:
+                with open(log_path, errors="replace") as f:
+                    if "Server is ready to receive web requests" in f.read():
+                        url = f"http://127.0.0.1:{port}"
+                        break
+                time.sleep(0.1)
+            log.close()
+            if url:
+                break
+            _stop(prom)
+            prom = None
+        if not url:
+            with open(log_path, errors="replace") as f:
+                return [f"prometheus did not start: {f.read()[-1500:]}"]
+
+        def query(q):
+            try:
+                with urllib.request.urlopen(f"{url}/api/v1/query?query={urllib.parse.quote(q)}", timeout=10) as r:
+                    return json.load(r)
+            except urllib.error.HTTPError as e:
+                return json.loads(e.read().decode() or "{}")
+
+        seen, deadline = None, time.time() + 40
+        while time.time() < deadline:
+            answer = query("ALERTS")
+            seen = {(s["metric"]["alertname"], s["metric"].get("gpu", ""),
+                     s["metric"].get("sensor", s["metric"].get("degraded", "")), s["metric"]["alertstate"])
+                    for s in answer.get("data", {}).get("result", [])}
+            if seen == FAULTS_EXPECTED:
+                break
+            time.sleep(0.5)
+        if seen != FAULTS_EXPECTED:
+            problems.append(f"faults capture: alerts {sorted(seen or [])}, expected {sorted(FAULTS_EXPECTED)}")
+        for q, want in (("sum(host:hipstack_gpus:count)", 8.0), ("sum(host:hipstack_gpus_hot:count)", 1.0),
+                        ("count(gpu:hipstack_gpu_temperature_critical_celsius)", 16.0),
+                        ('sum(up{job="hipstack-smid"})', 1.0)):
+            result = query(q).get("data", {}).get("result", [])
+            value = float(result[0]["value"][1]) if result else None
+            if value != want:
+                problems.append(f"faults capture: {q} = {value}, expected {want}")
+        # Every dashboard query runs (variables as Grafana would fill them for "All").
+        for where, q in dashboard_queries(dashboard):
+            if q.startswith("label_values("):
+                q = _split_args(q[len("label_values("):-1])[0]
+            q = q.replace("$__rate_interval", "1m").replace("$__interval", "15s").replace("$__range", "1h")
+            q = q.replace("$node", ".*").replace("$gpu", ".*")
+            answer = query(q)
+            if answer.get("status") != "success":
+                problems.append(f"{where}: Prometheus refused {q!r}: {answer.get('error')}")
+    finally:
+        if prom:
+            _stop(prom)
+        if d.stop() != 0:
+            problems.append(f"faults capture: hipstack-smid did not exit 0: {d.stderr()[-500:]}")
+    return problems
+
+
+def _stop(proc):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+# ---------------------------------------------------------------------------------------------
+
+EXTRACTOR_CASES = [
+    ('sum by (host, gpu) (rate(foo_total{job="x",instance=~"a.*"}[5m] offset 1h)) / on(host) group_left(model) bar > bool 3',
+     {"foo_total", "bar"}),
+    ("a and b unless ignoring (c) d or e", {"a", "b", "d", "e"}),
+    ('label_values(hipstack_gpu_up{host=~"$node"}, gpu)', {"hipstack_gpu_up"}),
+    ("label_values(host)", set()),
+    ('{__name__="by_name_only", job="j"}', {"by_name_only"}),
+    ("max_over_time(x:y:z[1d:5m]) @ end()", {"x:y:z"}),
+    ("1e9 * 0x1f + Inf - NaN + 1.5e-3 + .5", set()),
+    ("histogram_quantile(0.9, sum by (le) (rate(h_bucket[$__rate_interval])))", {"h_bucket"}),
+    ("SUM BY (host) (m1) OR m2", {"m1", "m2"}),
+    ("a # c_in_comment\n + b", {"a", "b"}),
+    ("'single' + \"dq \\\" q\" + `raw`", set()),
+    ('sum without (block) (m) > 0 or count_values("value", n)', {"m", "n"}),
+    ("x offset -5m + y offset 1h30m", {"x", "y"}),
+    ('label_replace(t, "sensor", "edge", "", "") or topk(3, u) by (host)', {"t", "u"}),
+    ("sum(v) by (host) / ignoring(reason) group_left () (w > 0)", {"v", "w"}),
+    ("avg_over_time((floor(s{vendor=\"nvidia\"} / 4) % 2)[5m:])", {"s"}),
+    ("${datasource_metric} + [[old]] + $var", {"x"}),  # a variable in a metric position reads as "x"
+]
+
+
+def self_test(dashboard, rules_doc, tests_doc, known):
+    """The extractor and the checks must catch planted mistakes."""
+    errors = []
+    for expr, want in EXTRACTOR_CASES:
+        got = metric_names(expr)
+        if got != want:
+            errors.append(f"extractor: {expr!r} gave {sorted(got)}, expected {sorted(want)}")
+    for bad in ('{__name__=~"hipstack_.*"}', "sum(rate(x[5m]"):
+        try:
+            metric_names(bad)
+            errors.append(f"extractor: {bad!r} should be refused")
+        except PromQLError:
+            pass
+    planted = copy.deepcopy(dashboard)
+    victim = next(p for p in planted["panels"] if p.get("type") != "row")
+    victim["targets"].append({"refId": "Z", "datasource": victim["datasource"],
+                              "expr": 'sum by (host) (hipstack_gpu_not_exported_watts{host=~"$node"})'})
+    found = unknown_metrics(dashboard_queries(planted), known)
+    if not any("hipstack_gpu_not_exported_watts" in f and victim["title"] in f for f in found):
+        errors.append(f"a planted unknown metric in panel '{victim['title']}' was not reported: {found}")
+    rules = copy.deepcopy(rules_doc)
+    rules["groups"][0]["rules"].append({"alert": "Planted", "expr": "hipstack_gpu_bogus_total > 0"})
+    found = unknown_metrics(rule_queries(rules), known)
+    if not any("Planted" in f and "hipstack_gpu_bogus_total" in f for f in found):
+        errors.append(f"a planted unknown metric in a rule was not reported: {found}")
+    broken = copy.deepcopy(dashboard)
+    broken["panels"][2]["id"] = broken["panels"][1]["id"]
+    broken["panels"][3]["datasource"] = {"type": "prometheus", "uid": "P1809F7CD0C75ACF3"}
+    broken["panels"] = [p for p in broken["panels"] if not p.get("title", "").startswith("Per GPU")]
+    found = "\n".join(check_dashboard(broken))
+    for what in ("also used by", "is not the ${datasource} variable", "no row 'Per GPU'"):
+        if what not in found:
+            errors.append(f"the dashboard check missed a planted '{what}' problem: {found}")
+    rules = copy.deepcopy(rules_doc)
+    rules["groups"][-1]["rules"].append({"alert": "Untested", "expr": "up == 0", "for": "1m",
+                                         "labels": {"severity": "page"}, "annotations": {}})
+    found = "\n".join(check_rules_shape(rules, tests_doc))
+    for what in ("Untested: severity", "Untested: needs summary", "Untested: no unit test where it fires"):
+        if what not in found:
+            errors.append(f"the rules check missed '{what}': {found}")
+    return errors
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--smid", required=True)
+    ap.add_argument("--captures", required=True)
+    ap.add_argument("--fake-nvml", required=True, help="fake libnvidia-ml.so.1 (smi-lib/tests/fake_nvml): NVIDIA GPUs")
+    ap.add_argument("--nvml-scripts", required=True, help="its scripts folder")
+    args = ap.parse_args()
+    promtool = shutil.which("promtool")
+    if not promtool:
+        print("SKIP: promtool (Debian package prometheus) is needed")
+        return 77
+    try:
+        import yaml  # noqa: F401
+    except ImportError:
+        print("SKIP: python3-yaml is needed")
+        return 77
+    failures = []
+
+    def step(title, problems):
+        print(f"{'ok  ' if not problems else 'FAIL'} {title}")
+        for p in problems:
+            print(f"     {p}")
+        failures.extend(problems)
+
+    for what in (["check", "rules", RULES], ["test", "rules", RULES_TEST]):
+        r = subprocess.run([promtool, *what], capture_output=True, text=True, cwd=os.path.dirname(RULES))
+        step(f"promtool {' '.join(what[:2])} {os.path.basename(what[2])}",
+             [] if r.returncode == 0 else [(r.stdout + r.stderr).strip()])
+    rules_doc, tests_doc = load_yaml(RULES), load_yaml(RULES_TEST)
+    try:
+        with open(DASHBOARD, encoding="utf-8") as f:
+            dashboard = json.load(f)
+    except (OSError, ValueError) as e:
+        step("dashboard is valid JSON", [str(e)])
+        return 1
+    step("rules: severities, annotations naming GPU and node, every alert fires and stays quiet in a test",
+         check_rules_shape(rules_doc, tests_doc))
+    panels = [p for p in all_panels(dashboard)]
+    step(f"dashboard structure ({len(panels)} panels, rows {', '.join(ROWS)})", check_dashboard(dashboard))
+
+    with tempfile.TemporaryDirectory(prefix="hipstack-monitoring-") as work:
+        results, problems = scrape_everything(args, promtool, work)
+        supported = {k: v for k, v in results.items() if v[0] > 0}
+        for name, (gpus, names) in sorted(results.items()):
+            print(f"     {name}: {gpus} GPUs, {len(names)} metric names" + ("" if gpus else " (no GPU: not supported)"))
+        amd = [k for k in supported if not k.startswith("fake-nvml/")]
+        if len(amd) < 10 or "constructed/mi300x-8gpu-faults" not in amd:
+            problems.append(f"only {len(amd)} AMD captures with GPUs: {sorted(amd)}")
+        if not any(k.startswith("fake-nvml/") for k in supported):
+            problems.append("no NVIDIA GPU from the fake NVML")
+        step(f"hipstack-smid on {len(results)} sources ({len(supported)} with GPUs), promtool check metrics",
+             problems)
+        exported = set().union(*(names for _, names in results.values())) if results else set()
+        recorded = recorded_names(rules_doc)
+        clash = sorted(recorded & exported)
+        step(f"{len(recorded)} recording rules named apart from the {len(exported)} exported names",
+             [f"recording rule {c} shadows an exported metric" for c in clash])
+        known = exported | recorded | PROMETHEUS_OWN
+        step("self-test: the extractor and the checks catch planted mistakes",
+             self_test(dashboard, rules_doc, tests_doc, known))
+        rq, dq = list(rule_queries(rules_doc)), list(dashboard_queries(dashboard))
+        used = set().union(*(metric_names(q) for _, q in rq + dq))
+        step(f"rules: {len(rq)} queries use only exported metrics", unknown_metrics(rq, known))
+        step(f"dashboard: {len(dq)} queries use only exported or recorded metrics", unknown_metrics(dq, known))
+        print(f"     {len(used & exported)} exported and {len(used & recorded)} recorded names used")
+
+        prometheus = shutil.which("prometheus") or ("/usr/bin/prometheus" if os.access("/usr/bin/prometheus", os.X_OK) else None)
+        if prometheus:
+            step("a real Prometheus with the rules on the faults capture: the expected alerts, every dashboard query runs",
+                 prometheus_check(args, prometheus, dashboard, work))
+        else:
+            print("skip a real Prometheus with the rules (no prometheus binary)")
+    print(f"{'FAIL' if failures else 'PASS'}: {len(failures)} problems")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
