@@ -12,6 +12,14 @@ test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev roc
 # clang-15, lld-15, llvm-15 and clang-tools-15 (the AMDGPU back end and linker), rocm-device-libs (the
 # device bitcode libraries), rocminfo and libamdhip64-dev (headers, libamdhip64, comgr, the HSA runtime).
 test_packages+=(hipcc libamdhip64-dev)
+# deploy.kubernetes (tests/deploy/test_kubernetes.py) renders the Helm chart and validates every
+# Kubernetes manifest offline; helm and kubeconform are not in Debian 12. Go and sprig (with
+# sigs.k8s.io/yaml) are helm's template engine, built here into a small renderer; python3-kubernetes's
+# model classes are the Kubernetes API's field and type schema; python3-jsonschema checks
+# values.schema.json and the ServiceMonitor; yamllint checks the YAML. kubectl (kustomize) is used
+# where present, but is not a Debian package.
+test_packages+=(golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev python3-kubernetes
+                python3-jsonschema python3-yaml yamllint)
 # The superbuild (superbuild/build.sh, docs/superbuild.md): patchelf sets the RUNPATHs of the relocated
 # AMD .debs; the manifest's system components (clang/lld 15, perl modules, the libraries the AMD
 # runtime links to) are read from superbuild/components.json once cmake is installed.
