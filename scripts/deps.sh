@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages hipstack builds and tests with (only the missing ones).
-# Usage: scripts/deps.sh [build|test|superbuild]
+# Usage: scripts/deps.sh [build|test|superbuild|containers]
 set -euo pipefail
 build_packages=(build-essential cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev
                 libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
@@ -25,10 +25,14 @@ test_packages+=(golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-ya
 # runtime links to) are read from superbuild/components.json once cmake is installed.
 # package.sh's repositories: createrepo-c and gnupg (installer/, docs/install-repos.md).
 superbuild_packages=(patchelf python3 rpm createrepo-c gnupg)
+# containers/build.sh and containers.images: podman builds with chroot isolation and runs with runc;
+# debootstrap makes the base image.
+container_packages=(podman runc debootstrap uidmap)
 packages=("${build_packages[@]}")
 [ "${1:-build}" = test ] && packages+=("${test_packages[@]}")
 # The tests include the superbuild's (label superbuild): they need what it needs.
-[ "${1:-build}" = test ] && packages+=("${superbuild_packages[@]}")
+[ "${1:-build}" = test ] && packages+=("${superbuild_packages[@]}" "${container_packages[@]}")
+[ "${1:-build}" = containers ] && packages+=("${superbuild_packages[@]}" "${container_packages[@]}")
 [ "${1:-build}" = superbuild ] && packages+=("${superbuild_packages[@]}")
 install_missing() {
   local missing=() p sudo=""
@@ -42,7 +46,7 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 install_missing "${packages[@]}"
-if [ "${1:-build}" = superbuild ] || [ "${1:-build}" = test ]; then
+if [ "${1:-build}" = superbuild ] || [ "${1:-build}" = test ] || [ "${1:-build}" = containers ]; then
   root=$(dirname "$(realpath "$0")")/..
   mapfile -t system_packages < <(cmake -DMANIFEST="$root/superbuild/components.json" \
                                        -P "$root/superbuild/cmake/system_packages.cmake")

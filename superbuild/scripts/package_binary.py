@@ -76,7 +76,8 @@ def binary_packages(manifest):
                 p.components.append(name)
             p.files.extend(rule["files"])
     for p in packages.values():
-        p.summary = f"AMD ROCm pieces of hipstack {version} ({', '.join(p.components)})"
+        role = p.name.removeprefix("hipstack-amd-").replace(version, "")
+        p.summary = f"AMD ROCm {role} of hipstack {version}"
         for name in p.components:
             for dep in components[name]["depends"]:
                 d = components[dep]
@@ -273,7 +274,7 @@ def build_rpm(manifest, package, stage, out, changelogs, epoch):
         description = long_description(manifest, package).split("\n\n")
         spec = [f"Name: {package.name}", f"Version: {version}", f"Release: {RELEASE}",
                 f"Summary: {package.summary}", f"License: {rpm_license(manifest, package, stage)}",
-                f"BuildArch: {arch}", "AutoReqProv: no"]
+                "Group: System Environment/Base", f"BuildArch: {arch}", "AutoReqProv: no"]
         spec += [f"Requires: {r}" for r in requires]
         spec += ["", "%description"]
         spec += [textwrap.fill(paragraph, 79, break_on_hyphens=False) + "\n" for paragraph in description]
@@ -288,6 +289,8 @@ def build_rpm(manifest, package, stage, out, changelogs, epoch):
                         "--define", "use_source_date_epoch_as_buildtime 1", "--define", "clamp_mtime_to_source_date_epoch 1",
                         "--define", "_buildhost reproducible", "--define", "__strip /bin/true",
                         "--define", f"_binary_payload w{XZ_LEVEL}.xzdio",
+                        # No /usr/lib/.build-id links: two releases' packages would both own them.
+                        "--define", "_build_id_links none",
                         "--define", "__os_install_post %{nil}", "--define", "debug_package %{nil}", spec_path],
                        check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, SOURCE_DATE_EPOCH=str(epoch)))
 

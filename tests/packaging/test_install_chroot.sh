@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What users do with the packages, in a Debian 12 chroot (debootstrap minbase, cached under the build
-# folder: tests/lib/debian_chroot.sh): apt-get install hipstack from a local file repository, run
+# folder: scripts/lib/debian_chroot.sh): apt-get install hipstack from a local file repository, run
 # hipstack-smi from /opt/hipstack,
 # upgrade to the next release (its versioned packages install beside the first's), switch /opt/hipstack
 # between the two, purge, and find nothing of ours left. Then the rpms: install, co-install and erase
@@ -21,8 +21,8 @@ v1=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 v2=$(basename "$(ls "$next"/hipstack-smi-lib*_amd64.deb)" | sed -n 's/^hipstack-smi-lib\([0-9.]*\)_.*/\1/p')
 echo "releases: $v1 and $v2"
 
-# shellcheck source=../lib/debian_chroot.sh
-source "$here/../lib/debian_chroot.sh"
+# shellcheck source=../../scripts/lib/debian_chroot.sh
+source "$here/../../scripts/lib/debian_chroot.sh"
 base=$(debian_chroot_base "$build/cache") || exit 1
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/hipstack-chroot.XXXXXX")

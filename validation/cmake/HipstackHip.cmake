@@ -90,6 +90,15 @@ function(hipstack_hip_install name)
   if(HIPSTACK_HIP_PLATFORM STREQUAL "amd")
     get_target_property(file ${name} HIPSTACK_HIP_FILE)
     install(PROGRAMS ${file} DESTINATION ${ARG_DESTINATION} COMPONENT ${ARG_COMPONENT})
+    if(HIPSTACK_PACKAGING)
+      # hipcc links with RUNPATH = the HIP library folder it was found with (the superbuild's stage).
+      # Installed, the program loads the HIP runtime of its own release: PREFIX/lib, relative to it.
+      cmake_path(GET file FILENAME program)
+      file(RELATIVE_PATH to_lib /${ARG_DESTINATION} /${CMAKE_INSTALL_LIBDIR})
+      install(CODE "file(RPATH_SET FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${ARG_DESTINATION}/${program}\"
+                                   NEW_RPATH \"\$ORIGIN/${to_lib}\")"
+              COMPONENT ${ARG_COMPONENT})
+    endif()
   else()
     install(TARGETS ${name} RUNTIME DESTINATION ${ARG_DESTINATION} COMPONENT ${ARG_COMPONENT})
   endif()
@@ -125,6 +134,15 @@ function(_hipstack_add_amd name)
   foreach(def ${ARG_DEFINITIONS})
     list(APPEND flags -D${def})
   endforeach()
+  if(HIPSTACK_PACKAGING)
+    # As for C and C++ (HipstackPackaging.cmake): no build folder in the binaries, so two builds give
+    # the same packages; hipcc's own prefix (the superbuild's stage) reads as the installed prefix.
+    cmake_path(GET HIPSTACK_HIPCC PARENT_PATH hip_bin)
+    cmake_path(GET hip_bin PARENT_PATH hip_prefix)
+    list(APPEND flags -ffile-prefix-map=${hip_prefix}=${CMAKE_INSTALL_PREFIX}
+                      -ffile-prefix-map=${CMAKE_SOURCE_DIR}=${HIPSTACK_DEBUG_SOURCE_DIR}
+                      -ffile-prefix-map=${CMAKE_BINARY_DIR}=${HIPSTACK_DEBUG_SOURCE_DIR}/build)
+  endif()
   # Objects and the program go under amd/: ninja's phony target `name` must not share the program's path.
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/amd/${name}.objects)
   set(objects)

@@ -1,4 +1,5 @@
-# Debian 12 chroots for the tests that install packages as users do (sourced, not run).
+# Debian 12 chroots and container bases, for the tests that install packages as users do and for
+# containers/build.sh (sourced, not run).
 #
 #   debian_chroot_base CACHE_DIR
 #       Prints the path of a Debian 12 minbase tarball, made once with debootstrap (about 30 s; needs

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Run inside a container build (containers/Containerfile.*): installs hipstack packages from the
+# release's signed apt repository, which containers/build.sh mounts read-only at /srv/hipstack-apt,
+# then removes the repository's entry, the key and apt's lists, so the image refers to nothing that
+# exists only at build time. apt checks the repository's signature (Signed-By) as users' apt does.
+#   install-packages.sh PACKAGE[=VERSION]...
+set -eu
+repo=/srv/hipstack-apt
+[ -f "$repo/dists/stable/InRelease" ] || { echo "install-packages.sh: no apt repository at $repo (containers/build.sh mounts it)" >&2; exit 1; }
+install -d -m 0755 /etc/apt/keyrings
+install -m 0644 "$repo/hipstack.gpg" /etc/apt/keyrings/hipstack-build.gpg
+cat > /etc/apt/sources.list.d/hipstack-build.sources <<SOURCES
+Types: deb
+URIs: file://$repo
+Suites: stable
+Components: main
+Signed-By: /etc/apt/keyrings/hipstack-build.gpg
+SOURCES
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "$@"
+rm -f /etc/apt/sources.list.d/hipstack-build.sources /etc/apt/keyrings/hipstack-build.gpg
+apt-get clean
+rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log
