@@ -64,9 +64,13 @@ mkdeb() {  # mkdeb NAME ARCH DEPENDS [FILE CONTENT]
     dpkg-deb --root-owner-group -Zxz --build "$dir" "$work/debs/$1_9.9.9_$2.deb" > /dev/null
 }
 mkdir -p "$work/debs"
-mkdeb hipstack-smi-cli9.9.9 amd64 "" opt/hipstack-9.9.9/bin/hipstack-smi $'#!/bin/sh\necho "hipstack-smi 9.9.9"'
+# libhipstack-smi9 and libhipstack-smi-dev sort one way in C and the other in en_US.UTF-8 ('-'
+# is ignored there): the record must not depend on the locale hipstack-install runs under.
+mkdeb libhipstack-smi9 amd64 ""
+mkdeb libhipstack-smi-dev all "libhipstack-smi9 (= 9.9.9)"
+mkdeb hipstack-smi-cli9.9.9 amd64 "libhipstack-smi9 (= 9.9.9)" opt/hipstack-9.9.9/bin/hipstack-smi $'#!/bin/sh\necho "hipstack-smi 9.9.9"'
 mkdeb hipstack-smi all "hipstack-smi-cli9.9.9 (= 9.9.9)"
-mkdeb hipstack-dev all "hipstack-smi-cli9.9.9 (= 9.9.9)" opt/hipstack-9.9.9/include/hipstack.h "/* test */"
+mkdeb hipstack-dev all "hipstack-smi-cli9.9.9 (= 9.9.9), libhipstack-smi-dev (= 9.9.9)" opt/hipstack-9.9.9/include/hipstack.h "/* test */"
 mkdeb hipstack all "hipstack-smi, hipstack-dev"
 
 # ------------------------------------------------------------------ keys and apt repository
@@ -131,6 +135,30 @@ install -m 0755 "$installer/hipstack-install" "$root/usr/local/sbin/hipstack-ins
 printf 'ID=plan9\nPRETTY_NAME="Plan 9 from Bell Labs"\n' > "$root/root/os-release-plan9"
 inroot() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
 hi() { inroot /usr/local/sbin/hipstack-install "$@"; }
+hienv() {  # hienv VAR=VALUE... -- ARGS...: hipstack-install with those variables set
+    local vars=()
+    while [ "$1" != -- ]; do vars+=("$1"); shift; done
+    shift
+    inroot "${vars[@]}" /usr/local/sbin/hipstack-install "$@"
+}
+# wrapper DIR COMMAND BODY: a shell script /tmp/DIR/COMMAND in the chroot (its /tmp is not part of
+# the snapshot), to put ahead of the real command: hienv PATH=/tmp/DIR:/usr/sbin:/usr/bin:/sbin:/bin
+wrapper() {
+    mkdir -p "$root/tmp/$1"
+    printf '#!/bin/sh\n%s\n' "$3" > "$root/tmp/$1/$2"
+    chmod 755 "$root/tmp/$1/$2"
+}
+# A user locale that sorts our package names unlike C (hipstack-install must not care): en_US.UTF-8,
+# compiled into the chroot's /tmp (minbase has no locales); C.UTF-8 sorts like C, so the check is
+# weaker without localedef.
+user_locale=(LC_ALL=C.UTF-8)
+mkdir -p "$root/tmp/locale"
+if localedef -i en_US -f UTF-8 "$root/tmp/locale/en_US.UTF-8" > /dev/null 2>&1 &&
+   [ "$(printf 'libhipstack-smi-dev\nlibhipstack-smi9\n' | inroot LOCPATH=/tmp/locale LC_ALL=en_US.UTF-8 sort | head -1)" = libhipstack-smi9 ]; then
+    user_locale=(LOCPATH=/tmp/locale LC_ALL=en_US.UTF-8)
+else
+    echo "note - no en_US.UTF-8 (localedef): installing under C.UTF-8, which sorts like C"
+fi
 
 # What the chroot holds before we touch it (apt's own bookkeeping files excluded). /opt is left
 # out: no Debian package owns it, so dpkg removes it with the last package that shipped it.
@@ -190,12 +218,20 @@ check "recorded what it installed" grep -qx 'hipstack-smi-cli9.9.9' "$root/var/l
 out=$(hi --list 2>&1) || true
 contains "$out" "^  smi  *hipstack-smi " && contains "$out" "\* hipstack-smi-cli9.9.9  *9.9.9" &&
     contains "$out" "Repository (added by hipstack-install): file:///repo" && pass "--list" || fail "--list: $out"
-rc=0; out=$(hi --repo file:///repo --key /repo/hipstack.gpg --usecase=all -y 2>&1) || rc=$?
-[ $rc = 0 ] && grep -qx hipstack-dev "$root/var/lib/hipstack-install/installed" && pass "second run (--usecase=all) adds to the record" ||
-    { fail "second run: rc=$rc"; echo "$out"; }
+rc=0; out=$(hienv "${user_locale[@]}" -- --repo file:///repo --key /repo/hipstack.gpg --usecase=all -y 2>&1) || rc=$?
+[ $rc = 0 ] && grep -qx hipstack-dev "$root/var/lib/hipstack-install/installed" &&
+    grep -qx libhipstack-smi-dev "$root/var/lib/hipstack-install/installed" &&
+    pass "second run (--usecase=all, ${user_locale[*]}) adds to the record" || { fail "second run: rc=$rc"; echo "$out"; }
+check "the record is in C order whatever the user's locale" env LC_ALL=C sort -c "$root/var/lib/hipstack-install/installed"
 
-# Uninstall: no package, file, key, index or record of ours is left.
-rc=0; out=$(hi --uninstall -y 2>&1) || rc=$?
+# Uninstall refuses when apt cannot simulate the removal (it would not know what else goes).
+wrapper nosim apt-get 'case " $* " in *" -s "*) echo "E: simulation broken" >&2; exit 100 ;; esac; exec /usr/bin/apt-get "$@"'
+rc=0; out=$(hienv PATH=/tmp/nosim:/usr/sbin:/usr/bin:/sbin:/bin -- --uninstall -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "cannot simulate removing" && inroot dpkg-query -W -f '${Status}' hipstack-dev 2>/dev/null | grep 'ok installed' >/dev/null &&
+    pass "--uninstall: a failing apt-get -s is an error, nothing removed" || fail "--uninstall with a failing simulation: rc=$rc $out"
+
+# Uninstall (under C, installed under another locale): no package, file, key, index or record of ours is left.
+rc=0; out=$(hienv LC_ALL=C -- --uninstall -y 2>&1) || rc=$?
 [ $rc = 0 ] && pass "--uninstall" || { fail "--uninstall: rc=$rc"; echo "$out"; }
 left=$(inroot dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 'hipstack*' 2>/dev/null | grep -v '^un' || true)
 [ -z "$left" ] && pass "no hipstack package left" || fail "packages left: $left"
@@ -241,6 +277,8 @@ dnf_chroot() {
     dbefore=$(snapshot "$droot2")
     hid() { chroot "$droot2" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
                 HIPSTACK_OS_RELEASE=/root/os-release-fedora /usr/local/sbin/hipstack-install "$@"; }
+    hidpath() { local path=$1; shift; chroot "$droot2" /usr/bin/env -i PATH="$path" HOME=/root \
+                HIPSTACK_OS_RELEASE=/root/os-release-fedora /usr/local/sbin/hipstack-install "$@"; }
     rc=0; out=$(hid --repo file:///dnfrepo --usecase=smi -y 2>&1) || rc=$?
     [ $rc = 0 ] && pass "dnf: hipstack-install --usecase=smi" || { fail "dnf: hipstack-install: rc=$rc"; echo "$out"; }
     check "dnf: repo file with gpgcheck and repo_gpgcheck" \
@@ -249,6 +287,21 @@ dnf_chroot() {
         pass "dnf: installed program runs" || fail "dnf: installed program runs"
     out=$(hid --list 2>&1) || true
     contains "$out" "\* hipstack-smi-cli9.9.9 " && pass "dnf: --list" || fail "dnf: --list: $out"
+    # A package of the user's needs one of ours: --uninstall refuses and names it (rpm's message,
+    # parsed under LC_ALL=C); and it refuses when rpm cannot simulate the removal at all.
+    cp "$work/rpms-user/user-tool-1-1.noarch.rpm" "$droot2/tmp/"
+    chroot "$droot2" rpm --force-debian -i /tmp/user-tool-1-1.noarch.rpm > /dev/null 2>&1
+    rc=0; out=$(hid --uninstall -y 2>&1) || rc=$?
+    [ $rc = 1 ] && contains "$out" "other packages depend on what hipstack-install installed: user-tool-1-1.noarch" &&
+        chroot "$droot2" rpm -q hipstack-smi-cli9.9.9 > /dev/null 2>&1 &&
+        pass "dnf: --uninstall refuses to take a user's package with it" || fail "dnf: --uninstall with a dependent user package: rc=$rc $out"
+    chroot "$droot2" rpm --force-debian -e user-tool > /dev/null 2>&1
+    mkdir -p "$droot2/tmp/norpm"
+    printf '#!/bin/sh\ncase " $* " in *" --test "*) echo "error: rpmdb broken" >&2; exit 1 ;; esac\nexec /usr/bin/rpm "$@"\n' > "$droot2/tmp/norpm/rpm"
+    chmod 755 "$droot2/tmp/norpm/rpm"
+    rc=0; out=$(hidpath /tmp/norpm:/usr/sbin:/usr/bin:/sbin:/bin --uninstall -y 2>&1) || rc=$?
+    [ $rc = 1 ] && contains "$out" "cannot simulate removing" && chroot "$droot2" rpm -q hipstack-smi-cli9.9.9 > /dev/null 2>&1 &&
+        pass "dnf: a failing rpm -e --test is an error, nothing removed" || fail "dnf: --uninstall with a failing simulation: rc=$rc $out"
     rc=0; out=$(hid --uninstall -y 2>&1) || rc=$?
     [ $rc = 0 ] && pass "dnf: --uninstall" || { fail "dnf: --uninstall: rc=$rc"; echo "$out"; }
     out=$(chroot "$droot2" rpm -qa 2>/dev/null)
@@ -292,10 +345,24 @@ Requires: hipstack-smi-cli9.9.9 = 9.9.9
 hipstack-install test meta package.
 %files
 EOF
-    for spec in t meta; do
+    cat > "$top/SPECS/user.spec" <<'EOF'
+Name: user-tool
+Version: 1
+Release: 1
+Summary: a package of the user's that needs one of ours (not in the repository)
+License: MIT
+BuildArch: noarch
+Requires: hipstack-smi-cli9.9.9
+%description
+A user's package.
+%files
+EOF
+    for spec in t meta user; do
         rpmbuild -bb --quiet --define "_topdir $top" --define "_rpmdir $work/rpms" \
             --define "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" "$top/SPECS/$spec.spec" > /dev/null 2>&1
     done
+    mkdir -p "$work/rpms-user"
+    mv "$work/rpms/user-tool-1-1.noarch.rpm" "$work/rpms-user/"
     "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf" --keyring "$work/key" > /dev/null
     check "dnf repo: repomd.xml and primary" test -s "$work/dnf/repodata/repomd.xml"
     export GNUPGHOME=$work/verify-gnupg
