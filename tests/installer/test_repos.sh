@@ -72,6 +72,9 @@ mkdeb hipstack-smi-cli9.9.9 amd64 "libhipstack-smi9 (= 9.9.9)" opt/hipstack-9.9.
 mkdeb hipstack-smi all "hipstack-smi-cli9.9.9 (= 9.9.9)"
 mkdeb hipstack-dev all "hipstack-smi-cli9.9.9 (= 9.9.9), libhipstack-smi-dev (= 9.9.9)" opt/hipstack-9.9.9/include/hipstack.h "/* test */"
 mkdeb hipstack all "hipstack-smi, hipstack-dev"
+# Not in the repository: what something else (unattended-upgrades) installs while hipstack-install runs.
+mkdeb foreign-tool all ""
+mv "$work/debs/foreign-tool_9.9.9_all.deb" "$work/foreign-tool.deb"
 
 # ------------------------------------------------------------------ keys and apt repository
 "$installer/make-signing-key.sh" "$work/key" > /dev/null 2>&1
@@ -218,10 +221,26 @@ check "recorded what it installed" grep -qx 'hipstack-smi-cli9.9.9' "$root/var/l
 out=$(hi --list 2>&1) || true
 contains "$out" "^  smi  *hipstack-smi " && contains "$out" "\* hipstack-smi-cli9.9.9  *9.9.9" &&
     contains "$out" "Repository (added by hipstack-install): file:///repo" && pass "--list" || fail "--list: $out"
-rc=0; out=$(hienv "${user_locale[@]}" -- --repo file:///repo --key /repo/hipstack.gpg --usecase=all -y 2>&1) || rc=$?
+# A failed install records nothing, not even what something else installed meanwhile.
+cp "$work/foreign-tool.deb" "$root/tmp/foreign-tool.deb"
+cp "$root/var/lib/hipstack-install/installed" "$work/installed.before"
+wrapper failinst apt-get 'case " $* " in *" -s "*) ;; *" install "*) dpkg -i /tmp/foreign-tool.deb > /dev/null 2>&1; echo "E: install broken" >&2; exit 100 ;; esac
+exec /usr/bin/apt-get "$@"'
+rc=0; out=$(hienv PATH=/tmp/failinst:/usr/sbin:/usr/bin:/sbin:/bin -- --repo file:///repo --key /repo/hipstack.gpg --usecase=all -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "nothing was recorded" && cmp -s "$work/installed.before" "$root/var/lib/hipstack-install/installed" &&
+    pass "a failed install records nothing" || { fail "a failed install records nothing: rc=$rc"; echo "$out"; diff "$work/installed.before" "$root/var/lib/hipstack-install/installed" || true; }
+inroot dpkg -P foreign-tool > /dev/null
+# A second use case adds to the record (under another locale); a package something else installs
+# meanwhile is not recorded, and --uninstall leaves it.
+wrapper alsoinst apt-get '/usr/bin/apt-get "$@"; rc=$?
+case " $* " in *" -s "*) ;; *" install "*) dpkg -i /tmp/foreign-tool.deb > /dev/null 2>&1 ;; esac
+exit $rc'
+rc=0; out=$(hienv PATH=/tmp/alsoinst:/usr/sbin:/usr/bin:/sbin:/bin "${user_locale[@]}" -- --repo file:///repo --key /repo/hipstack.gpg --usecase=all -y 2>&1) || rc=$?
 [ $rc = 0 ] && grep -qx hipstack-dev "$root/var/lib/hipstack-install/installed" &&
     grep -qx libhipstack-smi-dev "$root/var/lib/hipstack-install/installed" &&
     pass "second run (--usecase=all, ${user_locale[*]}) adds to the record" || { fail "second run: rc=$rc"; echo "$out"; }
+check "foreign-tool was installed meanwhile (the test's premise)" inroot dpkg-query -W foreign-tool
+check "what something else installed meanwhile is not recorded" bash -c "! grep -x foreign-tool '$root/var/lib/hipstack-install/installed'"
 check "the record is in C order whatever the user's locale" env LC_ALL=C sort -c "$root/var/lib/hipstack-install/installed"
 
 # Uninstall refuses when apt cannot simulate the removal (it would not know what else goes).
@@ -233,8 +252,10 @@ rc=0; out=$(hienv PATH=/tmp/nosim:/usr/sbin:/usr/bin:/sbin:/bin -- --uninstall -
 # Uninstall (under C, installed under another locale): no package, file, key, index or record of ours is left.
 rc=0; out=$(hienv LC_ALL=C -- --uninstall -y 2>&1) || rc=$?
 [ $rc = 0 ] && pass "--uninstall" || { fail "--uninstall: rc=$rc"; echo "$out"; }
-left=$(inroot dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 'hipstack*' 2>/dev/null | grep -v '^un' || true)
+left=$(inroot dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 'hipstack*' 'libhipstack*' 2>/dev/null | grep -v '^un' || true)
 [ -z "$left" ] && pass "no hipstack package left" || fail "packages left: $left"
+check "--uninstall leaves what something else installed" inroot dpkg-query -W foreign-tool
+inroot dpkg -P foreign-tool > /dev/null
 after=$(snapshot)
 [ "$after" = "$before" ] && pass "uninstall leaves nothing of ours (file list as before)" ||
     { fail "uninstall leaves nothing of ours"; diff <(echo "$before") <(echo "$after") | head -20 || true; }
@@ -279,8 +300,17 @@ dnf_chroot() {
                 HIPSTACK_OS_RELEASE=/root/os-release-fedora /usr/local/sbin/hipstack-install "$@"; }
     hidpath() { local path=$1; shift; chroot "$droot2" /usr/bin/env -i PATH="$path" HOME=/root \
                 HIPSTACK_OS_RELEASE=/root/os-release-fedora /usr/local/sbin/hipstack-install "$@"; }
-    rc=0; out=$(hid --repo file:///dnfrepo --usecase=smi -y 2>&1) || rc=$?
+    # Something else installs foreign-tool right after dnf: not recorded (not in hipstack-smi's closure).
+    cp "$work/rpms-user/foreign-tool-1-1.noarch.rpm" "$droot2/tmp/"
+    mkdir -p "$droot2/tmp/alsoinst"
+    printf '#!/bin/sh\n/usr/bin/dnf "$@"; rc=$?\ncase " $* " in *" install "*) rpm --force-debian -i /tmp/foreign-tool-1-1.noarch.rpm > /dev/null 2>&1 ;; esac\nexit $rc\n' \
+        > "$droot2/tmp/alsoinst/dnf"
+    chmod 755 "$droot2/tmp/alsoinst/dnf"
+    rc=0; out=$(hidpath /tmp/alsoinst:/usr/sbin:/usr/bin:/sbin:/bin --repo file:///dnfrepo --usecase=smi -y 2>&1) || rc=$?
     [ $rc = 0 ] && pass "dnf: hipstack-install --usecase=smi" || { fail "dnf: hipstack-install: rc=$rc"; echo "$out"; }
+    [ "$(cat "$droot2/var/lib/hipstack-install/installed" 2>/dev/null)" = $'hipstack-smi\nhipstack-smi-cli9.9.9' ] &&
+        chroot "$droot2" rpm -q foreign-tool > /dev/null 2>&1 && pass "dnf: recorded its packages, not what something else installed meanwhile" ||
+        fail "dnf: record: $(cat "$droot2/var/lib/hipstack-install/installed" 2>&1)"
     check "dnf: repo file with gpgcheck and repo_gpgcheck" \
         bash -c "grep -qx gpgcheck=1 '$droot2/etc/yum.repos.d/hipstack.repo' && grep -qx repo_gpgcheck=1 '$droot2/etc/yum.repos.d/hipstack.repo'"
     [ "$(chroot "$droot2" /opt/hipstack-9.9.9/bin/hipstack-smi)" = "hipstack-smi 9.9.9" ] &&
@@ -304,6 +334,8 @@ dnf_chroot() {
         pass "dnf: a failing rpm -e --test is an error, nothing removed" || fail "dnf: --uninstall with a failing simulation: rc=$rc $out"
     rc=0; out=$(hid --uninstall -y 2>&1) || rc=$?
     [ $rc = 0 ] && pass "dnf: --uninstall" || { fail "dnf: --uninstall: rc=$rc"; echo "$out"; }
+    check "dnf: --uninstall leaves what something else installed" chroot "$droot2" rpm -q foreign-tool
+    chroot "$droot2" rpm --force-debian -e foreign-tool > /dev/null 2>&1
     out=$(chroot "$droot2" rpm -qa 2>/dev/null)
     [ -z "$out" ] && pass "dnf: no package and no imported key left" || fail "dnf: rpm -qa after uninstall: $out"
     [ "$(snapshot "$droot2")" = "$dbefore" ] && pass "dnf: uninstall leaves nothing of ours" ||
@@ -357,12 +389,23 @@ Requires: hipstack-smi-cli9.9.9
 A user's package.
 %files
 EOF
-    for spec in t meta user; do
+    cat > "$top/SPECS/foreign.spec" <<'EOF'
+Name: foreign-tool
+Version: 1
+Release: 1
+Summary: what something else installs while hipstack-install runs (not in the repository)
+License: MIT
+BuildArch: noarch
+%description
+Not ours.
+%files
+EOF
+    for spec in t meta user foreign; do
         rpmbuild -bb --quiet --define "_topdir $top" --define "_rpmdir $work/rpms" \
             --define "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" "$top/SPECS/$spec.spec" > /dev/null 2>&1
     done
     mkdir -p "$work/rpms-user"
-    mv "$work/rpms/user-tool-1-1.noarch.rpm" "$work/rpms-user/"
+    mv "$work/rpms/user-tool-1-1.noarch.rpm" "$work/rpms/foreign-tool-1-1.noarch.rpm" "$work/rpms-user/"
     "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf" --keyring "$work/key" > /dev/null
     check "dnf repo: repomd.xml and primary" test -s "$work/dnf/repodata/repomd.xml"
     export GNUPGHOME=$work/verify-gnupg
