@@ -243,6 +243,25 @@ check "foreign-tool was installed meanwhile (the test's premise)" inroot dpkg-qu
 check "what something else installed meanwhile is not recorded" bash -c "! grep -x foreign-tool '$root/var/lib/hipstack-install/installed'"
 check "the record is in C order whatever the user's locale" env LC_ALL=C sort -c "$root/var/lib/hipstack-install/installed"
 
+# A re-run with the wrong key is refused and leaves the working setup of the earlier runs as it was
+# (key, sources, record, apt's lists); apt-get update stays clean.
+ours() { (cd "$root" && sha256sum etc/apt/keyrings/hipstack.* etc/apt/sources.list.d/hipstack.sources \
+                                  var/lib/hipstack-install/* var/lib/apt/lists/_repo_* 2>&1); }
+saved=$(ours)
+rc=0; out=$(hi --repo file:///repo --key /repo-otherkey/hipstack.asc --usecase=smi -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "NO_PUBKEY" && pass "re-run with the wrong key: refused" || fail "re-run with the wrong key: rc=$rc $out"
+[ "$(ours)" = "$saved" ] && pass "re-run with the wrong key: key, sources, record and lists as before" ||
+    { fail "re-run with the wrong key changed the setup"; diff <(echo "$saved") <(ours) || true; }
+out=$(inroot apt-get update 2>&1) && ! contains "$out" "^\(W\|E\|Err\):" && pass "apt-get update after the refused re-run: clean" ||
+    fail "apt-get update after the refused re-run: $out"
+# A re-run with the key in armored form replaces the binary keyring.
+rc=0; out=$(hi --repo file:///repo --key /repo/hipstack.asc --usecase=smi -y 2>&1) || rc=$?
+[ $rc = 0 ] && [ -f "$root/etc/apt/keyrings/hipstack.asc" ] && [ ! -e "$root/etc/apt/keyrings/hipstack.gpg" ] &&
+    grep -qx 'Signed-By: /etc/apt/keyrings/hipstack.asc' "$root/etc/apt/sources.list.d/hipstack.sources" &&
+    pass "re-run with the armored key: hipstack.asc replaces hipstack.gpg" || { fail "re-run with the armored key: rc=$rc"; echo "$out"; }
+out=$(inroot apt-get update 2>&1) && ! contains "$out" "^\(W\|E\|Err\):" && pass "apt-get update with the armored key: clean" ||
+    fail "apt-get update with the armored key: $out"
+
 # Uninstall refuses when apt cannot simulate the removal (it would not know what else goes).
 wrapper nosim apt-get 'case " $* " in *" -s "*) echo "E: simulation broken" >&2; exit 100 ;; esac; exec /usr/bin/apt-get "$@"'
 rc=0; out=$(hienv PATH=/tmp/nosim:/usr/sbin:/usr/bin:/sbin:/bin -- --uninstall -y 2>&1) || rc=$?
@@ -317,6 +336,22 @@ dnf_chroot() {
         pass "dnf: installed program runs" || fail "dnf: installed program runs"
     out=$(hid --list 2>&1) || true
     contains "$out" "\* hipstack-smi-cli9.9.9 " && pass "dnf: --list" || fail "dnf: --list: $out"
+    # A re-run with the wrong key is refused by the check from temporary copies, and one whose
+    # final refresh fails (a dnf wrapper) is undone: either way the setup is as it was.
+    dours() { (cd "$droot2" && sha256sum etc/pki/rpm-gpg/RPM-GPG-KEY-hipstack etc/yum.repos.d/hipstack.repo \
+                                          var/lib/hipstack-install/* 2>&1; chroot "$droot2" rpm -qa gpg-pubkey | sort); }
+    dsaved=$(dours)
+    cp "$work/dnf-other/hipstack.asc" "$droot2/tmp/other.asc"
+    rc=0; out=$(hid --repo file:///dnfrepo --key /tmp/other.asc --usecase=smi -y 2>&1) || rc=$?
+    [ $rc = 1 ] && contains "$out" "does not accept" && [ "$(dours)" = "$dsaved" ] &&
+        pass "dnf: re-run with the wrong key: refused, setup as before" || { fail "dnf: re-run with the wrong key: rc=$rc $out"; diff <(echo "$dsaved") <(dours) || true; }
+    mkdir -p "$droot2/tmp/norefresh"
+    printf '#!/bin/sh\ncase " $* " in *" makecache "*) case " $* " in *reposdir=*) ;; *) echo "Error: refresh broken" >&2; exit 1 ;; esac ;; esac\nexec /usr/bin/dnf "$@"\n' \
+        > "$droot2/tmp/norefresh/dnf"
+    chmod 755 "$droot2/tmp/norefresh/dnf"
+    rc=0; out=$(hidpath /tmp/norefresh:/usr/sbin:/usr/bin:/sbin:/bin --repo file:///dnfrepo --usecase=smi -y 2>&1) || rc=$?
+    [ $rc = 1 ] && contains "$out" "as it was before this run" && [ "$(dours)" = "$dsaved" ] &&
+        pass "dnf: a refresh failing after the swap is undone" || { fail "dnf: refresh failing after the swap: rc=$rc $out"; diff <(echo "$dsaved") <(dours) || true; }
     # A package of the user's needs one of ours: --uninstall refuses and names it (rpm's message,
     # parsed under LC_ALL=C); and it refuses when rpm cannot simulate the removal at all.
     cp "$work/rpms-user/user-tool-1-1.noarch.rpm" "$droot2/tmp/"
