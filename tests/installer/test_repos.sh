@@ -173,6 +173,8 @@ snapshot() {  # snapshot [ROOT]
                 -e '^./var/lib/dpkg/lock' -e '^./opt$' -e '^./var/cache/dnf/[a-z_]*.json$' \
                 -e '^./var/cache/dnf/.gpgkeyschecked.yum$' | sort)
 }
+# hipstack-install creates /etc/apt/keyrings where it is missing (apt before 2.4 does not ship it).
+rmdir "$root/etc/apt/keyrings"
 before=$(snapshot)
 
 # Errors first: each must be clear and change nothing.
@@ -205,9 +207,15 @@ rc=0; out=$(hi --repo file:///repo-otherkey --key /repo/hipstack.gpg --usecase=s
 [ "$(snapshot)" = "$before" ] && pass "errors and refusals changed nothing" ||
     { fail "errors and refusals changed nothing"; diff <(echo "$before") <(snapshot) | head || true; }
 
-# The real install.
-rc=0; out=$(hi --repo file:///repo --key /repo/hipstack.gpg --usecase=smi -y 2>&1) || rc=$?
-[ $rc = 0 ] && pass "hipstack-install --usecase=smi" || { fail "hipstack-install --usecase=smi: rc=$rc"; echo "$out"; }
+# The real install, under umask 027: what it creates must still be readable (apt reads the key as _apt).
+rc=0; out=$(inroot sh -c 'umask 027; exec /usr/local/sbin/hipstack-install "$@"' sh \
+                --repo file:///repo --key /repo/hipstack.gpg --usecase=smi -y 2>&1) || rc=$?
+[ $rc = 0 ] && pass "hipstack-install --usecase=smi (umask 027)" || { fail "hipstack-install --usecase=smi: rc=$rc"; echo "$out"; }
+modes=$(cd "$root" && stat -c '%a %n' etc/apt/keyrings etc/apt/keyrings/hipstack.gpg etc/apt/sources.list.d/hipstack.sources \
+                                   var/lib/hipstack-install var/lib/hipstack-install/* 2>&1)
+[ "$(awk '{print $1}' <<< "$modes" | sort -u | tr '\n' ' ')" = "644 755 " ] &&
+    [ "$(awk '$1 == 755 {print $2}' <<< "$modes" | tr '\n' ' ')" = "etc/apt/keyrings var/lib/hipstack-install " ] &&
+    pass "under umask 027: folders 0755, key, sources and record 0644" || fail "modes under umask 027: $modes"
 contains "$out" "^\(W\|E\|Err\):" && fail "apt printed warnings: $(grep '^\(W\|E\|Err\):' <<< "$out")" || pass "apt-get update: no warning"
 check "hipstack-smi-cli9.9.9 installed" inroot dpkg-query -W -f '${Status}' hipstack-smi-cli9.9.9
 [ "$(inroot /opt/hipstack-9.9.9/bin/hipstack-smi)" = "hipstack-smi 9.9.9" ] && pass "installed program runs" || fail "installed program runs"
