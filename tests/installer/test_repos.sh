@@ -185,6 +185,10 @@ rc=0; out=$(hi --repo file:///repo --usecase=smi,bogus -y 2>&1) || rc=$?
 [ $rc = 2 ] && contains "$out" "unknown use case 'bogus'" && pass "unknown use case: exit 2" || fail "unknown use case: rc=$rc $out"
 rc=0; out=$(hi --repo ftp://x 2>&1) || rc=$?
 [ $rc = 2 ] && contains "$out" "must be an https://" && pass "bad --repo: exit 2" || fail "bad --repo: rc=$rc $out"
+rc=0; out=$(hi --repo $'file:///repo\ngpgcheck=0' -y 2>&1) || rc=$?
+[ $rc = 2 ] && contains "$out" "must not contain spaces" && pass "--repo with a line break: exit 2" || fail "--repo with a line break: rc=$rc $out"
+rc=0; out=$(hi --repo file:///repo --suite 'stable main' -y 2>&1) || rc=$?
+[ $rc = 2 ] && contains "$out" "is not a valid --suite" && pass "--suite with a space: exit 2" || fail "--suite with a space: rc=$rc $out"
 rc=0; out=$(inroot HIPSTACK_OS_RELEASE=/root/os-release-plan9 /usr/local/sbin/hipstack-install --repo file:///repo -y 2>&1) || rc=$?
 [ $rc = 1 ] && contains "$out" "unsupported distribution 'Plan 9 from Bell Labs'" && pass "unsupported distribution: exit 1" ||
     fail "unsupported distribution: rc=$rc $out"
