@@ -92,7 +92,8 @@ dups=$(cut -f1-3 "$work/records" | uniq -d)
 
 # Architectures: amd64 always, plus any other found; arch "all" packages go in every binary-<arch>
 # and also in binary-all (Release says No-Support-for-Architecture-all: Packages, as Debian does).
-archs=$( (echo amd64; cut -f3 "$work/records" | grep -vx all) | sort -u)
+# (awk, not grep -v: grep exits 1 when it selects nothing, as with only "all" packages.)
+archs=$(awk -F'\t' '$3 != "all" {print $3} END {print "amd64"}' "$work/records" | sort -u)
 
 # write_packages ARCH...: the Packages stanzas of the records whose architecture is one of ARCH.
 write_packages() {
@@ -127,7 +128,7 @@ done
 suite_dir=$repo/dists/$suite
 components=$(find "$suite_dir" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | tr '\n' ' ')
 all_archs=$(find "$suite_dir" -mindepth 2 -maxdepth 2 -type d -name 'binary-*' -printf '%f\n' |
-            sed 's/^binary-//' | grep -vx all | sort -u | tr '\n' ' ')
+            sed 's/^binary-//' | awk '$0 != "all"' | sort -u | tr '\n' ' ')
 if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then epoch=$SOURCE_DATE_EPOCH; else epoch=$(date +%s); fi
 mapfile -t indexes < <(cd "$suite_dir" && find . -mindepth 2 -type f | sed 's|^\./||' | sort)
 checksums() {  # checksums TOOL: " <hash> <size> <path>" for every index file

@@ -100,6 +100,13 @@ check "apt repo: reproducible (all but the signatures)" \
 # A second suite shares the pool.
 "$installer/make-apt-repo.sh" "$work/debs" "$work/repo2" --suite testing --component extra --keyring "$work/key" > /dev/null
 check "apt repo: second suite and component" grep -qx 'Components: extra' "$work/repo2/dists/testing/Release"
+# Only architecture-all packages: still a binary-amd64 index that lists them.
+mkdir -p "$work/debs-all"
+cp "$work/debs/"*_all.deb "$work/debs-all/"
+rc=0; out=$("$installer/make-apt-repo.sh" "$work/debs-all" "$work/repo-all" --keyring "$work/key" 2>&1) || rc=$?
+[ $rc = 0 ] && grep -qx 'Package: hipstack-smi' "$work/repo-all/dists/stable/main/binary-amd64/Packages" &&
+    grep -qx 'Architectures: amd64 all' "$work/repo-all/dists/stable/Release" &&
+    pass "apt repo: only architecture-all packages" || fail "apt repo: only architecture-all packages: rc=$rc $out"
 out=$("$installer/make-apt-repo.sh" "$work/debs" "$work/repo3" 2>&1 --keyring "$work/nokey"; echo "rc=$?") || true
 check "apt repo: a missing keyring is a bad argument" contains "$out" "rc=2"
 
