@@ -109,6 +109,9 @@ rc=0; out=$("$installer/make-apt-repo.sh" "$work/debs-all" "$work/repo-all" --ke
     pass "apt repo: only architecture-all packages" || fail "apt repo: only architecture-all packages: rc=$rc $out"
 out=$("$installer/make-apt-repo.sh" "$work/debs" "$work/repo3" 2>&1 --keyring "$work/nokey"; echo "rc=$?") || true
 check "apt repo: a missing keyring is a bad argument" contains "$out" "rc=2"
+rc=0; out=$("$installer/make-apt-repo.sh" "$work/debs" "$work/repo3" --keyring "$work/key" --key DEADBEEF 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "no secret key DEADBEEF in" && [ ! -e "$work/repo3/dists" ] &&
+    pass "apt repo: an unknown --key is named" || fail "apt repo: unknown --key: rc=$rc $out"
 
 # Tampered copies: a changed Packages hash inside InRelease (signature no longer matches), and a
 # repository signed by another key.
@@ -462,6 +465,9 @@ EOF
     mv "$work/rpms/user-tool-1-1.noarch.rpm" "$work/rpms/foreign-tool-1-1.noarch.rpm" "$work/rpms-user/"
     "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf" --keyring "$work/key" > /dev/null
     check "dnf repo: repomd.xml and primary" test -s "$work/dnf/repodata/repomd.xml"
+    rc=0; out=$("$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf3" --keyring "$work/key" --key DEADBEEF 2>&1) || rc=$?
+    [ $rc = 1 ] && contains "$out" "no secret key DEADBEEF in" && pass "dnf repo: an unknown --key is named" ||
+        fail "dnf repo: unknown --key: rc=$rc $out"
     export GNUPGHOME=$work/verify-gnupg
     mkdir -m 700 "$GNUPGHOME"
     gpg --batch --quiet --import "$work/dnf/hipstack.asc" 2>/dev/null
