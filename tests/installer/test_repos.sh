@@ -113,6 +113,18 @@ rc=0; out=$("$installer/make-apt-repo.sh" "$work/debs" "$work/repo3" --keyring "
 [ $rc = 1 ] && contains "$out" "no secret key DEADBEEF in" && [ ! -e "$work/repo3/dists" ] &&
     pass "apt repo: an unknown --key is named" || fail "apt repo: unknown --key: rc=$rc $out"
 
+# A failure while signing (a gpg that will not sign) leaves the repository as it was: not emptied,
+# not unsigned. The same wrapper serves make-dnf-repo.sh below (rpmsign runs gpg -sbo).
+mkdir -p "$work/failsign"
+printf '#!/bin/sh\nfor a; do case "$a" in --clearsign|--detach-sign|-sb*) echo "gpg: signing failed (test)" >&2; exit 2 ;; esac; done\nexec /usr/bin/gpg "$@"\n' \
+    > "$work/failsign/gpg"
+chmod 755 "$work/failsign/gpg"
+cp -a "$work/repo" "$work/repo-failsign"
+rc=0; out=$(PATH="$work/failsign:$PATH" "$installer/make-apt-repo.sh" "$work/debs" "$work/repo-failsign" --keyring "$work/key" 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "was not changed" && diff -r "$work/repo" "$work/repo-failsign" > /dev/null &&
+    pass "apt repo: a signing failure leaves the repository as it was" ||
+    { fail "apt repo: signing failure: rc=$rc $out"; diff -r "$work/repo" "$work/repo-failsign" | head -5 || true; }
+
 # Tampered copies: a changed Packages hash inside InRelease (signature no longer matches), and a
 # repository signed by another key.
 cp -a "$work/repo" "$work/repo-badsig"
@@ -465,6 +477,23 @@ EOF
     mv "$work/rpms/user-tool-1-1.noarch.rpm" "$work/rpms/foreign-tool-1-1.noarch.rpm" "$work/rpms-user/"
     "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf" --keyring "$work/key" > /dev/null
     check "dnf repo: repomd.xml and primary" test -s "$work/dnf/repodata/repomd.xml"
+    # A failure while signing the packages, or repomd.xml, leaves the repository as it was; an
+    # rpmsign that signs nothing (and exits 0) is caught by the check of every signature.
+    mkdir -p "$work/nosign"
+    printf '#!/bin/sh\nexit 0\n' > "$work/nosign/rpmsign"
+    chmod 755 "$work/nosign/rpmsign"
+    for how in "failsign:" "failsign:--no-rpm-sign" "nosign:"; do
+        cp -a "$work/dnf" "$work/dnf-fail"
+        rc=0; out=$(PATH="$work/${how%%:*}:$PATH" "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf-fail" --keyring "$work/key" ${how#*:} 2>&1) || rc=$?
+        [ $rc = 1 ] && contains "$out" "was not changed" && diff -r "$work/dnf" "$work/dnf-fail" > /dev/null &&
+            pass "dnf repo: ${how%%:*} ${how#*:}: refused, the repository as it was" ||
+            { fail "dnf repo: ${how%%:*} ${how#*:}: rc=$rc $out"; diff -r "$work/dnf" "$work/dnf-fail" | head -5 || true; }
+        rm -rf "$work/dnf-fail"
+    done
+    # Reproducible metadata (with SOURCE_DATE_EPOCH; unsigned packages, as signing stamps them).
+    "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf-r1" --keyring "$work/key" --no-rpm-sign > /dev/null
+    "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf-r2" --keyring "$work/key" --no-rpm-sign > /dev/null
+    check "dnf repo: reproducible (all but repomd.xml.asc)" diff -r -x repomd.xml.asc "$work/dnf-r1" "$work/dnf-r2"
     rc=0; out=$("$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf3" --keyring "$work/key" --key DEADBEEF 2>&1) || rc=$?
     [ $rc = 1 ] && contains "$out" "no secret key DEADBEEF in" && pass "dnf repo: an unknown --key is named" ||
         fail "dnf repo: unknown --key: rc=$rc $out"
