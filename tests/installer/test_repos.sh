@@ -81,6 +81,16 @@ mv "$work/debs/foreign-tool_9.9.9_all.deb" "$work/foreign-tool.deb"
 "$installer/make-signing-key.sh" "$work/key-other" --algo ed25519 --uid "not hipstack <x@invalid>" > /dev/null 2>&1
 check "make-signing-key.sh: binary and armored public keys" \
     test -s "$work/key/hipstack.gpg" -a -s "$work/key/hipstack.asc" -a -s "$work/key/fingerprint"
+# Run again with a gpg that cannot export: it fails, and the public keys of the first run stay whole.
+mkdir -p "$work/failexport"
+printf '#!/bin/sh\nfor a; do [ "$a" != --export ] || { echo "gpg: export failed (test)" >&2; exit 2; }; done\nexec /usr/bin/gpg "$@"\n' \
+    > "$work/failexport/gpg"
+chmod 755 "$work/failexport/gpg"
+cp "$work/key/hipstack.gpg" "$work/key/hipstack.asc" "$work/"
+rc=0; out=$(PATH="$work/failexport:$PATH" "$installer/make-signing-key.sh" "$work/key" 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "could not export" && cmp -s "$work/hipstack.gpg" "$work/key/hipstack.gpg" &&
+    cmp -s "$work/hipstack.asc" "$work/key/hipstack.asc" && pass "make-signing-key.sh: a failed export keeps the public keys" ||
+    fail "make-signing-key.sh: failed export: rc=$rc $out"
 
 "$installer/make-apt-repo.sh" "$work/debs" "$work/repo" --keyring "$work/key" > /dev/null
 dists=$work/repo/dists/stable
