@@ -371,7 +371,7 @@ dnf_chroot() {
     chmod 755 "$droot2/tmp/alsoinst/dnf"
     rc=0; out=$(hidpath /tmp/alsoinst:/usr/sbin:/usr/bin:/sbin:/bin --repo file:///dnfrepo --usecase=smi -y 2>&1) || rc=$?
     [ $rc = 0 ] && pass "dnf: hipstack-install --usecase=smi" || { fail "dnf: hipstack-install: rc=$rc"; echo "$out"; }
-    [ "$(cat "$droot2/var/lib/hipstack-install/installed" 2>/dev/null)" = $'hipstack-smi\nhipstack-smi-cli9.9.9' ] &&
+    [ "$(cat "$droot2/var/lib/hipstack-install/installed" 2>/dev/null)" = $'hipstack-smi\nhipstack-smi-cli9.9.9\nhipstack-smi-doc9.9.9' ] &&
         chroot "$droot2" rpm -q foreign-tool > /dev/null 2>&1 && pass "dnf: recorded its packages, not what something else installed meanwhile" ||
         fail "dnf: record: $(cat "$droot2/var/lib/hipstack-install/installed" 2>&1)"
     check "dnf: repo file with gpgcheck and repo_gpgcheck" \
@@ -452,8 +452,21 @@ Summary: hipstack-install test meta package
 License: MIT
 BuildArch: noarch
 Requires: hipstack-smi-cli9.9.9 = 9.9.9
+Recommends: hipstack-smi-doc9.9.9
 %description
 hipstack-install test meta package.
+%files
+EOF
+    # A weak dependency: dnf installs it, so hipstack-install must record it (and --uninstall remove it).
+    cat > "$top/SPECS/doc.spec" <<'EOF'
+Name: hipstack-smi-doc9.9.9
+Version: 9.9.9
+Release: 1
+Summary: hipstack-install test package (recommended)
+License: MIT
+BuildArch: noarch
+%description
+hipstack-install test package.
 %files
 EOF
     cat > "$top/SPECS/user.spec" <<'EOF'
@@ -479,7 +492,7 @@ BuildArch: noarch
 Not ours.
 %files
 EOF
-    for spec in t meta user foreign; do
+    for spec in t meta doc user foreign; do
         rpmbuild -bb --quiet --define "_topdir $top" --define "_rpmdir $work/rpms" \
             --define "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" "$top/SPECS/$spec.spec" > /dev/null 2>&1
     done
