@@ -9,7 +9,8 @@
 # The index of <suite>/<component> lists exactly the packages of PACKAGES_DIR; the pool is shared,
 # so several suites (e.g. stable and testing) can be built into one REPO_DIR, one run each.
 # Output is byte-for-byte reproducible except the signatures (they carry their signing time);
-# the Release Date comes from SOURCE_DATE_EPOCH when it is set.
+# the Release Date comes from SOURCE_DATE_EPOCH when it is set. dists/<suite> and the keys are
+# built in a temporary folder in REPO_DIR and swapped in at the end: a failure changes nothing.
 set -euo pipefail
 prog=make-apt-repo.sh
 here=$(dirname "$(readlink -f "$0")")
@@ -65,9 +66,11 @@ mapfile -t debs < <(find "$pkgdir" -maxdepth 1 -type f -name '*.deb' | sort)
 
 mkdir -p "$repo"
 repo=$(cd "$repo" && pwd)
-comp_dir=dists/$suite/$component
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# dists/<suite> and the public keys are built in a temporary folder in REPO_DIR (a rename away)
+# and swapped in at the end: a failure (signing, say) leaves the suite that is there as it was.
+stage=$(mktemp -d "$repo/.make-apt-repo.XXXXXX")
+trap 'rm -rf "$work" "$stage"' EXIT
 
 # Copy into the pool. A published file never changes: the same name with other content is refused.
 : > "$work/records"
@@ -92,7 +95,8 @@ dups=$(cut -f1-3 "$work/records" | uniq -d)
 
 # Architectures: amd64 always, plus any other found; arch "all" packages go in every binary-<arch>
 # and also in binary-all (Release says No-Support-for-Architecture-all: Packages, as Debian does).
-archs=$( (echo amd64; cut -f3 "$work/records" | grep -vx all) | sort -u)
+# (awk, not grep -v: grep exits 1 when it selects nothing, as with only "all" packages.)
+archs=$(awk -F'\t' '$3 != "all" {print $3} END {print "amd64"}' "$work/records" | sort -u)
 
 # write_packages ARCH...: the Packages stanzas of the records whose architecture is one of ARCH.
 write_packages() {
@@ -112,9 +116,12 @@ write_packages() {
     done < "$work/records"
 }
 
-rm -rf "${repo:?}/$comp_dir"
+# The suite as it is (its other components stay), with this component rebuilt.
+suite_dir=$stage/suite
+if [ -d "$repo/dists/$suite" ]; then cp -a "$repo/dists/$suite" "$suite_dir"; else mkdir -p "$suite_dir"; fi
+rm -rf "${suite_dir:?}/$component" "$suite_dir/Release" "$suite_dir/InRelease" "$suite_dir/Release.gpg"
 for arch in $archs all; do
-    dir=$repo/$comp_dir/binary-$arch
+    dir=$suite_dir/$component/binary-$arch
     mkdir -p "$dir"
     if [ "$arch" = all ]; then write_packages all > "$dir/Packages"; else write_packages "$arch" all > "$dir/Packages"; fi
     gzip -9 -n -c "$dir/Packages" > "$dir/Packages.gz"
@@ -124,10 +131,9 @@ for arch in $archs all; do
 done
 
 # The suite's Release covers every component built into it so far.
-suite_dir=$repo/dists/$suite
 components=$(find "$suite_dir" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | tr '\n' ' ')
 all_archs=$(find "$suite_dir" -mindepth 2 -maxdepth 2 -type d -name 'binary-*' -printf '%f\n' |
-            sed 's/^binary-//' | grep -vx all | sort -u | tr '\n' ' ')
+            sed 's/^binary-//' | awk '$0 != "all"' | sort -u | tr '\n' ' ')
 if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then epoch=$SOURCE_DATE_EPOCH; else epoch=$(date +%s); fi
 mapfile -t indexes < <(cd "$suite_dir" && find . -mindepth 2 -type f | sed 's|^\./||' | sort)
 checksums() {  # checksums TOOL: " <hash> <size> <path>" for every index file
@@ -149,19 +155,25 @@ checksums() {  # checksums TOOL: " <hash> <size> <path>" for every index file
     echo "MD5Sum:"; checksums md5sum
     echo "SHA256:"; checksums sha256sum
     echo "SHA512:"; checksums sha512sum
-} > "$work/Release"
-mv "$work/Release" "$suite_dir/Release"
-rm -f "$suite_dir/InRelease" "$suite_dir/Release.gpg"
+} > "$suite_dir/Release"
 
 if [ "$sign" = 1 ]; then
-    sign_clear "$suite_dir/Release" "$suite_dir/InRelease"
-    sign_detached "$suite_dir/Release" "$suite_dir/Release.gpg"
-    sign_export "$repo"
+    sign_clear "$suite_dir/Release" "$suite_dir/InRelease" || die "could not sign InRelease; $repo was not changed"
+    sign_detached "$suite_dir/Release" "$suite_dir/Release.gpg" || die "could not sign Release.gpg; $repo was not changed"
+    sign_export "$stage"
     # Check what apt will check: both signatures against the exported keyring.
-    gpgv --quiet --keyring "$repo/hipstack.gpg" "$suite_dir/InRelease" 2>/dev/null ||
-        die "InRelease does not verify with $repo/hipstack.gpg"
-    gpgv --quiet --keyring "$repo/hipstack.gpg" "$suite_dir/Release.gpg" "$suite_dir/Release" 2>/dev/null ||
-        die "Release.gpg does not verify with $repo/hipstack.gpg"
+    gpgv --quiet --keyring "$stage/hipstack.gpg" "$suite_dir/InRelease" 2>/dev/null ||
+        die "InRelease does not verify with the exported key; $repo was not changed"
+    gpgv --quiet --keyring "$stage/hipstack.gpg" "$suite_dir/Release.gpg" "$suite_dir/Release" 2>/dev/null ||
+        die "Release.gpg does not verify with the exported key; $repo was not changed"
+fi
+
+# Swap in: the suite (two renames), then the keys that verify it.
+mkdir -p "$repo/dists"
+[ ! -e "$repo/dists/$suite" ] || mv "$repo/dists/$suite" "$stage/old-suite"
+mv "$suite_dir" "$repo/dists/$suite"
+if [ "$sign" = 1 ]; then
+    mv "$stage/hipstack.gpg" "$stage/hipstack.asc" "$repo/"
     echo "$prog: $repo: $suite/$component, ${#debs[@]} packages, signed by $sign_fpr"
 else
     echo "$prog: $repo: $suite/$component, ${#debs[@]} packages, NOT signed"

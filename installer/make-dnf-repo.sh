@@ -7,7 +7,9 @@
 # REPO_DIR/repodata/repomd.xml.key                              the public key (where zypper looks)
 # REPO_DIR/hipstack.asc, REPO_DIR/hipstack.gpg                  the public key (armored, binary)
 #
-# The repository lists exactly the packages of PACKAGES_DIR (it is rebuilt, not appended to).
+# The repository lists exactly the packages of PACKAGES_DIR (it is rebuilt, not appended to). It
+# is built in a temporary folder in REPO_DIR and swapped in at the end: a failure (signing, say)
+# leaves the repository that is there as it was.
 # With SOURCE_DATE_EPOCH set, the metadata is reproducible except the signatures (they carry
 # their signing time, and a signed rpm carries its signature).
 set -euo pipefail
@@ -55,46 +57,62 @@ mapfile -t rpms < <(find "$pkgdir" -maxdepth 1 -type f -name '*.rpm' ! -name '*.
 
 mkdir -p "$repo"
 repo=$(cd "$repo" && pwd)
-rm -rf "$repo/Packages" "$repo/repodata"
+# In REPO_DIR, so that the swap is a rename on one file system.
+stage=$(mktemp -d "$repo/.make-dnf-repo.XXXXXX")
+rpmdb=""
+trap 'rm -rf "$stage" ${rpmdb:+"$rpmdb"}' EXIT
 for rpm in "${rpms[@]}"; do
     file=$(rpm -qp --nosignature --qf '%{NAME}-%{VERSION}-%{RELEASE}.%{ARCH}.rpm' "$rpm")
-    dest=$repo/Packages/$(printf '%s' "$file" | cut -c1 | tr 'A-Z' 'a-z')/$file
-    [ ! -e "$dest" ] || die "two files in $pkgdir are $file"
-    mkdir -p "$(dirname "$dest")"
-    cp "$rpm" "$dest"
+    dest=Packages/$(printf '%s' "$file" | cut -c1 | tr 'A-Z' 'a-z')/$file
+    [ ! -e "$stage/$dest" ] || die "two files in $pkgdir are $file"
+    mkdir -p "$(dirname "$stage/$dest")"
+    cp "$rpm" "$stage/$dest"
 done
 
 if [ "$rpm_sign" = 1 ]; then
     # rpm calls gpg itself; tell it which key and GNUPGHOME (rpm's own default is gpg2, absent on Debian).
     # rpmsign warns when GPG_TTY is unset and stdin is no terminal; gpg needs no terminal here.
-    find "$repo/Packages" -name '*.rpm' -print0 | sort -z |
+    find "$stage/Packages" -name '*.rpm' -print0 | sort -z |
         GPG_TTY=${GPG_TTY:-/dev/null} xargs -0 rpmsign --addsign --define "_gpg_name $sign_fpr" --define "__gpg $(command -v gpg)" \
-                         ${GNUPGHOME:+--define "_gpg_path $GNUPGHOME"} > /dev/null
+                         ${GNUPGHOME:+--define "_gpg_path $GNUPGHOME"} > /dev/null ||
+        die "rpmsign could not sign the packages (see its message above); $repo was not changed"
 fi
 
 # The file time of each package goes into primary.xml: pin it for reproducible metadata.
 revision_args=()
 if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
-    find "$repo/Packages" -type f -exec touch -d "@$SOURCE_DATE_EPOCH" {} +
+    find "$stage/Packages" -type f -exec touch -d "@$SOURCE_DATE_EPOCH" {} +
     revision_args=(--revision "$SOURCE_DATE_EPOCH" --set-timestamp-to-revision)
 fi
 # No sqlite databases: dnf and zypper read the XML, and sqlite files are not reproducible.
-createrepo_c --quiet --no-database --workers 1 "${revision_args[@]}" "$repo" >/dev/null
+createrepo_c --quiet --no-database --workers 1 "${revision_args[@]}" "$stage" >/dev/null
 
 if [ "$sign" = 1 ]; then
-    sign_detached "$repo/repodata/repomd.xml" "$repo/repodata/repomd.xml.asc"
-    sign_export "$repo"
-    cp "$repo/hipstack.asc" "$repo/repodata/repomd.xml.key"
-    gpgv --quiet --keyring "$repo/hipstack.gpg" "$repo/repodata/repomd.xml.asc" "$repo/repodata/repomd.xml" 2>/dev/null ||
-        die "repomd.xml.asc does not verify with $repo/hipstack.gpg"
+    sign_detached "$stage/repodata/repomd.xml" "$stage/repodata/repomd.xml.asc" ||
+        die "could not sign repomd.xml; $repo was not changed"
+    sign_export "$stage"
+    cp "$stage/hipstack.asc" "$stage/repodata/repomd.xml.key"
+    gpgv --quiet --keyring "$stage/hipstack.gpg" "$stage/repodata/repomd.xml.asc" "$stage/repodata/repomd.xml" 2>/dev/null ||
+        die "repomd.xml.asc does not verify with the exported key; $repo was not changed"
     if [ "$rpm_sign" = 1 ]; then
-        # Check the package signatures as rpm will, against a throw-away rpm database.
+        # Check the package signatures as rpm will, against a throw-away rpm database. rpmkeys
+        # passes an unsigned package ("digests OK"): every line must say "digests signatures OK".
         rpmdb=$(mktemp -d)
-        trap 'rm -rf "$rpmdb"' EXIT
-        rpmkeys --dbpath "$rpmdb" --import "$repo/hipstack.asc"
-        find "$repo/Packages" -name '*.rpm' -print0 | xargs -0 rpmkeys --dbpath "$rpmdb" --checksig > "$rpmdb/out" ||
-            die "package signatures do not verify: $(grep -v ': digests signatures OK' "$rpmdb/out" | head -3)"
+        rpmkeys --dbpath "$rpmdb" --import "$stage/hipstack.asc"
+        rc=0
+        find "$stage/Packages" -name '*.rpm' -print0 | xargs -0 rpmkeys --dbpath "$rpmdb" --checksig > "$rpmdb/out" || rc=$?
+        bad=$(grep -v ': digests signatures OK$' "$rpmdb/out" | sed "s|^$stage/||" || true)
+        [ $rc -eq 0 ] && [ -z "$bad" ] || die "package signatures do not verify: $(printf '%s\n' "$bad" | head -3); $repo was not changed"
     fi
+fi
+
+# Swap in: the packages before the metadata that names them (as a mirror syncs).
+for part in Packages repodata; do
+    [ ! -e "$repo/$part" ] || mv "$repo/$part" "$stage/old-$part"
+    mv "$stage/$part" "$repo/$part"
+done
+if [ "$sign" = 1 ]; then
+    mv "$stage/hipstack.asc" "$stage/hipstack.gpg" "$repo/"
     what="repomd.xml"
     [ "$rpm_sign" = 0 ] || what="repomd.xml and every package"
     echo "$prog: $repo: ${#rpms[@]} packages, $what signed by $sign_fpr"

@@ -54,7 +54,10 @@ cert-digest-algo SHA512
 default-preference-list SHA512 SHA384 SHA256 AES256 AES192 AES ZLIB ZIP Uncompressed
 EOF
 
-fpr=$(gpg --batch --with-colons --list-secret-keys 2>/dev/null | awk -F: '/^fpr:/ {print $10; exit}')
+die() { echo "make-signing-key.sh: $1" >&2; exit 1; }
+# A listing that fails is an error, not "no key yet" (which would make a second key).
+listing=$(gpg --batch --with-colons --list-secret-keys 2>&1) || die "gpg cannot list the keys in $GNUPGHOME: $listing"
+fpr=$(printf '%s\n' "$listing" | awk -F: '/^fpr:/ {print $10; exit}')
 if [ -z "$fpr" ]; then
     # "sign" only: a repository key needs no encryption subkey.
     gpg --batch --quiet --pinentry-mode loopback --passphrase '' \
@@ -65,8 +68,16 @@ else
     echo "make-signing-key.sh: keeping the existing key $fpr"
 fi
 
-gpg --batch --yes --export "$fpr" > "$keydir/hipstack.gpg"
-gpg --batch --yes --armor --export "$fpr" > "$keydir/hipstack.asc"
-echo "$fpr" > "$keydir/fingerprint"
+# Each file is replaced in one rename, and only by a non-empty export: a failing gpg must not
+# leave an earlier run's public key truncated.
+export_to() {  # export_to FILE GPG-OPTION...
+    out=$1; shift
+    gpg --batch --yes "$@" --export "$fpr" > "$out.tmp" && [ -s "$out.tmp" ] ||
+        { rm -f "$out.tmp"; die "gpg could not export the public key of $fpr to $out"; }
+    mv "$out.tmp" "$out"
+}
+export_to "$keydir/hipstack.gpg"
+export_to "$keydir/hipstack.asc" --armor
+echo "$fpr" > "$keydir/fingerprint.tmp" && mv "$keydir/fingerprint.tmp" "$keydir/fingerprint"
 echo "make-signing-key.sh: GNUPGHOME=$GNUPGHOME"
 echo "make-signing-key.sh: public key $keydir/hipstack.gpg (binary), $keydir/hipstack.asc (armored)"

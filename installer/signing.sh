@@ -19,13 +19,20 @@ sign_resolve() {
         GNUPGHOME=$(cd "$sign_keyring" && pwd)
         export GNUPGHOME
     fi
-    local fprs
-    fprs=$(gpg --batch --with-colons --list-secret-keys ${sign_key:+"$sign_key"} 2>/dev/null |
-           awk -F: '/^sec:/ {want=1; next} want && /^fpr:/ {print $10; want=0}')
+    # gpg exits 2 for a --key it does not know: that is "no such key", reported below (under
+    # pipefail, 'gpg | awk' would end the script with no message).
+    local listing="" fprs
+    listing=$(gpg --batch --with-colons --list-secret-keys ${sign_key:+"$sign_key"} 2>/dev/null) || true
+    fprs=$(printf '%s\n' "$listing" | awk -F: '/^sec:/ {want=1; next} want && /^fpr:/ {print $10; want=0}')
     local count
     count=$(printf '%s' "$fprs" | grep -c . || true)
+    if [ "$count" -eq 0 ] && [ -n "$sign_key" ]; then
+        echo "$prog: no secret key $sign_key in ${GNUPGHOME:-~/.gnupg} (check --key and --keyring;" \
+             "gpg --list-secret-keys lists the keys there)" >&2
+        exit 1
+    fi
     if [ "$count" -eq 0 ]; then
-        echo "$prog: no secret key ${sign_key:+$sign_key }in ${GNUPGHOME:-~/.gnupg}" \
+        echo "$prog: no secret key in ${GNUPGHOME:-~/.gnupg}" \
              "(make one with installer/make-signing-key.sh KEYDIR, then pass --keyring KEYDIR)" >&2
         exit 1
     fi

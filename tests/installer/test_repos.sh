@@ -64,16 +64,33 @@ mkdeb() {  # mkdeb NAME ARCH DEPENDS [FILE CONTENT]
     dpkg-deb --root-owner-group -Zxz --build "$dir" "$work/debs/$1_9.9.9_$2.deb" > /dev/null
 }
 mkdir -p "$work/debs"
-mkdeb hipstack-smi-cli9.9.9 amd64 "" opt/hipstack-9.9.9/bin/hipstack-smi $'#!/bin/sh\necho "hipstack-smi 9.9.9"'
+# libhipstack-smi9 and libhipstack-smi-dev sort one way in C and the other in en_US.UTF-8 ('-'
+# is ignored there): the record must not depend on the locale hipstack-install runs under.
+mkdeb libhipstack-smi9 amd64 ""
+mkdeb libhipstack-smi-dev all "libhipstack-smi9 (= 9.9.9)"
+mkdeb hipstack-smi-cli9.9.9 amd64 "libhipstack-smi9 (= 9.9.9)" opt/hipstack-9.9.9/bin/hipstack-smi $'#!/bin/sh\necho "hipstack-smi 9.9.9"'
 mkdeb hipstack-smi all "hipstack-smi-cli9.9.9 (= 9.9.9)"
-mkdeb hipstack-dev all "hipstack-smi-cli9.9.9 (= 9.9.9)" opt/hipstack-9.9.9/include/hipstack.h "/* test */"
+mkdeb hipstack-dev all "hipstack-smi-cli9.9.9 (= 9.9.9), libhipstack-smi-dev (= 9.9.9)" opt/hipstack-9.9.9/include/hipstack.h "/* test */"
 mkdeb hipstack all "hipstack-smi, hipstack-dev"
+# Not in the repository: what something else (unattended-upgrades) installs while hipstack-install runs.
+mkdeb foreign-tool all ""
+mv "$work/debs/foreign-tool_9.9.9_all.deb" "$work/foreign-tool.deb"
 
 # ------------------------------------------------------------------ keys and apt repository
 "$installer/make-signing-key.sh" "$work/key" > /dev/null 2>&1
 "$installer/make-signing-key.sh" "$work/key-other" --algo ed25519 --uid "not hipstack <x@invalid>" > /dev/null 2>&1
 check "make-signing-key.sh: binary and armored public keys" \
     test -s "$work/key/hipstack.gpg" -a -s "$work/key/hipstack.asc" -a -s "$work/key/fingerprint"
+# Run again with a gpg that cannot export: it fails, and the public keys of the first run stay whole.
+mkdir -p "$work/failexport"
+printf '#!/bin/sh\nfor a; do [ "$a" != --export ] || { echo "gpg: export failed (test)" >&2; exit 2; }; done\nexec /usr/bin/gpg "$@"\n' \
+    > "$work/failexport/gpg"
+chmod 755 "$work/failexport/gpg"
+cp "$work/key/hipstack.gpg" "$work/key/hipstack.asc" "$work/"
+rc=0; out=$(PATH="$work/failexport:$PATH" "$installer/make-signing-key.sh" "$work/key" 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "could not export" && cmp -s "$work/hipstack.gpg" "$work/key/hipstack.gpg" &&
+    cmp -s "$work/hipstack.asc" "$work/key/hipstack.asc" && pass "make-signing-key.sh: a failed export keeps the public keys" ||
+    fail "make-signing-key.sh: failed export: rc=$rc $out"
 
 "$installer/make-apt-repo.sh" "$work/debs" "$work/repo" --keyring "$work/key" > /dev/null
 dists=$work/repo/dists/stable
@@ -93,8 +110,30 @@ check "apt repo: reproducible (all but the signatures)" \
 # A second suite shares the pool.
 "$installer/make-apt-repo.sh" "$work/debs" "$work/repo2" --suite testing --component extra --keyring "$work/key" > /dev/null
 check "apt repo: second suite and component" grep -qx 'Components: extra' "$work/repo2/dists/testing/Release"
+# Only architecture-all packages: still a binary-amd64 index that lists them.
+mkdir -p "$work/debs-all"
+cp "$work/debs/"*_all.deb "$work/debs-all/"
+rc=0; out=$("$installer/make-apt-repo.sh" "$work/debs-all" "$work/repo-all" --keyring "$work/key" 2>&1) || rc=$?
+[ $rc = 0 ] && grep -qx 'Package: hipstack-smi' "$work/repo-all/dists/stable/main/binary-amd64/Packages" &&
+    grep -qx 'Architectures: amd64 all' "$work/repo-all/dists/stable/Release" &&
+    pass "apt repo: only architecture-all packages" || fail "apt repo: only architecture-all packages: rc=$rc $out"
 out=$("$installer/make-apt-repo.sh" "$work/debs" "$work/repo3" 2>&1 --keyring "$work/nokey"; echo "rc=$?") || true
 check "apt repo: a missing keyring is a bad argument" contains "$out" "rc=2"
+rc=0; out=$("$installer/make-apt-repo.sh" "$work/debs" "$work/repo3" --keyring "$work/key" --key DEADBEEF 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "no secret key DEADBEEF in" && [ ! -e "$work/repo3/dists" ] &&
+    pass "apt repo: an unknown --key is named" || fail "apt repo: unknown --key: rc=$rc $out"
+
+# A failure while signing (a gpg that will not sign) leaves the repository as it was: not emptied,
+# not unsigned. The same wrapper serves make-dnf-repo.sh below (rpmsign runs gpg -sbo).
+mkdir -p "$work/failsign"
+printf '#!/bin/sh\nfor a; do case "$a" in --clearsign|--detach-sign|-sb*) echo "gpg: signing failed (test)" >&2; exit 2 ;; esac; done\nexec /usr/bin/gpg "$@"\n' \
+    > "$work/failsign/gpg"
+chmod 755 "$work/failsign/gpg"
+cp -a "$work/repo" "$work/repo-failsign"
+rc=0; out=$(PATH="$work/failsign:$PATH" "$installer/make-apt-repo.sh" "$work/debs" "$work/repo-failsign" --keyring "$work/key" 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "was not changed" && diff -r "$work/repo" "$work/repo-failsign" > /dev/null &&
+    pass "apt repo: a signing failure leaves the repository as it was" ||
+    { fail "apt repo: signing failure: rc=$rc $out"; diff -r "$work/repo" "$work/repo-failsign" | head -5 || true; }
 
 # Tampered copies: a changed Packages hash inside InRelease (signature no longer matches), and a
 # repository signed by another key.
@@ -131,6 +170,30 @@ install -m 0755 "$installer/hipstack-install" "$root/usr/local/sbin/hipstack-ins
 printf 'ID=plan9\nPRETTY_NAME="Plan 9 from Bell Labs"\n' > "$root/root/os-release-plan9"
 inroot() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
 hi() { inroot /usr/local/sbin/hipstack-install "$@"; }
+hienv() {  # hienv VAR=VALUE... -- ARGS...: hipstack-install with those variables set
+    local vars=()
+    while [ "$1" != -- ]; do vars+=("$1"); shift; done
+    shift
+    inroot "${vars[@]}" /usr/local/sbin/hipstack-install "$@"
+}
+# wrapper DIR COMMAND BODY: a shell script /tmp/DIR/COMMAND in the chroot (its /tmp is not part of
+# the snapshot), to put ahead of the real command: hienv PATH=/tmp/DIR:/usr/sbin:/usr/bin:/sbin:/bin
+wrapper() {
+    mkdir -p "$root/tmp/$1"
+    printf '#!/bin/sh\n%s\n' "$3" > "$root/tmp/$1/$2"
+    chmod 755 "$root/tmp/$1/$2"
+}
+# A user locale that sorts our package names unlike C (hipstack-install must not care): en_US.UTF-8,
+# compiled into the chroot's /tmp (minbase has no locales); C.UTF-8 sorts like C, so the check is
+# weaker without localedef.
+user_locale=(LC_ALL=C.UTF-8)
+mkdir -p "$root/tmp/locale"
+if localedef -i en_US -f UTF-8 "$root/tmp/locale/en_US.UTF-8" > /dev/null 2>&1 &&
+   [ "$(printf 'libhipstack-smi-dev\nlibhipstack-smi9\n' | inroot LOCPATH=/tmp/locale LC_ALL=en_US.UTF-8 sort | head -1)" = libhipstack-smi9 ]; then
+    user_locale=(LOCPATH=/tmp/locale LC_ALL=en_US.UTF-8)
+else
+    echo "note - no en_US.UTF-8 (localedef): installing under C.UTF-8, which sorts like C"
+fi
 
 # What the chroot holds before we touch it (apt's own bookkeeping files excluded). /opt is left
 # out: no Debian package owns it, so dpkg removes it with the last package that shipped it.
@@ -142,6 +205,8 @@ snapshot() {  # snapshot [ROOT]
                 -e '^./var/lib/dpkg/lock' -e '^./opt$' -e '^./var/cache/dnf/[a-z_]*.json$' \
                 -e '^./var/cache/dnf/.gpgkeyschecked.yum$' | sort)
 }
+# hipstack-install creates /etc/apt/keyrings where it is missing (apt before 2.4 does not ship it).
+rmdir "$root/etc/apt/keyrings"
 before=$(snapshot)
 
 # Errors first: each must be clear and change nothing.
@@ -152,6 +217,10 @@ rc=0; out=$(hi --repo file:///repo --usecase=smi,bogus -y 2>&1) || rc=$?
 [ $rc = 2 ] && contains "$out" "unknown use case 'bogus'" && pass "unknown use case: exit 2" || fail "unknown use case: rc=$rc $out"
 rc=0; out=$(hi --repo ftp://x 2>&1) || rc=$?
 [ $rc = 2 ] && contains "$out" "must be an https://" && pass "bad --repo: exit 2" || fail "bad --repo: rc=$rc $out"
+rc=0; out=$(hi --repo $'file:///repo\ngpgcheck=0' -y 2>&1) || rc=$?
+[ $rc = 2 ] && contains "$out" "must not contain spaces" && pass "--repo with a line break: exit 2" || fail "--repo with a line break: rc=$rc $out"
+rc=0; out=$(hi --repo file:///repo --suite 'stable main' -y 2>&1) || rc=$?
+[ $rc = 2 ] && contains "$out" "is not a valid --suite" && pass "--suite with a space: exit 2" || fail "--suite with a space: rc=$rc $out"
 rc=0; out=$(inroot HIPSTACK_OS_RELEASE=/root/os-release-plan9 /usr/local/sbin/hipstack-install --repo file:///repo -y 2>&1) || rc=$?
 [ $rc = 1 ] && contains "$out" "unsupported distribution 'Plan 9 from Bell Labs'" && pass "unsupported distribution: exit 1" ||
     fail "unsupported distribution: rc=$rc $out"
@@ -174,9 +243,15 @@ rc=0; out=$(hi --repo file:///repo-otherkey --key /repo/hipstack.gpg --usecase=s
 [ "$(snapshot)" = "$before" ] && pass "errors and refusals changed nothing" ||
     { fail "errors and refusals changed nothing"; diff <(echo "$before") <(snapshot) | head || true; }
 
-# The real install.
-rc=0; out=$(hi --repo file:///repo --key /repo/hipstack.gpg --usecase=smi -y 2>&1) || rc=$?
-[ $rc = 0 ] && pass "hipstack-install --usecase=smi" || { fail "hipstack-install --usecase=smi: rc=$rc"; echo "$out"; }
+# The real install, under umask 027: what it creates must still be readable (apt reads the key as _apt).
+rc=0; out=$(inroot sh -c 'umask 027; exec /usr/local/sbin/hipstack-install "$@"' sh \
+                --repo file:///repo --key /repo/hipstack.gpg --usecase=smi -y 2>&1) || rc=$?
+[ $rc = 0 ] && pass "hipstack-install --usecase=smi (umask 027)" || { fail "hipstack-install --usecase=smi: rc=$rc"; echo "$out"; }
+modes=$(cd "$root" && stat -c '%a %n' etc/apt/keyrings etc/apt/keyrings/hipstack.gpg etc/apt/sources.list.d/hipstack.sources \
+                                   var/lib/hipstack-install var/lib/hipstack-install/* 2>&1)
+[ "$(awk '{print $1}' <<< "$modes" | sort -u | tr '\n' ' ')" = "644 755 " ] &&
+    [ "$(awk '$1 == 755 {print $2}' <<< "$modes" | tr '\n' ' ')" = "etc/apt/keyrings var/lib/hipstack-install " ] &&
+    pass "under umask 027: folders 0755, key, sources and record 0644" || fail "modes under umask 027: $modes"
 contains "$out" "^\(W\|E\|Err\):" && fail "apt printed warnings: $(grep '^\(W\|E\|Err\):' <<< "$out")" || pass "apt-get update: no warning"
 check "hipstack-smi-cli9.9.9 installed" inroot dpkg-query -W -f '${Status}' hipstack-smi-cli9.9.9
 [ "$(inroot /opt/hipstack-9.9.9/bin/hipstack-smi)" = "hipstack-smi 9.9.9" ] && pass "installed program runs" || fail "installed program runs"
@@ -190,15 +265,60 @@ check "recorded what it installed" grep -qx 'hipstack-smi-cli9.9.9' "$root/var/l
 out=$(hi --list 2>&1) || true
 contains "$out" "^  smi  *hipstack-smi " && contains "$out" "\* hipstack-smi-cli9.9.9  *9.9.9" &&
     contains "$out" "Repository (added by hipstack-install): file:///repo" && pass "--list" || fail "--list: $out"
-rc=0; out=$(hi --repo file:///repo --key /repo/hipstack.gpg --usecase=all -y 2>&1) || rc=$?
-[ $rc = 0 ] && grep -qx hipstack-dev "$root/var/lib/hipstack-install/installed" && pass "second run (--usecase=all) adds to the record" ||
-    { fail "second run: rc=$rc"; echo "$out"; }
+# A failed install records nothing, not even what something else installed meanwhile.
+cp "$work/foreign-tool.deb" "$root/tmp/foreign-tool.deb"
+cp "$root/var/lib/hipstack-install/installed" "$work/installed.before"
+wrapper failinst apt-get 'case " $* " in *" -s "*) ;; *" install "*) dpkg -i /tmp/foreign-tool.deb > /dev/null 2>&1; echo "E: install broken" >&2; exit 100 ;; esac
+exec /usr/bin/apt-get "$@"'
+rc=0; out=$(hienv PATH=/tmp/failinst:/usr/sbin:/usr/bin:/sbin:/bin -- --repo file:///repo --key /repo/hipstack.gpg --usecase=all -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "nothing was recorded" && cmp -s "$work/installed.before" "$root/var/lib/hipstack-install/installed" &&
+    pass "a failed install records nothing" || { fail "a failed install records nothing: rc=$rc"; echo "$out"; diff "$work/installed.before" "$root/var/lib/hipstack-install/installed" || true; }
+inroot dpkg -P foreign-tool > /dev/null
+# A second use case adds to the record (under another locale); a package something else installs
+# meanwhile is not recorded, and --uninstall leaves it.
+wrapper alsoinst apt-get '/usr/bin/apt-get "$@"; rc=$?
+case " $* " in *" -s "*) ;; *" install "*) dpkg -i /tmp/foreign-tool.deb > /dev/null 2>&1 ;; esac
+exit $rc'
+rc=0; out=$(hienv PATH=/tmp/alsoinst:/usr/sbin:/usr/bin:/sbin:/bin "${user_locale[@]}" -- --repo file:///repo --key /repo/hipstack.gpg --usecase=all -y 2>&1) || rc=$?
+[ $rc = 0 ] && grep -qx hipstack-dev "$root/var/lib/hipstack-install/installed" &&
+    grep -qx libhipstack-smi-dev "$root/var/lib/hipstack-install/installed" &&
+    pass "second run (--usecase=all, ${user_locale[*]}) adds to the record" || { fail "second run: rc=$rc"; echo "$out"; }
+check "foreign-tool was installed meanwhile (the test's premise)" inroot dpkg-query -W foreign-tool
+check "what something else installed meanwhile is not recorded" bash -c "! grep -x foreign-tool '$root/var/lib/hipstack-install/installed'"
+check "the record is in C order whatever the user's locale" env LC_ALL=C sort -c "$root/var/lib/hipstack-install/installed"
 
-# Uninstall: no package, file, key, index or record of ours is left.
-rc=0; out=$(hi --uninstall -y 2>&1) || rc=$?
+# A re-run with the wrong key is refused and leaves the working setup of the earlier runs as it was
+# (key, sources, record, apt's lists); apt-get update stays clean.
+ours() { (cd "$root" && sha256sum etc/apt/keyrings/hipstack.* etc/apt/sources.list.d/hipstack.sources \
+                                  var/lib/hipstack-install/* var/lib/apt/lists/_repo_* 2>&1); }
+saved=$(ours)
+rc=0; out=$(hi --repo file:///repo --key /repo-otherkey/hipstack.asc --usecase=smi -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "NO_PUBKEY" && pass "re-run with the wrong key: refused" || fail "re-run with the wrong key: rc=$rc $out"
+[ "$(ours)" = "$saved" ] && pass "re-run with the wrong key: key, sources, record and lists as before" ||
+    { fail "re-run with the wrong key changed the setup"; diff <(echo "$saved") <(ours) || true; }
+out=$(inroot apt-get update 2>&1) && ! contains "$out" "^\(W\|E\|Err\):" && pass "apt-get update after the refused re-run: clean" ||
+    fail "apt-get update after the refused re-run: $out"
+# A re-run with the key in armored form replaces the binary keyring.
+rc=0; out=$(hi --repo file:///repo --key /repo/hipstack.asc --usecase=smi -y 2>&1) || rc=$?
+[ $rc = 0 ] && [ -f "$root/etc/apt/keyrings/hipstack.asc" ] && [ ! -e "$root/etc/apt/keyrings/hipstack.gpg" ] &&
+    grep -qx 'Signed-By: /etc/apt/keyrings/hipstack.asc' "$root/etc/apt/sources.list.d/hipstack.sources" &&
+    pass "re-run with the armored key: hipstack.asc replaces hipstack.gpg" || { fail "re-run with the armored key: rc=$rc"; echo "$out"; }
+out=$(inroot apt-get update 2>&1) && ! contains "$out" "^\(W\|E\|Err\):" && pass "apt-get update with the armored key: clean" ||
+    fail "apt-get update with the armored key: $out"
+
+# Uninstall refuses when apt cannot simulate the removal (it would not know what else goes).
+wrapper nosim apt-get 'case " $* " in *" -s "*) echo "E: simulation broken" >&2; exit 100 ;; esac; exec /usr/bin/apt-get "$@"'
+rc=0; out=$(hienv PATH=/tmp/nosim:/usr/sbin:/usr/bin:/sbin:/bin -- --uninstall -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "cannot simulate removing" && inroot dpkg-query -W -f '${Status}' hipstack-dev 2>/dev/null | grep 'ok installed' >/dev/null &&
+    pass "--uninstall: a failing apt-get -s is an error, nothing removed" || fail "--uninstall with a failing simulation: rc=$rc $out"
+
+# Uninstall (under C, installed under another locale): no package, file, key, index or record of ours is left.
+rc=0; out=$(hienv LC_ALL=C -- --uninstall -y 2>&1) || rc=$?
 [ $rc = 0 ] && pass "--uninstall" || { fail "--uninstall: rc=$rc"; echo "$out"; }
-left=$(inroot dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 'hipstack*' 2>/dev/null | grep -v '^un' || true)
+left=$(inroot dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' 'hipstack*' 'libhipstack*' 2>/dev/null | grep -v '^un' || true)
 [ -z "$left" ] && pass "no hipstack package left" || fail "packages left: $left"
+check "--uninstall leaves what something else installed" inroot dpkg-query -W foreign-tool
+inroot dpkg -P foreign-tool > /dev/null
 after=$(snapshot)
 [ "$after" = "$before" ] && pass "uninstall leaves nothing of ours (file list as before)" ||
     { fail "uninstall leaves nothing of ours"; diff <(echo "$before") <(echo "$after") | head -20 || true; }
@@ -241,16 +361,60 @@ dnf_chroot() {
     dbefore=$(snapshot "$droot2")
     hid() { chroot "$droot2" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
                 HIPSTACK_OS_RELEASE=/root/os-release-fedora /usr/local/sbin/hipstack-install "$@"; }
-    rc=0; out=$(hid --repo file:///dnfrepo --usecase=smi -y 2>&1) || rc=$?
+    hidpath() { local path=$1; shift; chroot "$droot2" /usr/bin/env -i PATH="$path" HOME=/root \
+                HIPSTACK_OS_RELEASE=/root/os-release-fedora /usr/local/sbin/hipstack-install "$@"; }
+    # Something else installs foreign-tool right after dnf: not recorded (not in hipstack-smi's closure).
+    cp "$work/rpms-user/foreign-tool-1-1.noarch.rpm" "$droot2/tmp/"
+    mkdir -p "$droot2/tmp/alsoinst"
+    printf '#!/bin/sh\n/usr/bin/dnf "$@"; rc=$?\ncase " $* " in *" install "*) rpm --force-debian -i /tmp/foreign-tool-1-1.noarch.rpm > /dev/null 2>&1 ;; esac\nexit $rc\n' \
+        > "$droot2/tmp/alsoinst/dnf"
+    chmod 755 "$droot2/tmp/alsoinst/dnf"
+    rc=0; out=$(hidpath /tmp/alsoinst:/usr/sbin:/usr/bin:/sbin:/bin --repo file:///dnfrepo --usecase=smi -y 2>&1) || rc=$?
     [ $rc = 0 ] && pass "dnf: hipstack-install --usecase=smi" || { fail "dnf: hipstack-install: rc=$rc"; echo "$out"; }
+    [ "$(cat "$droot2/var/lib/hipstack-install/installed" 2>/dev/null)" = $'hipstack-smi\nhipstack-smi-cli9.9.9\nhipstack-smi-doc9.9.9' ] &&
+        chroot "$droot2" rpm -q foreign-tool > /dev/null 2>&1 && pass "dnf: recorded its packages, not what something else installed meanwhile" ||
+        fail "dnf: record: $(cat "$droot2/var/lib/hipstack-install/installed" 2>&1)"
     check "dnf: repo file with gpgcheck and repo_gpgcheck" \
         bash -c "grep -qx gpgcheck=1 '$droot2/etc/yum.repos.d/hipstack.repo' && grep -qx repo_gpgcheck=1 '$droot2/etc/yum.repos.d/hipstack.repo'"
     [ "$(chroot "$droot2" /opt/hipstack-9.9.9/bin/hipstack-smi)" = "hipstack-smi 9.9.9" ] &&
         pass "dnf: installed program runs" || fail "dnf: installed program runs"
     out=$(hid --list 2>&1) || true
     contains "$out" "\* hipstack-smi-cli9.9.9 " && pass "dnf: --list" || fail "dnf: --list: $out"
+    # A re-run with the wrong key is refused by the check from temporary copies, and one whose
+    # final refresh fails (a dnf wrapper) is undone: either way the setup is as it was.
+    dours() { (cd "$droot2" && sha256sum etc/pki/rpm-gpg/RPM-GPG-KEY-hipstack etc/yum.repos.d/hipstack.repo \
+                                          var/lib/hipstack-install/* 2>&1; chroot "$droot2" rpm -qa gpg-pubkey | sort); }
+    dsaved=$(dours)
+    cp "$work/dnf-other/hipstack.asc" "$droot2/tmp/other.asc"
+    rc=0; out=$(hid --repo file:///dnfrepo --key /tmp/other.asc --usecase=smi -y 2>&1) || rc=$?
+    [ $rc = 1 ] && contains "$out" "does not accept" && [ "$(dours)" = "$dsaved" ] &&
+        pass "dnf: re-run with the wrong key: refused, setup as before" || { fail "dnf: re-run with the wrong key: rc=$rc $out"; diff <(echo "$dsaved") <(dours) || true; }
+    mkdir -p "$droot2/tmp/norefresh"
+    printf '#!/bin/sh\ncase " $* " in *" makecache "*) case " $* " in *reposdir=*) ;; *) echo "Error: refresh broken" >&2; exit 1 ;; esac ;; esac\nexec /usr/bin/dnf "$@"\n' \
+        > "$droot2/tmp/norefresh/dnf"
+    chmod 755 "$droot2/tmp/norefresh/dnf"
+    rc=0; out=$(hidpath /tmp/norefresh:/usr/sbin:/usr/bin:/sbin:/bin --repo file:///dnfrepo --usecase=smi -y 2>&1) || rc=$?
+    [ $rc = 1 ] && contains "$out" "as it was before this run" && [ "$(dours)" = "$dsaved" ] &&
+        pass "dnf: a refresh failing after the swap is undone" || { fail "dnf: refresh failing after the swap: rc=$rc $out"; diff <(echo "$dsaved") <(dours) || true; }
+    # A package of the user's needs one of ours: --uninstall refuses and names it (rpm's message,
+    # parsed under LC_ALL=C); and it refuses when rpm cannot simulate the removal at all.
+    cp "$work/rpms-user/user-tool-1-1.noarch.rpm" "$droot2/tmp/"
+    chroot "$droot2" rpm --force-debian -i /tmp/user-tool-1-1.noarch.rpm > /dev/null 2>&1
+    rc=0; out=$(hid --uninstall -y 2>&1) || rc=$?
+    [ $rc = 1 ] && contains "$out" "other packages depend on what hipstack-install installed: user-tool-1-1.noarch" &&
+        chroot "$droot2" rpm -q hipstack-smi-cli9.9.9 > /dev/null 2>&1 &&
+        pass "dnf: --uninstall refuses to take a user's package with it" || fail "dnf: --uninstall with a dependent user package: rc=$rc $out"
+    chroot "$droot2" rpm --force-debian -e user-tool > /dev/null 2>&1
+    mkdir -p "$droot2/tmp/norpm"
+    printf '#!/bin/sh\ncase " $* " in *" --test "*) echo "error: rpmdb broken" >&2; exit 1 ;; esac\nexec /usr/bin/rpm "$@"\n' > "$droot2/tmp/norpm/rpm"
+    chmod 755 "$droot2/tmp/norpm/rpm"
+    rc=0; out=$(hidpath /tmp/norpm:/usr/sbin:/usr/bin:/sbin:/bin --uninstall -y 2>&1) || rc=$?
+    [ $rc = 1 ] && contains "$out" "cannot simulate removing" && chroot "$droot2" rpm -q hipstack-smi-cli9.9.9 > /dev/null 2>&1 &&
+        pass "dnf: a failing rpm -e --test is an error, nothing removed" || fail "dnf: --uninstall with a failing simulation: rc=$rc $out"
     rc=0; out=$(hid --uninstall -y 2>&1) || rc=$?
     [ $rc = 0 ] && pass "dnf: --uninstall" || { fail "dnf: --uninstall: rc=$rc"; echo "$out"; }
+    check "dnf: --uninstall leaves what something else installed" chroot "$droot2" rpm -q foreign-tool
+    chroot "$droot2" rpm --force-debian -e foreign-tool > /dev/null 2>&1
     out=$(chroot "$droot2" rpm -qa 2>/dev/null)
     [ -z "$out" ] && pass "dnf: no package and no imported key left" || fail "dnf: rpm -qa after uninstall: $out"
     [ "$(snapshot "$droot2")" = "$dbefore" ] && pass "dnf: uninstall leaves nothing of ours" ||
@@ -288,16 +452,74 @@ Summary: hipstack-install test meta package
 License: MIT
 BuildArch: noarch
 Requires: hipstack-smi-cli9.9.9 = 9.9.9
+Recommends: hipstack-smi-doc9.9.9
 %description
 hipstack-install test meta package.
 %files
 EOF
-    for spec in t meta; do
+    # A weak dependency: dnf installs it, so hipstack-install must record it (and --uninstall remove it).
+    cat > "$top/SPECS/doc.spec" <<'EOF'
+Name: hipstack-smi-doc9.9.9
+Version: 9.9.9
+Release: 1
+Summary: hipstack-install test package (recommended)
+License: MIT
+BuildArch: noarch
+%description
+hipstack-install test package.
+%files
+EOF
+    cat > "$top/SPECS/user.spec" <<'EOF'
+Name: user-tool
+Version: 1
+Release: 1
+Summary: a package of the user's that needs one of ours (not in the repository)
+License: MIT
+BuildArch: noarch
+Requires: hipstack-smi-cli9.9.9
+%description
+A user's package.
+%files
+EOF
+    cat > "$top/SPECS/foreign.spec" <<'EOF'
+Name: foreign-tool
+Version: 1
+Release: 1
+Summary: what something else installs while hipstack-install runs (not in the repository)
+License: MIT
+BuildArch: noarch
+%description
+Not ours.
+%files
+EOF
+    for spec in t meta doc user foreign; do
         rpmbuild -bb --quiet --define "_topdir $top" --define "_rpmdir $work/rpms" \
             --define "_build_name_fmt %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm" "$top/SPECS/$spec.spec" > /dev/null 2>&1
     done
+    mkdir -p "$work/rpms-user"
+    mv "$work/rpms/user-tool-1-1.noarch.rpm" "$work/rpms/foreign-tool-1-1.noarch.rpm" "$work/rpms-user/"
     "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf" --keyring "$work/key" > /dev/null
     check "dnf repo: repomd.xml and primary" test -s "$work/dnf/repodata/repomd.xml"
+    # A failure while signing the packages, or repomd.xml, leaves the repository as it was; an
+    # rpmsign that signs nothing (and exits 0) is caught by the check of every signature.
+    mkdir -p "$work/nosign"
+    printf '#!/bin/sh\nexit 0\n' > "$work/nosign/rpmsign"
+    chmod 755 "$work/nosign/rpmsign"
+    for how in "failsign:" "failsign:--no-rpm-sign" "nosign:"; do
+        cp -a "$work/dnf" "$work/dnf-fail"
+        rc=0; out=$(PATH="$work/${how%%:*}:$PATH" "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf-fail" --keyring "$work/key" ${how#*:} 2>&1) || rc=$?
+        [ $rc = 1 ] && contains "$out" "was not changed" && diff -r "$work/dnf" "$work/dnf-fail" > /dev/null &&
+            pass "dnf repo: ${how%%:*} ${how#*:}: refused, the repository as it was" ||
+            { fail "dnf repo: ${how%%:*} ${how#*:}: rc=$rc $out"; diff -r "$work/dnf" "$work/dnf-fail" | head -5 || true; }
+        rm -rf "$work/dnf-fail"
+    done
+    # Reproducible metadata (with SOURCE_DATE_EPOCH; unsigned packages, as signing stamps them).
+    "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf-r1" --keyring "$work/key" --no-rpm-sign > /dev/null
+    "$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf-r2" --keyring "$work/key" --no-rpm-sign > /dev/null
+    check "dnf repo: reproducible (all but repomd.xml.asc)" diff -r -x repomd.xml.asc "$work/dnf-r1" "$work/dnf-r2"
+    rc=0; out=$("$installer/make-dnf-repo.sh" "$work/rpms" "$work/dnf3" --keyring "$work/key" --key DEADBEEF 2>&1) || rc=$?
+    [ $rc = 1 ] && contains "$out" "no secret key DEADBEEF in" && pass "dnf repo: an unknown --key is named" ||
+        fail "dnf repo: unknown --key: rc=$rc $out"
     export GNUPGHOME=$work/verify-gnupg
     mkdir -m 700 "$GNUPGHOME"
     gpg --batch --quiet --import "$work/dnf/hipstack.asc" 2>/dev/null
