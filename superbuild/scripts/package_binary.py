@@ -274,7 +274,13 @@ def build_rpm(manifest, package, stage, out, changelogs, epoch):
         description = long_description(manifest, package).split("\n\n")
         spec = [f"Name: {package.name}", f"Version: {version}", f"Release: {RELEASE}",
                 f"Summary: {package.summary}", f"License: {rpm_license(manifest, package, stage)}",
-                "Group: System Environment/Base", f"BuildArch: {arch}", "AutoReqProv: no"]
+                "Group: System Environment/Base", f"BuildArch: {arch}",
+                # rpm finds the shared libraries the ELF files need by soname (libdrm.so.2()(64bit), ...)
+                # and provides those of the package. Not the perl() and python() modules it would read
+                # from hipcc's and rocminfo's scripts: the manifest names their packages (hipcc-tools).
+                "AutoReqProv: yes",
+                "%global __requires_exclude ^(perl|python[0-9.]*)\\\\(",
+                "%global __provides_exclude ^(perl|python[0-9.]*)\\\\("]
         spec += [f"Requires: {r}" for r in requires]
         spec += ["", "%description"]
         spec += [textwrap.fill(paragraph, 79, break_on_hyphens=False) + "\n" for paragraph in description]
