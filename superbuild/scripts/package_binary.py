@@ -212,7 +212,8 @@ def long_description(manifest, package):
         return (f"Debian 12's ROCm packages relocated under {manifest['prefix']}: {', '.join(debs)}.\n\n"
                 f"Versioned packages install under {manifest['prefix']}, so releases co-install; "
                 "/opt/hipstack points at the newest installed release.")
-    return f"This metapackage depends on the packages of hipstack {manifest['version']}."
+    return (f"This metapackage depends on the packages of hipstack {manifest['version']}: "
+            f"{', '.join(package.ours)}. Upgrading it installs the next release's packages beside these.")
 
 
 def stage_package(manifest, package, stage, root, deb_changelog, epoch, fmt):
