@@ -280,7 +280,9 @@ int run(int argc, char** argv) {
       doc["checks"] = std::move(results);
       doc["usable"] = usable;
     }
-    const std::string text = doc.dump(2) + "\n";
+    // KFD properties, names and runtime strings come from files and libraries and need not be UTF-8:
+    // an invalid byte becomes U+FFFD instead of an exception that loses the report.
+    const std::string text = doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
     const std::string text = render_text(agents, runtimes, checks, source, !no_checks);

@@ -160,6 +160,20 @@ class Checks(unittest.TestCase):
             self.assertEqual(topology["status"], "warn")
             self.assertIn("node 1:", topology["detail"])
 
+    def test_bytes_that_are_not_utf8_become_replacement_characters(self):
+        # A properties line with byte 0xff: named as a problem, and the JSON must still be written.
+        with tempfile.TemporaryDirectory() as root:
+            node = f"{root}/sys/class/kfd/kfd/topology/nodes/0"
+            os.makedirs(node)
+            with open(f"{node}/properties", "wb") as f:
+                f.write(b"cpu_cores_count 0\nsimd_count 8\nsimd_per_cu 2\nwave_front_size 32\nlocation_id 256\n"
+                        b"device_id 7\nvendor_id \xff\xfe\n")
+            proc = subprocess.run([INFO, "--json", "--sysfs-root", f"{root}/sys"], capture_output=True, timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            (agent,) = json.loads(proc.stdout.decode("utf-8"))["agents"]
+            self.assertTrue(any("vendor_id has value '\ufffd\ufffd', not a number" in p for p in agent["problems"]),
+                            agent["problems"])
+
 
 class Arguments(unittest.TestCase):
     def test_bad_arguments_exit_2(self):

@@ -4,6 +4,7 @@
 Installed in a test folder under each module's name (vector_add, stream, ...): the name says which
 module's JSON to print. $FAKE_SCENARIO names a JSON file mapping a module name to how it behaves:
   {"stream": {"mode": "ok", "copy": 4500}, "memtest": {"mode": "fail"}, "gemm": {"mode": "crash"}}
+"stderr_bytes" (a latin-1 string) is written to stderr first, byte for byte.
 modes: ok (the default), fail (the module's own check fails: exit 1), crash (SIGSEGV), hang (sleeps;
 with --timeout), garbage (not JSON), overflow (a number beyond a double), malformed (JSON without the fields), nogpu (exit 77). Every call
 is appended to $FAKE_CALLS as one JSON line: the module and its arguments.
@@ -20,6 +21,9 @@ if os.environ.get("FAKE_CALLS"):
     with open(os.environ["FAKE_CALLS"], "a") as f:
         f.write(json.dumps({"module": name, "args": args}) + "\n")
 mode = scenario.get("mode", "ok")
+if "stderr_bytes" in scenario:  # bytes 0-255 as a latin-1 string: lets a scenario write non-UTF-8
+    sys.stderr.buffer.write(scenario["stderr_bytes"].encode("latin-1"))
+    sys.stderr.flush()
 device = int(args[args.index("--device") + 1]) if "--device" in args else 0
 dev = {"index": device, "name": "fake", "arch": "gfx942", "compute_units": 304, "memory_bytes": 206158430208,
        "memory_clock_khz": 1300000, "memory_bus_bits": 8192, "peak_memory_gbps": 5324.8}

@@ -176,6 +176,21 @@ class Validate(unittest.TestCase):
         self.assertEqual(p2p["verdict"], "skip")
         self.assertIn("two or more", p2p["message"])
 
+    def test_stderr_that_is_not_utf8_keeps_the_json_valid(self):
+        # A stray 0xff byte, and a long multibyte stderr whose 8 KiB tail would start inside a character.
+        long_text = "\u00e9" * 5000 + "\n"  # 10001 bytes in UTF-8: the cut falls on an odd offset
+        self.write_scenario({"vector_add": {"stderr_bytes": "\xff\xfe broken\n"},
+                             "stream": {"stderr_bytes": long_text.encode().decode("latin-1")}})
+        path = os.path.join(self.dir, "report.json")
+        report = self.run_validate("-r", "2", "-d", "0", "-t", "vector_add,stream", "--json-file", path)
+        self.assertEqual(self.find_test(report, "vector_add")["module"]["stderr_tail"], "\ufffd\ufffd broken\n")
+        tail = self.find_test(report, "stream")["module"]["stderr_tail"]
+        self.assertNotIn("\ufffd", tail)
+        self.assertTrue(tail.endswith("\u00e9\n") and tail.startswith("\u00e9"), tail[:10])
+        self.assertEqual(len(tail.encode()), 8191)  # 8 KiB less the half character at the cut
+        with open(path, encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["tests"], report["tests"])
+
     # ---- telemetry and health ----
 
     def test_telemetry_is_sampled_from_the_gpu(self):

@@ -151,13 +151,16 @@ int main(int argc, char** argv) {
     if (!m->per_device && !report.units.empty()) report.tests.push_back(run_module(*m, context, nullptr, progress));
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  const nlohmann::json document = render_json(report);
-  if (json) std::cout << document.dump(2) << "\n";
+  // Text from outside (a module's stderr, names read from sysfs) need not be UTF-8: an invalid byte
+  // becomes U+FFFD rather than an exception that would lose the whole report.
+  const std::string document =
+      render_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (json) std::cout << document;
   else std::cout << render_table(report);
   std::cout.flush();
   if (!json_file.empty()) {
     std::ofstream out(json_file);
-    out << document.dump(2) << "\n";
+    out << document;
     if (!out.flush()) {
       fmt::print(stderr, "hipstack-validate: cannot write {}\n", json_file);
       return 2;

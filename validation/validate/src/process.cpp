@@ -20,6 +20,14 @@ constexpr int kTickMs = 250;
 
 enum class Drain { data, empty, closed };
 
+// The kept tail starts at a character, not inside one: a UTF-8 continuation byte (10xxxxxx) at the
+// cut is dropped with the rest, so a module's multibyte text is not turned into a broken byte.
+void keep_tail_of(std::string& text, std::size_t cap) {
+  std::size_t cut = text.size() - cap;
+  for (int i = 0; i < 3 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80; ++i) ++cut;
+  text.erase(0, cut);
+}
+
 // Reads what is there without blocking (the pipes are non-blocking).
 Drain drain(int fd, std::string& into, std::size_t cap, bool keep_tail, bool& truncated) {
   char buffer[65536];
@@ -28,7 +36,7 @@ Drain drain(int fd, std::string& into, std::size_t cap, bool keep_tail, bool& tr
   if (n < 0) return errno == EINTR || errno == EAGAIN ? Drain::empty : Drain::closed;
   into.append(buffer, static_cast<std::size_t>(n));
   if (into.size() > cap) {
-    if (keep_tail) into.erase(0, into.size() - cap);
+    if (keep_tail) keep_tail_of(into, cap);
     else into.resize(cap);
     truncated = true;
   }
