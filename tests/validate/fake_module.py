@@ -7,10 +7,25 @@ module's JSON to print. $FAKE_SCENARIO names a JSON file mapping a module name t
 "stderr_bytes" (a latin-1 string) is written to stderr first, byte for byte.
 modes: ok (the default), fail (the module's own check fails: exit 1), crash (SIGSEGV), hang (sleeps;
 with --timeout), garbage (not JSON), overflow (a number beyond a double), malformed (JSON without the fields), nogpu (exit 77). Every call
-is appended to $FAKE_CALLS as one JSON line: the module and its arguments.
+is appended to $FAKE_CALLS as one JSON line: the module, its arguments, its pid and the file
+descriptors it was started with.
 """
 import json, os, signal, sys, time
 
+
+def open_fds():
+    """The descriptors this process was started with, beyond the ones Python itself opens: the
+    listing's own descriptor is closed again by the time it is looked up."""
+    found = []
+    for fd in sorted(int(n) for n in os.listdir("/proc/self/fd")):
+        try:
+            found.append([fd, os.readlink(f"/proc/self/fd/{fd}")])
+        except OSError:
+            pass
+    return found
+
+
+FDS_AT_START = open_fds()
 name = os.path.basename(sys.argv[0])
 args = sys.argv[1:]
 scenario = {}
@@ -19,7 +34,7 @@ if os.environ.get("FAKE_SCENARIO"):
         scenario = json.load(f).get(name, {})
 if os.environ.get("FAKE_CALLS"):
     with open(os.environ["FAKE_CALLS"], "a") as f:
-        f.write(json.dumps({"module": name, "args": args}) + "\n")
+        f.write(json.dumps({"module": name, "args": args, "pid": os.getpid(), "fds": FDS_AT_START}) + "\n")
 mode = scenario.get("mode", "ok")
 if "stderr_bytes" in scenario:  # bytes 0-255 as a latin-1 string: lets a scenario write non-UTF-8
     sys.stderr.buffer.write(scenario["stderr_bytes"].encode("latin-1"))

@@ -9,6 +9,7 @@ Usage: test_validate.py HIPSTACK_VALIDATE CAPTURES_DIR THRESHOLDS_JSON
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -190,6 +191,37 @@ class Validate(unittest.TestCase):
         self.assertEqual(len(tail.encode()), 8191)  # 8 KiB less the half character at the cut
         with open(path, encoding="utf-8") as f:
             self.assertEqual(json.load(f)["tests"], report["tests"])
+
+    def test_modules_get_only_stdin_stdout_and_stderr(self):
+        # An inherited descriptor without close-on-exec (as a parent or a vendor library may leave one)
+        # must not reach the module either.
+        read_end, write_end = os.pipe()
+        try:
+            cmd = [VALIDATE, "--module-dir", self.modules, "--config", THRESHOLDS, "-q", "--sysfs-root",
+                   f"{CAPTURES}/constructed/mi300x-8gpu-spx-nps1/sys", "--json", "-r", "2", "-d", "0",
+                   "-t", "vector_add,stream"]
+            env = dict(os.environ, FAKE_SCENARIO=self.scenario, FAKE_CALLS=self.calls)
+            proc = subprocess.run(cmd, capture_output=True, timeout=120, env=env, pass_fds=(write_end,))
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+        finally:
+            os.close(read_end)
+            os.close(write_end)
+        calls = self.module_calls()
+        self.assertEqual(len(calls), 2)
+        for call in calls:
+            self.assertEqual([fd for fd, _ in call["fds"]], [0, 1, 2], call["fds"])
+            self.assertEqual(call["fds"][0][1], "/dev/null")
+
+    def test_an_ignored_sigchld_does_not_hang_the_run(self):
+        # Inherited SIG_IGN makes the kernel reap children itself: waitpid then fails with ECHILD.
+        cmd = [VALIDATE, "--module-dir", self.modules, "--config", THRESHOLDS, "-q", "--sysfs-root",
+               f"{CAPTURES}/constructed/mi300x-8gpu-spx-nps1/sys", "--json", "-r", "2", "-d", "0",
+               "-t", "vector_add", "--timeout", "5"]
+        env = dict(os.environ, FAKE_SCENARIO=self.scenario, FAKE_CALLS=self.calls)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env,
+                              preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(self.find_test(json.loads(proc.stdout), "vector_add")["verdict"], "pass")
 
     # ---- telemetry and health ----
 

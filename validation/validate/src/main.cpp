@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -53,6 +54,9 @@ std::string list_modules() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // An ignored SIGCHLD is inherited across exec (nohup-style wrappers, some job runners) and makes the
+  // kernel reap our modules itself, so their exit status would be lost: take the default back.
+  std::signal(SIGCHLD, SIG_DFL);
   CLI::App app{"hipstack-validate: install checks and hardware tests for AMD and NVIDIA GPUs, by level"};
   int level = 1;
   std::vector<std::string> device_args, test_args;

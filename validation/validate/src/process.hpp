@@ -18,6 +18,7 @@ struct ProcessResult {
   std::string err_tail;     // the last few KiB of stderr
   double seconds = 0;
   std::string spawn_error;  // non-empty when the program could not be started
+  std::string wait_error;   // non-empty when it ended but its status could not be read (waitpid failed)
 };
 
 // Runs program with args; calls tick about every 250 ms while it runs (progress, telemetry). On

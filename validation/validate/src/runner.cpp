@@ -97,6 +97,9 @@ TestResult run_module(const Module& module, const RunContext& context, const Uni
     return r;
   };
   if (!p.spawn_error.empty()) return failed(end, "check the module folder's permissions");
+  if (!p.wait_error.empty())
+    return failed(fmt::format("{}: the module {}", program.string(), end),
+                  "its result cannot be trusted without its exit status: run the module by hand");
   if (p.timed_out)
     return failed(end, "the GPU may have hung: check the kernel log (dmesg) and `hipstack-smi health`, then run "
                        "the module by hand");
