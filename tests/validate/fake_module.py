@@ -6,7 +6,7 @@ module's JSON to print. $FAKE_SCENARIO names a JSON file mapping a module name t
   {"stream": {"mode": "ok", "copy": 4500}, "memtest": {"mode": "fail"}, "gemm": {"mode": "crash"}}
 "stderr_bytes" (a latin-1 string) is written to stderr first, byte for byte.
 modes: ok (the default), fail (the module's own check fails: exit 1), crash (SIGSEGV), hang (sleeps;
-with --timeout), garbage (not JSON), overflow (a number beyond a double), malformed (JSON without the fields), nogpu (exit 77). Every call
+with --timeout), stubborn (a hang that ignores SIGTERM), garbage (not JSON), overflow (a number beyond a double), malformed (JSON without the fields), nogpu (exit 77). Every call
 is appended to $FAKE_CALLS as one JSON line: the module, its arguments, its pid and the file
 descriptors it was started with.
 """
@@ -45,6 +45,9 @@ dev = {"index": device, "name": "fake", "arch": "gfx942", "compute_units": 304, 
 
 if mode == "crash":
     os.kill(os.getpid(), signal.SIGSEGV)
+if mode == "stubborn":  # a hang that SIGTERM cannot end: only SIGKILL does
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    mode = "hang"
 if mode == "hang":
     time.sleep(3600)
 if mode == "garbage":

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 VALIDATE = CAPTURES = THRESHOLDS = None
@@ -222,6 +223,87 @@ class Validate(unittest.TestCase):
                               preexec_fn=lambda: signal.signal(signal.SIGCHLD, signal.SIG_IGN))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(self.find_test(json.loads(proc.stdout), "vector_add")["verdict"], "pass")
+
+    # ---- stopping hipstack-validate ----
+
+    def start_validate(self, *args):
+        """hipstack-validate in the background, with the stop signals at their defaults (a shell may
+        start background jobs with SIGINT ignored, which hipstack-validate then leaves ignored)."""
+        def defaults():
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, signal.SIG_DFL)
+        cmd = [VALIDATE, "--module-dir", self.modules, "--config", THRESHOLDS, "-q", "--sysfs-root",
+               f"{CAPTURES}/constructed/mi300x-8gpu-spx-nps1/sys", "--json", *args]
+        env = dict(os.environ, FAKE_SCENARIO=self.scenario, FAKE_CALLS=self.calls)
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                preexec_fn=defaults)
+
+    def wait_for_module(self, name, proc):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            calls = [c for c in self.module_calls() if c["module"] == name]
+            if calls:
+                self.addCleanup(self.kill_quietly, calls[0]["pid"])  # should a test fail and leave it
+                return calls[0]["pid"]
+            if proc.poll() is not None:
+                self.fail(f"hipstack-validate ended before {name} started: {proc.communicate()}")
+            time.sleep(0.05)
+        self.fail(f"{name} never started")
+
+    def kill_quietly(self, pid):
+        try:  # only a fake module of this test: the pid may have been reused since
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if self.modules.encode() in f.read():
+                    os.kill(pid, signal.SIGKILL)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+
+    @staticmethod
+    def alive(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        return state not in ("Z", "X")  # a zombie has ended: only its parent's wait is missing
+
+    def assert_ends_within(self, pid, seconds):
+        deadline = time.monotonic() + seconds
+        while self.alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse(self.alive(pid), f"module {pid} still runs {seconds} s later")
+
+    def test_a_stop_signal_ends_the_module_writes_the_report_and_exits_by_the_signal(self):
+        # SIGTERM: the module ends at once; SIGINT: a module that ignores SIGTERM gets SIGKILL 5 s later.
+        for sig, mode in ((signal.SIGTERM, "hang"), (signal.SIGINT, "stubborn")):
+            with self.subTest(signal=sig.name):
+                if os.path.exists(self.calls):
+                    os.remove(self.calls)
+                self.write_scenario({"stream": {"mode": mode}})
+                proc = self.start_validate("-r", "2", "-d", "0", "-t", "vector_add,stream,transfer")
+                pid = self.wait_for_module("stream", proc)
+                time.sleep(0.3)  # let the module get to its sleep (and ignore SIGTERM)
+                proc.send_signal(sig)
+                out, err = proc.communicate(timeout=30)
+                self.assertEqual(proc.returncode, -sig, err)  # died of the signal: 128 + sig to a shell
+                self.assert_ends_within(pid, 5)
+                report = json.loads(out)
+                self.assertEqual(report["stopped_by"], sig.name)
+                self.assertEqual(self.find_test(report, "vector_add")["verdict"], "pass")
+                stream = self.find_test(report, "stream")
+                self.assertEqual(stream["verdict"], "fail")
+                self.assertIn(f"stopped: hipstack-validate received {sig.name}", stream["message"])
+                self.assertNotIn("transfer", [t["test"] for t in report["tests"]])
+                self.assertNotIn("transfer", [c["module"] for c in self.module_calls()])
+
+    def test_a_killed_validate_takes_its_module_along(self):
+        # SIGKILL cannot be caught: the module's parent-death signal is the backstop.
+        self.write_scenario({"stream": {"mode": "stubborn"}})
+        proc = self.start_validate("-r", "2", "-d", "0", "-t", "stream")
+        pid = self.wait_for_module("stream", proc)
+        proc.kill()
+        proc.communicate(timeout=30)
+        self.assert_ends_within(pid, 5)
 
     # ---- telemetry and health ----
 

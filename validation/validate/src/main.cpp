@@ -14,12 +14,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <system_error>
 
 #include "node.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "process.hpp"
 #include "runner.hpp"
+#include "stop_signals.hpp"
 #include "thresholds.hpp"
 
 namespace {
@@ -147,12 +151,25 @@ int main(int argc, char** argv) {
   int runs = 0;
   for (const Module* m : selected_modules) runs += m->per_device ? static_cast<int>(report.units.size()) : (report.units.empty() ? 0 : 1);
   Progress progress(!quiet, runs);
-  const RunContext context{*system, report.module_dir, report.units, level, timeout};
+  // From here a stop signal ends the running module and skips the rest (the level-1 checks above
+  // start no process, so the default action, dying at once, is right for them).
+  std::optional<StopSignals> stop;
+  try {
+    stop.emplace();
+  } catch (const std::system_error& e) {
+    fmt::print(stderr, "hipstack-validate: cannot watch for stop signals: {}\n", e.what());
+    return 2;
+  }
+  const RunContext context{*system, report.module_dir, report.units, level, timeout, &*stop};
+  const auto run = [&](const Module& m, const Unit* unit) {
+    if (stop->received() == 0) report.tests.push_back(run_module(m, context, unit, progress));
+  };
   for (const Unit& unit : report.units)
     for (const Module* m : selected_modules)
-      if (m->per_device) report.tests.push_back(run_module(*m, context, &unit, progress));
+      if (m->per_device) run(*m, &unit);
   for (const Module* m : selected_modules)
-    if (!m->per_device && !report.units.empty()) report.tests.push_back(run_module(*m, context, nullptr, progress));
+    if (!m->per_device && !report.units.empty()) run(*m, nullptr);
+  if (const int signal = stop->received()) report.stopped_by = signal_name(signal);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   // Text from outside (a module's stderr, names read from sysfs) need not be UTF-8: an invalid byte
@@ -167,8 +184,12 @@ int main(int argc, char** argv) {
     out << document;
     if (!out.flush()) {
       fmt::print(stderr, "hipstack-validate: cannot write {}\n", json_file);
-      return 2;
+      if (stop->received() == 0) return 2;
     }
+  }
+  if (const int signal = stop->received()) {  // the report is out: now end as the signal asked
+    stop.reset();
+    StopSignals::die_of(signal);
   }
   return report.overall() == Verdict::fail ? 1 : 0;
 }

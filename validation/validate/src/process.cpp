@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,8 @@
 #include <cerrno>
 #include <cstring>
 #include <utility>
+
+#include "stop_signals.hpp"
 
 namespace hipstack::validate {
 namespace {
@@ -106,7 +109,7 @@ Drain drain(int fd, std::string& into, std::size_t cap, bool keep_tail, bool& tr
 }  // namespace
 
 ProcessResult run_process(const std::string& program, const std::vector<std::string>& args,
-                          std::chrono::seconds timeout, const std::function<void()>& tick) {
+                          std::chrono::seconds timeout, const std::function<void()>& tick, StopSignals* stop) {
   ProcessResult r;
   Pipe out, err, exec_report;
   if (!open_pipe(out, r.spawn_error) || !open_pipe(err, r.spawn_error) || !open_pipe(exec_report, r.spawn_error))
@@ -118,6 +121,7 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
   argv.push_back(nullptr);
   const long open_max = std::clamp(::sysconf(_SC_OPEN_MAX), 256L, 65536L);
 
+  const pid_t parent = ::getpid();
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -126,6 +130,10 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
   }
   if (pid == 0) {
     ::setpgid(0, 0);
+    // A backstop for a hipstack-validate killed outright (SIGKILL, a crash): the module goes too. If
+    // the parent died before this line, the death signal will never come: leave now.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
     ::dup2(out.write.get(), STDOUT_FILENO);
     ::dup2(err.write.get(), STDERR_FILENO);
     // O_CLOEXEC: the copy on fd 0 stays open across exec (dup2 clears the flag), the original does not.
@@ -160,8 +168,10 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
   while (true) {
     // Never block on the child: it may close its output and hang, or exit and leave a grandchild
     // holding the pipes.
-    pollfd fds[2] = {{out_open ? out.read.get() : -1, POLLIN, 0}, {err_open ? err.read.get() : -1, POLLIN, 0}};
-    ::poll(fds, 2, kTickMs);
+    pollfd fds[3] = {{out_open ? out.read.get() : -1, POLLIN, 0},
+                     {err_open ? err.read.get() : -1, POLLIN, 0},
+                     {stop && r.stopped_by == 0 ? stop->fd() : -1, POLLIN, 0}};
+    ::poll(fds, 3, kTickMs);
     read_both();
     const pid_t waited = ::waitpid(pid, &status, WNOHANG);
     // -1 other than EINTR (ECHILD when SIGCHLD is ignored and the kernel reaped the child itself):
@@ -176,7 +186,12 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
       break;
     }
     const auto now = std::chrono::steady_clock::now();
-    if (!term_sent && now - start > timeout) {
+    if (!term_sent && stop && stop->received() != 0) {
+      r.stopped_by = stop->received();
+      ::kill(-pid, SIGTERM);
+      term_sent = true;
+      term_time = now;
+    } else if (!term_sent && now - start > timeout) {
       r.timed_out = true;
       ::kill(-pid, SIGTERM);
       term_sent = true;
@@ -192,14 +207,17 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
   return r;
 }
 
+std::string signal_name(int signal) {
+  const char* name = ::sigabbrev_np(signal);
+  return name ? std::string("SIG") + name : "signal " + std::to_string(signal);
+}
+
 std::string describe_end(const ProcessResult& r, std::chrono::seconds timeout) {
   if (!r.spawn_error.empty()) return "could not start: " + r.spawn_error;
+  if (r.stopped_by != 0) return "stopped: hipstack-validate received " + signal_name(r.stopped_by) + " (the module was ended)";
   if (r.timed_out) return "timed out after " + std::to_string(timeout.count()) + " s (killed)";
   if (!r.wait_error.empty()) return "ended with an unknown exit status (" + r.wait_error + ")";
-  if (r.signal != 0) {
-    const char* name = ::sigabbrev_np(r.signal);
-    return name ? std::string("killed by SIG") + name : "killed by signal " + std::to_string(r.signal);
-  }
+  if (r.signal != 0) return "killed by " + signal_name(r.signal);
   return "exit code " + std::to_string(r.exit_code);
 }
 

@@ -97,6 +97,9 @@ std::string render_table(const Report& report) {
   }
   int counts[4] = {0, 0, 0, 0};
   for (const TestResult& t : report.tests) ++counts[static_cast<int>(t.verdict)];
+  if (!report.stopped_by.empty())
+    out += fmt::format("\nstopped by {}: the test it interrupted failed and the tests after it did not run\n",
+                       report.stopped_by);
   out += fmt::format("\nResult: {} ({} pass, {} warn, {} fail, {} skip)\n", upper(verdict_name(report.overall())),
                      counts[0], counts[1], counts[2], counts[3]);
   return out;
@@ -105,7 +108,8 @@ std::string render_table(const Report& report) {
 nlohmann::json render_json(const Report& report) {
   nlohmann::json j{{"tool", "hipstack-validate"}, {"level", report.level}, {"thresholds", report.thresholds},
                    {"module_dir", report.module_dir}, {"seconds", report.seconds},
-                   {"result", verdict_name(report.overall())}};
+                   {"result", verdict_name(report.overall())},
+                   {"stopped_by", report.stopped_by.empty() ? nlohmann::json() : nlohmann::json(report.stopped_by)}};
   j["devices"] = nlohmann::json::array();
   for (const Unit& u : report.units) {
     j["devices"].push_back({{"runtime_index", u.runtime_index}, {"smi_index", u.smi_index}, {"vendor", u.vendor},

@@ -80,10 +80,13 @@ TestResult run_module(const Module& module, const RunContext& context, const Uni
   const std::chrono::seconds timeout(context.timeout_s > 0 ? context.timeout_s : module.timeout_s(context.level));
   std::optional<TelemetrySampler> sampler;
   if (unit) sampler.emplace(context.system, unit->smi_index, unit->vendor);
-  const ProcessResult p = run_process(program, args, timeout, [&] {
-    if (sampler) sampler->tick();
-    progress.tick();
-  });
+  const ProcessResult p = run_process(
+      program, args, timeout,
+      [&] {
+        if (sampler) sampler->tick();
+        progress.tick();
+      },
+      context.stop);
   r.seconds = p.seconds;
   const std::string end = describe_end(p, timeout);
   r.module = {{"program", program.string()}, {"args", args}, {"end", end}, {"stderr_tail", p.err_tail}};
@@ -100,6 +103,7 @@ TestResult run_module(const Module& module, const RunContext& context, const Uni
   if (!p.wait_error.empty())
     return failed(fmt::format("{}: the module {}", program.string(), end),
                   "its result cannot be trusted without its exit status: run the module by hand");
+  if (p.stopped_by != 0) return failed(end, "the test did not finish: run hipstack-validate again to judge it");
   if (p.timed_out)
     return failed(end, "the GPU may have hung: check the kernel log (dmesg) and `hipstack-smi health`, then run "
                        "the module by hand");
