@@ -8,7 +8,8 @@ module's JSON to print. $FAKE_SCENARIO names a JSON file mapping a module name t
 modes: ok (the default), fail (the module's own check fails: exit 1), crash (SIGSEGV), hang (sleeps;
 with --timeout), stubborn (a hang that ignores SIGTERM), garbage (not JSON), overflow (a number beyond a double), malformed (JSON without the fields), nogpu (exit 77). Every call
 is appended to $FAKE_CALLS as one JSON line: the module, its arguments, its pid and the file
-descriptors it was started with.
+descriptors it was started with, and its CUDA_/HIP_VISIBLE_DEVICES. The fake p2p measures every pair of
+the GPUs those variables let it see (two without them), or the scenario's "pairs": [[src, dst], ...].
 """
 import json, os, signal, sys, time
 
@@ -26,6 +27,7 @@ def open_fds():
 
 
 FDS_AT_START = open_fds()
+VISIBILITY = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 name = os.path.basename(sys.argv[0])
 args = sys.argv[1:]
 scenario = {}
@@ -34,7 +36,8 @@ if os.environ.get("FAKE_SCENARIO"):
         scenario = json.load(f).get(name, {})
 if os.environ.get("FAKE_CALLS"):
     with open(os.environ["FAKE_CALLS"], "a") as f:
-        f.write(json.dumps({"module": name, "args": args, "pid": os.getpid(), "fds": FDS_AT_START}) + "\n")
+        f.write(json.dumps({"module": name, "args": args, "pid": os.getpid(), "fds": FDS_AT_START,
+                            "env": {k: os.environ.get(k) for k in VISIBILITY}}) + "\n")
 mode = scenario.get("mode", "ok")
 if "stderr_bytes" in scenario:  # bytes 0-255 as a latin-1 string: lets a scenario write non-UTF-8
     sys.stderr.buffer.write(scenario["stderr_bytes"].encode("latin-1"))
@@ -87,10 +90,13 @@ elif name == "gemm":
 elif name == "stress":
     out = {"test": name, "device": dev, "seconds": 1.0, "launches": 10, "tflops": get("tflops", 60.0),
            "errors": 0 if ok else 5}
-elif name == "p2p":
-    out = {"test": name, "devices": [dev], "bytes": 268435456, "repeats": 10, "pairs": [
-        {"src": 0, "dst": 1, "peer_access": True, "unidirectional_gbps": get("gbps", 50.0),
-         "bidirectional_gbps": 90.0, "verified": ok}]}
+elif name == "p2p":  # every ordered pair of the GPUs it can see, numbered 0, 1, ... as a runtime would
+    visible = next((os.environ[k] for k in VISIBILITY if os.environ.get(k)), "0,1").split(",")
+    out = {"test": name, "devices": [dict(dev, index=i) for i in range(len(visible))], "bytes": 268435456,
+           "repeats": 10, "pairs": [
+        {"src": s, "dst": d, "peer_access": True, "unidirectional_gbps": get("gbps", 50.0),
+         "bidirectional_gbps": 90.0, "verified": ok}
+        for s, d in get("pairs", [(s, d) for s in range(len(visible)) for d in range(len(visible)) if s != d])]}
 else:
     sys.exit(f"fake_module: unknown module {name}")
 out["result"] = "pass" if ok else "fail"

@@ -39,12 +39,13 @@ class Validate(unittest.TestCase):
         with open(self.scenario, "w") as f:
             json.dump(scenario, f)
 
-    def run_validate(self, *args, expect=0, capture="constructed/mi300x-8gpu-spx-nps1", json_out=True):
+    def run_validate(self, *args, expect=0, capture="constructed/mi300x-8gpu-spx-nps1", json_out=True, env=None):
         cmd = [VALIDATE, "--module-dir", self.modules, "--config", THRESHOLDS, "-q"]
         if capture:
             cmd += ["--sysfs-root", f"{CAPTURES}/{capture}/sys"]
         cmd += (["--json"] if json_out else []) + list(args)
-        env = dict(os.environ, FAKE_SCENARIO=self.scenario, FAKE_CALLS=self.calls)
+        env = dict({k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")},
+                   FAKE_SCENARIO=self.scenario, FAKE_CALLS=self.calls, **(env or {}))
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
         if proc.returncode != expect:
             raise AssertionError(f"{cmd}: exit {proc.returncode}, expected {expect}\n{proc.stdout}\n{proc.stderr}")
@@ -90,6 +91,27 @@ class Validate(unittest.TestCase):
         self.assertEqual([c["module"] for c in calls], per_device * 2 + ["p2p"])
         self.assertNotIn("--device", calls[-1]["args"])  # p2p runs over every GPU at once
         self.assertIn("60", calls[5]["args"])             # stress: a minute at level 3
+
+    def test_p2p_sees_only_the_gpus_under_test(self):
+        # p2p takes no --device: -d reaches it as HIP_VISIBLE_DEVICES (these are AMD GPUs), and its
+        # numbers 0, 1 are mapped back to the runtime's 2 and 5.
+        report = self.run_validate("-r", "3", "-d", "5,2", "-t", "p2p")
+        (call,) = self.module_calls()
+        self.assertEqual(call["env"], {"HIP_VISIBLE_DEVICES": "2,5", "CUDA_VISIBLE_DEVICES": None})
+        p2p = self.find_test(report, "p2p")
+        self.assertEqual(p2p["module"]["environment"], ["HIP_VISIBLE_DEVICES=2,5"])
+        self.assertEqual([f["name"] for f in p2p["figures"]],
+                         ["2 -> 5 one way", "2 -> 5 both ways", "5 -> 2 one way", "5 -> 2 both ways"])
+        # A visibility list of the user's own: the runtime's numbers count within it.
+        os.remove(self.calls)
+        self.run_validate("-r", "3", "-d", "2,5", "-t", "p2p", env={"HIP_VISIBLE_DEVICES": "7,6,5,4,3,2,1,0"})
+        (call,) = self.module_calls()
+        self.assertEqual(call["env"]["HIP_VISIBLE_DEVICES"], "5,2")
+        # A module naming a GPU it was not shown is malformed output.
+        self.write_scenario({"p2p": {"pairs": [[0, 1], [1, 2]]}})
+        report = self.run_validate("-r", "3", "-d", "2,5", "-t", "p2p", expect=1)
+        self.assertIn('"dst" in p2p output.pairs[] is device 2, but the module was shown 2 GPU(s)',
+                      self.find_test(report, "p2p")["message"])
 
     def test_tests_option_runs_only_those(self):
         self.run_validate("-r", "2", "-d", "0", "-t", "stream,memtest")

@@ -150,21 +150,29 @@ void eval_stress(const json& out, const EvalContext& c, TestResult& r) {
                      expected(u, "stress_fp32"), "fp32 vector peak (" + class_name(u) + ")"));
 }
 
+// p2p numbers the GPUs it was shown 0, 1, ... (the runner shows it context.units, in order, through
+// the runtime's visibility variable): back to the runtime's numbers, which the report uses.
+const Unit& p2p_unit(const json& pair, const char* key, const EvalContext& c) {
+  const auto position = static_cast<std::size_t>(device_number(pair, key, "p2p output.pairs[]"));
+  if (position >= c.units.size())
+    throw std::runtime_error(fmt::format("\"{}\" in p2p output.pairs[] is device {}, but the module was shown {} GPU(s)",
+                                         key, position, c.units.size()));
+  return c.units[position];
+}
+
 void eval_p2p(const json& out, const EvalContext& c, TestResult& r) {
   for (const json& pair : list(out, "pairs", "p2p output")) {
-    const int src = device_number(pair, "src", "p2p output.pairs[]");
-    const int dst = device_number(pair, "dst", "p2p output.pairs[]");
-    const std::string name = fmt::format("{} -> {}", src, dst);
-    const auto unit = std::find_if(c.units.begin(), c.units.end(), [&](const Unit& u) { return u.runtime_index == src; });
-    std::optional<double> floor;
-    if (unit != c.units.end()) floor = expected(*unit, "p2p_gbps");
+    const Unit& source = p2p_unit(pair, "src", c);
+    const Unit& destination = p2p_unit(pair, "dst", c);
+    const std::string name = fmt::format("{} -> {}", source.runtime_index, destination.runtime_index);
+    const std::optional<double> floor = expected(source, "p2p_gbps");
     const auto peer = pair.find("peer_access");
     const bool peer_access = peer == pair.end() || *peer == true;
     for (const char* kind : {"unidirectional_gbps", "bidirectional_gbps"}) {
       Figure f{name + (kind[0] == 'u' ? " one way" : " both ways"), number(pair, kind, "p2p output.pairs[" + name + "]"), "GB/s"};
       if (floor && peer_access && kind[0] == 'u') {
         f.minimum = *floor;
-        f.basis = fmt::format("at least {:.0f} GB/s between peers ({})", *floor, class_name(*unit));
+        f.basis = fmt::format("at least {:.0f} GB/s between peers ({})", *floor, class_name(source));
         f.verdict = f.value >= *floor ? Verdict::pass : Verdict::fail;
       }
       r.add(f);

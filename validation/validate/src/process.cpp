@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 #include "stop_signals.hpp"
@@ -109,7 +110,9 @@ Drain drain(int fd, std::string& into, std::size_t cap, bool keep_tail, bool& tr
 }  // namespace
 
 ProcessResult run_process(const std::string& program, const std::vector<std::string>& args,
-                          std::chrono::seconds timeout, const std::function<void()>& tick, StopSignals* stop) {
+                          const ProcessOptions& options) {
+  const std::chrono::seconds timeout = options.timeout;
+  StopSignals* const stop = options.stop;
   ProcessResult r;
   Pipe out, err, exec_report;
   if (!open_pipe(out, r.spawn_error) || !open_pipe(err, r.spawn_error) || !open_pipe(exec_report, r.spawn_error))
@@ -119,6 +122,16 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
   argv.push_back(const_cast<char*>(program.c_str()));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view name(*entry, std::strcspn(*entry, "="));
+    const bool replaced = std::any_of(options.environment.begin(), options.environment.end(), [&](const std::string& e) {
+      return e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=';
+    });
+    if (!replaced) envp.push_back(*entry);
+  }
+  for (const std::string& e : options.environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   const long open_max = std::clamp(::sysconf(_SC_OPEN_MAX), 256L, 65536L);
 
   const pid_t parent = ::getpid();
@@ -140,7 +153,7 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
     const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull >= 0 && devnull != STDIN_FILENO) ::dup2(devnull, STDIN_FILENO);
     close_on_exec_from(3, open_max);
-    ::execv(program.c_str(), argv.data());
+    ::execve(program.c_str(), argv.data(), envp.data());
     const int e = errno;  // tell the parent why exec failed, through the close-on-exec pipe
     (void)!::write(exec_report.write.get(), &e, sizeof e);
     ::_exit(127);
@@ -199,7 +212,7 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
     } else if (term_sent && now - term_time > std::chrono::seconds(5)) {
       ::kill(-pid, SIGKILL);
     }
-    if (tick) tick();
+    if (options.tick) options.tick();
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (status_known && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);

@@ -24,11 +24,18 @@ struct ProcessResult {
 
 class StopSignals;
 
-// Runs program with args; calls tick about every 250 ms while it runs (progress, telemetry). On
-// timeout, or when stop (may be null) has received a signal, the process group gets SIGTERM, then
-// SIGKILL 5 s later. The child gets SIGKILL should hipstack-validate die first (PR_SET_PDEATHSIG).
+struct ProcessOptions {
+  std::chrono::seconds timeout{60};
+  std::vector<std::string> environment;  // "NAME=value" set in the child; the rest of ours is kept
+  std::function<void()> tick;            // called about every 250 ms while it runs (progress, telemetry)
+  StopSignals* stop = nullptr;           // a signal received there ends the program early
+};
+
+// Runs program with args. On timeout, or when options.stop has received a signal, the process group
+// gets SIGTERM, then SIGKILL 5 s later. The child gets SIGKILL should hipstack-validate die first
+// (PR_SET_PDEATHSIG).
 ProcessResult run_process(const std::string& program, const std::vector<std::string>& args,
-                          std::chrono::seconds timeout, const std::function<void()>& tick, StopSignals* stop);
+                          const ProcessOptions& options);
 
 // "SIGTERM"; "signal 70" for a number without a name.
 std::string signal_name(int signal);
