@@ -8,6 +8,7 @@ Usage: test_validate.py HIPSTACK_VALIDATE CAPTURES_DIR THRESHOLDS_JSON
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -17,6 +18,8 @@ import time
 import unittest
 
 VALIDATE = CAPTURES = THRESHOLDS = None
+FAKE_NVML = os.environ.get("FAKE_NVML_FULL")  # smi-lib/tests/fake_nvml, set by ctest
+FAKE_NVML_SCRIPTS = os.environ.get("FAKE_NVML_SCRIPTS_DIR")
 MODULES = ("vector_add", "stream", "transfer", "memtest", "gemm", "stress", "p2p")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -326,6 +329,36 @@ class Validate(unittest.TestCase):
         proc.kill()
         proc.communicate(timeout=30)
         self.assert_ends_within(pid, 5)
+
+    # ---- NVIDIA GPUs, from the fake NVML ----
+
+    def nvidia_env(self, name, reasons="GPU_IDLE"):
+        """One fake NVIDIA GPU (the H200 script with its name and throttle reasons changed) beside an
+        empty capture, so that it is the only GPU."""
+        with open(os.path.join(FAKE_NVML_SCRIPTS, "h200.txt")) as f:
+            text = f.read()
+        text = re.sub(r"(?m)^0\.name\s*=.*$", f"0.name = {name}", text)
+        text = re.sub(r"(?m)^0\.clock_event_reasons\s*=.*$", f"0.clock_event_reasons = {reasons}", text)
+        script = os.path.join(self.dir, "nvml.txt")
+        with open(script, "w") as f:
+            f.write(text)
+        os.makedirs(os.path.join(self.dir, "empty", "sys"), exist_ok=True)
+        return {"HIPSTACK_NVML_LIBRARY": FAKE_NVML, "HIPSTACK_FAKE_NVML_SCRIPT": script}
+
+    @unittest.skipUnless(FAKE_NVML and os.path.exists(FAKE_NVML), "fake NVML not built")
+    def test_gh200_is_not_an_h200(self):
+        # "H200" is part of "GH200": the GH200 classes come first, and their memory peaks differ.
+        for name, device_class, peak in (("NVIDIA GH200 480GB", "NVIDIA GH200 96GB HBM3", 4000.0),
+                                         ("NVIDIA GH200 144G HBM3e", "NVIDIA GH200 144GB HBM3e", 4900.0),
+                                         ("NVIDIA H200", "NVIDIA H200", 4800.0)):
+            with self.subTest(name=name):
+                env = self.nvidia_env(name)
+                report = self.run_validate("-r", "2", "-t", "stream", "--sysfs-root", f"{self.dir}/empty/sys",
+                                           capture=None, env=env, expect=1)  # level 1 fails: no driver here
+                (device,) = report["devices"]
+                self.assertEqual((device["name"], device["class"]), (name, device_class))
+                copy = next(f for f in self.find_test(report, "stream")["figures"] if f["name"] == "copy")
+                self.assertEqual(copy["reference"], peak)
 
     # ---- telemetry and health ----
 
