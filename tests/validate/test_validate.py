@@ -360,6 +360,24 @@ class Validate(unittest.TestCase):
                 copy = next(f for f in self.find_test(report, "stream")["figures"] if f["name"] == "copy")
                 self.assertEqual(copy["reference"], peak)
 
+    @unittest.skipUnless(FAKE_NVML and os.path.exists(FAKE_NVML), "fake NVML not built")
+    def test_only_slowing_throttle_reasons_warn_and_are_named(self):
+        # Idle and the power cap are normal: alone they do not warn, and they are not named as slowing.
+        env = self.nvidia_env("NVIDIA H200", "GPU_IDLE|SW_POWER_CAP")
+        report = self.run_validate("-r", "2", "-t", "vector_add", "--sysfs-root", f"{self.dir}/empty/sys",
+                                   capture=None, env=env, expect=1)
+        test = self.find_test(report, "vector_add")
+        self.assertEqual((test["verdict"], test["notes"]), ("pass", []))
+        self.assertEqual(test["telemetry"]["throttle"]["reasons"], ["gpu_idle", "sw_power_cap"])
+        env = self.nvidia_env("NVIDIA H200", "GPU_IDLE|SW_POWER_CAP|HW_SLOWDOWN|HW_THERMAL_SLOWDOWN")
+        report = self.run_validate("-r", "2", "-t", "vector_add", "--sysfs-root", f"{self.dir}/empty/sys",
+                                   capture=None, env=env, expect=1)
+        test = self.find_test(report, "vector_add")
+        self.assertEqual(test["verdict"], "warn")
+        samples = test["telemetry"]["samples"]
+        self.assertGreaterEqual(samples, 1)
+        self.assertEqual(test["notes"], [f"slowed by hw_slowdown, hw_thermal_slowdown in {samples} of {samples} samples"])
+
     # ---- telemetry and health ----
 
     def test_telemetry_is_sampled_from_the_gpu(self):

@@ -22,7 +22,7 @@ constexpr double kThermalMargin = 5.0;  // °C below a critical limit that warns
 void judge_telemetry(const Unit& unit, TestResult& r) {
   const TelemetrySummary& t = *r.telemetry;
   if (t.throttled_samples > 0)
-    r.warn(fmt::format("slowed by {} in {} of {} samples", fmt::join(t.throttle_reasons, ", "), t.throttled_samples,
+    r.warn(fmt::format("slowed by {} in {} of {} samples", fmt::join(t.slowing_reasons, ", "), t.throttled_samples,
                        t.samples));
   for (const auto& [sensor, limit] : unit.critical_c) {
     const MetricSummary* s = t.find(sensor);
