@@ -76,7 +76,7 @@ elif name == "stream":
 elif name == "transfer":
     out = {"test": name, "device": dev, "copies": [
         {"memory": m, "direction": d, "best_gbps": get(f"{m}_{d}", 55.0 if m == "pinned" else 12.0),
-         "mean_gbps": 50.0, "verified": ok} for m in ("pinned", "pageable") for d in ("h2d", "d2h")]}
+         "mean_gbps": 50.0, "verified": get("verified", ok)} for m in ("pinned", "pageable") for d in ("h2d", "d2h")]}
 elif name == "memtest":
     pats = [{"pattern": p, "errors": 0 if ok or p != "random" else 3, "seconds": 0.5, "gbps": 3000.0}
             for p in ("walking-ones", "moving-inversions", "random")]
@@ -86,7 +86,7 @@ elif name == "gemm":
     out = {"test": name, "device": dev, "size": 8192, "repeats": 20, "runs": [
         {"precision": p, "backend": get("backend", "rocblas"), "library": "/opt/rocm/lib/librocblas.so.4",
          "m": 8192, "n": 8192, "k": 8192, "best_ms": 1.0, "mean_ms": 1.0, "tflops": get(p, 700.0 if p == "bf16" else 100.0),
-         "mean_tflops": 1.0, "max_relative_error": 1e-6, "verified": ok} for p in ("fp32", "bf16")]}
+         "mean_tflops": 1.0, "max_relative_error": 1e-6, "verified": get("verified", ok)} for p in ("fp32", "bf16")]}
 elif name == "stress":
     out = {"test": name, "device": dev, "seconds": 1.0, "launches": 10, "tflops": get("tflops", 60.0),
            "errors": 0 if ok else 5}
@@ -94,7 +94,7 @@ elif name == "p2p":  # every ordered pair of the GPUs it can see, numbered 0, 1,
     visible = next((os.environ[k] for k in VISIBILITY if os.environ.get(k)), "0,1").split(",")
     out = {"test": name, "devices": [dict(dev, index=i) for i in range(len(visible))], "bytes": 268435456,
            "repeats": 10, "pairs": [
-        {"src": s, "dst": d, "peer_access": True, "unidirectional_gbps": get("gbps", 50.0),
+        {"src": s, "dst": d, "peer_access": get("peer_access", True), "unidirectional_gbps": get("gbps", 50.0),
          "bidirectional_gbps": 90.0, "verified": ok}
         for s, d in get("pairs", [(s, d) for s in range(len(visible)) for d in range(len(visible)) if s != d])]}
 else:

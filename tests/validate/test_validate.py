@@ -186,6 +186,22 @@ class Validate(unittest.TestCase):
         for name in ("vector_add", "stream", "transfer", "memtest"):
             self.assertEqual(self.find_test(report, name)["verdict"], "fail")
 
+    def test_flags_must_be_json_booleans(self):
+        # 0 and "false" are not false, and not a pass either: the output is malformed, naming the field.
+        self.write_scenario({"transfer": {"verified": 0}, "gemm": {"verified": "false"},
+                             "p2p": {"peer_access": "false"}})
+        report = self.run_validate("-r", "3", "-d", "0,1", "-t", "transfer,gemm,p2p", expect=1)
+        for test, field in (("transfer", '"verified" in transfer output.copies[pinned h2d]'),
+                            ("gemm", '"verified" in gemm output.runs[fp32]'),
+                            ("p2p", '"peer_access" in p2p output.pairs[0 -> 1]')):
+            found = self.find_test(report, test)
+            self.assertEqual(found["verdict"], "fail", test)
+            self.assertIn(f"the module's output is malformed: {field} is not true or false", found["message"])
+        self.write_scenario({"transfer": {"verified": False}})
+        report = self.run_validate("-r", "2", "-d", "0", "-t", "transfer", expect=1)
+        transfer = self.find_test(report, "transfer")
+        self.assertIn("pinned h2d data", [f["name"] for f in transfer["figures"] if f["verdict"] == "fail"])
+
     def test_number_beyond_a_double_is_not_json(self):
         # nlohmann's parser throws out_of_range, not parse_error, for 1e999 (found by fuzzing).
         self.write_scenario({"vector_add": {"mode": "overflow"}})

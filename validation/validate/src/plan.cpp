@@ -33,6 +33,14 @@ int device_number(const json& object, const char* key, const std::string& where)
     throw std::runtime_error(fmt::format("\"{}\" in {} is not a device number", key, where));
   return v.get<int>();
 }
+// An optional true/false field: absent gives nullopt. Anything but a JSON boolean (0, "false", null)
+// is malformed output, never taken for a pass: `json == false` would let 0 and "false" through.
+std::optional<bool> flag(const json& object, const char* key, const std::string& where) {
+  if (!object.is_object() || !object.contains(key)) return std::nullopt;
+  const json& v = object.at(key);
+  if (!v.is_boolean()) throw std::runtime_error(fmt::format("\"{}\" in {} is not true or false", key, where));
+  return v.get<bool>();
+}
 const json& list(const json& object, const char* key, const std::string& where) {
   const json& v = field(object, key, where);
   if (!v.is_array()) throw std::runtime_error(fmt::format("\"{}\" in {} is not a list", key, where));
@@ -108,8 +116,7 @@ void eval_transfer(const json& out, const EvalContext& c, TestResult& r) {
     const bool held = memory == "pinned";
     r.add(share_figure(name, gbps, "GB/s", u.pcie_link_gbps, held ? expected(u, "transfer") : std::nullopt,
                        "PCIe link " + u.pcie_link));
-    const auto verified = copy.find("verified");
-    if (verified != copy.end() && *verified == false) r.add(error_count(name + " data", 1));
+    if (flag(copy, "verified", "transfer output.copies[" + name + "]") == false) r.add(error_count(name + " data", 1));
   }
 }
 
@@ -135,8 +142,7 @@ void eval_gemm(const json& out, const EvalContext& c, TestResult& r) {
     r.add(share_figure(name, tflops, "TFLOPS", peak(u, (precision + "_tflops").c_str()),
                        vendor_blas ? expected(u, key.c_str()) : std::nullopt,
                        "dense " + precision + " peak (" + class_name(u) + ")"));
-    const auto verified = run.find("verified");
-    if (verified != run.end() && *verified == false) r.add(error_count(name + " result", 1));
+    if (flag(run, "verified", "gemm output.runs[" + precision + "]") == false) r.add(error_count(name + " result", 1));
     if (!vendor_blas)
       r.warn("no vendor BLAS was found, so the GEMM ran on hipstack's tiled kernel and its speed is not judged "
              "(install cuBLAS or rocBLAS)");
@@ -166,10 +172,10 @@ void eval_p2p(const json& out, const EvalContext& c, TestResult& r) {
     const Unit& destination = p2p_unit(pair, "dst", c);
     const std::string name = fmt::format("{} -> {}", source.runtime_index, destination.runtime_index);
     const std::optional<double> floor = expected(source, "p2p_gbps");
-    const auto peer = pair.find("peer_access");
-    const bool peer_access = peer == pair.end() || *peer == true;
+    const std::string where = "p2p output.pairs[" + name + "]";
+    const bool peer_access = flag(pair, "peer_access", where).value_or(true);
     for (const char* kind : {"unidirectional_gbps", "bidirectional_gbps"}) {
-      Figure f{name + (kind[0] == 'u' ? " one way" : " both ways"), number(pair, kind, "p2p output.pairs[" + name + "]"), "GB/s"};
+      Figure f{name + (kind[0] == 'u' ? " one way" : " both ways"), number(pair, kind, where), "GB/s"};
       if (floor && peer_access && kind[0] == 'u') {
         f.minimum = *floor;
         f.basis = fmt::format("at least {:.0f} GB/s between peers ({})", *floor, class_name(source));
@@ -178,8 +184,7 @@ void eval_p2p(const json& out, const EvalContext& c, TestResult& r) {
       r.add(f);
     }
     if (!peer_access) r.warn(name + ": no peer access; copies went through host memory");
-    const auto verified = pair.find("verified");
-    if (verified != pair.end() && *verified == false) r.add(error_count(name + " data", 1));
+    if (flag(pair, "verified", where) == false) r.add(error_count(name + " data", 1));
   }
 }
 
