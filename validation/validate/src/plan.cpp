@@ -264,6 +264,12 @@ std::string_view verdict_name(Verdict v) {
   return "?";
 }
 
+std::string verdict_label(Verdict v) {
+  std::string label(verdict_name(v));
+  for (char& c : label) c = static_cast<char>(c - 'a' + 'A');  // the names are lowercase letters only
+  return label;
+}
+
 Verdict worst(Verdict a, Verdict b) {
   const auto rank = [](Verdict v) { return v == Verdict::skip ? 0 : v == Verdict::pass ? 1 : v == Verdict::warn ? 2 : 3; };
   return rank(a) >= rank(b) ? a : b;
