@@ -181,6 +181,16 @@ class Arguments(unittest.TestCase):
         proc = run("--sysfs-root", "/nonexistent/sys", expect=2)
         self.assertIn("/nonexistent/sys", proc.stderr)
 
+    @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
+    def test_output_that_cannot_be_written_exits_3(self):
+        # Not exit 0 (or 1, "a check failed") when the report was lost.
+        for args in (["--json"], [], ["--version"]):
+            with self.subTest(args=args), open("/dev/full", "w") as full:
+                proc = subprocess.run([INFO, *args, "--sysfs-root", sys_root("constructed/mi300x-8gpu-spx-nps1")],
+                                      stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+                self.assertEqual(proc.returncode, 3, proc.stderr)
+                self.assertIn("cannot write to standard output: No space left on device", proc.stderr)
+
     def test_version(self):
         self.assertRegex(run("--version").stdout, r"^hipstack-info \d+\.\d+\.\d+\n$")
 

@@ -442,6 +442,21 @@ class Validate(unittest.TestCase):
         self.assertEqual(self.find_test(report, "stream")["verdict"], "pass")
         self.run_validate("-r", "1", "--json-file", "/nonexistent/dir/report.json", expect=2, json_out=False)
 
+    @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
+    def test_output_that_cannot_be_written_exits_2(self):
+        # A full disk must not pass for a report written; the --json-file copy is still written.
+        path = os.path.join(self.dir, "report.json")
+        for args in (["--json"], ["--json-file", path], ["--list"]):
+            with self.subTest(args=args), open("/dev/full", "w") as full:
+                cmd = [VALIDATE, "--module-dir", self.modules, "--config", THRESHOLDS, "-q", "--sysfs-root",
+                       f"{CAPTURES}/constructed/mi300x-8gpu-spx-nps1/sys", "-r", "2", "-d", "0", "-t", "stream", *args]
+                env = dict(os.environ, FAKE_SCENARIO=self.scenario, FAKE_CALLS=self.calls)
+                proc = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, env=env)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn("cannot write to standard output: No space left on device", proc.stderr)
+        with open(path) as f:
+            self.assertEqual(self.find_test(json.load(f), "stream")["verdict"], "pass")
+
     def test_list_shows_every_module_and_level(self):
         out = self.run_validate("--list", json_out=False).stdout
         for name in MODULES:

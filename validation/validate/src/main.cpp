@@ -10,10 +10,11 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <optional>
 #include <system_error>
 
@@ -41,6 +42,14 @@ std::filesystem::path default_module_dir() {
   if (!error && std::filesystem::is_directory(installed, error)) return installed;
   if (*HIPSTACK_VALIDATE_BUILD_MODULES) return HIPSTACK_VALIDATE_BUILD_MODULES;
   return installed;  // missing: each module then fails naming where it looked
+}
+
+// stdout flushed and its error state read: false, with a message, when anything written to it was
+// lost (a full disk, a closed descriptor), which must not pass for output written.
+bool stdout_written() {
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return true;
+  fmt::print(stderr, "hipstack-validate: cannot write to standard output: {}\n", std::strerror(errno));
+  return false;
 }
 
 std::string list_modules() {
@@ -94,11 +103,11 @@ int main(int argc, char** argv) {
   }
   if (version) {
     fmt::print("hipstack-validate {}\n", smi::library_version());
-    return 0;
+    return stdout_written() ? 0 : 2;
   }
   if (list) {
     fmt::print("{}", list_modules());
-    return 0;
+    return stdout_written() ? 0 : 2;
   }
   std::vector<const Module*> selected_modules;
   for (const std::string& name : test_args) {
@@ -176,20 +185,23 @@ int main(int argc, char** argv) {
   // becomes U+FFFD rather than an exception that would lose the whole report.
   const std::string document =
       render_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  if (json) std::cout << document;
-  else std::cout << render_table(report);
-  std::cout.flush();
+  // A full disk or a closed descriptor must not pass for a report written (exit 2 then); the other
+  // output is still attempted, so that one of them may keep the results.
+  const std::string text = json ? document : render_table(report);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  bool written = stdout_written();
   if (!json_file.empty()) {
     std::ofstream out(json_file);
     out << document;
     if (!out.flush()) {
-      fmt::print(stderr, "hipstack-validate: cannot write {}\n", json_file);
-      if (stop->received() == 0) return 2;
+      fmt::print(stderr, "hipstack-validate: cannot write {}: {}\n", json_file, std::strerror(errno));
+      written = false;
     }
   }
   if (const int signal = stop->received()) {  // the report is out: now end as the signal asked
     stop.reset();
     StopSignals::die_of(signal);
   }
+  if (!written) return 2;
   return report.overall() == Verdict::fail ? 1 : 0;
 }
