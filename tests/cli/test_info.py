@@ -181,6 +181,29 @@ class Arguments(unittest.TestCase):
         proc = run("--sysfs-root", "/nonexistent/sys", expect=2)
         self.assertIn("/nonexistent/sys", proc.stderr)
 
+    def test_a_capture_loads_no_vendor_library(self):
+        # docs/info.md: with --sysfs-root (with or without --no-checks) neither the runtimes nor NVML
+        # are loaded, even where the capture records both drivers. The dynamic loader's own trace says
+        # what was looked for; the live --no-checks run shows that the trace does show NVML.
+        vendor = ("libnvidia-ml", "libcuda", "libamdhip64")
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("HIPSTACK_NVML_LIBRARY", "HIPSTACK_CUDA_LIBRARY", "HIPSTACK_HIP_LIBRARY", "HIPSTACK_SYSFS_ROOT")}
+        env["LD_DEBUG"] = "libs,files"
+        live = subprocess.run([INFO, "--no-checks"], capture_output=True, text=True, timeout=60, env=env)
+        if "libnvidia-ml.so.1" not in live.stderr:
+            self.skipTest("LD_DEBUG traces nothing here")
+        with tempfile.TemporaryDirectory() as root:
+            for driver in ("nvidia", "amdgpu"):
+                os.makedirs(f"{root}/sys/module/{driver}")
+            with open(f"{root}/sys/module/nvidia/version", "w") as f:
+                f.write("580.159.04\n")
+            for args in (["--no-checks"], []):
+                proc = subprocess.run([INFO, *args, "--sysfs-root", f"{root}/sys"], capture_output=True, text=True,
+                                      timeout=60, env=env)
+                self.assertIn(proc.returncode, (0, 1), proc.stderr[-2000:])
+                loaded = [line for line in proc.stderr.splitlines() if any(lib in line for lib in vendor)]
+                self.assertEqual(loaded, [], args)
+
     @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
     def test_output_that_cannot_be_written_exits_3(self):
         # Not exit 0 (or 1, "a check failed") when the report was lost.
