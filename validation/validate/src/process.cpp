@@ -183,7 +183,7 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
     // holding the pipes.
     pollfd fds[3] = {{out_open ? out.read.get() : -1, POLLIN, 0},
                      {err_open ? err.read.get() : -1, POLLIN, 0},
-                     {stop && r.stopped_by == 0 ? stop->fd() : -1, POLLIN, 0}};
+                     {stop && !term_sent ? stop->fd() : -1, POLLIN, 0}};  // read below, until acted on
     ::poll(fds, 3, kTickMs);
     read_both();
     const pid_t waited = ::waitpid(pid, &status, WNOHANG);
