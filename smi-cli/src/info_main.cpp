@@ -2,14 +2,17 @@
 // install checks with advice (docs/info.md). The data comes from libhipstack-smi (hipstack/info.hpp);
 // this file parses arguments and prints.
 //
-// Exit codes: 0 no check failed (the install is usable), 1 a check failed, 2 bad arguments.
+// Exit codes: 0 no check failed (the install is usable), 1 a check failed, 2 bad arguments, 3 the
+// report could not be written.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <hipstack/info.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace {
@@ -17,7 +20,16 @@ namespace {
 using namespace hipstack;
 using Json = nlohmann::ordered_json;
 
-constexpr int kExitOk = 0, kExitCheckFailed = 1, kExitBadArguments = 2;
+constexpr int kExitOk = 0, kExitCheckFailed = 1, kExitBadArguments = 2, kExitNotWritten = 3;
+
+// text on stdout, flushed, and stdout's error state read: a full disk or a closed descriptor must not
+// pass for output written.
+bool write_stdout(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return true;
+  std::fprintf(stderr, "hipstack-info: cannot write to standard output: %s\n", std::strerror(errno));
+  return false;
+}
 
 std::string kind_name(smi::Agent::Kind kind) { return kind == smi::Agent::Kind::gpu ? "GPU" : "CPU"; }
 
@@ -252,8 +264,7 @@ int run(int argc, char** argv) {
     return kExitBadArguments;
   }
   if (version) {
-    std::printf("hipstack-info %s\n", std::string(smi::library_version()).c_str());
-    return kExitOk;
+    return write_stdout(fmt::format("hipstack-info {}\n", smi::library_version())) ? kExitOk : kExitNotWritten;
   }
   const std::vector<smi::Agent> agents = smi::read_agents(open);
   std::vector<smi::RuntimeProbe> runtimes;
@@ -280,11 +291,11 @@ int run(int argc, char** argv) {
       doc["checks"] = std::move(results);
       doc["usable"] = usable;
     }
-    const std::string text = doc.dump(2) + "\n";
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    // KFD properties, names and runtime strings come from files and libraries and need not be UTF-8:
+    // an invalid byte becomes U+FFFD instead of an exception that loses the report.
+    if (!write_stdout(doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n")) return kExitNotWritten;
   } else {
-    const std::string text = render_text(agents, runtimes, checks, source, !no_checks);
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    if (!write_stdout(render_text(agents, runtimes, checks, source, !no_checks))) return kExitNotWritten;
   }
   return usable ? kExitOk : kExitCheckFailed;
 }

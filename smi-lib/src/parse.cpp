@@ -1,7 +1,12 @@
 #include "parse.hpp"
 
+#include <hipstack/smi.hpp>
+
+#include <cctype>
 #include <charconv>
 #include <cmath>
+
+#include "fs_view.hpp"
 
 namespace hipstack::smi::detail {
 namespace {
@@ -227,3 +232,15 @@ std::vector<std::string_view> split_fields(std::string_view text, char separator
 }
 
 }  // namespace hipstack::smi::detail
+
+namespace hipstack::smi {
+
+std::string normalise_bdf(std::string_view bdf) {
+  std::string id(detail::trim_sysfs_text(bdf));
+  if (id.size() == 16 && id[8] == ':' && id.compare(0, 4, "0000") == 0) id.erase(0, 4);  // NVML, CUDA
+  if (id.size() == 7 && id[2] == ':') id = "0000:" + id;                                  // "c1:00.0"
+  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return id;
+}
+
+}  // namespace hipstack::smi

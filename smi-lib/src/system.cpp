@@ -1,43 +1,20 @@
 // hipstack::smi::System: owns the file-system view and the backends, numbers devices across
 // backends and completes every sample with not_supported entries for what a backend did not report.
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <mutex>
 #include <shared_mutex>
 
 #include "backends/backend.hpp"
 #include "control.hpp"
 #include "fs_view.hpp"
+#include "roots.hpp"
 #include "version.hpp"
 
 namespace hipstack::smi {
 namespace {
-
-std::string from_env(const std::string& given, const char* variable) {
-  if (!given.empty()) return given;
-  const char* value = std::getenv(variable);
-  return value != nullptr ? std::string(value) : std::string();
-}
-
-bool is_directory(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// A capture keeps proc/ and dev/ beside sys/: reading the host's /proc for a capture's GPUs would
-// mix two machines, so a capture without proc/ simply has no processes.
-std::string sibling_root(const std::string& sys_root, const char* name) {
-  if (sys_root.empty()) return {};
-  std::string parent = sys_root;
-  while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
-  const auto slash = parent.rfind('/');
-  parent = slash == std::string::npos ? "." : parent.substr(0, slash == 0 ? 1 : slash);
-  return parent + "/" + name;
-}
 
 std::size_t catalogue_position(MetricId id) {
   static const auto positions = [] {
@@ -134,21 +111,11 @@ System& System::operator=(System&&) noexcept = default;
 System::~System() = default;
 
 System System::open(const OpenOptions& options) {
-  const std::string sys_root = from_env(options.sysfs_root, "HIPSTACK_SYSFS_ROOT");
-  std::string proc_root = from_env(options.procfs_root, "HIPSTACK_PROCFS_ROOT");
-  std::string dev_root = options.devfs_root;
-  if (!sys_root.empty() && !is_directory(sys_root)) {
-    throw Error(Error::Code::invalid_argument, fmt::format("sysfs root {} is not a directory", sys_root));
-  }
-  if (!proc_root.empty() && !is_directory(proc_root)) {
-    throw Error(Error::Code::invalid_argument, fmt::format("procfs root {} is not a directory", proc_root));
-  }
-  if (proc_root.empty()) proc_root = sibling_root(sys_root, "proc");
-  if (dev_root.empty()) dev_root = sibling_root(sys_root, "dev");
+  const detail::Roots roots = detail::resolve_roots(options);
 
   auto impl = std::make_unique<Impl>();
   impl->audit = options.audit;
-  impl->fs = std::make_unique<detail::RootedFs>(sys_root, proc_root, dev_root);
+  impl->fs = std::make_unique<detail::RootedFs>(roots.sys, roots.proc, roots.dev);
   if (options.enable_amdgpu) {
     detail::BackendProbe probe = detail::probe_amdgpu(*impl->fs);
     impl->statuses.push_back({"amdgpu", probe.backend != nullptr, probe.reason});
@@ -157,9 +124,7 @@ System System::open(const OpenOptions& options) {
     impl->statuses.push_back({"amdgpu", false, "disabled by the caller"});
   }
   if (options.enable_nvml) {
-    std::string nvml_library = from_env(options.nvml_library, "HIPSTACK_NVML_LIBRARY");
-    if (nvml_library.empty()) nvml_library = "libnvidia-ml.so.1";
-    detail::BackendProbe probe = detail::probe_nvml(*impl->fs, nvml_library, options.vendor_shutdown);
+    detail::BackendProbe probe = detail::probe_nvml(*impl->fs, detail::nvml_library_path(options), options.vendor_shutdown);
     impl->statuses.push_back({"nvml", probe.backend != nullptr, probe.reason});
     if (probe.backend) impl->backends.push_back(std::move(probe.backend));
   } else {

@@ -1,10 +1,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
+#include <hipstack/info.hpp>
+
 #include "fs_view.hpp"
+#include "roots.hpp"
 
 namespace hipstack::smi::detail {
 namespace {
@@ -69,6 +74,38 @@ TEST_F(TempTree, LiveLayoutSymlinksResolveInsideTheRoot) {
   EXPECT_EQ(view.link_target("/sys/devices"), "");  // not a link
   EXPECT_EQ(view.list("/sys/class/drm"), std::vector<std::string>{"card0"});
   EXPECT_TRUE(view.list("/sys/absent").empty());
+}
+
+// One rule for System::open and hipstack/info.hpp: a capture's proc/ and dev/ sit beside its sys/.
+TEST_F(TempTree, RootsOfACaptureAreItsSiblings) {
+  fs::create_directories(root_ / "sys");
+  OpenOptions options;
+  options.sysfs_root = (root_ / "sys").string() + "/";
+  const Roots roots = resolve_roots(options);
+  EXPECT_TRUE(roots.capture);
+  EXPECT_FALSE(roots.dev_given);
+  EXPECT_EQ(roots.proc, root_.string() + "/proc");
+  EXPECT_EQ(roots.dev, root_.string() + "/dev");
+  options.devfs_root = root_.string();
+  EXPECT_TRUE(resolve_roots(options).dev_given);
+  EXPECT_EQ(resolve_roots(OpenOptions{}).sys, ::getenv("HIPSTACK_SYSFS_ROOT") ? ::getenv("HIPSTACK_SYSFS_ROOT") : "");
+}
+
+TEST_F(TempTree, ARootThatIsNotAFolderIsNamedByEveryEntryPoint) {
+  write("file", "x");
+  OpenOptions options;
+  options.devfs_root = (root_ / "file").string();
+  const std::string expected = "devfs root " + options.devfs_root + " is not a directory";
+  for (const auto& open : {std::function<void()>([&] { (void)System::open(options); }),
+                           std::function<void()>([&] { (void)read_agents(options); })}) {
+    try {
+      open();
+      ADD_FAILURE() << "no error for " << options.devfs_root;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Error::Code::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(TrimSysfsText, Cases) {

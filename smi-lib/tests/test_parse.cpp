@@ -1,9 +1,22 @@
 #include <gtest/gtest.h>
 
+#include <hipstack/smi.hpp>
+
 #include "parse.hpp"
 
 namespace hipstack::smi::detail {
 namespace {
+
+// The one PCI-address rule of the library and its tools (hipstack-validate matches the runtime's
+// devices to the SMI's GPUs with it).
+TEST(NormaliseBdf, EveryFormAGpuIsNamedInBecomesOne) {
+  EXPECT_EQ(normalise_bdf("0000:c1:00.0"), "0000:c1:00.0");
+  EXPECT_EQ(normalise_bdf("0000:C1:00.0\n"), "0000:c1:00.0");    // sysfs text
+  EXPECT_EQ(normalise_bdf("00000000:C1:00.0"), "0000:c1:00.0");  // NVML, CUDA: 8-digit domain
+  EXPECT_EQ(normalise_bdf("c1:00.0"), "0000:c1:00.0");           // no domain
+  EXPECT_EQ(normalise_bdf("0001:c1:00.1"), "0001:c1:00.1");
+  EXPECT_EQ(normalise_bdf(""), "");
+}
 
 TEST(ParseNumbers, IntegersHexAndReals) {
   EXPECT_EQ(parse_int("42\n"), 42);

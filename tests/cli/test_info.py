@@ -160,12 +160,59 @@ class Checks(unittest.TestCase):
             self.assertEqual(topology["status"], "warn")
             self.assertIn("node 1:", topology["detail"])
 
+    def test_bytes_that_are_not_utf8_become_replacement_characters(self):
+        # A properties line with byte 0xff: named as a problem, and the JSON must still be written.
+        with tempfile.TemporaryDirectory() as root:
+            node = f"{root}/sys/class/kfd/kfd/topology/nodes/0"
+            os.makedirs(node)
+            with open(f"{node}/properties", "wb") as f:
+                f.write(b"cpu_cores_count 0\nsimd_count 8\nsimd_per_cu 2\nwave_front_size 32\nlocation_id 256\n"
+                        b"device_id 7\nvendor_id \xff\xfe\n")
+            proc = subprocess.run([INFO, "--json", "--sysfs-root", f"{root}/sys"], capture_output=True, timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            (agent,) = json.loads(proc.stdout.decode("utf-8"))["agents"]
+            self.assertTrue(any("vendor_id has value '\ufffd\ufffd', not a number" in p for p in agent["problems"]),
+                            agent["problems"])
+
 
 class Arguments(unittest.TestCase):
     def test_bad_arguments_exit_2(self):
         run("--no-such-flag", expect=2)
         proc = run("--sysfs-root", "/nonexistent/sys", expect=2)
         self.assertIn("/nonexistent/sys", proc.stderr)
+
+    def test_a_capture_loads_no_vendor_library(self):
+        # docs/info.md: with --sysfs-root (with or without --no-checks) neither the runtimes nor NVML
+        # are loaded, even where the capture records both drivers. The dynamic loader's own trace says
+        # what was looked for; the live --no-checks run shows that the trace does show NVML.
+        vendor = ("libnvidia-ml", "libcuda", "libamdhip64")
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("HIPSTACK_NVML_LIBRARY", "HIPSTACK_CUDA_LIBRARY", "HIPSTACK_HIP_LIBRARY", "HIPSTACK_SYSFS_ROOT")}
+        env["LD_DEBUG"] = "libs,files"
+        live = subprocess.run([INFO, "--no-checks"], capture_output=True, text=True, timeout=60, env=env)
+        if "libnvidia-ml.so.1" not in live.stderr:
+            self.skipTest("LD_DEBUG traces nothing here")
+        with tempfile.TemporaryDirectory() as root:
+            for driver in ("nvidia", "amdgpu"):
+                os.makedirs(f"{root}/sys/module/{driver}")
+            with open(f"{root}/sys/module/nvidia/version", "w") as f:
+                f.write("580.159.04\n")
+            for args in (["--no-checks"], []):
+                proc = subprocess.run([INFO, *args, "--sysfs-root", f"{root}/sys"], capture_output=True, text=True,
+                                      timeout=60, env=env)
+                self.assertIn(proc.returncode, (0, 1), proc.stderr[-2000:])
+                loaded = [line for line in proc.stderr.splitlines() if any(lib in line for lib in vendor)]
+                self.assertEqual(loaded, [], args)
+
+    @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
+    def test_output_that_cannot_be_written_exits_3(self):
+        # Not exit 0 (or 1, "a check failed") when the report was lost.
+        for args in (["--json"], [], ["--version"]):
+            with self.subTest(args=args), open("/dev/full", "w") as full:
+                proc = subprocess.run([INFO, *args, "--sysfs-root", sys_root("constructed/mi300x-8gpu-spx-nps1")],
+                                      stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+                self.assertEqual(proc.returncode, 3, proc.stderr)
+                self.assertIn("cannot write to standard output: No space left on device", proc.stderr)
 
     def test_version(self):
         self.assertRegex(run("--version").stdout, r"^hipstack-info \d+\.\d+\.\d+\n$")

@@ -191,11 +191,16 @@ struct SampleOptions {
   std::vector<MetricId> metrics;  // only these (empty: all); backends skip calls nobody asked for
 };
 
+// A PCI address as hipstack writes every bdf: lowercase with a 4-digit domain ("0000:c1:00.0"), from
+// "C1:00.0", the 8-digit domain of NVML and CUDA ("00000000:C1:00.0") or sysfs text with its newline.
+// Compare addresses from different sources only after this.
+HIPSTACK_SMI_CXX_API std::string normalise_bdf(std::string_view bdf);
+
 struct DeviceSummary {
   std::uint32_t index = 0;  // position in System::devices(), stable for one System
   std::string vendor;       // "amd", "nvidia"
   std::string backend;      // "amdgpu", "nvml"
-  std::string bdf;
+  std::string bdf;          // normalise_bdf's form
   std::string uuid;
   std::string name;         // marketing name
   std::uint32_t partition_count = 0;

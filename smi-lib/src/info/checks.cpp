@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <set>
+#include <vector>
 
 #include "../parse.hpp"
 #include "info_internal.hpp"
@@ -52,15 +54,34 @@ std::vector<std::string> pci_gpus(const FsView& fs, std::uint64_t vendor) {
   return found;
 }
 
+// getgrgid_r and getpwuid_r with a buffer of their own: the plain calls return static storage that
+// another thread of the process (the daemon links this library) may overwrite meanwhile.
+template <typename Entry, typename Id>
+bool lookup(int (*fn)(Id, Entry*, char*, std::size_t, Entry**), Id id, Entry& entry, std::vector<char>& buffer) {
+  buffer.resize(1024);
+  while (true) {
+    Entry* found = nullptr;
+    const int error = fn(id, &entry, buffer.data(), buffer.size(), &found);
+    if (error == ERANGE && buffer.size() < (1u << 20)) {  // a group with many members
+      buffer.resize(buffer.size() * 4);
+      continue;
+    }
+    return error == 0 && found != nullptr;
+  }
+}
+
 std::string group_name(gid_t gid) {
-  if (const group* g = ::getgrgid(gid)) return g->gr_name;
+  group entry{};
+  std::vector<char> buffer;
+  if (lookup(::getgrgid_r, gid, entry, buffer)) return entry.gr_name;
   return fmt::format("gid {}", gid);
 }
 
 bool listed_in_group(gid_t gid, const std::string& user) {
-  const group* g = ::getgrgid(gid);
-  if (g == nullptr || user.empty()) return false;
-  for (char** member = g->gr_mem; member != nullptr && *member != nullptr; ++member) {
+  group entry{};
+  std::vector<char> buffer;
+  if (user.empty() || !lookup(::getgrgid_r, gid, entry, buffer)) return false;
+  for (char** member = entry.gr_mem; member != nullptr && *member != nullptr; ++member) {
     if (user == *member) return true;
   }
   return false;
@@ -233,7 +254,9 @@ Identity current_identity() {
     const int got = ::getgroups(count, who.groups.data());
     who.groups.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
   }
-  if (const passwd* pw = ::getpwuid(who.uid)) who.user = pw->pw_name;
+  passwd entry{};
+  std::vector<char> buffer;
+  if (lookup(::getpwuid_r, who.uid, entry, buffer)) who.user = entry.pw_name;
   return who;
 }
 

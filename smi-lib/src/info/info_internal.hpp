@@ -10,17 +10,13 @@
 #include <vector>
 
 #include "../fs_view.hpp"
+#include "../roots.hpp"
 
 namespace hipstack::smi::detail::info {
 
-// The roots an OpenOptions names, resolved as System::open does (environment, sibling proc/ and
-// dev/ of a capture). capture: sysfs_root was given, so the machine being described is not this one.
-struct Roots {
-  std::string sys, proc, dev;
-  bool capture = false;
-  bool dev_given = false;  // devfs_root was given explicitly: its device nodes can be judged
-};
-Roots resolve_roots(const OpenOptions& options);  // throws Error(invalid_argument) for a root that is not a folder
+// The roots, resolved by System::open's rule (../roots.hpp).
+using detail::Roots;
+using detail::resolve_roots;
 
 // KFD node properties: "key value" lines, every value an unsigned decimal. Lines that do not parse
 // are named in problems ("<file>: line 3: simd_count has value 'x', not a number").
@@ -54,7 +50,5 @@ std::vector<InstallCheck> run_install_checks(const FsView& fs, const Roots& root
 
 // "0000:c1:00.0" from a KFD domain and location_id.
 std::string bdf_from_location(std::uint64_t domain, std::uint64_t location_id);
-// Lowercase, 4-digit domain ("00000000:18:00.0" and "0000:18:00.0" -> "0000:18:00.0").
-std::string normalise_bdf(std::string_view text);
 
 }  // namespace hipstack::smi::detail::info

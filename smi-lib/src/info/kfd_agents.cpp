@@ -236,14 +236,6 @@ std::string bdf_from_location(std::uint64_t domain, std::uint64_t location_id) {
                      location_id & 7);
 }
 
-std::string normalise_bdf(std::string_view text) {
-  std::string id(trim_sysfs_text(text));
-  if (id.size() == 16 && id[8] == ':' && id.compare(0, 4, "0000") == 0) id.erase(0, 4);
-  if (id.size() == 7 && id[2] == ':') id = "0000:" + id;  // "c1:00.0"
-  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return id;
-}
-
 std::vector<Agent> read_kfd_agents(const FsView& fs, std::vector<std::string>& errors) {
   std::vector<std::pair<std::uint64_t, std::string>> entries;
   for (const std::string& entry : fs.list(kNodes)) {

@@ -1,11 +1,9 @@
 // The vendor runtimes as a program would meet them (probe_runtimes), and NVIDIA GPUs as agents
 // (CUDA driver API for the compute facts, NVML for identity and memory), merged by PCI address.
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <map>
 
 #include "../backends/nvml/nvml_backend.hpp"
@@ -15,12 +13,6 @@
 
 namespace hipstack::smi::detail::info {
 namespace {
-
-std::string from_env(const std::string& given, const char* variable) {
-  if (!given.empty()) return given;
-  const char* value = std::getenv(variable);
-  return value != nullptr ? std::string(value) : std::string();
-}
 
 bool nvidia_driver_present(const FsView& fs) { return fs.exists("/sys/module/nvidia") || fs.exists("/dev/nvidiactl"); }
 bool amdgpu_driver_present(const FsView& fs) { return fs.exists("/sys/module/amdgpu") || fs.exists("/sys/class/kfd/kfd"); }
@@ -203,32 +195,6 @@ void add_nvml(const nvml::Library& nvml, nvml::Device device, Agent& agent) {
 
 }  // namespace
 
-Roots resolve_roots(const OpenOptions& options) {
-  Roots roots;
-  roots.sys = from_env(options.sysfs_root, "HIPSTACK_SYSFS_ROOT");
-  roots.proc = from_env(options.procfs_root, "HIPSTACK_PROCFS_ROOT");
-  roots.dev = options.devfs_root;
-  roots.capture = !roots.sys.empty();
-  roots.dev_given = !roots.dev.empty();
-  for (const auto& [root, what] : {std::pair{&roots.sys, "sysfs"}, {&roots.proc, "procfs"}, {&roots.dev, "devfs"}}) {
-    struct stat st {};
-    if (!root->empty() && (::stat(root->c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
-      throw Error(Error::Code::invalid_argument, fmt::format("{} root {} is not a directory", what, *root));
-    }
-  }
-  // A capture keeps proc/ and dev/ beside sys/ (System::open's rule).
-  auto sibling = [&roots](const char* name) {
-    std::string parent = roots.sys;
-    while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
-    const auto slash = parent.rfind('/');
-    parent = slash == std::string::npos ? "." : parent.substr(0, slash == 0 ? 1 : slash);
-    return parent + "/" + name;
-  };
-  if (roots.capture && roots.proc.empty()) roots.proc = sibling("proc");
-  if (roots.capture && roots.dev.empty()) roots.dev = sibling("dev");
-  return roots;
-}
-
 std::vector<Agent> read_nvidia_agents(const FsView& fs, const OpenOptions& options) {
   std::vector<Agent> agents;
   std::map<std::string, std::size_t> by_bdf;
@@ -245,9 +211,7 @@ std::vector<Agent> read_nvidia_agents(const FsView& fs, const OpenOptions& optio
     }
   }
   if (options.enable_nvml) {
-    std::string path = from_env(options.nvml_library, "HIPSTACK_NVML_LIBRARY");
-    if (path.empty()) path = "libnvidia-ml.so.1";
-    const nvml::Library nvml(path, options.vendor_shutdown);
+    const nvml::Library nvml(nvml_library_path(options), options.vendor_shutdown);
     unsigned count = 0;
     if (nvml.ready() && nvml.api().device_count(&count) == nvml::kSuccess) {
       // NVML numbers GPUs in PCI order (as nvidia-smi does); CUDA's default order is fastest first.

@@ -20,6 +20,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (p.values.size() > size) std::abort();  // every value needs at least a byte of its own
   (void)bdf_from_location(p.get("domain"), p.get("location_id"));
-  (void)normalise_bdf(text);
+  (void)hipstack::smi::normalise_bdf(text);
   return 0;
 }

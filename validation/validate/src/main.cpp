@@ -8,17 +8,23 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
+#include <optional>
+#include <system_error>
 
 #include "node.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "process.hpp"
 #include "runner.hpp"
+#include "stop_signals.hpp"
 #include "thresholds.hpp"
 
 namespace {
@@ -38,6 +44,14 @@ std::filesystem::path default_module_dir() {
   return installed;  // missing: each module then fails naming where it looked
 }
 
+// stdout flushed and its error state read: false, with a message, when anything written to it was
+// lost (a full disk, a closed descriptor), which must not pass for output written.
+bool stdout_written() {
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return true;
+  fmt::print(stderr, "hipstack-validate: cannot write to standard output: {}\n", std::strerror(errno));
+  return false;
+}
+
 std::string list_modules() {
   std::string out = "level 1 (software): install checks (driver, device nodes, runtime, device lists agree), "
                     "each GPU's PCIe link and health\n";
@@ -53,6 +67,9 @@ std::string list_modules() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // An ignored SIGCHLD is inherited across exec (nohup-style wrappers, some job runners) and makes the
+  // kernel reap our modules itself, so their exit status would be lost: take the default back.
+  std::signal(SIGCHLD, SIG_DFL);
   CLI::App app{"hipstack-validate: install checks and hardware tests for AMD and NVIDIA GPUs, by level"};
   int level = 1;
   std::vector<std::string> device_args, test_args;
@@ -86,11 +103,11 @@ int main(int argc, char** argv) {
   }
   if (version) {
     fmt::print("hipstack-validate {}\n", smi::library_version());
-    return 0;
+    return stdout_written() ? 0 : 2;
   }
   if (list) {
     fmt::print("{}", list_modules());
-    return 0;
+    return stdout_written() ? 0 : 2;
   }
   std::vector<const Module*> selected_modules;
   for (const std::string& name : test_args) {
@@ -143,25 +160,48 @@ int main(int argc, char** argv) {
   int runs = 0;
   for (const Module* m : selected_modules) runs += m->per_device ? static_cast<int>(report.units.size()) : (report.units.empty() ? 0 : 1);
   Progress progress(!quiet, runs);
-  const RunContext context{*system, report.module_dir, report.units, level, timeout};
+  // From here a stop signal ends the running module and skips the rest (the level-1 checks above
+  // start no process, so the default action, dying at once, is right for them).
+  std::optional<StopSignals> stop;
+  try {
+    stop.emplace();
+  } catch (const std::system_error& e) {
+    fmt::print(stderr, "hipstack-validate: cannot watch for stop signals: {}\n", e.what());
+    return 2;
+  }
+  const RunContext context{*system, report.module_dir, report.units, level, timeout, &*stop};
+  const auto run = [&](const Module& m, const Unit* unit) {
+    if (stop->received() == 0) report.tests.push_back(run_module(m, context, unit, progress));
+  };
   for (const Unit& unit : report.units)
     for (const Module* m : selected_modules)
-      if (m->per_device) report.tests.push_back(run_module(*m, context, &unit, progress));
+      if (m->per_device) run(*m, &unit);
   for (const Module* m : selected_modules)
-    if (!m->per_device && !report.units.empty()) report.tests.push_back(run_module(*m, context, nullptr, progress));
+    if (!m->per_device && !report.units.empty()) run(*m, nullptr);
+  if (const int signal = stop->received()) report.stopped_by = signal_name(signal);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  const nlohmann::json document = render_json(report);
-  if (json) std::cout << document.dump(2) << "\n";
-  else std::cout << render_table(report);
-  std::cout.flush();
+  // Text from outside (a module's stderr, names read from sysfs) need not be UTF-8: an invalid byte
+  // becomes U+FFFD rather than an exception that would lose the whole report.
+  const std::string document =
+      render_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  // A full disk or a closed descriptor must not pass for a report written (exit 2 then); the other
+  // output is still attempted, so that one of them may keep the results.
+  const std::string text = json ? document : render_table(report);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  bool written = stdout_written();
   if (!json_file.empty()) {
     std::ofstream out(json_file);
-    out << document.dump(2) << "\n";
+    out << document;
     if (!out.flush()) {
-      fmt::print(stderr, "hipstack-validate: cannot write {}\n", json_file);
-      return 2;
+      fmt::print(stderr, "hipstack-validate: cannot write {}: {}\n", json_file, std::strerror(errno));
+      written = false;
     }
   }
+  if (const int signal = stop->received()) {  // the report is out: now end as the signal asked
+    stop.reset();
+    StopSignals::die_of(signal);
+  }
+  if (!written) return 2;
   return report.overall() == Verdict::fail ? 1 : 0;
 }

@@ -5,7 +5,6 @@
 #include <hipstack/info.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 
 namespace hipstack::validate {
@@ -31,15 +30,6 @@ Verdict from_health(smi::Verdict v) {
     case smi::Verdict::unknown: return Verdict::skip;
   }
   return Verdict::fail;
-}
-
-// "0000:C1:00.0" and "c1:00.0" name the same function.
-std::string normal_bdf(std::string bdf) {
-  std::transform(bdf.begin(), bdf.end(), bdf.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (std::count(bdf.begin(), bdf.end(), ':') == 1) bdf = "0000:" + bdf;
-  // CUDA reports an 8-digit domain ("00000000:c1:00.0").
-  if (bdf.size() > 12 && bdf.find(':') > 4) bdf.erase(0, bdf.find(':') - 4);
-  return bdf;
 }
 
 std::optional<double> reading(const std::vector<smi::Reading>& readings, MetricId id) {
@@ -139,16 +129,16 @@ Node inspect_node(const smi::System& system, const smi::OpenOptions& open, const
     node.checks.push_back(health_check(system, device));
 
     // The runtime's devices of this GPU: itself, or its partitions (each a device of its own to HIP).
-    std::set<std::string> bdfs{normal_bdf(d.bdf)};
+    std::set<std::string> bdfs{smi::normalise_bdf(d.bdf)};
     for (const smi::Partition& p : system.partitions(device))
-      if (!p.bdf.empty()) bdfs.insert(normal_bdf(p.bdf));
+      if (!p.bdf.empty()) bdfs.insert(smi::normalise_bdf(p.bdf));
     const std::string runtime = d.vendor == "nvidia" ? "cuda" : "hip";
     const auto probe = std::find_if(runtimes.begin(), runtimes.end(),
                                     [&](const smi::RuntimeProbe& p) { return p.runtime == runtime && p.found; });
     bool mapped = false;
     if (probe != runtimes.end()) {
       for (const smi::RuntimeProbe::Device& rd : probe->devices) {
-        if (!bdfs.contains(normal_bdf(rd.bdf))) continue;
+        if (!bdfs.contains(smi::normalise_bdf(rd.bdf))) continue;
         Unit u = base;
         u.runtime_index = rd.index;
         u.compute_units = rd.compute_units;

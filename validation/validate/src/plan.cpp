@@ -33,6 +33,14 @@ int device_number(const json& object, const char* key, const std::string& where)
     throw std::runtime_error(fmt::format("\"{}\" in {} is not a device number", key, where));
   return v.get<int>();
 }
+// An optional true/false field: absent gives nullopt. Anything but a JSON boolean (0, "false", null)
+// is malformed output, never taken for a pass: `json == false` would let 0 and "false" through.
+std::optional<bool> flag(const json& object, const char* key, const std::string& where) {
+  if (!object.is_object() || !object.contains(key)) return std::nullopt;
+  const json& v = object.at(key);
+  if (!v.is_boolean()) throw std::runtime_error(fmt::format("\"{}\" in {} is not true or false", key, where));
+  return v.get<bool>();
+}
 const json& list(const json& object, const char* key, const std::string& where) {
   const json& v = field(object, key, where);
   if (!v.is_array()) throw std::runtime_error(fmt::format("\"{}\" in {} is not a list", key, where));
@@ -108,8 +116,7 @@ void eval_transfer(const json& out, const EvalContext& c, TestResult& r) {
     const bool held = memory == "pinned";
     r.add(share_figure(name, gbps, "GB/s", u.pcie_link_gbps, held ? expected(u, "transfer") : std::nullopt,
                        "PCIe link " + u.pcie_link));
-    const auto verified = copy.find("verified");
-    if (verified != copy.end() && *verified == false) r.add(error_count(name + " data", 1));
+    if (flag(copy, "verified", "transfer output.copies[" + name + "]") == false) r.add(error_count(name + " data", 1));
   }
 }
 
@@ -135,8 +142,7 @@ void eval_gemm(const json& out, const EvalContext& c, TestResult& r) {
     r.add(share_figure(name, tflops, "TFLOPS", peak(u, (precision + "_tflops").c_str()),
                        vendor_blas ? expected(u, key.c_str()) : std::nullopt,
                        "dense " + precision + " peak (" + class_name(u) + ")"));
-    const auto verified = run.find("verified");
-    if (verified != run.end() && *verified == false) r.add(error_count(name + " result", 1));
+    if (flag(run, "verified", "gemm output.runs[" + precision + "]") == false) r.add(error_count(name + " result", 1));
     if (!vendor_blas)
       r.warn("no vendor BLAS was found, so the GEMM ran on hipstack's tiled kernel and its speed is not judged "
              "(install cuBLAS or rocBLAS)");
@@ -150,28 +156,35 @@ void eval_stress(const json& out, const EvalContext& c, TestResult& r) {
                      expected(u, "stress_fp32"), "fp32 vector peak (" + class_name(u) + ")"));
 }
 
+// p2p numbers the GPUs it was shown 0, 1, ... (the runner shows it context.units, in order, through
+// the runtime's visibility variable): back to the runtime's numbers, which the report uses.
+const Unit& p2p_unit(const json& pair, const char* key, const EvalContext& c) {
+  const auto position = static_cast<std::size_t>(device_number(pair, key, "p2p output.pairs[]"));
+  if (position >= c.units.size())
+    throw std::runtime_error(fmt::format("\"{}\" in p2p output.pairs[] is device {}, but the module was shown {} GPU(s)",
+                                         key, position, c.units.size()));
+  return c.units[position];
+}
+
 void eval_p2p(const json& out, const EvalContext& c, TestResult& r) {
   for (const json& pair : list(out, "pairs", "p2p output")) {
-    const int src = device_number(pair, "src", "p2p output.pairs[]");
-    const int dst = device_number(pair, "dst", "p2p output.pairs[]");
-    const std::string name = fmt::format("{} -> {}", src, dst);
-    const auto unit = std::find_if(c.units.begin(), c.units.end(), [&](const Unit& u) { return u.runtime_index == src; });
-    std::optional<double> floor;
-    if (unit != c.units.end()) floor = expected(*unit, "p2p_gbps");
-    const auto peer = pair.find("peer_access");
-    const bool peer_access = peer == pair.end() || *peer == true;
+    const Unit& source = p2p_unit(pair, "src", c);
+    const Unit& destination = p2p_unit(pair, "dst", c);
+    const std::string name = fmt::format("{} -> {}", source.runtime_index, destination.runtime_index);
+    const std::optional<double> floor = expected(source, "p2p_gbps");
+    const std::string where = "p2p output.pairs[" + name + "]";
+    const bool peer_access = flag(pair, "peer_access", where).value_or(true);
     for (const char* kind : {"unidirectional_gbps", "bidirectional_gbps"}) {
-      Figure f{name + (kind[0] == 'u' ? " one way" : " both ways"), number(pair, kind, "p2p output.pairs[" + name + "]"), "GB/s"};
+      Figure f{name + (kind[0] == 'u' ? " one way" : " both ways"), number(pair, kind, where), "GB/s"};
       if (floor && peer_access && kind[0] == 'u') {
         f.minimum = *floor;
-        f.basis = fmt::format("at least {:.0f} GB/s between peers ({})", *floor, class_name(*unit));
+        f.basis = fmt::format("at least {:.0f} GB/s between peers ({})", *floor, class_name(source));
         f.verdict = f.value >= *floor ? Verdict::pass : Verdict::fail;
       }
       r.add(f);
     }
     if (!peer_access) r.warn(name + ": no peer access; copies went through host memory");
-    const auto verified = pair.find("verified");
-    if (verified != pair.end() && *verified == false) r.add(error_count(name + " data", 1));
+    if (flag(pair, "verified", where) == false) r.add(error_count(name + " data", 1));
   }
 }
 
@@ -249,6 +262,12 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::skip: return "skip";
   }
   return "?";
+}
+
+std::string verdict_label(Verdict v) {
+  std::string label(verdict_name(v));
+  for (char& c : label) c = static_cast<char>(c - 'a' + 'A');  // the names are lowercase letters only
+  return label;
 }
 
 Verdict worst(Verdict a, Verdict b) {

@@ -5,11 +5,21 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if __has_include(<linux/close_range.h>)
+#include <linux/close_range.h>
+#endif
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
+#include <utility>
+
+#include "stop_signals.hpp"
 
 namespace hipstack::validate {
 namespace {
@@ -18,7 +28,69 @@ constexpr std::size_t kOutCap = 4u << 20;    // a module's JSON is a few KiB; mo
 constexpr std::size_t kErrTail = 8u << 10;
 constexpr int kTickMs = 250;
 
+// An owned file descriptor, closed when it goes out of scope: no early return can leak one.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  [[nodiscard]] int get() const { return fd_; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+struct Pipe {
+  Fd read, write;
+};
+
+// Close-on-exec on both ends: the child dup2()s the ends it needs onto 0-2, the rest vanish at exec.
+bool open_pipe(Pipe& pipe, std::string& error) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    error = std::string("pipe: ") + std::strerror(errno);
+    return false;
+  }
+  pipe.read = Fd(fds[0]);
+  pipe.write = Fd(fds[1]);
+  return true;
+}
+
+// In the child: every descriptor from 3 up closes at exec. hipstack-validate's own (inherited from
+// its parent, or opened by a vendor library without O_CLOEXEC) are none of a module's business.
+void close_on_exec_from(int first, long open_max) {
+#if defined(SYS_close_range) && defined(CLOSE_RANGE_CLOEXEC)
+  if (::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+#endif
+  for (int fd = first; fd < open_max; ++fd) {  // kernels before 5.11
+    const int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+}
+
 enum class Drain { data, empty, closed };
+
+// The kept tail starts at a character, not inside one: a UTF-8 continuation byte (10xxxxxx) at the
+// cut is dropped with the rest, so a module's multibyte text is not turned into a broken byte.
+void keep_tail_of(std::string& text, std::size_t cap) {
+  std::size_t cut = text.size() - cap;
+  for (int i = 0; i < 3 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80; ++i) ++cut;
+  text.erase(0, cut);
+}
 
 // Reads what is there without blocking (the pipes are non-blocking).
 Drain drain(int fd, std::string& into, std::size_t cap, bool keep_tail, bool& truncated) {
@@ -28,7 +100,7 @@ Drain drain(int fd, std::string& into, std::size_t cap, bool keep_tail, bool& tr
   if (n < 0) return errno == EINTR || errno == EAGAIN ? Drain::empty : Drain::closed;
   into.append(buffer, static_cast<std::size_t>(n));
   if (into.size() > cap) {
-    if (keep_tail) into.erase(0, into.size() - cap);
+    if (keep_tail) keep_tail_of(into, cap);
     else into.resize(cap);
     truncated = true;
   }
@@ -38,18 +110,31 @@ Drain drain(int fd, std::string& into, std::size_t cap, bool keep_tail, bool& tr
 }  // namespace
 
 ProcessResult run_process(const std::string& program, const std::vector<std::string>& args,
-                          std::chrono::seconds timeout, const std::function<void()>& tick) {
+                          const ProcessOptions& options) {
+  const std::chrono::seconds timeout = options.timeout;
+  StopSignals* const stop = options.stop;
   ProcessResult r;
-  int out_pipe[2], err_pipe[2], exec_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
-    r.spawn_error = std::string("pipe: ") + std::strerror(errno);
+  Pipe out, err, exec_report;
+  if (!open_pipe(out, r.spawn_error) || !open_pipe(err, r.spawn_error) || !open_pipe(exec_report, r.spawn_error))
     return r;
-  }
+  // Everything the child needs is made here: after fork it may only make async-signal-safe calls.
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(program.c_str()));
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view name(*entry, std::strcspn(*entry, "="));
+    const bool replaced = std::any_of(options.environment.begin(), options.environment.end(), [&](const std::string& e) {
+      return e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=';
+    });
+    if (!replaced) envp.push_back(*entry);
+  }
+  for (const std::string& e : options.environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const long open_max = std::clamp(::sysconf(_SC_OPEN_MAX), 256L, 65536L);
 
+  const pid_t parent = ::getpid();
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -58,47 +143,68 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
   }
   if (pid == 0) {
     ::setpgid(0, 0);
-    ::dup2(out_pipe[1], STDOUT_FILENO);
-    ::dup2(err_pipe[1], STDERR_FILENO);
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    ::execv(program.c_str(), argv.data());
+    // A backstop for a hipstack-validate killed outright (SIGKILL, a crash): the module goes too. If
+    // the parent died before this line, the death signal will never come: leave now.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    ::dup2(out.write.get(), STDOUT_FILENO);
+    ::dup2(err.write.get(), STDERR_FILENO);
+    // O_CLOEXEC: the copy on fd 0 stays open across exec (dup2 clears the flag), the original does not.
+    const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull >= 0 && devnull != STDIN_FILENO) ::dup2(devnull, STDIN_FILENO);
+    close_on_exec_from(3, open_max);
+    ::execve(program.c_str(), argv.data(), envp.data());
     const int e = errno;  // tell the parent why exec failed, through the close-on-exec pipe
-    (void)!::write(exec_pipe[1], &e, sizeof e);
+    (void)!::write(exec_report.write.get(), &e, sizeof e);
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also here, so the group exists before any kill below
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  ::close(exec_pipe[1]);
+  out.write.reset();
+  err.write.reset();
+  exec_report.write.reset();
   int exec_errno = 0;
-  if (::read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno)
+  if (::read(exec_report.read.get(), &exec_errno, sizeof exec_errno) == sizeof exec_errno)
     r.spawn_error = program + ": " + std::strerror(exec_errno);
-  ::close(exec_pipe[0]);
+  exec_report.read.reset();
 
-  ::fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
-  ::fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
+  ::fcntl(out.read.get(), F_SETFL, O_NONBLOCK);
+  ::fcntl(err.read.get(), F_SETFL, O_NONBLOCK);
   bool out_open = true, err_open = true, err_truncated = false;
   const auto read_both = [&] {
-    if (out_open) out_open = drain(out_pipe[0], r.out, kOutCap, false, r.output_truncated) != Drain::closed;
-    if (err_open) err_open = drain(err_pipe[0], r.err_tail, kErrTail, true, err_truncated) != Drain::closed;
+    if (out_open) out_open = drain(out.read.get(), r.out, kOutCap, false, r.output_truncated) != Drain::closed;
+    if (err_open) err_open = drain(err.read.get(), r.err_tail, kErrTail, true, err_truncated) != Drain::closed;
   };
   bool term_sent = false;
   std::chrono::steady_clock::time_point term_time;
   int status = 0;
+  bool status_known = true;
   while (true) {
     // Never block on the child: it may close its output and hang, or exit and leave a grandchild
     // holding the pipes.
-    pollfd fds[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0}, {err_open ? err_pipe[0] : -1, POLLIN, 0}};
-    ::poll(fds, 2, kTickMs);
+    pollfd fds[3] = {{out_open ? out.read.get() : -1, POLLIN, 0},
+                     {err_open ? err.read.get() : -1, POLLIN, 0},
+                     {stop && !term_sent ? stop->fd() : -1, POLLIN, 0}};  // read below, until acted on
+    ::poll(fds, 3, kTickMs);
     read_both();
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
+    const pid_t waited = ::waitpid(pid, &status, WNOHANG);
+    // -1 other than EINTR (ECHILD when SIGCHLD is ignored and the kernel reaped the child itself):
+    // the child is gone and its status with it. Waiting on would loop for ever.
+    if (waited == pid || (waited < 0 && errno != EINTR)) {
+      if (waited < 0) {
+        status_known = false;
+        r.wait_error = std::string("waitpid: ") + std::strerror(errno);
+      }
       for (int i = 0; i < 64 && (out_open || err_open); ++i) read_both();  // what it wrote last
       ::kill(-pid, SIGKILL);  // nothing of the module outlives it
       break;
     }
     const auto now = std::chrono::steady_clock::now();
-    if (!term_sent && now - start > timeout) {
+    if (!term_sent && stop && stop->received() != 0) {
+      r.stopped_by = stop->received();
+      ::kill(-pid, SIGTERM);
+      term_sent = true;
+      term_time = now;
+    } else if (!term_sent && now - start > timeout) {
       r.timed_out = true;
       ::kill(-pid, SIGTERM);
       term_sent = true;
@@ -106,23 +212,25 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
     } else if (term_sent && now - term_time > std::chrono::seconds(5)) {
       ::kill(-pid, SIGKILL);
     }
-    if (tick) tick();
+    if (options.tick) options.tick();
   }
-  ::close(out_pipe[0]);
-  ::close(err_pipe[0]);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  if (status_known && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (status_known && WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   return r;
+}
+
+std::string signal_name(int signal) {
+  const char* name = ::sigabbrev_np(signal);
+  return name ? std::string("SIG") + name : "signal " + std::to_string(signal);
 }
 
 std::string describe_end(const ProcessResult& r, std::chrono::seconds timeout) {
   if (!r.spawn_error.empty()) return "could not start: " + r.spawn_error;
+  if (r.stopped_by != 0) return "stopped: hipstack-validate received " + signal_name(r.stopped_by) + " (the module was ended)";
   if (r.timed_out) return "timed out after " + std::to_string(timeout.count()) + " s (killed)";
-  if (r.signal != 0) {
-    const char* name = ::sigabbrev_np(r.signal);
-    return name ? std::string("killed by SIG") + name : "killed by signal " + std::to_string(r.signal);
-  }
+  if (!r.wait_error.empty()) return "ended with an unknown exit status (" + r.wait_error + ")";
+  if (r.signal != 0) return "killed by " + signal_name(r.signal);
   return "exit code " + std::to_string(r.exit_code);
 }
 

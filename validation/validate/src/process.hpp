@@ -18,12 +18,27 @@ struct ProcessResult {
   std::string err_tail;     // the last few KiB of stderr
   double seconds = 0;
   std::string spawn_error;  // non-empty when the program could not be started
+  std::string wait_error;   // non-empty when it ended but its status could not be read (waitpid failed)
+  int stopped_by = 0;       // the signal that asked hipstack-validate to stop, ending the module early
 };
 
-// Runs program with args; calls tick about every 250 ms while it runs (progress, telemetry). On
-// timeout the process group gets SIGTERM, then SIGKILL 5 s later.
+class StopSignals;
+
+struct ProcessOptions {
+  std::chrono::seconds timeout{60};
+  std::vector<std::string> environment;  // "NAME=value" set in the child; the rest of ours is kept
+  std::function<void()> tick;            // called about every 250 ms while it runs (progress, telemetry)
+  StopSignals* stop = nullptr;           // a signal received there ends the program early
+};
+
+// Runs program with args. On timeout, or when options.stop has received a signal, the process group
+// gets SIGTERM, then SIGKILL 5 s later. The child gets SIGKILL should hipstack-validate die first
+// (PR_SET_PDEATHSIG).
 ProcessResult run_process(const std::string& program, const std::vector<std::string>& args,
-                          std::chrono::seconds timeout, const std::function<void()>& tick);
+                          const ProcessOptions& options);
+
+// "SIGTERM"; "signal 70" for a number without a name.
+std::string signal_name(int signal);
 
 // "killed by SIGSEGV", "exit code 3", "timed out after 600 s (killed)" ...
 std::string describe_end(const ProcessResult& r, std::chrono::seconds timeout);

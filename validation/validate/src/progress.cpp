@@ -31,10 +31,8 @@ void Progress::tick() {
 
 void Progress::finish(const TestResult& result) {
   if (!enabled_) return;
-  std::string verdict(verdict_name(result.verdict));
-  for (char& c : verdict) c = static_cast<char>(c - 'a' + 'A');
-  fmt::print(stderr, "{}[{}/{}] {} {} ({:.1f} s){}\n", terminal_ ? "\r\033[K" : "", index_, total_, label_, verdict,
-             result.seconds, result.message.empty() ? "" : ": " + result.message);
+  fmt::print(stderr, "{}[{}/{}] {} {} ({:.1f} s){}\n", terminal_ ? "\r\033[K" : "", index_, total_, label_,
+             verdict_label(result.verdict), result.seconds, result.message.empty() ? "" : ": " + result.message);
   std::fflush(stderr);
 }
 

@@ -8,12 +8,6 @@
 namespace hipstack::validate {
 namespace {
 
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-  return out;
-}
-
 std::string gpu_column(const TestResult& t) {
   if (t.runtime_index >= 0) return std::to_string(t.runtime_index);
   return t.device >= 0 ? fmt::format("smi {}", t.device) : "-";
@@ -75,7 +69,7 @@ std::string render_table(const Report& report) {
   for (const TestResult& t : report.tests) width = std::max(width, t.test.size());
   out += fmt::format("{:<{}} {:<6} {:<7} {:>8}  {}\n", "test", width, "GPU", "verdict", "time", "result");
   for (const TestResult& t : report.tests)
-    out += fmt::format("{:<{}} {:<6} {:<7} {:>7.1f}s  {}\n", t.test, width, gpu_column(t), upper(verdict_name(t.verdict)),
+    out += fmt::format("{:<{}} {:<6} {:<7} {:>7.1f}s  {}\n", t.test, width, gpu_column(t), verdict_label(t.verdict),
                        t.seconds, t.message);
   bool telemetry_header = false;
   for (const TestResult& t : report.tests) {
@@ -89,7 +83,7 @@ std::string render_table(const Report& report) {
     if (t.verdict != Verdict::fail && t.verdict != Verdict::warn) continue;
     if (!advice_header) out += "\nfindings\n";
     advice_header = true;
-    out += fmt::format("- {} (GPU {}): {} {}\n", t.test, gpu_column(t), upper(verdict_name(t.verdict)), t.message);
+    out += fmt::format("- {} (GPU {}): {} {}\n", t.test, gpu_column(t), verdict_label(t.verdict), t.message);
     for (const std::string& note : t.notes) out += fmt::format("    note: {}\n", note);
     for (const Figure& f : t.figures)
       if (f.verdict == Verdict::fail) out += fmt::format("    {}: {:g} {} against {}\n", f.name, f.value, f.unit, f.basis);
@@ -97,7 +91,10 @@ std::string render_table(const Report& report) {
   }
   int counts[4] = {0, 0, 0, 0};
   for (const TestResult& t : report.tests) ++counts[static_cast<int>(t.verdict)];
-  out += fmt::format("\nResult: {} ({} pass, {} warn, {} fail, {} skip)\n", upper(verdict_name(report.overall())),
+  if (!report.stopped_by.empty())
+    out += fmt::format("\nstopped by {}: the test it interrupted failed and the tests after it did not run\n",
+                       report.stopped_by);
+  out += fmt::format("\nResult: {} ({} pass, {} warn, {} fail, {} skip)\n", verdict_label(report.overall()),
                      counts[0], counts[1], counts[2], counts[3]);
   return out;
 }
@@ -105,7 +102,8 @@ std::string render_table(const Report& report) {
 nlohmann::json render_json(const Report& report) {
   nlohmann::json j{{"tool", "hipstack-validate"}, {"level", report.level}, {"thresholds", report.thresholds},
                    {"module_dir", report.module_dir}, {"seconds", report.seconds},
-                   {"result", verdict_name(report.overall())}};
+                   {"result", verdict_name(report.overall())},
+                   {"stopped_by", report.stopped_by.empty() ? nlohmann::json() : nlohmann::json(report.stopped_by)}};
   j["devices"] = nlohmann::json::array();
   for (const Unit& u : report.units) {
     j["devices"].push_back({{"runtime_index", u.runtime_index}, {"smi_index", u.smi_index}, {"vendor", u.vendor},

@@ -18,6 +18,7 @@ struct Report {
   double seconds = 0;
   std::vector<Unit> units;
   std::vector<TestResult> tests;
+  std::string stopped_by;   // "SIGTERM" when a signal stopped the run early: later tests did not run
   [[nodiscard]] Verdict overall() const;  // fail if any test failed, warn if any warned, else pass
 };
 

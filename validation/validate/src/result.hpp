@@ -16,6 +16,7 @@ namespace hipstack::validate {
 
 enum class Verdict { pass, warn, fail, skip };
 std::string_view verdict_name(Verdict v);  // "pass", "warn", "fail", "skip"
+std::string verdict_label(Verdict v);      // "PASS", "WARN", "FAIL", "SKIP": tables and progress lines
 Verdict worst(Verdict a, Verdict b);       // skip < pass < warn < fail
 
 struct Figure {

@@ -5,7 +5,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <optional>
+#include <string_view>
+#include <utility>
 
 #include "process.hpp"
 #include "telemetry.hpp"
@@ -19,7 +22,7 @@ constexpr double kThermalMargin = 5.0;  // °C below a critical limit that warns
 void judge_telemetry(const Unit& unit, TestResult& r) {
   const TelemetrySummary& t = *r.telemetry;
   if (t.throttled_samples > 0)
-    r.warn(fmt::format("slowed by {} in {} of {} samples", fmt::join(t.throttle_reasons, ", "), t.throttled_samples,
+    r.warn(fmt::format("slowed by {} in {} of {} samples", fmt::join(t.slowing_reasons, ", "), t.throttled_samples,
                        t.samples));
   for (const auto& [sensor, limit] : unit.critical_c) {
     const MetricSummary* s = t.find(sensor);
@@ -52,6 +55,32 @@ std::string summarise(const TestResult& r) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// A whole-node module (p2p) uses every GPU its runtime lists, so -d reaches it through the runtime's
+// visibility variable: the GPUs under test, in the order of context.units, which the module then
+// numbers 0, 1, ... (the evaluation maps its numbers back through that order). A variable the user
+// set already is composed with: a runtime number counts within it, so it picks that entry.
+std::vector<std::string> visibility(std::span<const Unit> units) {
+  std::vector<std::string> environment;
+  for (const auto& [vendor, variable] : {std::pair{"nvidia", "CUDA_VISIBLE_DEVICES"}, {"amd", "HIP_VISIBLE_DEVICES"}}) {
+    std::vector<std::string> inherited;
+    if (const char* value = std::getenv(variable); value && *value) {
+      for (std::string_view rest = value; !rest.empty();) {
+        const std::size_t comma = rest.find(',');
+        inherited.emplace_back(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      }
+    }
+    std::vector<std::string> visible;
+    for (const Unit& u : units) {
+      if (u.vendor != vendor) continue;
+      const auto index = static_cast<std::size_t>(u.runtime_index);
+      visible.push_back(index < inherited.size() ? inherited[index] : std::to_string(u.runtime_index));
+    }
+    if (!visible.empty()) environment.push_back(fmt::format("{}={}", variable, fmt::join(visible, ",")));
+  }
+  return environment;
+}
+
 }  // namespace
 
 TestResult run_module(const Module& module, const RunContext& context, const Unit* unit, Progress& progress) {
@@ -80,13 +109,19 @@ TestResult run_module(const Module& module, const RunContext& context, const Uni
   const std::chrono::seconds timeout(context.timeout_s > 0 ? context.timeout_s : module.timeout_s(context.level));
   std::optional<TelemetrySampler> sampler;
   if (unit) sampler.emplace(context.system, unit->smi_index, unit->vendor);
-  const ProcessResult p = run_process(program, args, timeout, [&] {
+  ProcessOptions options;
+  options.timeout = timeout;
+  if (!unit) options.environment = visibility(context.units);
+  options.tick = [&] {
     if (sampler) sampler->tick();
     progress.tick();
-  });
+  };
+  options.stop = context.stop;
+  const ProcessResult p = run_process(program, args, options);
   r.seconds = p.seconds;
   const std::string end = describe_end(p, timeout);
-  r.module = {{"program", program.string()}, {"args", args}, {"end", end}, {"stderr_tail", p.err_tail}};
+  r.module = {{"program", program.string()}, {"args", args}, {"environment", options.environment}, {"end", end},
+              {"stderr_tail", p.err_tail}};
   if (sampler) r.telemetry = sampler->summary();
 
   const auto failed = [&](std::string message, std::string advice) {
@@ -97,6 +132,10 @@ TestResult run_module(const Module& module, const RunContext& context, const Uni
     return r;
   };
   if (!p.spawn_error.empty()) return failed(end, "check the module folder's permissions");
+  if (!p.wait_error.empty())
+    return failed(fmt::format("{}: the module {}", program.string(), end),
+                  "its result cannot be trusted without its exit status: run the module by hand");
+  if (p.stopped_by != 0) return failed(end, "the test did not finish: run hipstack-validate again to judge it");
   if (p.timed_out)
     return failed(end, "the GPU may have hung: check the kernel log (dmesg) and `hipstack-smi health`, then run "
                        "the module by hand");

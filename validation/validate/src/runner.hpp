@@ -10,6 +10,7 @@
 #include "plan.hpp"
 #include "progress.hpp"
 #include "result.hpp"
+#include "stop_signals.hpp"
 
 namespace hipstack::validate {
 
@@ -19,6 +20,7 @@ struct RunContext {
   std::span<const Unit> units;
   int level = 1;
   int timeout_s = 0;  // overrides every module's own limit when > 0
+  StopSignals* stop = nullptr;  // a signal received there ends the running module early
 };
 
 TestResult run_module(const Module& module, const RunContext& context, const Unit* unit, Progress& progress);

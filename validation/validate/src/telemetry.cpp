@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <variant>
 
 namespace hipstack::validate {
 namespace {
@@ -26,6 +28,15 @@ constexpr const char* kNvidiaReasons[] = {"gpu_idle",        "applications_clock
 // board's power delivery held the GPU back. sw_power_cap is the GPU running at its power limit, as a
 // busy GPU should; idle, application clocks, sync boost and display clocks do not slow it.
 constexpr std::uint64_t kNvidiaSlowing = 0x8 | 0x20 | 0x40 | 0x80;
+
+// The throttle mask as the backend gave it: an integer, or a double cast only when it fits (a double
+// outside uint64's range, negative or NaN has no conversion; such a reading is left out).
+std::optional<std::uint64_t> mask_of(const smi::Reading& r) {
+  if (const auto* whole = std::get_if<std::int64_t>(&r.value)) return static_cast<std::uint64_t>(*whole);
+  if (const auto* real = std::get_if<double>(&r.value); real && *real >= 0 && *real < 0x1p64)
+    return static_cast<std::uint64_t>(*real);
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -51,6 +62,7 @@ nlohmann::json TelemetrySummary::to_json() const {
   j["metrics"] = m;
   j["throttle"] = {{"mask", fmt::format("{:#x}", throttle_mask)},
                    {"reasons", throttle_reasons},
+                   {"slowing", slowing_reasons},
                    {"throttled_samples", throttled_samples}};
   return j;
 }
@@ -93,22 +105,25 @@ void TelemetrySampler::sample() {
   ++summary_.samples;
   bool slowed = false;
   for (const smi::Reading& r : readings) {
-    const auto value = r.number();
-    if (!r.ok() || !value) continue;
-    const smi::MetricInfo* info = smi::find_metric(r.id);
-    if (!info || !r.instance.empty()) continue;
+    if (!r.ok() || !r.instance.empty()) continue;
     if (r.id == MetricId::throttle_status) {
-      const auto mask = static_cast<std::uint64_t>(*value);
-      summary_.throttle_mask |= mask;
-      slowed = slowed || slowing_bits(vendor_, mask) != 0;
+      if (const auto mask = mask_of(r)) {
+        summary_.throttle_mask |= *mask;
+        summary_.slowing_mask |= slowing_bits(vendor_, *mask);
+        slowed = slowed || slowing_bits(vendor_, *mask) != 0;
+      }
       continue;
     }
+    const auto value = r.number();
+    const smi::MetricInfo* info = smi::find_metric(r.id);
+    if (!value || !info) continue;
     MetricSummary& s = summary_.metrics[std::string(info->name)];
     s.unit = std::string(smi::unit_symbol(info->unit));
     s.add(*value);
   }
   if (slowed) ++summary_.throttled_samples;
   summary_.throttle_reasons = throttle_reason_names(vendor_, summary_.throttle_mask);
+  summary_.slowing_reasons = throttle_reason_names(vendor_, summary_.slowing_mask);
 }
 
 }  // namespace hipstack::validate

@@ -25,8 +25,10 @@ struct TelemetrySummary {
   int samples = 0;
   std::map<std::string, MetricSummary> metrics;  // by catalogue name
   std::uint64_t throttle_mask = 0;               // every throttle bit seen
+  std::uint64_t slowing_mask = 0;                // the bits of it that mean the GPU was slowed (slowing_bits)
   int throttled_samples = 0;                     // samples with a throttle reason that slows the GPU
   std::vector<std::string> throttle_reasons;     // names of the bits seen (NVIDIA), or the mask (AMD)
+  std::vector<std::string> slowing_reasons;      // names of the slowing bits seen: what a warning names
   [[nodiscard]] nlohmann::json to_json() const;
   [[nodiscard]] const MetricSummary* find(const std::string& name) const;
 };

@@ -71,7 +71,7 @@ NvlinkPeers nvlink_peers(const Api& api, Device device) {
     }
     PciInfo remote{};
     if (type == kNvlinkRemoteGpu && api.nvlink_remote_pci(device, link, &remote) == kSuccess) {
-      ++peers.direct[normalise_bus_id(remote.busId)];
+      ++peers.direct[normalise_bdf(remote.busId)];
     }
   }
   return peers;
@@ -296,7 +296,7 @@ BackendProbe probe_nvml(const FsView& fs, const std::string& library_path, bool 
       continue;
     }
     nvml::PciInfo pci{};
-    if (api.pci_info != nullptr && api.pci_info(gpu.handle, &pci) == nvml::kSuccess) gpu.bdf = nvml::normalise_bus_id(pci.busId);
+    if (api.pci_info != nullptr && api.pci_info(gpu.handle, &pci) == nvml::kSuccess) gpu.bdf = normalise_bdf(pci.busId);
     if (api.uuid != nullptr) (void)nvml::read_string(api.uuid, gpu.handle, nvml::kUuidSize, gpu.uuid);
     if (api.name != nullptr) (void)nvml::read_string(api.name, gpu.handle, nvml::kNameSize, gpu.name);
     if (gpu.name.empty()) gpu.name = "NVIDIA GPU";

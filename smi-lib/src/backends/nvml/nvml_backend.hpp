@@ -44,7 +44,6 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
 
 // A text answer of NVML (name, UUID, serial ...), or the return code.
 Return read_string(Return (*fn)(Device, char*, unsigned), Device device, unsigned size, std::string& out);
-// "00000000:00:06.0" -> "0000:00:06.0"
-std::string normalise_bus_id(const char* bus_id);
+// Bus ids ("00000000:00:06.0") become hipstack's "0000:00:06.0" through smi::normalise_bdf.
 
 }  // namespace hipstack::smi::detail::nvml

@@ -225,14 +225,6 @@ Return read_string(Return (*fn)(Device, char*, unsigned), Device device, unsigne
   return code;
 }
 
-std::string normalise_bus_id(const char* bus_id) {
-  std::string id(bus_id);
-  // NVML: "00000000:00:06.0" (32-bit domain); PCI sysfs and hipstack: "0000:00:06.0".
-  if (id.size() == 16 && id[8] == ':' && id.compare(0, 4, "0000") == 0) id.erase(0, 4);
-  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return id;
-}
-
 void read_identity(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
@@ -242,7 +234,7 @@ void read_identity(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading
   p.list().text(MetricId::driver_name, "nvidia", "NVML");
   PciInfo pci{};
   const Return pci_code = p.call(api.pci_info, &pci);
-  p.text(MetricId::bdf, "nvmlDeviceGetPciInfo", pci_code, pci_code == kSuccess ? normalise_bus_id(pci.busId) : "");
+  p.text(MetricId::bdf, "nvmlDeviceGetPciInfo", pci_code, pci_code == kSuccess ? normalise_bdf(pci.busId) : "");
   p.text(MetricId::pci_vendor_id, "nvmlDeviceGetPciInfo", pci_code, fmt::format("0x{:04x}", pci.pciDeviceId & 0xffff));
   p.text(MetricId::pci_device_id, "nvmlDeviceGetPciInfo", pci_code, fmt::format("0x{:04x}", pci.pciDeviceId >> 16));
   p.text(MetricId::pci_subsystem_vendor_id, "nvmlDeviceGetPciInfo", pci_code,
