@@ -43,6 +43,10 @@ if(HIPSTACK_PACKAGING)
   # Build-tree RUNPATHs relative to the binary ($ORIGIN/../smi-lib) rather than the build folder's path,
   # which would otherwise be linked into the binary (and its build ID) before install rewrites it.
   set(CMAKE_BUILD_RPATH_USE_ORIGIN ON)
+  # Folders that install() creates are 0755 whatever the builder's umask (002 and 027 are common),
+  # so the packages' folder modes do not depend on who built them.
+  set(CMAKE_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+      WORLD_READ WORLD_EXECUTE)
   string(SHA1 source_hash "${PROJECT_SOURCE_DIR}")
   string(SUBSTRING ${source_hash} 0 16 source_hash)
   set(HIPSTACK_DEBUG_SOURCE_DIR /tmp/hipstack-${PROJECT_VERSION}-source-${source_hash})
