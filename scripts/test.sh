@@ -49,7 +49,8 @@ cmake --build "$top/build-fuzz" -j "$jobs" --target fuzz_gpu_metrics fuzz_text_p
 # for gfx90a with the installed packages, rocminfo, purge) and with rpm --root; release N+1 built and
 # installed over this build's packages (upgrade, side by side, switch, purge); the release's container
 # images run with podman; the signed repositories and hipstack-install. Needs root and deb.debian.org
-# (the tests skip, 77, without them).
+# (the tests skip, 77, without them). Two at a time: the chroot installs wait on the network and dpkg
+# while the release builds use the processors; they share one debootstrap base (flock).
 echo "== packages, repositories, installs and images"
-(cd "$top/build-ci" && ctest -L "install-chroot|superbuild-release" --output-on-failure)
+(cd "$top/build-ci" && ctest -j "$jobs" -L "install-chroot|superbuild-release" --output-on-failure)
 echo "== all tests passed"

@@ -145,20 +145,15 @@ check "tampered InRelease no longer verifies" \
 "$installer/make-apt-repo.sh" "$work/debs" "$work/repo-otherkey" --keyring "$work/key-other" > /dev/null
 
 # ------------------------------------------------------------------ chroot
-mkdir -p "$cache"
-base=$cache/debian12-minbase.tar
-if [ ! -s "$base" ]; then
-    echo "# debootstrap bookworm minbase into the cache (once)"
-    debootstrap --variant=minbase bookworm "$work/base" http://deb.debian.org/debian > "$work/debootstrap.log" 2>&1 ||
-        { tail -5 "$work/debootstrap.log"; skip "debootstrap failed (no network to deb.debian.org?)"; }
-    # Hermetic: no distribution repository, so apt-get update reads only ours.
-    : > "$work/base/etc/apt/sources.list"
-    rm -rf "$work/base/var/lib/apt/lists/"* "$work/base/var/cache/apt/"*.bin
-    tar -C "$work/base" -cf "$base.tmp" . && mv "$base.tmp" "$base"
-    rm -rf "$work/base"
-fi
+# The Debian 12 base shared with the other chroot tests (scripts/lib/debian_chroot.sh), made hermetic
+# here: no distribution repository, so apt-get update reads only ours.
+# shellcheck source=../../scripts/lib/debian_chroot.sh
+source "$src/scripts/lib/debian_chroot.sh"
+base=$(debian_chroot_base "$cache") || skip "debootstrap failed (no network to deb.debian.org?)"
 mkdir -p "$root"
 tar -C "$root" -xf "$base"
+: > "$root/etc/apt/sources.list"
+rm -f "$root/etc/apt/sources.list.d/"*
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 mount -t proc proc "$root/proc"; mounts+=("$root/proc")
 mount --bind /dev/pts "$root/dev/pts"; mounts+=("$root/dev/pts")   # dpkg logs the terminal there
