@@ -9,6 +9,7 @@ build=${2:?usage} version=${3:?usage}
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$build"
+mkdir -p "$(dirname "$build")"  # its logs go beside it
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_PACKAGING=ON \
       -DHIPSTACK_VERSION_OVERRIDE="$version" -DHIPSTACK_BUILD_TESTS=OFF -DHIPSTACK_BUILD_BENCH=OFF "$@" >"$build.configure.log" 2>&1 \
   || { cat "$build.configure.log" >&2; exit 1; }
