@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds hipstack's container images from a release's signed apt repository (docs/deploy.md):
 #   containers/build.sh OUTDIR [--tag-prefix PREFIX] [IMAGE...]
-# OUTDIR is what `superbuild/build.sh OUTDIR` made: the packages are installed from OUTDIR/repo/apt
-# (apt checks its signature), the version is OUTDIR/stage/manifest.json's. IMAGE is smi, exporter or
+# It runs `superbuild/build.sh OUTDIR` first (the whole release from these sources; a second or so when
+# it is up to date), then installs the packages from OUTDIR/repo/apt (apt checks its signature); the
+# version is OUTDIR/stage/manifest.json's. IMAGE is smi, exporter or
 # dev (default: all three), tagged PREFIX/hipstack-IMAGE:VERSION (PREFIX default localhost):
 #   hipstack-smi       hipstack-smi and hipstack-info
 #   hipstack-exporter  hipstack-smid serving /metrics on port 9400, as the non-root user 999
@@ -29,9 +30,13 @@ top=$(dirname "$here")
 for tool in podman debootstrap python3; do
   command -v "$tool" >/dev/null || { echo "containers/build.sh: $tool is not installed (scripts/deps.sh containers)" >&2; exit 1; }
 done
+# The release first: superbuild/build.sh makes it, or finds it up to date (about a second), so the
+# images always hold the packages of these sources.
+"$top/superbuild/build.sh" "$out" > "$out.superbuild.log" 2>&1 ||
+  { tail -20 "$out.superbuild.log" >&2; echo "containers/build.sh: superbuild/build.sh $out failed (log: $out.superbuild.log)" >&2; exit 1; }
 repo=$out/repo/apt manifest=$out/stage/manifest.json
 [ -f "$repo/dists/stable/InRelease" ] && [ -f "$manifest" ] ||
-  { echo "containers/build.sh: $out holds no release: run superbuild/build.sh $out first" >&2; exit 1; }
+  { echo "containers/build.sh: superbuild/build.sh left no release in $out" >&2; exit 1; }
 version=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$manifest")
 revision=$(git -C "$top" rev-parse HEAD 2>/dev/null || echo unknown)
 epoch=${SOURCE_DATE_EPOCH:-$(git -C "$top" log -1 --format=%ct 2>/dev/null || date +%s)}
@@ -58,5 +63,5 @@ for image in "${images[@]}"; do
     --build-arg HIPSTACK_CREATED="$created" --build-arg HIPSTACK_SOURCE="$source_url" \
     --tag "$tag" "$here" > "$out/containers/build-$image.log" 2>&1 ||
     { tail -30 "$out/containers/build-$image.log" >&2; echo "containers/build.sh: $tag failed (log: $out/containers/build-$image.log)" >&2; exit 1; }
-  echo "containers/build.sh: $tag built in $(( $(date +%s) - start )) s ($(podman image inspect --format '{{.Size}}' "$tag" | numfmt --to=iec) )"
+  echo "containers/build.sh: $tag built in $(( $(date +%s) - start )) s ($(podman image inspect --format '{{.Size}}' "$tag" | numfmt --to=iec))"
 done
