@@ -10,9 +10,12 @@
 #
 # After include(): call hipstack_hip_enable_language() at directory scope (it enables CMake's CUDA
 # language for the nvidia platform), then:
-#   hipstack_add_hip_executable(NAME SOURCES a.hip ... [INCLUDE_DIRECTORIES dir ...] [DEFINITIONS D=1 ...])
+#   hipstack_add_hip_executable(NAME SOURCES a.hip ... [INCLUDE_DIRECTORIES dir ...] [DEFINITIONS D=1 ...]
+#                               [INSTALL_DESTINATION dir])
 #   hipstack_hip_target_file(OUT_VAR NAME)   the program's path, for add_test (works for both platforms).
-#   hipstack_hip_install(NAME DESTINATION dir [COMPONENT c])   installs the program.
+#   hipstack_hip_install(NAME DESTINATION dir [COMPONENT c])   installs the program. In a packaging
+#   build for AMD, give hipstack_add_hip_executable the same INSTALL_DESTINATION: the program is then
+#   linked with the RUNPATH it needs there ($ORIGIN-relative, to the release's lib/).
 include_guard(GLOBAL)
 
 set(HIPSTACK_HIP_INCLUDE_DIR ${CMAKE_CURRENT_LIST_DIR}/../hip/include)
@@ -60,7 +63,7 @@ macro(hipstack_hip_enable_language)
 endmacro()
 
 function(hipstack_add_hip_executable name)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "" "SOURCES;INCLUDE_DIRECTORIES;DEFINITIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "INSTALL_DESTINATION" "SOURCES;INCLUDE_DIRECTORIES;DEFINITIONS")
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "hipstack_add_hip_executable(${name}): no SOURCES")
   endif()
@@ -90,15 +93,6 @@ function(hipstack_hip_install name)
   if(HIPSTACK_HIP_PLATFORM STREQUAL "amd")
     get_target_property(file ${name} HIPSTACK_HIP_FILE)
     install(PROGRAMS ${file} DESTINATION ${ARG_DESTINATION} COMPONENT ${ARG_COMPONENT})
-    if(HIPSTACK_PACKAGING)
-      # hipcc links with RUNPATH = the HIP library folder it was found with (the superbuild's stage).
-      # Installed, the program loads the HIP runtime of its own release: PREFIX/lib, relative to it.
-      cmake_path(GET file FILENAME program)
-      file(RELATIVE_PATH to_lib /${ARG_DESTINATION} /${CMAKE_INSTALL_LIBDIR})
-      install(CODE "file(RPATH_SET FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${ARG_DESTINATION}/${program}\"
-                                   NEW_RPATH \"\$ORIGIN/${to_lib}\")"
-              COMPONENT ${ARG_COMPONENT})
-    endif()
   else()
     install(TARGETS ${name} RUNTIME DESTINATION ${ARG_DESTINATION} COMPONENT ${ARG_COMPONENT})
   endif()
@@ -158,7 +152,15 @@ function(_hipstack_add_amd name)
     list(APPEND objects ${object})
   endforeach()
   set(program ${CMAKE_CURRENT_BINARY_DIR}/amd/${name})
-  add_custom_command(OUTPUT ${program} COMMAND ${HIPSTACK_HIPCC} ${flags} ${objects} -o ${program}
+  set(link ${HIPSTACK_HIPCC})
+  if(HIPSTACK_PACKAGING AND ARG_INSTALL_DESTINATION)
+    # The superbuild's hipcc adds -Wl,-rpath,STAGE/lib; that path would stay in the build ID (and
+    # the output folder's name with it) even once install rewrote it. Link with the RUNPATH the
+    # installed program needs instead: its release's lib/, relative to it.
+    file(RELATIVE_PATH to_lib /${ARG_INSTALL_DESTINATION} /${CMAKE_INSTALL_LIBDIR})
+    set(link ${CMAKE_COMMAND} -E env HIPSTACK_HIPCC_NO_RPATH=1 ${HIPSTACK_HIPCC} -Wl,-rpath,$ORIGIN/${to_lib})
+  endif()
+  add_custom_command(OUTPUT ${program} COMMAND ${link} ${flags} ${objects} -o ${program}
                      DEPENDS ${objects} COMMENT "hipcc: linking ${name}" VERBATIM COMMAND_EXPAND_LISTS)
   add_custom_target(${name} ALL DEPENDS ${program})
   set_target_properties(${name} PROPERTIES HIPSTACK_HIP_FILE ${program})
