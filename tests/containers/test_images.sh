@@ -23,9 +23,8 @@ for tool in podman runc debootstrap promtool nsenter; do command -v "$tool" >/de
 [ -f "$out/packages/.done" ] || skip "$out holds no finished superbuild"
 version=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["version"])' "$out/stage/manifest.json")
 
-failures=0
-pass() { echo "ok   - $1"; }
-fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
+# shellcheck source=../lib/checks.sh
+source "$here/../lib/checks.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/hipstack-images-test.XXXXXX")
 containers=()
 cleanup() {

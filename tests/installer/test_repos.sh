@@ -23,13 +23,8 @@ for tool in debootstrap dpkg-deb gpg gpgv chroot mount xz; do
     command -v "$tool" >/dev/null || skip "$tool is not installed"
 done
 
-failures=0
-pass() { echo "ok   - $1"; }
-fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
-check() {  # check DESCRIPTION COMMAND...: pass when COMMAND succeeds
-    local what=$1; shift
-    if "$@" > /dev/null 2>&1; then pass "$what"; else fail "$what"; fi
-}
+# shellcheck source=../lib/checks.sh
+source "$src/tests/lib/checks.sh"
 contains() { grep -q -- "$2" <<< "$1"; }   # contains TEXT REGEX
 
 work=$(mktemp -d /tmp/hipstack-repos-test.XXXXXX)

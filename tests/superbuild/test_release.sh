@@ -28,13 +28,8 @@ manifest=$out/stage/manifest.json
 read -r v prefix < <(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["version"], m["prefix"])' "$manifest")
 pkgs=$out/packages
 
-failures=0
-pass() { echo "ok   - $1"; }
-fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
-check() {  # check DESCRIPTION COMMAND...: pass when COMMAND succeeds
-  local what=$1; shift
-  if "$@" > /dev/null 2>&1; then pass "$what"; else fail "$what"; fi
-}
+# shellcheck source=../lib/checks.sh
+source "$here/../lib/checks.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/hipstack-release-test.XXXXXX")
 root=$work/root
 cleanup() {
