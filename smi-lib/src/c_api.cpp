@@ -21,6 +21,39 @@ namespace {
 
 using namespace hipstack::smi;
 
+// The C API passes the C++ enums through static_cast: each C constant must equal its C++ value.
+#define HIPSTACK_SAME(c_value, cxx_value) static_assert(static_cast<int>(c_value) == static_cast<int>(cxx_value), #c_value)
+HIPSTACK_SAME(HIPSTACK_SMI_STATUS_OK, Status::ok);
+HIPSTACK_SAME(HIPSTACK_SMI_STATUS_NOT_SUPPORTED, Status::not_supported);
+HIPSTACK_SAME(HIPSTACK_SMI_STATUS_UNAVAILABLE, Status::unavailable);
+HIPSTACK_SAME(HIPSTACK_SMI_STATUS_ERROR, Status::error);
+HIPSTACK_SAME(HIPSTACK_SMI_TYPE_INTEGER, ValueType::integer);
+HIPSTACK_SAME(HIPSTACK_SMI_TYPE_REAL, ValueType::real);
+HIPSTACK_SAME(HIPSTACK_SMI_TYPE_TEXT, ValueType::text);
+HIPSTACK_SAME(HIPSTACK_SMI_SCOPE_DEVICE, Scope::device);
+HIPSTACK_SAME(HIPSTACK_SMI_SCOPE_PARTITION, Scope::partition);
+HIPSTACK_SAME(HIPSTACK_SMI_SCOPE_PROCESS, Scope::process);
+HIPSTACK_SAME(HIPSTACK_SMI_SCOPE_LINK, Scope::link);
+HIPSTACK_SAME(HIPSTACK_SMI_KIND_IDENTITY, Kind::identity);
+HIPSTACK_SAME(HIPSTACK_SMI_KIND_STATIC, Kind::static_info);
+HIPSTACK_SAME(HIPSTACK_SMI_KIND_LIVE, Kind::live);
+HIPSTACK_SAME(HIPSTACK_SMI_KIND_COUNTER, Kind::counter);
+HIPSTACK_SAME(HIPSTACK_SMI_CONTROL_APPLIED, ControlOutcome::applied);
+HIPSTACK_SAME(HIPSTACK_SMI_CONTROL_PENDING, ControlOutcome::pending);
+HIPSTACK_SAME(HIPSTACK_SMI_CONTROL_PLANNED, ControlOutcome::planned);
+HIPSTACK_SAME(HIPSTACK_SMI_CONTROL_REFUSED, ControlOutcome::refused);
+HIPSTACK_SAME(HIPSTACK_SMI_CONTROL_FAILED, ControlOutcome::failed);
+HIPSTACK_SAME(HIPSTACK_SMI_REASON_NONE, RefusalReason::none);
+HIPSTACK_SAME(HIPSTACK_SMI_REASON_NEEDS_ROOT, RefusalReason::needs_root);
+HIPSTACK_SAME(HIPSTACK_SMI_REASON_INVALID_VALUE, RefusalReason::invalid_value);
+HIPSTACK_SAME(HIPSTACK_SMI_REASON_NOT_SUPPORTED, RefusalReason::not_supported);
+HIPSTACK_SAME(HIPSTACK_SMI_REASON_DEVICE_BUSY, RefusalReason::device_busy);
+HIPSTACK_SAME(HIPSTACK_SMI_REASON_RESET_IN_PROGRESS, RefusalReason::reset_in_progress);
+HIPSTACK_SAME(HIPSTACK_SMI_REASON_VIRTUAL_FUNCTION, RefusalReason::virtual_function);
+HIPSTACK_SAME(HIPSTACK_SMI_REASON_DRIVER_REJECTED, RefusalReason::driver_rejected);
+HIPSTACK_SAME(HIPSTACK_SMI_REASON_TIMED_OUT, RefusalReason::timed_out);
+#undef HIPSTACK_SAME
+
 thread_local std::string t_last_error;
 
 hipstack_smi_result fail(hipstack_smi_result result, std::string message) {

@@ -2,6 +2,7 @@
 // Each check yields PASS / WARN / FAIL with the reading, the threshold and a remediation, or
 // UNKNOWN when the device does not report what the check needs.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <hipstack/smi.hpp>
 
 #include <algorithm>
@@ -116,8 +117,19 @@ class Checker {
       return;
     }
     const auto bits = f_.number(MetricId::throttle_status);
-    const auto vendor = vendor_;
-    if (bits && vendor == "nvidia") {
+    if (bits && vendor_ == "amd") {
+      // gpu_metrics' throttler bits: 0 means no throttler is active now on every ASIC; which bit is
+      // which reason differs per SMU generation, so a set bit is not attributed to a reason.
+      const std::string reading = fmt::format("throttle status 0x{:x}", static_cast<std::int64_t>(*bits));
+      if (*bits == 0) {
+        add(check, Verdict::pass, reading, "0", fmt::format("no {} throttling now (no throttler bit set)", what));
+      } else {
+        add(check, Verdict::unknown, reading, "",
+            fmt::format("throttler bits are set, but this ASIC's bits are not decoded, so {} throttling cannot be told apart", what));
+      }
+      return;
+    }
+    if (bits && vendor_ == "nvidia") {
       const auto active = static_cast<std::int64_t>(*bits) & nvidia_bits;
       const std::string reading = fmt::format("clock-event reasons 0x{:x}", static_cast<std::int64_t>(*bits));
       if (active != 0) {
@@ -170,9 +182,21 @@ class Checker {
     } else {
       const std::string reading = fmt::format("{} x{}", num(*speed, "GT/s"), num(*width, ""));
       const std::string limit = fmt::format("max {} x{}", num(*max_speed, "GT/s"), num(*max_width, ""));
-      if (*speed < *max_speed || *width < *max_width) {
-        add("pcie.link_degraded", Verdict::warn, reading, limit, "PCIe link below its maximum speed or width",
-            "Idle GPUs may lower the link speed to save power; under load, reseat the card or check the slot and riser.");
+      // Width below the maximum is always a fault (slot, riser, seating). Speed below it is
+      // expected while idle (GPUs lower it to save power), so it counts only on a busy GPU.
+      const auto busy = f_.number(MetricId::gpu_busy);
+      const bool busy_now = busy && *busy >= p_.busy_for_clock_check;
+      if (*width < *max_width) {
+        add("pcie.link_degraded", Verdict::warn, reading, limit, "PCIe link narrower than its maximum width",
+            "Reseat the card; check the slot, riser or cable and the BIOS bifurcation setting.");
+      } else if (*speed < *max_speed && busy_now) {
+        add("pcie.link_degraded", Verdict::warn, reading, fmt::format("{} when busy >= {}", limit, num(p_.busy_for_clock_check, "%")),
+            "PCIe link below its maximum speed while the GPU is busy",
+            "Reseat the card; check the slot, riser or cable and the BIOS link speed setting.");
+      } else if (*speed < *max_speed) {
+        add("pcie.link_degraded", Verdict::pass, reading, limit,
+            busy ? "full width; speed lowered while not busy (power saving)"
+                 : "full width; speed below its maximum, as when idle (busy % not reported)");
       } else {
         add("pcie.link_degraded", Verdict::pass, reading, limit, "PCIe link at its maximum");
       }
@@ -440,6 +464,21 @@ HealthReport System::health(std::uint32_t device, const std::vector<Reading>& re
   const Facts facts(readings);
   HealthReport report;
   report.device = device;
+  // A GPU that cannot be read fails: nothing about it can be vouched for, and it may be lost.
+  const std::string lost = fault(device);
+  if (!lost.empty() || !device_answered(readings)) {
+    std::string why = lost;
+    for (const Reading& r : readings) {
+      if (!why.empty()) break;
+      if (r.status == Status::error || r.status == Status::unavailable) why = r.detail;
+    }
+    report.findings.push_back({"device.readable", Verdict::fail, "no reading succeeded", "the GPU answers",
+                               fmt::format("the GPU cannot be read: {}", why),
+                               "Check the kernel log (dmesg) for the GPU falling off the bus or the driver letting go; "
+                               "a reset, reseat or reboot may be needed."});
+    report.overall = Verdict::fail;
+    return report;
+  }
   Checker check(facts, policy, report.findings);
   check.set_vendor(devices().at(device).vendor);
   check.thermal();
@@ -455,13 +494,58 @@ HealthReport System::health(std::uint32_t device, const std::vector<Reading>& re
   check.xgmi();
   check_firmware(*this, device, readings, report.findings);
   check_compute_init(*this, device, report.findings);
+  const HealthTally counts = tally(report);
+  report.overall = counts.fail > 0 ? Verdict::fail : counts.warn > 0 ? Verdict::warn : counts.pass > 0 ? Verdict::pass : Verdict::unknown;
+  return report;
+}
+
+HealthTally tally(const HealthReport& report) {
+  // Severity order for "worst": unknown counts only when nothing else was evaluated.
+  const auto rank = [](Verdict v) { return v == Verdict::unknown ? -1 : static_cast<int>(v); };
+  std::vector<std::pair<std::string, Verdict>> checks;  // in report order
   for (const HealthFinding& f : report.findings) {
-    if (f.verdict == Verdict::unknown) continue;
-    if (report.overall == Verdict::unknown || static_cast<int>(f.verdict) > static_cast<int>(report.overall)) {
-      report.overall = f.verdict;
+    auto it = std::find_if(checks.begin(), checks.end(), [&f](const auto& c) { return c.first == f.check; });
+    if (it == checks.end()) checks.emplace_back(f.check, f.verdict);
+    else if (rank(f.verdict) > rank(it->second)) it->second = f.verdict;
+  }
+  HealthTally t;
+  for (const auto& [check, verdict] : checks) {
+    switch (verdict) {
+      case Verdict::pass: ++t.pass; break;
+      case Verdict::warn: ++t.warn; break;
+      case Verdict::fail: ++t.fail; break;
+      case Verdict::unknown:
+        ++t.unknown;
+        t.not_checked.push_back(check);
+        break;
     }
   }
-  return report;
+  return t;
+}
+
+std::string health_summary(const HealthReport& report) {
+  const HealthTally t = tally(report);
+  if (t.evaluated() == 0) {
+    return t.unknown == 0 ? std::string("no check could be evaluated")
+                          : fmt::format("no check could be evaluated ({} not checked: {})", t.unknown, fmt::join(t.not_checked, ", "));
+  }
+  if (t.warn == 0 && t.fail == 0 && t.unknown == 0) return fmt::format("every check passed ({} checks)", t.pass);
+  std::vector<std::string> parts;
+  if (t.fail > 0) parts.push_back(fmt::format("{} failed", t.fail));
+  if (t.warn > 0) parts.push_back(fmt::format("{} warned", t.warn));
+  if (t.pass > 0) parts.push_back(fmt::format("{} passed", t.pass));
+  std::string out = fmt::format("{}", fmt::join(parts, ", "));
+  if (t.unknown > 0) out += fmt::format(", {} not checked: {}", t.unknown, fmt::join(t.not_checked, ", "));
+  return out;
+}
+
+bool device_answered(const std::vector<Reading>& readings) noexcept {
+  bool failed = false;
+  for (const Reading& r : readings) {
+    if (r.status == Status::ok) return true;
+    failed = failed || r.status == Status::error || r.status == Status::unavailable;
+  }
+  return !failed;
 }
 
 }  // namespace hipstack::smi

@@ -231,6 +231,85 @@ std::vector<std::string_view> split_fields(std::string_view text, char separator
   return fields;
 }
 
+// Length of the valid UTF-8 sequence starting at text[i] (1..4), or 0 when the bytes there are not
+// one (bad lead byte, missing or bad continuation, overlong form, surrogate, beyond U+10FFFF).
+static std::size_t utf8_sequence(std::string_view text, std::size_t i) noexcept {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;   // no overlong forms
+    if (lead == 0xED) high = 0x9F;  // no UTF-16 surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return length;
+}
+
+// C1 controls are U+0080..U+009F, encoded as C2 80..C2 9F.
+static bool is_c1_control(std::string_view text, std::size_t i, std::size_t length) noexcept {
+  return length == 2 && static_cast<unsigned char>(text[i]) == 0xC2 && static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+}
+
+static bool is_control(unsigned char c) noexcept { return c < 0x20 || c == 0x7F; }
+
+bool is_printable_text(std::string_view raw) noexcept {
+  for (std::size_t i = 0; i < raw.size();) {
+    const auto c = static_cast<unsigned char>(raw[i]);
+    if (c == '\\' || is_control(c)) return false;
+    const std::size_t length = utf8_sequence(raw, i);
+    if (length == 0 || is_c1_control(raw, i, length)) return false;
+    i += length;
+  }
+  return true;
+}
+
+std::string printable_text(std::string_view raw) {
+  if (is_printable_text(raw)) return std::string(raw);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(raw.size() + 16);
+  const auto escape = [&out](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xF];
+  };
+  for (std::size_t i = 0; i < raw.size();) {
+    const auto c = static_cast<unsigned char>(raw[i]);
+    const std::size_t length = utf8_sequence(raw, i);
+    if (c == '\\') {
+      out += "\\\\";
+      ++i;
+    } else if (length == 0 || is_control(c)) {
+      escape(c);
+      ++i;
+    } else if (is_c1_control(raw, i, length)) {
+      escape(c);
+      escape(static_cast<unsigned char>(raw[i + 1]));
+      i += 2;
+    } else {
+      out.append(raw.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
+}
+
+
 }  // namespace hipstack::smi::detail
 
 namespace hipstack::smi {

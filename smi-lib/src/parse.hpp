@@ -60,4 +60,13 @@ std::string gfx_target_name(std::uint64_t gfx_target_version);
 // Splits on a separator, trimming spaces, dropping empty fields.
 std::vector<std::string_view> split_fields(std::string_view text, char separator);
 
+// Text read from a file or a vendor library, made safe for every output (terminal, JSON, CSV,
+// Prometheus labels, protobuf and D-Bus strings, all of which need valid UTF-8 and none of which
+// should carry terminal controls): valid UTF-8 stays, a backslash becomes "\\", and each control
+// character (C0, DEL, C1) and each byte that is not part of valid UTF-8 becomes "\xNN", so the
+// raw bytes can still be read back in hex. Applied once, where readings leave the library.
+std::string printable_text(std::string_view raw);
+// True when printable_text would return the text unchanged (the common case: no copy needed).
+bool is_printable_text(std::string_view raw) noexcept;
+
 }  // namespace hipstack::smi::detail

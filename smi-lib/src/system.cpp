@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <array>
 #include <mutex>
 #include <shared_mutex>
@@ -10,6 +11,7 @@
 #include "backends/backend.hpp"
 #include "control.hpp"
 #include "fs_view.hpp"
+#include "parse.hpp"
 #include "roots.hpp"
 #include "version.hpp"
 
@@ -38,6 +40,26 @@ bool kind_selected(Kind kind, const SampleOptions& options) {
   return false;
 }
 
+// The library's edge: every text that came from a file or a vendor library leaves it printable
+// (detail::printable_text), so no output has to handle raw bytes.
+void make_printable(std::string& text) {
+  if (!detail::is_printable_text(text)) text = detail::printable_text(text);
+}
+
+void make_printable(Reading& r) {
+  make_printable(r.instance);
+  make_printable(r.detail);
+  if (auto* text = std::get_if<std::string>(&r.value)) make_printable(*text);
+}
+
+void make_printable(std::vector<Reading>& readings) {
+  for (Reading& r : readings) make_printable(r);
+}
+
+void make_printable(DeviceSummary& d) {
+  for (std::string* text : {&d.vendor, &d.backend, &d.bdf, &d.uuid, &d.name, &d.fault}) make_printable(*text);
+}
+
 }  // namespace
 
 struct System::Impl {
@@ -59,6 +81,7 @@ struct System::Impl {
     for (const auto& backend : backends) {
       for (std::size_t i = 0; i < backend->device_count(); ++i) {
         DeviceSummary summary = backend->summary(i);
+        make_printable(summary);
         summary.index = static_cast<std::uint32_t>(devices.size());
         devices.push_back({backend.get(), i, std::move(summary)});
       }
@@ -138,8 +161,20 @@ std::vector<DeviceSummary> System::devices() const {
   std::shared_lock lock(impl_->mutex);
   std::vector<DeviceSummary> out;
   out.reserve(impl_->devices.size());
-  for (const auto& slot : impl_->devices) out.push_back(slot.summary);
+  for (const auto& slot : impl_->devices) {
+    out.push_back(slot.summary);
+    out.back().fault = slot.backend->fault(slot.local);
+    make_printable(out.back().fault);
+  }
   return out;
+}
+
+std::string System::fault(std::uint32_t device) const {
+  std::shared_lock lock(impl_->mutex);
+  const auto& slot = impl_->slot(device);
+  std::string fault = slot.backend->fault(slot.local);
+  make_printable(fault);
+  return fault;
 }
 
 std::vector<BackendStatus> System::backends() const {
@@ -179,20 +214,30 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   const auto& slot = impl_->slot(device);
   std::vector<Reading> readings;
   readings.reserve(160);
-  slot.backend->sample(slot.local, options, readings);
+  const std::string fault = slot.backend->fault(slot.local);
+  if (fault.empty()) slot.backend->sample(slot.local, options, readings);
   std::array<bool, 1024> seen{};
   for (const Reading& r : readings) seen[static_cast<std::uint32_t>(r.id) % 1024] = true;
   auto requested = [&options](MetricId id) {
     return options.metrics.empty() || std::find(options.metrics.begin(), options.metrics.end(), id) != options.metrics.end();
   };
   if (!options.metrics.empty()) std::erase_if(readings, [&](const Reading& r) { return !requested(r.id); });
+  make_printable(readings);
   for (const MetricInfo& info : catalogue()) {
     if (info.scope != Scope::device || !kind_selected(info.kind, options) || !requested(info.id)) continue;
     if (seen[static_cast<std::uint32_t>(info.id) % 1024]) continue;
     Reading r;
     r.id = info.id;
-    r.status = Status::not_supported;
-    r.detail = fmt::format("the {} backend does not provide it", slot.summary.backend);
+    if (fault.empty()) {
+      r.status = Status::not_supported;
+      r.detail = fmt::format("the {} backend does not provide it", slot.summary.backend);
+    } else {
+      // Every reading of a GPU that cannot be read says why, rather than "not supported".
+      r.status = Status::error;
+      r.error_code = ENXIO;
+      r.detail = fault;
+      make_printable(r.detail);
+    }
     readings.push_back(std::move(r));
   }
   std::stable_sort(readings.begin(), readings.end(), [](const Reading& a, const Reading& b) {
@@ -221,19 +266,33 @@ Reading System::read(std::uint32_t device, MetricId id) const {
 std::vector<Partition> System::partitions(std::uint32_t device) const {
   std::shared_lock lock(impl_->mutex);
   const auto& slot = impl_->slot(device);
-  return slot.backend->partitions(slot.local);
+  std::vector<Partition> partitions = slot.backend->partitions(slot.local);
+  for (Partition& p : partitions) {
+    make_printable(p.id);
+    make_printable(p.bdf);
+    make_printable(p.readings);
+  }
+  return partitions;
 }
 
 std::vector<ProcessInfo> System::processes(std::uint32_t device, unsigned interval_ms) const {
   std::shared_lock lock(impl_->mutex);
   const auto& slot = impl_->slot(device);
-  return slot.backend->processes(slot.local, interval_ms);
+  std::vector<ProcessInfo> processes = slot.backend->processes(slot.local, interval_ms);
+  for (ProcessInfo& p : processes) {
+    make_printable(p.name);  // a process's comm is chosen by whoever started it
+    make_printable(p.user);
+    make_printable(p.readings);
+  }
+  return processes;
 }
 
 std::vector<BadPage> System::bad_pages(std::uint32_t device) const {
   std::shared_lock lock(impl_->mutex);
   const auto& slot = impl_->slot(device);
-  return slot.backend->bad_pages(slot.local);
+  std::vector<BadPage> pages = slot.backend->bad_pages(slot.local);
+  for (BadPage& page : pages) make_printable(page.state);
+  return pages;
 }
 
 std::vector<Link> System::links() const {
@@ -248,6 +307,7 @@ std::vector<Link> System::links() const {
     for (Link& link : backend->links()) {
       link.from = global.at(link.from);
       link.to = global.at(link.to);
+      make_printable(link.readings);
       out.push_back(std::move(link));
     }
   }

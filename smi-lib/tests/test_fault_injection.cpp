@@ -97,21 +97,20 @@ TEST(FaultInjection, AClockTableThatCannotBeReadKeepsItsErrno) {
   EXPECT_EQ(mclk.error_code, EINVAL);  // malformed
 }
 
-TEST(FaultInjection, AVanishedDeviceSaysSoInEveryReading) {
+// The backend names the fault; System turns it into an error on every reading (test_verdicts.cpp,
+// AGpuWhoseDeviceFolderVanishesIsFaultedEverywhere) and into DeviceSummary::fault.
+TEST(FaultInjection, AVanishedDeviceIsTheBackendsFault) {
   FaultyFs fs(capture_sys("real/lact/rx6900xt"));
   BackendProbe probe = probe_amdgpu(fs);
   ASSERT_NE(probe.backend, nullptr) << probe.reason;
+  EXPECT_EQ(probe.backend->fault(0), "");
   fs.gone = "/sys/class/drm/card0/device";
-  std::vector<Reading> out;
-  probe.backend->sample(0, everything(), out);
-  ASSERT_FALSE(out.empty());
-  for (const Reading& r : out) {
-    EXPECT_EQ(r.status, Status::error) << find_metric(r.id)->name;
-    EXPECT_EQ(r.error_code, ENXIO);
-    EXPECT_NE(r.detail.find("card0/device: the device is gone"), std::string::npos) << r.detail;
-  }
+  const std::string fault = probe.backend->fault(0);
+  EXPECT_NE(fault.find("card0/device: the device is gone"), std::string::npos) << fault;
+  EXPECT_EQ(probe.backend->summary(0).fault, "");  // summaries are discovery's; System adds the fault
   fs.gone.clear();  // back again: readings as before
-  out.clear();
+  EXPECT_EQ(probe.backend->fault(0), "");
+  std::vector<Reading> out;
   probe.backend->sample(0, everything(), out);
   EXPECT_GT(std::count_if(out.begin(), out.end(), [](const Reading& r) { return r.ok(); }), 10);
 }

@@ -126,6 +126,29 @@ TEST(ParseKeyValues, KfdUeventFdinfo) {
   EXPECT_FALSE(find_value(fdinfo, "absent"));
 }
 
+TEST(PrintableText, ValidUtf8StaysControlsAndBadBytesBecomeHex) {
+  EXPECT_EQ(printable_text("AMD Radeon RX 7900 XTX"), "AMD Radeon RX 7900 XTX");
+  EXPECT_TRUE(is_printable_text("Grafikkarte \xc3\xa4\xe2\x82\xac\xf0\x9f\x98\x80"));  // ä € 😀
+  EXPECT_EQ(printable_text("Grafikkarte \xc3\xa4"), "Grafikkarte \xc3\xa4");
+  EXPECT_EQ(printable_text("\x1b[31mred\x1b[0m"), "\\x1b[31mred\\x1b[0m");          // ANSI escape
+  EXPECT_EQ(printable_text(std::string("a\0b\tc\nd\x7f", 8)), "a\\x00b\\x09c\\x0ad\\x7f");
+  EXPECT_EQ(printable_text("\xff\xfe" "abc"), "\\xff\\xfeabc");                     // not UTF-8
+  EXPECT_EQ(printable_text("\xc3"), "\\xc3");                                       // cut short
+  EXPECT_EQ(printable_text("\xc0\xaf"), "\\xc0\\xaf");                              // overlong '/'
+  EXPECT_EQ(printable_text("\xed\xa0\x80"), "\\xed\\xa0\\x80");                     // UTF-16 surrogate
+  EXPECT_EQ(printable_text("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");            // above U+10FFFF
+  EXPECT_EQ(printable_text("\xc2\x9b" "2J"), "\\xc2\\x9b2J");                       // C1 CSI
+  EXPECT_EQ(printable_text("C:\\x41"), "C:\\\\x41");  // a literal backslash cannot pose as an escape
+  EXPECT_FALSE(is_printable_text("\\"));
+  EXPECT_TRUE(is_printable_text(""));
+  // Every byte comes out as valid UTF-8 without controls (backslashes aside, which it adds).
+  for (int c = 0; c < 256; ++c) {
+    std::string out = printable_text(std::string(1, static_cast<char>(c)) + "\xe2\x82");
+    std::erase(out, '\\');
+    EXPECT_TRUE(is_printable_text(out)) << c << ": " << out;
+  }
+}
+
 TEST(GfxTarget, FromKfdVersion) {
   EXPECT_EQ(gfx_target_name(90402), "gfx942");
   EXPECT_EQ(gfx_target_name(90010), "gfx90a");

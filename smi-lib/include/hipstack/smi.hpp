@@ -204,6 +204,9 @@ struct DeviceSummary {
   std::string uuid;
   std::string name;         // marketing name
   std::uint32_t partition_count = 0;
+  // Why the GPU cannot be read now ("" when it can): lost by the vendor library, its handle
+  // refused, its device folder gone. Such a GPU stays listed; its readings are errors naming this.
+  std::string fault;
 };
 
 struct Partition {
@@ -249,9 +252,25 @@ struct HealthFinding {
 
 struct HealthReport {
   std::uint32_t device = 0;
-  Verdict overall = Verdict::unknown;  // the worst finding; unknown when nothing could be checked
+  Verdict overall = Verdict::unknown;  // the worst evaluated finding; unknown when no check could be evaluated
   std::vector<HealthFinding> findings;
 };
+
+// One verdict per check (a check with several findings, e.g. one per sensor, counts once with its
+// worst evaluated verdict; UNKNOWN only when none of its findings could be evaluated).
+struct HealthTally {
+  std::size_t pass = 0, warn = 0, fail = 0, unknown = 0;
+  std::vector<std::string> not_checked;  // the UNKNOWN checks, by name
+  [[nodiscard]] std::size_t evaluated() const noexcept { return pass + warn + fail; }
+};
+HIPSTACK_SMI_CXX_API HealthTally tally(const HealthReport& report);
+// The one-line summary every tool prints: "every check passed (9 checks)" only when all of them
+// were evaluated and passed; otherwise the counts and the checks that could not be evaluated.
+HIPSTACK_SMI_CXX_API std::string health_summary(const HealthReport& report);
+
+// True when the readings show the device answering: a reading succeeded, or none failed (every
+// metric not supported, as on a sparse old card). A GPU whose every attempted read failed is not.
+HIPSTACK_SMI_CXX_API bool device_answered(const std::vector<Reading>& readings) noexcept;
 
 // Thresholds; defaults suit data-centre GPUs. from_file reads "key = value" lines (docs/health.md).
 struct HIPSTACK_SMI_CXX_API HealthPolicy {
@@ -295,7 +314,10 @@ class HIPSTACK_SMI_CXX_API System {
   System& operator=(System&&) noexcept;
   ~System();
 
+  // Each summary's `fault` is checked again on every call (one cheap probe per device).
   [[nodiscard]] std::vector<DeviceSummary> devices() const;
+  // Why the device cannot be read now, "" when it can (DeviceSummary::fault); throws no_such_device.
+  [[nodiscard]] std::string fault(std::uint32_t device) const;
   [[nodiscard]] std::vector<BackendStatus> backends() const;
 
   // Index ("0"), BDF ("0000:03:00.0" or "03:00.0") or UUID; throws Error(no_such_device).

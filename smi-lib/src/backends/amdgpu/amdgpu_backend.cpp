@@ -76,22 +76,16 @@ DeviceSummary AmdgpuBackend::summary(std::size_t device) const {
   return s;
 }
 
+std::string AmdgpuBackend::fault(std::size_t device) const {
+  const AmdGpu& gpu = gpus_.at(device);
+  // Unplugged, fallen off the bus, or the driver let go of it. A GPU known from the KFD topology
+  // alone (no card) has no folder to lose.
+  if (gpu.card >= 0 && !fs_.exists(gpu.device_dir)) return fs_.host_path(gpu.device_dir) + ": the device is gone";
+  return {};
+}
+
 void AmdgpuBackend::sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const {
   const AmdGpu& gpu = gpus_.at(device);
-  if (gpu.card >= 0 && !fs_.exists(gpu.device_dir)) {
-    // Unplugged, or the driver let go of it: every reading says so, rather than "not supported".
-    ReadingList list(out);
-    const std::string why = fs_.host_path(gpu.device_dir) + ": the device is gone";
-    for (const MetricInfo& info : catalogue()) {
-      const bool kind_wanted = (info.kind == Kind::identity && options.identity) ||
-                               (info.kind == Kind::static_info && options.static_info) ||
-                               ((info.kind == Kind::live || info.kind == Kind::counter) && options.live);
-      const bool wanted = options.metrics.empty() ||
-                          std::find(options.metrics.begin(), options.metrics.end(), info.id) != options.metrics.end();
-      if (info.scope == Scope::device && kind_wanted && wanted) list.failed(info.id, ENXIO, why);
-    }
-    return;
-  }
   if (options.identity) read_identity(fs_, gpu, out);
   if (options.static_info) read_static(fs_, gpu, out);
   if (options.live) read_live(fs_, gpu, options, out);

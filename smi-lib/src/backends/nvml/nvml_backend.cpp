@@ -36,7 +36,7 @@ std::vector<Device> mig_devices(const Api& api, Device device) {
   std::vector<Device> out;
   unsigned current = 0;
   unsigned pending = 0;
-  if (api.mig_mode == nullptr || api.mig_mode(device, &current, &pending) != kSuccess || current == 0) return out;
+  if (device == nullptr || api.mig_mode == nullptr || api.mig_mode(device, &current, &pending) != kSuccess || current == 0) return out;
   unsigned count = 0;
   if (api.max_mig_devices == nullptr || api.mig_device_by_index == nullptr ||
       api.max_mig_devices(device, &count) != kSuccess) {
@@ -57,7 +57,7 @@ struct NvlinkPeers {
 // Where each active NVLink of one GPU goes.
 NvlinkPeers nvlink_peers(const Api& api, Device device) {
   NvlinkPeers peers;
-  if (api.nvlink_state == nullptr || api.nvlink_remote_pci == nullptr) return peers;
+  if (device == nullptr || api.nvlink_state == nullptr || api.nvlink_remote_pci == nullptr) return peers;
   for (unsigned link = 0; link < kNvlinkMaxLinks; ++link) {
     EnableState active = 0;
     const Return state = api.nvlink_state(device, link, &active);
@@ -99,6 +99,21 @@ DeviceSummary NvmlBackend::summary(std::size_t device) const {
   return s;
 }
 
+std::string NvmlBackend::fault(std::size_t device) const {
+  const NvidiaGpu& gpu = gpus_.at(device);
+  if (!gpu.fault.empty()) return gpu.fault;
+  // NVML answers GPU_IS_LOST to every query of a GPU that fell off the bus; the UUID is the
+  // cheapest one (the driver caches it).
+  const Api& api = library_->api();
+  std::string uuid;
+  if (api.uuid != nullptr) {
+    if (const Return code = read_string(api.uuid, gpu.handle, kUuidSize, uuid); code == kErrorGpuIsLost) {
+      return "the GPU is lost (fallen off the bus): nvmlDeviceGetUUID: " + library_->describe(code);
+    }
+  }
+  return {};
+}
+
 void NvmlBackend::sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const {
   const NvidiaGpu& gpu = gpus_.at(device);
   if (options.identity) read_identity(*library_, gpu, out);
@@ -109,6 +124,7 @@ void NvmlBackend::sample(std::size_t device, const SampleOptions& options, std::
 std::vector<Partition> NvmlBackend::partitions(std::size_t device) const {
   const NvidiaGpu& gpu = gpus_.at(device);
   const Api& api = library_->api();
+  if (gpu.handle == nullptr) return {};
   auto migs = mig_devices(api, gpu.handle);
   const bool whole_gpu = migs.empty();
   if (whole_gpu) migs.push_back(gpu.handle);  // without MIG the GPU is its one partition
@@ -160,6 +176,7 @@ std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigne
     bool graphics = false;
   };
   std::map<unsigned, Seen> by_pid;
+  if (gpu.handle == nullptr) return {};
   const std::pair<Return (*)(Device, unsigned*, nvml::ProcessInfo*), bool> queries[] = {
       {api.compute_processes, true}, {api.graphics_processes, false}};
   for (const auto& [query, compute] : queries) {
@@ -210,6 +227,7 @@ std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigne
 std::vector<BadPage> NvmlBackend::bad_pages(std::size_t device) const {
   const Api& api = library_->api();
   std::vector<BadPage> result;
+  if (gpus_.at(device).handle == nullptr) throw Error(Error::Code::read_failure, gpus_.at(device).fault);
   if (api.retired_pages == nullptr) return result;
   const std::pair<int, const char*> causes[] = {{kRetiredMultipleSbe, "retired_sbe"}, {kRetiredDbe, "retired_dbe"}};
   for (const auto& [cause, state] : causes) {
@@ -244,7 +262,9 @@ std::vector<Link> NvmlBackend::links() const {
       ReadingList list(link.readings);
       int level = 0;
       const Return code = api.common_ancestor == nullptr ? kErrorFunctionNotFound
-                                                         : api.common_ancestor(gpus_[a].handle, gpus_[b].handle, &level);
+                          : gpus_[a].handle == nullptr || gpus_[b].handle == nullptr
+                              ? kErrorInvalidArgument
+                              : api.common_ancestor(gpus_[a].handle, gpus_[b].handle, &level);
       // NVLink: links straight to the peer, plus those through NVSwitches both GPUs reach (as
       // nvidia-smi topo counts NV<n> on NVSwitch systems).
       const auto direct = peers[a].direct.find(gpus_[b].bdf);
@@ -291,23 +311,27 @@ BackendProbe probe_nvml(const FsView& fs, const std::string& library_path, bool 
   for (unsigned i = 0; i < count; ++i) {
     nvml::NvidiaGpu gpu;
     if (const nvml::Return code = api.device_by_index(i, &gpu.handle); code != nvml::kSuccess) {
-      // A lost or inaccessible GPU is reported, not fatal: the others still work.
+      // A lost or inaccessible GPU stays listed, as unreadable, so every command shows it; the
+      // others still work.
+      gpu.handle = nullptr;
+      gpu.fault = fmt::format("NVML gives no handle for GPU {}: nvmlDeviceGetHandleByIndex: {}", i, library->describe(code));
       skipped.push_back(fmt::format("GPU {}: {}", i, library->describe(code)));
+      gpus.push_back(std::move(gpu));
       continue;
     }
     nvml::PciInfo pci{};
     if (api.pci_info != nullptr && api.pci_info(gpu.handle, &pci) == nvml::kSuccess) gpu.bdf = normalise_bdf(pci.busId);
     if (api.uuid != nullptr) (void)nvml::read_string(api.uuid, gpu.handle, nvml::kUuidSize, gpu.uuid);
+    // No name is made up for a GPU that does not answer: its fault says why.
     if (api.name != nullptr) (void)nvml::read_string(api.name, gpu.handle, nvml::kNameSize, gpu.name);
-    if (gpu.name.empty()) gpu.name = "NVIDIA GPU";
     gpus.push_back(std::move(gpu));
   }
   if (gpus.empty()) {
-    probe.reason = count == 0 ? "NVML found no NVIDIA GPU" : "no usable NVIDIA GPU: " + fmt::format("{}", fmt::join(skipped, "; "));
+    probe.reason = "NVML found no NVIDIA GPU";
     return probe;
   }
   probe.reason = fmt::format("{} GPU(s) through {}", gpus.size(), library->path());
-  if (!skipped.empty()) probe.reason += fmt::format("; skipped {}", fmt::join(skipped, "; "));
+  if (!skipped.empty()) probe.reason += fmt::format("; without a handle: {}", fmt::join(skipped, "; "));
   probe.backend = std::make_unique<nvml::NvmlBackend>(fs, std::move(library), std::move(gpus));
   return probe;
 }

@@ -16,6 +16,7 @@ struct NvidiaGpu {
   std::string bdf;   // "0000:00:06.0" (NVML prints an 8-digit domain; shortened to 4)
   std::string uuid;
   std::string name;
+  std::string fault;  // why discovery could not use it (handle refused, lost); handle is null when refused
 };
 
 class NvmlBackend final : public Backend {
@@ -24,6 +25,7 @@ class NvmlBackend final : public Backend {
   [[nodiscard]] std::string_view name() const noexcept override { return "nvml"; }
   [[nodiscard]] std::size_t device_count() const noexcept override { return gpus_.size(); }
   [[nodiscard]] DeviceSummary summary(std::size_t device) const override;
+  [[nodiscard]] std::string fault(std::size_t device) const override;
   void sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const override;
   [[nodiscard]] std::vector<Partition> partitions(std::size_t device) const override;
   [[nodiscard]] std::vector<smi::ProcessInfo> processes(std::size_t device, unsigned interval_ms) const override;
