@@ -78,7 +78,7 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
       }
       case Format::csv: csv_readings(csv, device, readings); break;
       case Format::table:
-        text += fmt::format("GPU {}  {}  {}  {}\n", device.index, device.bdf, device.name, device.uuid);
+        text += device_heading(device, device.uuid);
         text += readings_table(readings, options);
         text += '\n';
         break;
@@ -87,7 +87,8 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
   if (options.format == Format::json) print_json(doc);
   else if (options.format == Format::csv) print(csv);
   else print(text);
-  return kExitOk;
+  if (options.format != Format::table) std::fputs(fault_lines(devices, selected).c_str(), stderr);
+  return any_fault(devices, selected) ? kExitReadFailure : kExitOk;
 }
 
 }  // namespace
@@ -118,23 +119,25 @@ int run_list(const DeviceSource& system, const CommonOptions& options) {
     for (const auto index : selected) doc["devices"].push_back(device_json(devices[index]));
     print_json(doc);
   } else if (options.format == Format::csv) {
-    std::string out = "index,vendor,backend,bdf,uuid,name,partitions\n";
+    std::string out = "index,vendor,backend,bdf,uuid,name,partitions,fault\n";
     for (const auto index : selected) {
       const auto& d = devices[index];
       out += csv_row({std::to_string(d.index), d.vendor, d.backend, d.bdf, d.uuid, d.name,
-                      std::to_string(d.partition_count)});
+                      std::to_string(d.partition_count), d.fault});
     }
     print(out);
   } else {
     Table table({"GPU", "VENDOR", "BDF", "UUID", "PARTITIONS", "NAME"});
     for (const auto index : selected) {
       const auto& d = devices[index];
-      table.add({std::to_string(d.index), d.vendor, d.bdf, d.uuid, std::to_string(d.partition_count), d.name});
+      table.add({std::to_string(d.index), d.vendor, d.bdf.empty() ? "N/A" : d.bdf, d.uuid.empty() ? "N/A" : d.uuid,
+                 std::to_string(d.partition_count), d.name.empty() ? "(name unreadable)" : d.name});
     }
     if (table.empty()) print("No GPUs found.\n");
-    else print(table.str());
+    else print(table.str() + fault_lines(devices, selected));
   }
-  return kExitOk;
+  // A GPU that cannot be read is listed, and the command says so by its exit code too.
+  return any_fault(devices, selected) ? kExitReadFailure : kExitOk;
 }
 
 int run_static(const DeviceSource& system, const CommonOptions& options) {
@@ -278,6 +281,8 @@ int run_monitor(const smi::System& system, const CommonOptions& options, double 
   what.live = true;
   std::string csv_header = "time,device";
   for (const MetricId id : columns) csv_header += fmt::format(",{}", smi::find_metric(id)->name);
+  csv_header += ",fault";
+  bool faulted = false;
   if (options.format == Format::csv) print(csv_header + "\n");
   for (long i = 0; iterations <= 0 || i < iterations; ++i) {
     if (i > 0) std::this_thread::sleep_for(std::chrono::duration<double>(interval_s));
@@ -289,6 +294,8 @@ int run_monitor(const smi::System& system, const CommonOptions& options, double 
     Json doc = document("monitor");
     doc["time"] = t;
     doc["devices"] = Json::array();
+    const auto devices = system.devices();  // faults are checked again on every round
+    faulted = faulted || any_fault(devices, selected);
     for (const std::uint32_t index : selected) {
       const auto readings = system.sample(index, what);
       std::vector<std::string> row = {std::to_string(index)};
@@ -299,17 +306,18 @@ int run_monitor(const smi::System& system, const CommonOptions& options, double 
         csv += "," + (it == readings.end() || !it->ok() ? std::string() : value_text(*it));
       }
       table.add(row);
-      if (options.format == Format::csv) print(csv + "\n");
+      if (options.format == Format::csv) print(csv + "," + csv_field(devices[index].fault) + "\n");
       Json d;
       d["index"] = index;
+      d["fault"] = devices[index].fault.empty() ? Json(nullptr) : Json(devices[index].fault);
       d["metrics"] = readings_json(filter(readings, options));
       doc["devices"].push_back(std::move(d));
     }
     if (options.format == Format::json) print(doc.dump() + "\n");  // one JSON document per line
-    else if (options.format == Format::table) print(table.str() + "\n");
+    else if (options.format == Format::table) print(table.str() + fault_lines(devices, selected) + "\n");
     std::fflush(stdout);
   }
-  return kExitOk;
+  return faulted ? kExitReadFailure : kExitOk;
 }
 
 int run_version(const smi::System* system, const CommonOptions& options) {

@@ -24,9 +24,10 @@ enum ExitCode : int {
   kExitNeedsRoot = 5,  // not privileged (or the kernel said EACCES/EPERM); nothing was written
   kExitPending = 6,    // written; takes effect after the printed next step (NPS: driver reload)
   kExitFailed = 7,     // written, but the driver did not reach the new state (timed out, later write failed)
-  // `health` only (as issue and docs/cli.md define): 1 unhealthy, 2 could not check.
+  // `health` (docs/cli.md): 1 unhealthy (a check failed, or a GPU cannot be read), 8 a GPU's
+  // verdict is UNKNOWN (none of its checks could be evaluated).
   kExitUnhealthy = 1,
-  kExitCannotCheck = 2,
+  kExitCannotCheck = 8,
 };
 
 struct CommonOptions {

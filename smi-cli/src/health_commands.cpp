@@ -16,16 +16,19 @@ int run_health(const DeviceSource& system, const CommonOptions& options, const s
   std::string csv = "device,bdf,check,verdict,reading,threshold,message,remediation\n";
   std::string text;
   bool any_fail = false;
-  bool any_checked = false;
+  bool any_unknown = false;
   for (const std::uint32_t index : selected) {
     const smi::HealthReport report = system.health(index, policy_file);
     const smi::DeviceSummary& device = devices[index];
+    const smi::HealthTally counts = smi::tally(report);
     any_fail = any_fail || report.overall == smi::Verdict::fail;
-    any_checked = any_checked || report.overall != smi::Verdict::unknown;
+    any_unknown = any_unknown || report.overall == smi::Verdict::unknown;
     Json d = device_json(device);
     d["overall"] = std::string(smi::verdict_name(report.overall));
+    d["summary"] = smi::health_summary(report);
+    d["not_checked"] = counts.not_checked;
     d["findings"] = Json::array();
-    text += fmt::format("GPU {}  {}  {}  {}\n", device.index, device.bdf, device.name, smi::verdict_name(report.overall));
+    text += device_heading(device, smi::verdict_name(report.overall));
     Table table({"CHECK", "VERDICT", "READING", "THRESHOLD", "FINDING"});
     std::string remedies;
     for (const smi::HealthFinding& f : report.findings) {
@@ -37,13 +40,15 @@ int run_health(const DeviceSource& system, const CommonOptions& options, const s
                                {"remediation", f.remediation}});
       csv += csv_row({std::to_string(index), device.bdf, f.check, std::string(smi::verdict_name(f.verdict)), f.reading,
                       f.threshold, f.message, f.remediation});
-      // People see what needs attention; -v shows every check.
+      // People see what needs attention and the names of what could not be checked (the summary
+      // line); -v shows every finding with its reason.
       if (f.verdict == smi::Verdict::pass && !options.verbose) continue;
       if (f.verdict == smi::Verdict::unknown && !options.verbose && f.check != "ras.unreadable") continue;
       table.add({f.check, std::string(smi::verdict_name(f.verdict)), f.reading, f.threshold, f.message});
       if (!f.remediation.empty() && f.verdict != smi::Verdict::pass) remedies += fmt::format("  {}: {}\n", f.check, f.remediation);
     }
-    text += table.empty() ? "  every check passed\n" : table.str();
+    text += fmt::format("  {}\n", smi::health_summary(report));
+    if (!table.empty()) text += table.str();
     if (!remedies.empty()) text += "What to do:\n" + remedies;
     text += '\n';
     doc["devices"].push_back(std::move(d));
@@ -51,9 +56,9 @@ int run_health(const DeviceSource& system, const CommonOptions& options, const s
   if (options.format == Format::json) print_json(doc);
   else if (options.format == Format::csv) print(csv);
   else print(selected.empty() ? "No GPUs found.\n" : text);
-  // 0 healthy (PASS or WARN), 1 a check failed, 2 nothing could be checked.
+  // 0 healthy (PASS or WARN), 1 a check failed or a GPU cannot be read, 8 a GPU could not be checked at all.
   if (any_fail) return kExitUnhealthy;
-  return any_checked ? kExitOk : kExitCannotCheck;
+  return any_unknown || selected.empty() ? kExitCannotCheck : kExitOk;
 }
 
 int run_bad_pages(const smi::System& system, const CommonOptions& options) {
@@ -129,7 +134,7 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
       }
       return std::string("N/A");
     };
-    text += fmt::format("GPU {}  {}  {}\n", device.index, device.bdf, device.name);
+    text += device_heading(device);
     if (device.vendor == "nvidia") {
       text += fmt::format("  MIG: {}\n", mode(MetricId::mig_mode));
     } else {

@@ -50,6 +50,7 @@ smi::DeviceSummary summary_of(const pb::Device& d) {
   s.bdf = d.bdf();
   s.uuid = d.uuid();
   s.name = d.name();
+  s.fault = d.fault();
   s.partition_count = d.partition_count();
   return s;
 }

@@ -111,7 +111,28 @@ Json device_json(const smi::DeviceSummary& device) {
   j["uuid"] = device.uuid;
   j["name"] = device.name;
   j["partitions"] = device.partition_count;
+  j["fault"] = device.fault.empty() ? Json(nullptr) : Json(device.fault);
   return j;
+}
+
+std::string device_heading(const smi::DeviceSummary& device, std::string_view extra) {
+  std::string out = fmt::format("GPU {}  {}  {}", device.index, device.bdf.empty() ? "N/A" : device.bdf,
+                                device.name.empty() ? "(name unreadable)" : device.name);
+  if (!extra.empty()) out += fmt::format("  {}", extra);
+  if (!device.fault.empty()) out += fmt::format("  CANNOT BE READ: {}", device.fault);
+  return out + "\n";
+}
+
+std::string fault_lines(const std::vector<smi::DeviceSummary>& devices, const std::vector<std::uint32_t>& selected) {
+  std::string out;
+  for (const std::uint32_t index : selected) {
+    if (!devices.at(index).fault.empty()) out += fmt::format("GPU {} cannot be read: {}\n", index, devices[index].fault);
+  }
+  return out;
+}
+
+bool any_fault(const std::vector<smi::DeviceSummary>& devices, const std::vector<std::uint32_t>& selected) {
+  return std::any_of(selected.begin(), selected.end(), [&](std::uint32_t i) { return !devices.at(i).fault.empty(); });
 }
 
 void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }

@@ -35,7 +35,15 @@ std::string value_with_unit(const smi::Reading& reading);
 
 // {"status": "ok", "value": 45.0, "unit": "C"} and the instanced form; see docs/cli.md.
 Json readings_json(const std::vector<smi::Reading>& readings);
-Json device_json(const smi::DeviceSummary& device);
+Json device_json(const smi::DeviceSummary& device);  // "fault": null, or why the GPU cannot be read
+
+// "GPU 0  0000:03:00.0  NAME  EXTRA" for the head of a device's block; a GPU that cannot be read
+// says so on the same line, so every command names it without -v.
+std::string device_heading(const smi::DeviceSummary& device, std::string_view extra = {});
+// "GPU 1 cannot be read: WHY" lines for the selected GPUs that have a fault ("" when none).
+std::string fault_lines(const std::vector<smi::DeviceSummary>& devices, const std::vector<std::uint32_t>& selected);
+// kExitReadFailure's rule: true when a selected GPU cannot be read.
+bool any_fault(const std::vector<smi::DeviceSummary>& devices, const std::vector<std::uint32_t>& selected);
 
 // Writes text to stdout as it is (no locale, no formatting).
 void print(const std::string& text);

@@ -38,37 +38,31 @@ std::optional<double> reading(const std::vector<smi::Reading>& readings, MetricI
   return std::nullopt;
 }
 
-TestResult pcie_check(const Unit& u, std::uint32_t device, const std::vector<smi::Reading>& readings) {
+// The link verdict is the health engine's pcie.link_degraded, so hipstack-validate and
+// `hipstack-smi health` judge the same link alike (docs/health.md has the rule).
+TestResult pcie_check(const smi::HealthReport& report, std::uint32_t device, const std::vector<smi::Reading>& readings) {
   TestResult r;
   r.test = "pcie.link";
   r.device = static_cast<int>(device);
-  const auto speed = reading(readings, MetricId::pcie_speed);
-  const auto width = reading(readings, MetricId::pcie_width);
-  if (!speed || !width || u.pcie_speed_max <= 0 || u.pcie_width_max <= 0) {
+  const auto finding = std::find_if(report.findings.begin(), report.findings.end(),
+                                    [](const smi::HealthFinding& f) { return f.check == "pcie.link_degraded"; });
+  if (finding == report.findings.end() || finding->verdict == smi::Verdict::unknown) {
     r.verdict = Verdict::skip;
-    r.message = "the PCIe link is not reported for this GPU";
+    r.message = finding == report.findings.end() ? "the GPU cannot be read" : finding->message;
     return r;
   }
-  r.add(Figure{"width", *width, "lanes"});
-  r.add(Figure{"speed", *speed, "GT/s"});
-  if (*width < u.pcie_width_max) {
-    r.verdict = Verdict::fail;
-    r.message = fmt::format("the link trained at x{:g}, the GPU and slot support x{}", *width, u.pcie_width_max);
-    r.advice = "reseat the card, check the riser and the slot's BIOS bifurcation setting";
-  } else if (*speed < u.pcie_speed_max) {
-    r.message = fmt::format("x{:g} at {:g} GT/s now (up to {:g} GT/s): GPUs slow the link when idle; level 2's "
-                            "transfer test checks it under load", *width, *speed, u.pcie_speed_max);
-  } else {
-    r.message = fmt::format("{:g} GT/s x{:g}, its maximum", *speed, *width);
-  }
+  if (const auto width = reading(readings, MetricId::pcie_width)) r.add(Figure{"width", *width, "lanes"});
+  if (const auto speed = reading(readings, MetricId::pcie_speed)) r.add(Figure{"speed", *speed, "GT/s"});
+  r.verdict = from_health(finding->verdict);
+  r.message = fmt::format("{} ({}, {})", finding->message, finding->reading, finding->threshold);
+  if (finding->verdict != smi::Verdict::pass) r.advice = finding->remediation;
   return r;
 }
 
-TestResult health_check(const smi::System& system, std::uint32_t device) {
+TestResult health_check(const smi::HealthReport& report, std::uint32_t device) {
   TestResult r;
   r.test = "health";
   r.device = static_cast<int>(device);
-  const smi::HealthReport report = system.health(device);
   r.verdict = from_health(report.overall);
   std::vector<std::string> problems;
   for (const smi::HealthFinding& f : report.findings) {
@@ -76,8 +70,9 @@ TestResult health_check(const smi::System& system, std::uint32_t device) {
     problems.push_back(fmt::format("{} {}: {}", f.check, smi::verdict_name(f.verdict), f.message));
     if (r.advice.empty()) r.advice = f.remediation;
   }
-  r.message = problems.empty() ? fmt::format("{} checks, none warns", report.findings.size())
-                               : fmt::format("{}", fmt::join(problems, "; "));
+  // The library's summary line: "every check passed" only when every check was evaluated.
+  r.message = smi::health_summary(report);
+  if (!problems.empty()) r.message += fmt::format(" ({})", fmt::join(problems, "; "));
   return r;
 }
 
@@ -125,8 +120,9 @@ Node inspect_node(const smi::System& system, const smi::OpenOptions& open, const
         {MetricId::temperature_memory_critical, "temperature_memory"}};
     for (const auto& [id, sensor] : critical)
       if (const auto limit = reading(readings, id)) base.critical_c[sensor] = *limit;
-    node.checks.push_back(pcie_check(base, device, readings));
-    node.checks.push_back(health_check(system, device));
+    const smi::HealthReport report = system.health(device);
+    node.checks.push_back(pcie_check(report, device, readings));
+    node.checks.push_back(health_check(report, device));
 
     // The runtime's devices of this GPU: itself, or its partitions (each a device of its own to HIP).
     std::set<std::string> bdfs{smi::normalise_bdf(d.bdf)};

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""What hipstack-smi and hipstack-smid may claim (docs/health.md "Verdicts", docs/cli.md):
+
+- a GPU that cannot be read (the fake NVML's lost GPU and its GPU whose handle NVML refuses) is
+  listed by list, metric, monitor and health, named without -v, and those commands exit 1;
+- a GPU none of whose checks can be evaluated is UNKNOWN (exit 8), never "every check passed";
+- text from files with invalid UTF-8, ANSI escapes, quotes and commas comes out as data: valid JSON,
+  CSV that reads back to the JSON's values, no escape sequence on the terminal, and a /metrics page
+  that promtool accepts.
+
+Usage: test_truth.py HIPSTACK_SMI HIPSTACK_SMID CAPTURES_DIR   (env FAKE_NVML_FULL, FAKE_NVML_SCRIPTS_DIR)
+"""
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SMI = SMID = CAPTURES = None
+# Invalid UTF-8, ANSI colour and title escapes, a BEL, a quote, a comma, a backslash and a newline.
+HOSTILE = b'\x1b[31mEvil "GPU", model\xff\xfe\x1b]0;owned\x07 C:\\x41\nsecond line'
+
+
+def run(*args, expect=0, env=None):
+    proc = subprocess.run([SMI, *args], capture_output=True, timeout=60, env=env)
+    if proc.returncode != expect:
+        raise AssertionError(f"{args}: exit {proc.returncode}, expected {expect}\n"
+                             f"stdout: {proc.stdout.decode(errors='replace')}\nstderr: {proc.stderr.decode(errors='replace')}")
+    return proc
+
+
+def fake_nvml(script):
+    if not os.environ.get("FAKE_NVML_FULL"):
+        raise AssertionError("FAKE_NVML_FULL is not set: the fake NVML (smi-lib/tests/fake_nvml) must be built")
+    env = dict(os.environ)
+    env["HIPSTACK_NVML_LIBRARY"] = os.environ["FAKE_NVML_FULL"]
+    env["HIPSTACK_FAKE_NVML_SCRIPT"] = os.path.join(os.environ["FAKE_NVML_SCRIPTS_DIR"], script)
+    return env
+
+
+class LostGpus(unittest.TestCase):
+    """faults.txt: GPU 0 partly failing but readable, GPU 1 fallen off the bus, GPU 2 refused."""
+
+    def setUp(self):
+        self.env = fake_nvml("faults.txt")
+        self.empty = tempfile.mkdtemp(prefix="hipstack-truth-")  # no AMD GPU beside the fake NVIDIA ones
+        os.mkdir(os.path.join(self.empty, "sys"))
+        self.addCleanup(shutil.rmtree, self.empty, True)
+
+    def smi(self, *args, expect):
+        return run(*args, "--sysfs-root", os.path.join(self.empty, "sys"), expect=expect, env=self.env)
+
+    def test_list_names_every_gpu_and_why(self):
+        devices = json.loads(self.smi("list", "--json", expect=1).stdout)["devices"]
+        self.assertEqual([d["index"] for d in devices], [0, 1, 2])
+        self.assertIsNone(devices[0]["fault"])
+        self.assertIn("lost", devices[1]["fault"])
+        self.assertIn("nvmlDeviceGetHandleByIndex", devices[2]["fault"])
+        self.assertEqual(devices[1]["bdf"], "0000:af:00.0")  # the PCI info still answered
+        text = self.smi("list", expect=1).stdout.decode()
+        self.assertIn("GPU 1 cannot be read: the GPU is lost", text)
+        self.assertIn("GPU 2 cannot be read: NVML gives no handle", text)
+        self.assertNotIn("NVIDIA GPU", text)  # no made-up name
+        rows = list(csv.DictReader(io.StringIO(self.smi("list", "--csv", expect=1).stdout.decode())))
+        self.assertEqual([bool(r["fault"]) for r in rows], [False, True, True])
+        self.smi("list", "-g", "0", expect=0)
+
+    def test_health_fails_the_unreadable_gpus(self):
+        devices = json.loads(self.smi("health", "--json", expect=1).stdout)["devices"]
+        self.assertEqual([d["overall"] for d in devices][1:], ["FAIL", "FAIL"])
+        for d in devices[1:]:
+            self.assertEqual([(f["check"], f["verdict"]) for f in d["findings"]], [("device.readable", "FAIL")])
+            self.assertNotIn("passed", d["summary"])
+        text = self.smi("health", "-g", "1", expect=1).stdout.decode()
+        self.assertIn("device.readable", text)
+        self.assertNotIn("every check passed", text)
+
+    def test_metric_and_monitor_name_them(self):
+        text = self.smi("metric", "-g", "1", expect=1).stdout.decode()
+        self.assertIn("CANNOT BE READ: the GPU is lost", text)
+        doc = json.loads(self.smi("metric", "--json", "-g", "2", expect=1).stdout)
+        self.assertIn("nvmlDeviceGetHandleByIndex", doc["devices"][0]["fault"])
+        self.assertTrue(all(m.get("status") == "error" for m in doc["devices"][0]["metrics"].values()))
+        self.smi("metric", "-g", "0", expect=0)
+        monitor = self.smi("monitor", "-i", "1", expect=1).stdout.decode()
+        self.assertIn("GPU 1 cannot be read", monitor)
+        self.assertIn("GPU 2 cannot be read", monitor)
+        rows = list(csv.DictReader(io.StringIO(self.smi("monitor", "-i", "1", "--csv", expect=1).stdout.decode())))
+        self.assertEqual([bool(r["fault"]) for r in rows], [False, True, True])
+
+
+class UnknownIsNotPassed(unittest.TestCase):
+    def test_nothing_checkable_is_unknown_exit_8(self):
+        root = f"{CAPTURES}/real/k8s-device-plugin/topo-mi300-cpx/sys"  # KFD topology only
+        devices = json.loads(run("health", "--json", "-g", "0", "--sysfs-root", root, expect=8).stdout)["devices"]
+        self.assertEqual(devices[0]["overall"], "UNKNOWN")
+        self.assertIn("no check could be evaluated", devices[0]["summary"])
+        self.assertIn("thermal.temperature", devices[0]["not_checked"])
+        text = run("health", "-g", "0", "--sysfs-root", root, expect=8).stdout.decode()
+        self.assertNotIn("passed", text)
+        self.assertIn("not checked: thermal.temperature", text)
+
+    def test_partly_checked_names_what_was_not(self):
+        root = f"{CAPTURES}/real/lact/rx6900xt/sys"
+        (device,) = json.loads(run("health", "--json", "--sysfs-root", root).stdout)["devices"]
+        if device["not_checked"]:
+            self.assertNotIn("every check passed", device["summary"])
+            text = run("health", "--sysfs-root", root).stdout.decode()
+            self.assertIn("not checked: " + ", ".join(device["not_checked"]), text)
+
+
+class HostileText(unittest.TestCase):
+    TEXT_FILES = ("product_name", "product_number", "vbios_version", "serial_number", "mem_info_vram_vendor")
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="hipstack-hostile-")
+        self.addCleanup(shutil.rmtree, self.work, True)
+        shutil.copytree(f"{CAPTURES}/constructed/mi300x-8gpu-spx-nps1/sys", f"{self.work}/sys", symlinks=True)
+        shutil.copytree(f"{CAPTURES}/constructed/mi300x-8gpu-spx-nps1/proc", f"{self.work}/proc", symlinks=True)
+        device = f"{self.work}/sys/class/drm/card0/device"
+        for name in self.TEXT_FILES:
+            with open(os.path.join(device, name), "wb") as f:
+                f.write(HOSTILE + b"\n")
+        for pid in os.listdir(f"{self.work}/proc"):
+            if os.path.exists(f"{self.work}/proc/{pid}/comm"):
+                with open(f"{self.work}/proc/{pid}/comm", "wb") as f:
+                    f.write(HOSTILE[:15] + b"\n")
+        self.root = ["--sysfs-root", f"{self.work}/sys", "--procfs-root", f"{self.work}/proc"]
+
+    def assert_no_control_bytes(self, data, what):
+        controls = [b for b in data if (b < 0x20 and b not in (0x0a, 0x09)) or b == 0x7f]
+        self.assertEqual(controls, [], f"{what}: control bytes reach the output")
+        data.decode("utf-8")  # strict: raises on invalid UTF-8
+
+    def test_json_csv_and_terminal(self):
+        out = run("static", "--json", "-g", "0", *self.root).stdout
+        self.assert_no_control_bytes(out, "static --json")
+        metrics = json.loads(out)["devices"][0]["metrics"]
+        name = metrics["product_name"]["value"]
+        self.assertIn("\\x1b[31mEvil", name)     # the escape is shown as text, in hex
+        self.assertIn("\\xff\\xfe", name)        # so are the bytes that are not UTF-8
+        self.assertIn("C:\\\\x41", name)          # and a backslash cannot pose as an escape
+        table = run("static", "-g", "0", *self.root).stdout
+        self.assert_no_control_bytes(table, "static table")
+        self.assertIn(b"\\x1b[31mEvil", table)
+        rows = list(csv.DictReader(io.StringIO(run("static", "--csv", "-g", "0", *self.root).stdout.decode())))
+        by_metric = {r["metric"]: r["value"] for r in rows if not r["instance"]}
+        # Quotes and commas survive the CSV quoting: the field reads back to the JSON's value.
+        self.assertEqual(by_metric["product_name"], name)
+        self.assertIn('"GPU", model', by_metric["product_name"])
+        for args in (["process", "--json"], ["process"], ["list", "--json"], ["health", "--json"], ["metric", "--json"]):
+            proc = subprocess.run([SMI, *args, *self.root], capture_output=True, timeout=60)
+            self.assertIn(proc.returncode, (0, 1), args)
+            self.assert_no_control_bytes(proc.stdout, " ".join(args))
+        procs = json.loads(run("process", "--json", *self.root).stdout)["devices"]
+        names = [p["name"] for d in procs for p in d["processes"]]
+        self.assertTrue(any("\\x1b[31m" in n for n in names), names)
+
+    def test_metrics_page_passes_promtool(self):
+        promtool = shutil.which("promtool")
+        self.assertIsNotNone(promtool, "promtool (package prometheus) is required")
+        page = subprocess.run([SMID, "--once", "--sysfs-root", f"{self.work}/sys"], capture_output=True, timeout=60)
+        self.assertEqual(page.returncode, 0, page.stderr.decode(errors="replace"))
+        self.assert_no_control_bytes(page.stdout, "/metrics")
+        self.assertIn(b'value="\\\\x1b[31mEvil \\"GPU\\", model\\\\xff', page.stdout)
+        check = subprocess.run([promtool, "check", "metrics"], input=page.stdout, capture_output=True, timeout=60)
+        self.assertEqual(check.returncode, 0, check.stdout.decode() + check.stderr.decode())
+
+
+def main():
+    global SMI, SMID, CAPTURES
+    SMI, SMID, CAPTURES = sys.argv[1], sys.argv[2], sys.argv[3]
+    program = unittest.main(argv=[sys.argv[0]] + sys.argv[4:], verbosity=2, exit=False)
+    return 0 if program.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
