@@ -120,6 +120,11 @@ Config load_config(const std::string& path) {
       config.host = value;
     } else if (key == "health_policy") {
       config.health_policy = value;
+      try {
+        config.policy = smi::HealthPolicy::from_file(value);
+      } catch (const smi::Error& e) {
+        throw std::runtime_error(fmt::format("{}: health_policy: {}", where, e.what()));
+      }
     } else {
       throw std::runtime_error(fmt::format("{}: unknown key \"{}\"", where, key));
     }

@@ -1,6 +1,8 @@
 // hipstack-smid configuration: a "key = value" file (docs/daemon.md), reloaded on SIGHUP.
 #pragma once
 
+#include <hipstack/smi.hpp>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -28,12 +30,16 @@ struct Config {
   std::string procfs_root;
   std::string host;                               // "host" label; "" = gethostname()
   std::string health_policy;                      // HealthPolicy file; "" = defaults
+  // health_policy's thresholds, read and checked by load_config: a configuration that names a
+  // missing or malformed file is refused as a whole (at start, or by a reload that keeps the old one).
+  smi::HealthPolicy policy;
 };
 
 // Throws std::runtime_error naming `where` unless value is unix:/PATH, host:port or off.
 void check_grpc_listen(const std::string& value, const std::string& where);
 
-// Reads a config file; throws std::runtime_error naming file:line for a bad line.
+// Reads a config file and every file it names that is read at once (health_policy); throws
+// std::runtime_error naming file:line for a bad line.
 Config load_config(const std::string& path);
 
 }  // namespace hipstack::smid

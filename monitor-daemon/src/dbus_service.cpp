@@ -166,7 +166,7 @@ int get_devices(sd_bus*, const char*, const char*, const char*, sd_bus_message* 
   int r = sd_bus_message_open_container(reply, 'a', "(usssssb)");
   for (const Sampler::View& view : impl.source()->views()) {
     const smi::DeviceSummary& d = view.snapshot->device;
-    const int up = view.snapshot->have_live && !view.stale ? 1 : 0;
+    const int up = Sampler::up(view) ? 1 : 0;
     if (r >= 0) r = sd_bus_message_append(reply, "(usssssb)", d.index, d.vendor.c_str(), d.backend.c_str(), d.name.c_str(),
                                           d.uuid.c_str(), d.bdf.c_str(), up);
   }

@@ -71,7 +71,8 @@ void fill_device(const Sampler::View& view, std::chrono::steady_clock::time_poin
   out->set_uuid(snap.device.uuid);
   out->set_bdf(snap.device.bdf);
   out->set_partition_count(snap.device.partition_count);
-  out->set_up(snap.have_live && !view.stale);
+  out->set_up(Sampler::up(view));
+  out->set_fault(snap.device.fault);
   out->set_sample_age_seconds(snap.have_live ? std::chrono::duration<double>(now - snap.live_at).count() : -1.0);
 }
 

@@ -188,9 +188,18 @@ int run(int argc, char** argv) {
   const int signal_fd = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0) throw std::runtime_error("signalfd failed");
 
+  // A configuration that cannot be loaded (a bad line, a file it names missing or malformed) is a
+  // usage error: exit 2 at start. A reload with one keeps the running configuration.
+  Config initial;
+  try {
+    initial = load();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hipstack-smid: configuration refused: %s\n", e.what());
+    return 2;
+  }
   Runtime rt;
   if (once) {
-    Config config = load();
+    Config config = std::move(initial);
     if (config.host.empty()) config.host = hostname();
     smi::OpenOptions open;
     open.sysfs_root = config.sysfs_root;
@@ -203,7 +212,7 @@ int run(int argc, char** argv) {
     std::fflush(stdout);
     std::_Exit(0);  // workers are detached and may sit in a blocking read: do not wait for them
   }
-  start(rt, load());
+  start(rt, std::move(initial));
   sd_notifyf(0, "READY=1\nSTATUS=serving %zu GPU(s) on %s", rt.current()->sampler->views().size(), rt.config.listen.c_str());
 
   std::uint64_t watchdog_usec = 0;

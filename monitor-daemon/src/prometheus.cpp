@@ -15,8 +15,19 @@ using smi::Unit;
 
 struct UnitMapping {
   const char* suffix;  // "" when the name needs none
-  double scale;        // catalogue unit -> base unit
+  double scale;        // catalogue unit -> base unit: multiply by a power of ten >= 1, or divide by 1/scale
 };
+
+// Converted so that a catalogue value that prints exactly prints exactly in base units: 57 % is
+// 57 / 100 = 0.57, where 57 * 0.01 would be 0.5700000000000001 (0.01 has no exact double).
+double to_base(double value, const UnitMapping& unit) {
+  return unit.scale >= 1 ? value * unit.scale : value / std::round(1 / unit.scale);
+}
+
+// hipstack_gpu_health values: -1 unknown, 0 pass, 1 warn, 2 fail.
+int health_value(smi::Verdict verdict) {
+  return verdict == smi::Verdict::unknown ? -1 : static_cast<int>(verdict);
+}
 
 UnitMapping base_unit(Unit unit) {
   switch (unit) {
@@ -119,7 +130,7 @@ std::string render_samples(const std::vector<Sampler::View>& views, const Exposi
         sample_labels += fmt::format(",value=\"{}\"", escape_label_value(*text));
         buckets[r.id].push_back({"{" + sample_labels + "}", 1.0});
       } else if (const auto number = r.number()) {
-        buckets[r.id].push_back({"{" + sample_labels + "}", *number * base_unit(info->unit).scale});
+        buckets[r.id].push_back({"{" + sample_labels + "}", to_base(*number, base_unit(info->unit))});
       }
     };
     for (const auto* readings : {&snap.facts, &snap.live}) {
@@ -131,18 +142,17 @@ std::string render_samples(const std::vector<Sampler::View>& views, const Exposi
       for (const smi::Reading& r : partition.readings) add(r, partition_labels);
     }
     // One series per check: a check with several findings (one per sensor) reports its worst.
+    // UNKNOWN (could not be evaluated) is -1: exported, so alerts can see it, and below every
+    // evaluated verdict, so "> 0" and "== 2" queries keep their meaning.
     std::map<std::string, int> worst;
     for (const smi::HealthFinding& f : snap.health.findings) {
-      if (f.verdict == smi::Verdict::unknown) continue;
-      int& v = worst.try_emplace(f.check, 0).first->second;
-      v = std::max(v, static_cast<int>(f.verdict));
+      int& v = worst.try_emplace(f.check, -1).first->second;
+      v = std::max(v, health_value(f.verdict));
     }
     for (const auto& [check, verdict] : worst) {
       health.push_back({fmt::format("{{{},check=\"{}\"}}", labels, escape_label_value(check)), static_cast<double>(verdict)});
     }
-    if (snap.health.overall != smi::Verdict::unknown) {
-      health.push_back({fmt::format("{{{},check=\"overall\"}}", labels), static_cast<double>(static_cast<int>(snap.health.overall))});
-    }
+    health.push_back({fmt::format("{{{},check=\"overall\"}}", labels), static_cast<double>(health_value(snap.health.overall))});
   }
   std::string out;
   out.reserve(64 * 1024);
@@ -152,7 +162,8 @@ std::string render_samples(const std::vector<Sampler::View>& views, const Exposi
     family(out, family_name(info), info.kind == Kind::counter ? "counter" : "gauge", info.help, bucket->second);
   }
   family(out, "hipstack_gpu_health", "gauge",
-         "Health check verdict: 0 pass, 1 warn, 2 fail (check=\"overall\" is the GPU's verdict).", health);
+         "Health check verdict: -1 unknown (could not be evaluated), 0 pass, 1 warn, 2 fail (check=\"overall\" is the GPU's verdict).",
+         health);
   family(out, "hipstack_smid_build_info", "gauge", "hipstack-smid build information.",
          {{fmt::format("{{version=\"{}\",host=\"{}\"}}", escape_label_value(context.version), escape_label_value(context.host)), 1.0}});
   return out;
@@ -164,10 +175,11 @@ void render_status(std::string& out, const std::vector<Sampler::View>& views, co
   for (const Sampler::View& view : views) {
     if (!view.snapshot) continue;
     const std::string labels = "{" + device_labels(view.snapshot->device, context.host) + "}";
-    up.push_back({labels, view.stale ? 0.0 : 1.0});
+    up.push_back({labels, Sampler::up(view) ? 1.0 : 0.0});
     if (view.snapshot->have_live) age.push_back({labels, std::chrono::duration<double>(now - view.snapshot->live_at).count()});
   }
-  family(out, "hipstack_gpu_up", "gauge", "1 when the GPU's latest sample finished within the read deadline, 0 when it is stuck.", up);
+  family(out, "hipstack_gpu_up", "gauge",
+         "1 when the GPU's latest sample finished within the read deadline and the GPU answered it; 0 when it is stuck, lost or unreadable.", up);
   family(out, "hipstack_gpu_sample_age_seconds", "gauge", "Age of the GPU's latest live sample.", age);
 }
 

@@ -9,10 +9,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-smi::HealthPolicy policy_of(const Config& config) {
-  return config.health_policy.empty() ? smi::HealthPolicy{} : smi::HealthPolicy::from_file(config.health_policy);
-}
-
 }  // namespace
 
 // Wakes the workers at once when the sampler goes (a reload): they sleep on this rather than in
@@ -45,7 +41,7 @@ namespace {
 void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, Config config,
                 std::shared_ptr<DeviceState> state, std::shared_ptr<StopSignal> stop,
                 std::shared_ptr<std::atomic<std::uint64_t>> progress) {
-  const smi::HealthPolicy policy = policy_of(config);
+  const smi::HealthPolicy& policy = config.policy;  // loaded and checked with the configuration
   std::vector<smi::MetricId> wanted;
   for (const std::string& name : config.metrics) wanted.push_back(smi::find_metric(name)->id);
   const smi::DeviceSummary device = system->devices().at(index);
@@ -70,6 +66,7 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
     }
     snapshot->device = device;
     try {
+      snapshot->device.fault = system->fault(index);
       smi::SampleOptions live;
       live.metrics = wanted;
       snapshot->live = system->sample(index, live);
@@ -181,6 +178,11 @@ bool Sampler::ready() const {
     if (!view.stale && !view.snapshot->have_live) return false;
   }
   return true;
+}
+
+bool Sampler::up(const View& view) noexcept {
+  const DeviceSnapshot* snap = view.snapshot.get();
+  return snap != nullptr && snap->have_live && !view.stale && snap->device.fault.empty() && smi::device_answered(snap->live);
 }
 
 }  // namespace hipstack::smid

@@ -59,6 +59,9 @@ class Sampler {
     bool stale = false;  // the current sample has run past the read deadline
   };
   [[nodiscard]] std::vector<View> views() const;
+  // The one definition of "up" for /metrics, gRPC and D-Bus: a live sample finished within the
+  // read deadline, the device has no fault (lost, gone) and it answered that sample.
+  [[nodiscard]] static bool up(const View& view) noexcept;
   // The kept samples of one device (index into views()), oldest first.
   [[nodiscard]] std::vector<std::shared_ptr<const HistoryEntry>> history(std::size_t device) const;
   [[nodiscard]] const smi::System& system() const noexcept { return *system_; }

@@ -431,10 +431,12 @@ class HealthTests(DaemonTest):
         self.assertEqual([v for _, v in ecc], [2])
         self.assertEqual([v for _, v in series(samples, "hipstack_gpu_health", gpu="1", check="overall")], [2])
         self.assertEqual([v for _, v in series(samples, "hipstack_gpu_health", gpu="0", check="overall")], [0])
-        # One series per (GPU, check), values 0/1/2 only.
+        # One series per (GPU, check), values -1 (unknown), 0, 1, 2 only; GPU 0's unreadable RAS
+        # block is UNKNOWN, and exported as -1.
         keys = [(l["gpu"], l["check"]) for l, _ in series(samples, "hipstack_gpu_health")]
         self.assertEqual(len(keys), len(set(keys)))
-        self.assertTrue(all(v in (0, 1, 2) for _, v in series(samples, "hipstack_gpu_health")))
+        self.assertTrue(all(v in (-1, 0, 1, 2) for _, v in series(samples, "hipstack_gpu_health")))
+        self.assertEqual([v for _, v in series(samples, "hipstack_gpu_health", gpu="0", check="ras.unreadable")], [-1])
         self.assertEqual(len({g for g, _ in keys}), 8)
 
 
@@ -471,9 +473,14 @@ class SignalTests(DaemonTest):
         self.assertEqual(len(series(samples, "hipstack_gpu_up")), 8)
 
         # A bad file on reload: the running configuration stays, stderr names file:line.
+        # health_policy files are read with the configuration: a missing or malformed one is
+        # refused by the reload (the daemon used to abort on it in its sampler threads).
+        policy = self.config("thermal_margin = 5\ncolour = blue\n", name="policy.conf")
         for bad, line in (("metrics = temperature_junction\nthis is not a key value line\n", 2),
                           ("fast_interval_ms = 100\nfast_interval_ms = 1\n", 2),
-                          ("metrics = temperature_junction, no_such_metric\n", 1)):
+                          ("metrics = temperature_junction, no_such_metric\n", 1),
+                          ("metrics = temperature_junction\nhealth_policy = /nonexistent/policy.conf\n", 2),
+                          ("metrics = temperature_junction\nhealth_policy = %s\n" % policy, 2)):
             write(conf, bad)
             mark = d.mark()
             d.signal(signal.SIGHUP)
@@ -753,8 +760,11 @@ class CommandLineTests(DaemonTest):
         self.assertEqual(r.returncode, 0)
         self.assertIn("--sysfs-root", r.stdout.decode())
 
-    def test_bad_config_exit_1_with_file_and_line(self):
+    def test_bad_config_exit_2_with_file_and_line(self):
+        policy = self.config("thermal_margin = 5\nthermal_margin = -3\n", name="policy.conf")
         cases = (
+            ("health_policy = /nonexistent/policy.conf\n", 1),
+            ("fast_interval_ms = 100\nhealth_policy = %s\n" % policy, 2),
             ("# a comment\nfast_interval_ms = 100\nthis is not a key value line\n", 3),
             ("fast_interval_ms = 5\n", 1),
             ("listen = 127.0.0.1:0\n\nslow_interval_ms = soon\n", 3),
@@ -765,11 +775,12 @@ class CommandLineTests(DaemonTest):
         for text, line in cases:
             with self.subTest(line=text.strip().splitlines()[-1]):
                 conf = self.config(text)
-                r = subprocess.run([SMID, "--config", conf, "--listen", "127.0.0.1:0", "--sysfs-root", spx()],
-                                   capture_output=True, timeout=5)
-                self.assertEqual(r.returncode, 1, r.stderr.decode())
-                self.assertIn("%s:%d" % (conf, line), r.stderr.decode())
-                self.assertNotIn("listening", r.stderr.decode())
+                for once in ([], ["--once"]):
+                    r = subprocess.run([SMID, "--config", conf, "--listen", "127.0.0.1:0", "--sysfs-root", spx()] + once,
+                                       capture_output=True, timeout=5)
+                    self.assertEqual(r.returncode, 2, r.stderr.decode())
+                    self.assertIn("%s:%d" % (conf, line), r.stderr.decode())
+                    self.assertNotIn("listening", r.stderr.decode())
 
     def test_cannot_listen_exit_1(self):
         with socket.socket() as busy:

@@ -470,7 +470,29 @@ TEST(Render, SampleAgeOnlyOnceALiveSampleExists) {
   EXPECT_GE(age, 1.5);
   EXPECT_LT(age, 10);
   EXPECT_TRUE(find(page, "hipstack_gpu_sample_age_seconds", {{"gpu", "1"}}).empty());
-  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_up", {{"gpu", "1"}}), 1);
+  // Listed, but not up: nothing has been read from it yet.
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_up", {{"gpu", "1"}}), 0);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_up", {{"gpu", "0"}}), 1);
+}
+
+TEST(Render, AFaultedOrUnansweringGpuIsDown) {
+  SnapshotBuilder lost(device(0));
+  lost.live(real("temperature_edge", 40));
+  lost.snap->device.fault = "the GPU is lost (fallen off the bus)";
+  SnapshotBuilder failing(device(1));
+  smi::Reading eio;
+  eio.id = smi::MetricId::temperature_edge;
+  eio.status = smi::Status::error;
+  eio.error_code = 5;
+  failing.snap->live = {eio};
+  SnapshotBuilder sparse(device(2));  // nothing supported, nothing failed: up
+  smi::Reading unsupported;
+  unsupported.id = smi::MetricId::temperature_edge;
+  sparse.snap->live = {unsupported};
+  const Page page = parse_page(render_metrics({lost.view(), failing.view(), sparse.view()}, kContext));
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_up", {{"gpu", "0"}}), 0);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_up", {{"gpu", "1"}}), 0);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_up", {{"gpu", "2"}}), 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -627,7 +649,7 @@ TEST(Health, OneSeriesPerCheckWithTheWorstVerdict) {
       .finding("memory.uncorrectable_ecc", smi::Verdict::fail)
       .finding("memory.correctable_ecc", smi::Verdict::unknown)
       .finding("memory.correctable_ecc", smi::Verdict::pass)
-      .finding("pcie.replays", smi::Verdict::unknown)  // nothing checked: no series
+      .finding("pcie.replays", smi::Verdict::unknown)  // nothing checked: -1
       .finding("power.at_cap", smi::Verdict::fail)
       .finding("power.at_cap", smi::Verdict::warn)
       .overall(smi::Verdict::fail);
@@ -640,8 +662,8 @@ TEST(Health, OneSeriesPerCheckWithTheWorstVerdict) {
   EXPECT_EQ(verdict("memory.correctable_ecc"), 0);
   EXPECT_EQ(verdict("power.at_cap"), 2);
   EXPECT_EQ(verdict("overall"), 2);
-  EXPECT_TRUE(find(page, "hipstack_gpu_health", {{"check", "pcie.replays"}}).empty());
-  EXPECT_EQ(find(page, "hipstack_gpu_health").size(), 5u);  // 4 checks + overall, no duplicates
+  EXPECT_EQ(verdict("pcie.replays"), -1);
+  EXPECT_EQ(find(page, "hipstack_gpu_health").size(), 6u);  // 5 checks + overall, no duplicates
   std::set<std::string> checks;
   for (const Sample& s : find(page, "hipstack_gpu_health")) {
     EXPECT_TRUE(checks.insert(s.labels.at("check")).second) << "duplicate series: " << s.line;
@@ -649,12 +671,23 @@ TEST(Health, OneSeriesPerCheckWithTheWorstVerdict) {
   }
 }
 
-TEST(Health, UnknownOverallHasNoSeries) {
+TEST(Health, UnknownIsExportedAsMinusOne) {
   SnapshotBuilder gpu(device(0));
   gpu.finding("thermal.temperature", smi::Verdict::unknown);
   const Page page = parse_page(render_metrics({gpu.view()}, kContext));
-  EXPECT_TRUE(find(page, "hipstack_gpu_health").empty());
-  EXPECT_EQ(page.body.find("# TYPE hipstack_gpu_health"), std::string::npos);
+  EXPECT_EQ(value_of(page, "hipstack_gpu_health", {{"check", "thermal.temperature"}}), -1);
+  EXPECT_EQ(value_of(page, "hipstack_gpu_health", {{"check", "overall"}}), -1);  // nothing evaluated
+  EXPECT_NE(page.body.find("-1 unknown"), std::string::npos);  // the HELP says so
+}
+
+TEST(Render, PercentAndMillivoltsPrintExactly) {
+  SnapshotBuilder gpu(device(0));
+  gpu.live(real("gpu_busy", 57)).live(real("voltage_gfx", 707));
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  EXPECT_NE(page.body.find("hipstack_gpu_gpu_busy_ratio{gpu=\"0\""), std::string::npos);
+  for (const Sample& s : find(page, "hipstack_gpu_gpu_busy_ratio")) EXPECT_NE(s.line.find("} 0.57"), std::string::npos) << s.line;
+  for (const Sample& s : find(page, "hipstack_gpu_voltage_gfx_volts")) EXPECT_NE(s.line.find("} 0.707"), std::string::npos) << s.line;
+  EXPECT_EQ(page.body.find("0.5700000000000001"), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------------

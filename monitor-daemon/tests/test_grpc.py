@@ -400,6 +400,11 @@ class FaultTests(GrpcTest):
         bdf = [d.bdf for d in self.stub.ListDevices(pb.ListDevicesRequest()).devices][1]
         os.rename(card, card + ".gone")
         gone = self.wait_for(lambda c: c[bdf] == 0, "the vanished GPU still has readings")
+        # It is down, and says why, while the others stay up.
+        devices = {d.bdf: d for d in self.stub.ListDevices(pb.ListDevicesRequest()).devices}
+        self.assertFalse(devices[bdf].up)
+        self.assertIn("the device is gone", devices[bdf].fault)
+        self.assertEqual([b for b, d in devices.items() if not d.up], [bdf])
         self.assertEqual({b: n for b, n in gone.items() if b != bdf}, {b: n for b, n in healthy.items() if b != bdf})
         errors = [r for d in self.stub.GetMetrics(pb.GetMetricsRequest(devices=[bdf])).devices for r in d.readings
                   if r.status in (pb.READING_STATUS_ERROR, pb.READING_STATUS_UNAVAILABLE)]
@@ -407,6 +412,22 @@ class FaultTests(GrpcTest):
         self.assertTrue(any("card8" in r.detail for r in errors), errors[0])
         os.rename(card + ".gone", card)
         self.wait_for(lambda c: c == healthy, "the GPU did not come back")
+        self.assertEqual(self.wait_sampled()[1].fault, "")
+
+    def test_hostile_text_decodes(self):
+        # Invalid UTF-8 and terminal escapes in the text files: the strings arrive as valid UTF-8
+        # (protobuf refuses anything else), with the bytes shown as \xNN.
+        root = self.copy_capture()
+        for name in ("product_name", "vbios_version", "serial_number"):
+            with open(os.path.join(root, "class/drm/card0/device", name), "wb") as f:
+                f.write(b"\x1b[31mEvil\xff\xfe\x07 GPU\n")
+        self.start(sysfs=root)
+        bdf = self.stub.ListDevices(pb.ListDevicesRequest()).devices[0].bdf
+        snapshot = self.stub.GetMetrics(pb.GetMetricsRequest(devices=[bdf], include_facts=True))
+        texts = {r.metric: r.text for d in snapshot.devices for r in d.readings if r.WhichOneof("value") == "text"}
+        self.assertEqual(texts.get("product_name"), "\\x1b[31mEvil\\xff\\xfe\\x07 GPU", texts)
+        detail = self.stub.GetDevice(pb.GetDeviceRequest(device=bdf))
+        self.assertTrue(detail.ByteSize() > 0)
 
     def test_malformed_gpu_metrics(self):
         root = self.copy_capture()

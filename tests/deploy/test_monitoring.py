@@ -480,6 +480,8 @@ FAULTS_EXPECTED = {  # captures/constructed/mi300x-8gpu-faults/README.md: one pl
     ("HipstackGpuPcieLinkDegraded", "5", "width", "pending"),  # x8 of x16
     ("HipstackGpuPcieLinkDegraded", "5", "speed", "pending"),  # 16 of 32 GT/s, busy
     ("HipstackGpuHot", "6", "junction", "pending"),       # 98 °C, limit 100 °C
+    ("HipstackGpuHealthCheckFailed", "1", "", "pending"),  # memory.uncorrectable_ecc FAIL
+    ("HipstackGpuHealthCheckFailed", "4", "", "pending"),  # memory.bad_page_threshold FAIL
 }
 
 
