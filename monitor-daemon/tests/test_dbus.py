@@ -146,6 +146,25 @@ class DbusTest(unittest.TestCase):
         verdict = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "1", "0")["data"][0][0][2]
         self.assertIn(verdict, ("WARN", "FAIL"))
 
+    def test_hostile_text_is_sent_printable(self):
+        # sd-bus refuses strings that are not valid UTF-8: a text file with invalid bytes and a
+        # terminal escape must still reach D-Bus clients, with the bytes written as \xNN.
+        level = os.path.join(self.sysfs, "class/drm/card0/device/power_dpm_force_performance_level")
+        with open(level + ".new", "wb") as f:
+            f.write(b"\x1b[31mauto\xff\xfe\n")
+        os.replace(level + ".new", level)
+        deadline = time.monotonic() + 10
+        value = None
+        while time.monotonic() < deadline:
+            answer = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "asas", "1", "0", "1", "performance_level")
+            values = [r[4]["data"] for r in answer["data"][0] if r[3] == "ok"]
+            value = values[0] if values else None
+            if value and "x1b" in value:
+                break
+            time.sleep(0.05)
+        self.assertEqual(value, "\\x1b[31mauto\\xff\\xfe", self.stderr())
+        self.assertEqual(len(self.busctl("get-property", NAME, PATH, IFACE, "Devices")["data"]), 8)
+
 
 def main():
     global SMID, SMI, CAPTURES
