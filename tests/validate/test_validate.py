@@ -411,6 +411,31 @@ class Validate(unittest.TestCase):
         self.assertTrue(failing, [t for t in report["tests"] if t["test"] == "health"])
         self.assertTrue(all(t["advice"] for t in failing))
 
+    def test_link_and_health_verdicts_are_the_health_engines(self):
+        # captures/constructed/mi300x-8gpu-faults/README.md: GPU 5 trained x8 of x16 (health WARN),
+        # GPU 0 has a RAS block that cannot be read (UNKNOWN), GPU 1 uncorrectable ECC (FAIL).
+        report = self.run_validate("-r", "1", capture="constructed/mi300x-8gpu-faults", expect=1)
+
+        def on_gpu(name, gpu):
+            (found,) = [t for t in report["tests"] if t["test"] == name and t["device"] == gpu]
+            return found
+        link = on_gpu("pcie.link", 5)
+        self.assertEqual(link["verdict"], "warn", link)  # as `hipstack-smi health` says, not fail
+        self.assertIn("narrower", link["message"])
+        gpu0 = on_gpu("health", 0)
+        self.assertEqual(gpu0["verdict"], "pass")
+        self.assertRegex(gpu0["message"], r"\d+ not checked: .*ras\.unreadable")  # named, never "none warns"
+        self.assertNotIn("every check passed", gpu0["message"])
+        self.assertEqual(on_gpu("health", 1)["verdict"], "fail")
+
+    def test_gpu_with_nothing_to_check_is_not_passed(self):
+        report = self.run_validate("-r", "1", capture="real/k8s-device-plugin/topo-mi300-cpx")
+        health = [t for t in report["tests"] if t["test"] == "health"]
+        self.assertTrue(health)
+        for t in health:
+            self.assertEqual(t["verdict"], "skip", t)
+            self.assertIn("no check could be evaluated", t["message"])
+
     # ---- arguments and configuration ----
 
     def test_bad_arguments_and_config(self):
