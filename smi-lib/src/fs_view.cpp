@@ -130,8 +130,9 @@ FileBytes RootedFs::read_bytes(const std::string& path, std::size_t max_bytes) c
 }
 
 int RootedFs::write_text(const std::string& path, std::string_view text) const {
-  // No O_CREAT: a missing attribute means the driver does not offer the control.
-  const int fd = ::open(host_path(path).c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  // No O_CREAT: a missing attribute means the driver does not offer the control. O_NOFOLLOW: an
+  // attribute is a regular file; a link planted in its place is refused (ELOOP), never written through.
+  const int fd = ::open(host_path(path).c_str(), O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return errno;
   int result = 0;
   for (;;) {
