@@ -32,6 +32,7 @@ Caller Access::identify(const grpc::ServerContext& context) const {
       caller.refusal = admin_group_exists_
                            ? fmt::format("uid {} is neither root nor in the admin group \"{}\"", credentials->uid, admin_group_name_)
                            : fmt::format("uid {} is not root (admin group \"{}\" does not exist)", credentials->uid, admin_group_name_);
+      caller.denial = "needs the admin role: root or the daemon's admin group, on the unix socket";
     }
     return caller;
   }
@@ -42,11 +43,15 @@ Caller Access::identify(const grpc::ServerContext& context) const {
     caller.who = fmt::format("client certificate CN={} from {}", subject, peer);
     caller.admin = !subject.empty() &&
                    std::find(tls_admin_subjects_.begin(), tls_admin_subjects_.end(), subject) != tls_admin_subjects_.end();
-    if (!caller.admin) caller.refusal = fmt::format("client certificate CN={} is not in tls_admin_subjects", subject);
+    if (!caller.admin) {
+      caller.refusal = fmt::format("client certificate CN={} is not in tls_admin_subjects", subject);
+      caller.denial = "needs the admin role: a client certificate with the admin role";
+    }
     return caller;
   }
   caller.who = fmt::format("{} without a client certificate", peer);
   caller.refusal = "mutations over TCP need mutual TLS with an admin client certificate";
+  caller.denial = caller.refusal;
   return caller;
 }
 

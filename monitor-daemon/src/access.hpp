@@ -17,7 +17,8 @@ namespace hipstack::smid {
 struct Caller {
   std::string who;      // for the log: "uid 1000 gid 1000 pid 4242 on the unix socket", "CN=ops on TLS"
   bool admin = false;
-  std::string refusal;  // why not admin (empty when admin)
+  std::string refusal;  // for the log: why not admin (empty when admin), naming uid and group
+  std::string denial;   // for the caller: the role it lacks, without its uid or the group's name
 };
 
 class Access {

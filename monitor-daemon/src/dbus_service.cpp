@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <systemd/sd-bus.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -31,6 +32,19 @@ using Impl = DbusService::Impl;
 constexpr std::size_t kMaxItems = 1024;
 constexpr const char* kNoSuchDevice = "org.hipstack.Monitor1.Error.NoSuchDevice";
 
+// A caller's text as error messages show it: printable (sd-bus drops a reply that is not valid
+// UTF-8, so the caller would wait for its timeout) and cut to `max` bytes on a character boundary.
+std::string shown(std::string_view text, std::size_t max = 64) {
+  std::string out = smi::printable_text(text.substr(0, 4 * max));
+  if (out.size() > max) {
+    std::size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    out.resize(cut);
+    out += "...";
+  }
+  return out;
+}
+
 int read_strings(sd_bus_message* m, std::vector<std::string>& out, sd_bus_error* error, const char* what) {
   int r = sd_bus_message_enter_container(m, 'a', "s");
   if (r < 0) return r;
@@ -54,9 +68,10 @@ int select(const Sampler& sampler, const std::vector<std::string>& selectors, st
     try {
       const std::uint32_t index = sampler.system().resolve(selector);
       if (index >= count) throw smi::Error(smi::Error::Code::no_such_device, "not sampled");
-      out.push_back(index);
+      if (std::find(out.begin(), out.end(), index) == out.end()) out.push_back(index);  // each GPU once
     } catch (const smi::Error& e) {
-      return sd_bus_error_setf(error, kNoSuchDevice, "device \"%.64s\": %s", selector.c_str(), e.what());
+      return sd_bus_error_setf(error, kNoSuchDevice, "device \"%s\": %s", shown(selector).c_str(),
+                               e.code() == smi::Error::Code::no_such_device ? "no such device" : shown(e.what(), 200).c_str());
     }
   }
   return 0;
@@ -114,7 +129,7 @@ int get_metrics(sd_bus_message* m, void* userdata, sd_bus_error* error) {
   std::vector<smi::MetricId> wanted;
   for (const std::string& name : names) {
     const smi::MetricInfo* info = smi::find_metric(name);
-    if (info == nullptr) return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "unknown metric \"%.64s\"", name.c_str());
+    if (info == nullptr) return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "unknown metric \"%s\"", shown(name).c_str());
     wanted.push_back(info->id);
   }
   const auto sampler = impl.source();

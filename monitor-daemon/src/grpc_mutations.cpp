@@ -56,7 +56,8 @@ grpc::Status MonitorService::mutate(grpc::ServerContext& context, const std::str
   const std::string action = fmt::format("{} on GPU {}", what, index);
   if (!caller.admin) {
     std::fprintf(stderr, "hipstack-smid: refused %s for %s: %s\n", action.c_str(), caller.who.c_str(), caller.refusal.c_str());
-    return {grpc::StatusCode::PERMISSION_DENIED, fmt::format("{}: {}", action, caller.refusal)};
+    // The log names the caller; the caller learns only the role it lacks (not its uid or the group).
+    return {grpc::StatusCode::PERMISSION_DENIED, fmt::format("{}: {}", action, caller.denial)};
   }
   std::lock_guard lock(mutation_mutex_);
   smi::ControlResult result;

@@ -84,6 +84,24 @@ void respond(int fd, const HttpResponse& r, bool keep_alive = false, bool head_o
   }
 }
 
+// Ends a connection whose client may still be sending: stop writing, then read and drop what
+// arrives for a moment (at most 64 KiB, 200 ms), so the close does not reset the connection and
+// destroy the answer before the client has read it.
+void close_gently(int fd) {
+  ::shutdown(fd, SHUT_WR);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  std::size_t dropped = 0;
+  char buffer[4096];
+  while (dropped < 64 * 1024) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) return;
+    dropped += static_cast<std::size_t>(n);
+  }
+}
+
 // The value of header `name` (lower case) in a request head, lower-cased; "" when absent.
 std::string header_value(const std::string& head, std::string_view name) {
   std::size_t pos = head.find("\r\n");
@@ -216,6 +234,15 @@ void HttpServer::serve(int client, const Handler& handler) {
     const bool keep_alive = http11 ? connection.find("close") == std::string::npos
                                    : connection.find("keep-alive") != std::string::npos;
     if (method != "GET" && method != "HEAD") return respond(client, plain_text(405, "only GET\n"));
+    // GET and HEAD carry no body. A request that announces one is refused and the connection
+    // closed, rather than its body being read as the next request (a proxy would disagree with us
+    // about where requests start: request smuggling).
+    std::string length = header_value(head, "content-length");
+    std::erase_if(length, [](char c) { return c == ' ' || c == '\t'; });
+    if (!header_value(head, "transfer-encoding").empty() || (!length.empty() && length != "0")) {
+      respond(client, plain_text(400, "a GET request has no body\n"));
+      return close_gently(client);
+    }
     HttpResponse response;
     try {
       response = handler(path);

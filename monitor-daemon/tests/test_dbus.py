@@ -110,6 +110,17 @@ class DbusTest(unittest.TestCase):
         r = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "1", "GPU-nope", check=False)
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("GPU-nope", r.stderr)
+        # A selector cut inside a character at the message's length limit, and one with a terminal
+        # escape: each gets its error reply at once (valid UTF-8), with the escape shown as text.
+        for selector, shown in (("x" + "\u00e9" * 40, "x\u00e9"), ("\x1b[31mred", "\\x1b[31mred")):
+            started = time.monotonic()
+            r = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "1", selector, check=False)
+            self.assertLess(time.monotonic() - started, 5)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(shown, r.stderr)
+            self.assertNotIn("\x1b", r.stderr)
+        answer = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "3", "0", "0", self.smi("list")["devices"][0]["bdf"])
+        self.assertEqual(len(answer["data"][0]), 1)  # one GPU named three times: one entry
         r = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "s", "wrong signature", check=False)
         self.assertNotEqual(r.returncode, 0)
         self.assertEqual(len(self.busctl("get-property", NAME, PATH, IFACE, "Devices")["data"]), 8)  # still serving

@@ -53,6 +53,18 @@ class KeepAliveTests(base.DaemonTest):
             self.assertTrue(answer.startswith("HTTP/1.1 200 "), answer)
             self.assertIn("Connection: close", answer)
 
+    def test_a_get_with_a_body_is_refused_not_read_as_a_request(self):
+        d = self.start()
+        wait_ready(d.port)
+        smuggled = b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
+        for head in (b"Content-Length: %d\r\n" % len(smuggled), b"Transfer-Encoding: chunked\r\n"):
+            answer = raw_request(d.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n" + smuggled, timeout=1.5)
+            self.assertTrue(answer.startswith("HTTP/1.1 400 "), answer)
+            self.assertEqual(answer.count("HTTP/1.1 "), 1, answer)  # the body was not served as a request
+            self.assertIn("Connection: close", answer)
+        answer = raw_request(d.port, b"GET /healthz HTTP/1.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        self.assertTrue(answer.startswith("HTTP/1.1 200 "), answer)
+
     def test_cached_page_follows_new_samples(self):
         d = self.start(config=self.config("fast_interval_ms = 100\n"))
         wait_ready(d.port)

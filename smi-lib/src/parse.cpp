@@ -322,4 +322,6 @@ std::string normalise_bdf(std::string_view bdf) {
   return id;
 }
 
+std::string printable_text(std::string_view raw) { return detail::printable_text(raw); }
+
 }  // namespace hipstack::smi

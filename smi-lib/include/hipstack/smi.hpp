@@ -196,6 +196,11 @@ struct SampleOptions {
 // Compare addresses from different sources only after this.
 HIPSTACK_SMI_CXX_API std::string normalise_bdf(std::string_view bdf);
 
+// Text made safe for any output, as the library makes every string it returns (api.md, "Text"):
+// valid UTF-8 stays, a backslash doubles, control characters and invalid bytes become "\xNN".
+// For programs that echo what they were given (a selector in an error message).
+HIPSTACK_SMI_CXX_API std::string printable_text(std::string_view raw);
+
 struct DeviceSummary {
   std::uint32_t index = 0;  // position in System::devices(), stable for one System
   std::string vendor;       // "amd", "nvidia"
