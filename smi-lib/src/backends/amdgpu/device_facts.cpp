@@ -85,15 +85,15 @@ void read_hwmon_limits(SysfsValues& values, const AmdGpu& gpu) {
     const auto channel = gpu.temp_channel.find(sensor.label);
     const std::string base =
         channel == gpu.temp_channel.end() ? std::string() : fmt::format("{}/temp{}", gpu.hwmon_dir, channel->second);
-    values.number(sensor.critical, base.empty() ? base : base + "_crit", 0.001, std::nullopt, "hwmon");
-    values.number(sensor.emergency, base.empty() ? base : base + "_emergency", 0.001, std::nullopt, "hwmon");
+    values.number(sensor.critical, base.empty() ? base : base + "_crit", kMilliPerUnit, std::nullopt, "hwmon");
+    values.number(sensor.emergency, base.empty() ? base : base + "_emergency", kMilliPerUnit, std::nullopt, "hwmon");
   }
   const std::string hw = gpu.hwmon_dir.empty() ? std::string() : gpu.hwmon_dir + "/";
   auto hwmon_file = [&hw](const char* name) { return hw.empty() ? std::string() : hw + name; };
-  values.number(MetricId::power_cap_min, hwmon_file("power1_cap_min"), 1e-6, std::nullopt, "hwmon");
-  values.number(MetricId::power_cap_max, hwmon_file("power1_cap_max"), 1e-6, std::nullopt, "hwmon");
-  values.number(MetricId::power_cap_default, hwmon_file("power1_cap_default"), 1e-6, std::nullopt, "hwmon");
-  values.number(MetricId::power_cap, hwmon_file("power1_cap"), 1e-6, std::nullopt, "hwmon");
+  values.number(MetricId::power_cap_min, hwmon_file("power1_cap_min"), kMicroPerUnit, std::nullopt, "hwmon");
+  values.number(MetricId::power_cap_max, hwmon_file("power1_cap_max"), kMicroPerUnit, std::nullopt, "hwmon");
+  values.number(MetricId::power_cap_default, hwmon_file("power1_cap_default"), kMicroPerUnit, std::nullopt, "hwmon");
+  values.number(MetricId::power_cap, hwmon_file("power1_cap"), kMicroPerUnit, std::nullopt, "hwmon");
   values.number(MetricId::fan_speed_max, hwmon_file("fan1_max"), 1.0, std::nullopt, "hwmon");
 }
 

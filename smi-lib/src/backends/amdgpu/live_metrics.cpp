@@ -155,9 +155,9 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
     list.failed(MetricId::gpu_metrics_version, ENOENT, "no DRM card");
   }
 
-  values.number(MetricId::temperature_edge, temp_input(gpu, "edge"), 0.001, gm.temperature_edge);
-  values.number(MetricId::temperature_junction, temp_input(gpu, "junction"), 0.001, gm.temperature_hotspot);
-  values.number(MetricId::temperature_memory, temp_input(gpu, "mem"), 0.001, gm.temperature_mem);
+  values.number(MetricId::temperature_edge, temp_input(gpu, "edge"), kMilliPerUnit, gm.temperature_edge);
+  values.number(MetricId::temperature_junction, temp_input(gpu, "junction"), kMilliPerUnit, gm.temperature_hotspot);
+  values.number(MetricId::temperature_memory, temp_input(gpu, "mem"), kMilliPerUnit, gm.temperature_mem);
   for (std::size_t i = 0; i < gm.temperature_hbm.size(); ++i) {
     list.real(MetricId::temperature_hbm, gm.temperature_hbm[i], "gpu_metrics", std::to_string(i));
   }
@@ -166,8 +166,8 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   values.value_or_absent(MetricId::temperature_vr_soc, gm.temperature_vrsoc, "gpu_metrics");
   values.value_or_absent(MetricId::temperature_vr_mem, gm.temperature_vrmem, "gpu_metrics");
 
-  values.number(MetricId::power_average, hw_file("power1_average"), 1e-6, gm.average_socket_power);
-  values.number(MetricId::power_current, hw_file("power1_input"), 1e-6, gm.current_socket_power);
+  values.number(MetricId::power_average, hw_file("power1_average"), kMicroPerUnit, gm.average_socket_power);
+  values.number(MetricId::power_current, hw_file("power1_input"), kMicroPerUnit, gm.current_socket_power);
   values.value_or_absent(MetricId::energy_consumed, gm.energy_accumulator, "gpu_metrics");
 
   if (has_card) {
@@ -205,7 +205,7 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
     if (const FileText max = fs.read_text(hw + "pwm1_max"); max.ok()) {
       if (const auto value = parse_real(max.text); value && *value > 0) pwm_max = *value;
     }
-    values.number(MetricId::fan_pwm, hw + "pwm1", 100.0 / pwm_max);
+    values.number(MetricId::fan_pwm, hw + "pwm1", pwm_max / 100.0);
   }
 
   values.number(MetricId::voltage_gfx, volt_input(gpu, "vddgfx"), 1.0, gm.voltage_gfx);

@@ -14,7 +14,7 @@ void SysfsValues::emit_number(MetricId id, double value, std::string detail, con
   }
 }
 
-bool SysfsValues::number(MetricId id, const std::string& path, double scale, std::optional<double> fallback,
+bool SysfsValues::number(MetricId id, const std::string& path, double per_unit, std::optional<double> fallback,
                          const char* fallback_source, const std::string& instance) {
   if (path.empty()) {
     value_or_absent(id, fallback, fallback ? fallback_source : "no such file on this device", instance);
@@ -30,7 +30,7 @@ bool SysfsValues::number(MetricId id, const std::string& path, double scale, std
     return false;
   }
   // Integers are parsed exactly first: byte counts above 2^53 must not be rounded.
-  if (const auto integer = parse_int(file.text); integer && scale == 1.0) {
+  if (const auto integer = parse_int(file.text); integer && per_unit == 1.0) {
     const MetricInfo* info = find_metric(id);
     if (info != nullptr && info->type == ValueType::integer) {
       list_.integer(id, *integer, path, instance);
@@ -42,7 +42,7 @@ bool SysfsValues::number(MetricId id, const std::string& path, double scale, std
     list_.malformed(id, fs_.host_path(path) + ": not a number: \"" + file.text.substr(0, 64) + "\"", instance);
     return false;
   }
-  emit_number(id, *value * scale, path, instance);
+  emit_number(id, *value / per_unit, path, instance);
   return true;
 }
 

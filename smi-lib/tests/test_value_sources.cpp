@@ -1,0 +1,71 @@
+// Every value from its best source (docs/amdgpu-backend.md, "Source precedence"): where several files
+// hold a fact, the real captures show which one must win. Expected values were read by hand from the
+// capture files (cat / xxd), never by running this code. Scratch tests copy a capture to tmpfs and
+// change one file, the way a GPU would show it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "capture_helpers.hpp"
+
+namespace hipstack::smi {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace hipstack::smi::testing;
+
+// ---- Conversions: the shortest decimal that reads back ----
+
+TEST(Conversion, MicrowattsBecomeTheExactDecimalWatts) {
+  // rx580 power1_average 41045000 µW; phoenix power1_average 3103000, power1_input 3142000.
+  EXPECT_EQ(number_of(open_capture("real/lact/rx580").sample(0, everything()), "power_average"), 41.045);
+  const auto phoenix = open_capture("real/lact/phoenix").sample(0, everything());
+  EXPECT_EQ(number_of(phoenix, "power_average"), 3.103);
+  EXPECT_EQ(number_of(phoenix, "power_current"), 3.142);
+}
+
+// A private copy of one real capture on tmpfs, with files to change.
+class ScratchCapture : public ::testing::Test {
+ protected:
+  void copy(const std::string& capture) {
+    const fs::path scratch = fs::is_directory("/dev/shm") && ::access("/dev/shm", W_OK) == 0 ? fs::path("/dev/shm")
+                                                                                               : fs::temp_directory_path();
+    root_ = scratch / ("hipstack-sources-" + std::to_string(::getpid()) + "-" +
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    fs::copy(capture_sys(capture), root_ / "sys", fs::copy_options::recursive);
+  }
+  void TearDown() override {
+    if (!root_.empty()) fs::remove_all(root_);
+  }
+  void write(const std::string& relative, const std::string& text) {
+    std::ofstream out(root_ / "sys" / relative, std::ios::trunc);
+    out << text;
+  }
+  System open() const {
+    OpenOptions options;
+    options.sysfs_root = (root_ / "sys").string();
+    options.enable_nvml = false;
+    return System::open(options);
+  }
+  fs::path root_;
+};
+
+constexpr const char* kRx7800xtHwmon = "class/drm/card1/device/hwmon/hwmon4/";
+
+TEST_F(ScratchCapture, PowerOf54231000MicrowattsIsExactly54_231Watts) {
+  copy("real/lact/rx7800xt");
+  write(std::string(kRx7800xtHwmon) + "power1_average", "54231000\n");
+  write(std::string(kRx7800xtHwmon) + "power1_cap", "54231000\n");
+  const auto r = open().sample(0, everything());
+  EXPECT_EQ(number_of(r, "power_average"), 54.231);
+  EXPECT_EQ(number_of(r, "power_cap"), 54.231);
+}
+
+}  // namespace
+}  // namespace hipstack::smi
