@@ -67,5 +67,45 @@ TEST_F(ScratchCapture, PowerOf54231000MicrowattsIsExactly54_231Watts) {
   EXPECT_EQ(number_of(r, "power_cap"), 54.231);
 }
 
+TEST_F(ScratchCapture, FanReadsAndWritesShareOneScale) {
+  copy("real/lact/rx7800xt");
+  const std::string hw = kRx7800xtHwmon;
+  write(hw + "pwm1_min", "0\n");
+  write(hw + "pwm1_max", "200\n");
+  write(hw + "pwm1", "100\n");
+  write(hw + "pwm1_enable", "1\n");
+  System system = open();
+  EXPECT_EQ(number_of(system.sample(0, everything()), "fan_pwm"), 50.0);
+  ControlOptions dry;
+  dry.dry_run = true;
+  FanSetting half;
+  half.automatic = false;
+  half.percent = 50;
+  ControlResult plan = system.set_fan(0, half, dry);
+  ASSERT_TRUE(plan.ok()) << plan.message;
+  ASSERT_EQ(plan.writes.size(), 1u);
+  EXPECT_EQ(plan.writes[0].value, "100");  // 50 % of pwm1_max 200, as the read says
+  // A floor: pwm1_min 50 is 0 %, pwm1_max 200 is 100 %.
+  write(hw + "pwm1_min", "50\n");
+  write(hw + "pwm1", "125\n");
+  EXPECT_EQ(number_of(system.sample(0, everything()), "fan_pwm"), 50.0);
+  plan = system.set_fan(0, half, dry);
+  ASSERT_TRUE(plan.ok()) << plan.message;
+  ASSERT_EQ(plan.writes.size(), 1u);
+  EXPECT_EQ(plan.writes[0].value, "125");
+  // Absent limits: 0..255.
+  fs::remove(root_ / "sys" / (hw + "pwm1_min"));
+  fs::remove(root_ / "sys" / (hw + "pwm1_max"));
+  write(hw + "pwm1", "51\n");
+  EXPECT_EQ(number_of(system.sample(0, everything()), "fan_pwm"), 20.0);
+  FanSetting fifth;
+  fifth.automatic = false;
+  fifth.percent = 20;
+  plan = system.set_fan(0, fifth, dry);
+  ASSERT_TRUE(plan.ok()) << plan.message;
+  ASSERT_EQ(plan.writes.size(), 1u);
+  EXPECT_EQ(plan.writes[0].value, "51");
+}
+
 }  // namespace
 }  // namespace hipstack::smi

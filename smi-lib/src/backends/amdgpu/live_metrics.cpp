@@ -200,12 +200,12 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   values.number(MetricId::fan_speed, hw_file("fan1_input"), 1.0, gm.fan_speed_rpm);
   if (hw.empty()) {
     list.failed(MetricId::fan_pwm, ENOENT, "no hwmon");
+  } else if (const FileText pwm = fs.read_text(hw + "pwm1"); !pwm.ok()) {
+    list.failed(MetricId::fan_pwm, pwm.error, fs.host_path(hw + "pwm1") + ": " + std::strerror(pwm.error));
+  } else if (const auto duty = parse_int(pwm.text)) {
+    list.real(MetricId::fan_pwm, read_fan_scale(fs, gpu.hwmon_dir).percent(static_cast<double>(*duty)), hw + "pwm1");
   } else {
-    double pwm_max = 255.0;
-    if (const FileText max = fs.read_text(hw + "pwm1_max"); max.ok()) {
-      if (const auto value = parse_real(max.text); value && *value > 0) pwm_max = *value;
-    }
-    values.number(MetricId::fan_pwm, hw + "pwm1", pwm_max / 100.0);
+    list.malformed(MetricId::fan_pwm, fs.host_path(hw + "pwm1") + ": not a number: \"" + pwm.text.substr(0, 64) + "\"");
   }
 
   values.number(MetricId::voltage_gfx, volt_input(gpu, "vddgfx"), 1.0, gm.voltage_gfx);

@@ -1,6 +1,7 @@
 #include "sysfs_values.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 namespace hipstack::smi::detail::amdgpu {
@@ -67,6 +68,23 @@ void SysfsValues::value_or_absent(MetricId id, std::optional<double> value, cons
   } else {
     list_.failed(id, ENOENT, source + ": not provided", instance);
   }
+}
+
+std::int64_t FanScale::pwm(double percent) const {
+  return min + std::llround(percent * static_cast<double>(max - min) / 100.0);
+}
+
+FanScale read_fan_scale(const FsView& fs, const std::string& hwmon_dir) {
+  FanScale scale;
+  const FileText lo = fs.read_text(hwmon_dir + "/pwm1_min");
+  const FileText hi = fs.read_text(hwmon_dir + "/pwm1_max");
+  const auto min = lo.ok() ? parse_int(lo.text) : std::optional<std::int64_t>(0);
+  const auto max = hi.ok() ? parse_int(hi.text) : std::optional<std::int64_t>(255);
+  if (min && max && *min >= 0 && *min < *max) {
+    scale.min = *min;
+    scale.max = *max;
+  }
+  return scale;
 }
 
 }  // namespace hipstack::smi::detail::amdgpu
