@@ -18,6 +18,33 @@ namespace {
 namespace fs = std::filesystem;
 using namespace hipstack::smi::testing;
 
+// ---- PCIe link: the slot link (gpu_metrics, else the starred pp_dpm_pcie level), not the PCI core's
+// view of the link to the card's internal switch ----
+
+TEST(PcieLinkNow, ApuWithoutDpmTableUsesThePciCore) {
+  // phoenix: pp_dpm_pcie is an empty file (not supported, not an error); current/max_link_* 16 x16.
+  const auto r = open_capture("real/lact/phoenix").sample(0, everything());
+  EXPECT_EQ(status_of(r, "pcie_level"), Status::not_supported);
+  EXPECT_EQ(number_of(r, "pcie_speed"), 16.0);
+  EXPECT_EQ(number_of(r, "pcie_width"), 16.0);
+  EXPECT_EQ(number_of(r, "pcie_speed_max"), 16.0);
+  EXPECT_EQ(number_of(r, "pcie_width_max"), 16.0);
+}
+
+// ---- Energy: an accumulator that does not run is no reading ----
+
+TEST(Energy, ZeroAccumulatorWhileDrawingPowerIsNotSupported) {
+  // rx7800xt gpu_metrics v1.3: energy_accumulator (bytes 24-31) all 00, average_socket_power
+  // (byte 22) 20 00 = 32 W, hwmon power1_average 32000000 µW.
+  const auto r = open_capture("real/lact/rx7800xt").sample(0, everything());
+  EXPECT_EQ(status_of(r, "energy_consumed"), Status::not_supported);
+  EXPECT_NE(reading_of(r, "energy_consumed").detail.find("energy_accumulator"), std::string::npos)
+      << reading_of(r, "energy_consumed").detail;
+  // rx6900xt: bytes 24-31 22 f4 0d 01 00 00 00 00 = 17691682 counts of 2^-16 J.
+  EXPECT_EQ(number_of(open_capture("real/lact/rx6900xt").sample(0, everything()), "energy_consumed"),
+            17691682.0 / 65536.0);
+}
+
 // ---- Conversions: the shortest decimal that reads back ----
 
 TEST(Conversion, MicrowattsBecomeTheExactDecimalWatts) {

@@ -29,6 +29,8 @@ import re
 import sys
 import tempfile
 
+import precedence
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # ---------------------------------------------------------------------------
@@ -409,7 +411,7 @@ def fold_fine_grained(rdev, info, card):
                         "[%s, %s]): rocm-smi's level 2 compared as level 1" % (card, clk, mid, lo, hi))
 
 
-def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=False):
+def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=False, capture=None):
     """-> (rows, excluded {key: why}, unmapped {key: example}, info lines)"""
     _, fixes = parse_notes(notes_path)
     rows, excluded, unmapped, info = [], {}, {}, []
@@ -497,6 +499,11 @@ def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=
                 st, why = "DISAGREE", "cannot interpret hipstack value"
             else:
                 st, why = ("agree", note) if eq(rv, hn) else ("DISAGREE", note)
+            if st == "DISAGREE":
+                # hipstack's documented source precedence, accepted only with the capture's evidence
+                reason = precedence.explain(metric, rv, hv.state, hv.value, hdev, capture)
+                if reason:
+                    st, why = "precedence", reason
             if fixed:
                 why = (why + "; " if why else "") + "compared although repaired for rocm-smi"
             rows.append(Row(dname, key, mname, raw, hv.shown, st, why))
@@ -540,12 +547,12 @@ def render(rows, excluded, unmapped, info, out=sys.stdout, verbose=True):
             w("  %-44s e.g. %s" % (k, unmapped[k]))
 
 
-def run(rocm_path, hip_paths, notes=None, include_fixed=False, allow_missing=False, out=sys.stdout):
+def run(rocm_path, hip_paths, notes=None, include_fixed=False, allow_missing=False, out=sys.stdout, capture=None):
     rocm = load_json(rocm_path)
     hip = merge_hipstack([load_json(p) for p in hip_paths])
     if notes is None:
         notes = rocm_path + ".notes"
-    rows, excl, unm, info = compare(rocm, hip, notes, include_fixed, allow_missing)
+    rows, excl, unm, info = compare(rocm, hip, notes, include_fixed, allow_missing, capture)
     render(rows, excl, unm, info, out)
     bad = [r for r in rows if r.status in FAIL_STATES]
     return (1 if bad else 0), rows, excl, unm
@@ -681,6 +688,8 @@ def main(argv=None):
                     help="compare fields that live_tree.py repaired for rocm-smi too")
     ap.add_argument("--allow-missing", action="store_true",
                     help="a field rocm-smi reports but hipstack does not print at all is no failure")
+    ap.add_argument("--capture", help="the capture's sys/ folder: evidence for hipstack's documented source "
+                                      "precedence (precedence.py); without it such rows stay DISAGREE")
     ap.add_argument("--self-test", action="store_true",
                     help="run on rocm-smi-5.2.3/rx7900xtx.json + sample-hipstack-rx7900xtx.json")
     a = ap.parse_args(argv)
@@ -690,7 +699,8 @@ def main(argv=None):
         ap.print_usage(sys.stderr)
         return 2
     try:
-        rc, _, _, _ = run(a.rocm_json, a.hipstack_json, a.notes, a.include_fixed, a.allow_missing)
+        rc, _, _, _ = run(a.rocm_json, a.hipstack_json, a.notes, a.include_fixed, a.allow_missing,
+                          capture=a.capture)
     except (OSError, ValueError) as e:
         print("compare.py: %s" % e, file=sys.stderr)
         return 2

@@ -20,6 +20,10 @@ std::uint64_t sum_over(const AmdGpu& gpu, std::string_view key) {
   return total;
 }
 
+// An empty pp_dpm_* file is how the driver says it has no such table (APUs' pp_dpm_pcie, SI/CIK
+// cards): not supported, not a parse error.
+constexpr const char* kNoLevels = "empty: the driver lists no levels";
+
 // Reports the levels of a pp_dpm_* table; returns the highest clock, if any.
 std::optional<double> read_dpm_levels(SysfsValues& values, const AmdGpu& gpu, MetricId id, const char* file) {
   const std::string path = gpu.device_dir + "/" + file;
@@ -29,8 +33,12 @@ std::optional<double> read_dpm_levels(SysfsValues& values, const AmdGpu& gpu, Me
     return std::nullopt;
   }
   const DpmTable table = parse_dpm_levels(text.text);
-  if (!table.error.empty() || table.levels.empty()) {
-    values.list().malformed(id, values.fs().host_path(path) + ": " + (table.error.empty() ? "no levels" : table.error));
+  if (table.error.empty() && table.levels.empty()) {
+    values.list().failed(id, ENOENT, values.fs().host_path(path) + ": " + kNoLevels);
+    return std::nullopt;
+  }
+  if (!table.error.empty()) {
+    values.list().malformed(id, values.fs().host_path(path) + ": " + table.error);
     return std::nullopt;
   }
   std::optional<double> highest;
@@ -263,8 +271,10 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
     list.failed(MetricId::pcie_level, ENOENT, "no DRM card");
   } else if (const FileText pcie = fs.read_text(dev + "pp_dpm_pcie"); !pcie.ok()) {
     list.failed(MetricId::pcie_level, pcie.error, fs.host_path(dev + "pp_dpm_pcie") + ": " + std::strerror(pcie.error));
-  } else if (const PcieTable table = parse_pcie_levels(pcie.text); !table.error.empty() || table.levels.empty()) {
+  } else if (const PcieTable table = parse_pcie_levels(pcie.text); !table.error.empty()) {
     list.malformed(MetricId::pcie_level, fs.host_path(dev + "pp_dpm_pcie") + ": " + table.error);
+  } else if (table.levels.empty()) {
+    list.failed(MetricId::pcie_level, ENOENT, fs.host_path(dev + "pp_dpm_pcie") + ": " + kNoLevels);
   } else {
     for (const PcieLevel& level : table.levels) {
       list.text(MetricId::pcie_level, level.text, dev + "pp_dpm_pcie", std::to_string(level.index));

@@ -122,6 +122,36 @@ void read_counters(ReadingList& list, const GpuMetrics& gm) {
   }
 }
 
+// The value of an ok reading already in `out`, if any.
+Opt reported(const std::vector<Reading>& out, MetricId id) {
+  for (const Reading& r : out) {
+    if (r.id == id && r.ok()) return r.number();
+  }
+  return std::nullopt;
+}
+
+// energy_accumulator counts from SMU start-up; some firmware (RDNA3 dGPUs: lact/rx7600s, rx7800xt)
+// leaves it at 0. A counter that reads 0 while the GPU draws power has never run: not supported,
+// never a valid 0 J. (A counter that stopped at another value cannot be told apart in one sample.)
+void read_energy(ReadingList& list, const GpuMetrics& gm, const std::vector<Reading>& out) {
+  if (!gm.energy_accumulator) {
+    list.failed(MetricId::energy_consumed, ENOENT, "gpu_metrics: energy_accumulator not provided");
+    return;
+  }
+  double watts = 0;
+  for (const Opt& w : {gm.average_socket_power, gm.current_socket_power, reported(out, MetricId::power_average),
+                       reported(out, MetricId::power_current)}) {
+    if (w && *w > watts) watts = *w;
+  }
+  if (*gm.energy_accumulator == 0 && watts > 0) {
+    list.failed(MetricId::energy_consumed, ENOENT,
+                fmt::format("gpu_metrics: energy_accumulator is 0 while the GPU draws {:g} W: the firmware does "
+                            "not count energy on this GPU", watts));
+    return;
+  }
+  list.real(MetricId::energy_consumed, *gm.energy_accumulator, "gpu_metrics");
+}
+
 }  // namespace
 
 void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
@@ -168,7 +198,7 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
 
   values.number(MetricId::power_average, hw_file("power1_average"), kMicroPerUnit, gm.average_socket_power);
   values.number(MetricId::power_current, hw_file("power1_input"), kMicroPerUnit, gm.current_socket_power);
-  values.value_or_absent(MetricId::energy_consumed, gm.energy_accumulator, "gpu_metrics");
+  read_energy(list, gm, out);
 
   if (has_card) {
     read_clock(values, gpu, MetricId::clock_sclk, "pp_dpm_sclk", gm.current_gfxclk ? gm.current_gfxclk : gm.average_gfxclk);
