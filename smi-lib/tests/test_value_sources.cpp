@@ -31,6 +31,52 @@ TEST(PcieLinkNow, ApuWithoutDpmTableUsesThePciCore) {
   EXPECT_EQ(number_of(r, "pcie_width_max"), 16.0);
 }
 
+// ---- Current clocks: gpu_metrics current clock > hwmon freqN_input > starred pp_dpm level ----
+
+TEST(CurrentClock, HwmonFrequencyWinsOverTheStarredLevel) {
+  // rx7900xtx: pp_dpm_sclk "1: 31Mhz *", hwmon freq1_input 31000000 Hz: they agree.
+  EXPECT_EQ(number_of(open_capture("real/lact/rx7900xtx").sample(0, everything()), "clock_sclk"), 31.0);
+  // rx6600: pp_dpm_sclk "1: 2605Mhz *" but freq1_input 20000000 Hz (no gpu_metrics file).
+  const auto rx6600 = open_capture("real/lact/rx6600").sample(0, everything());
+  EXPECT_EQ(number_of(rx6600, "clock_sclk"), 20.0);
+  EXPECT_EQ(number_of(rx6600, "clock_mclk"), 96.0);  // freq2_input 96000000, "0: 96Mhz *"
+  // rx580: "2: 900Mhz *", freq1_input 798080000 Hz.
+  EXPECT_EQ(number_of(open_capture("real/lact/rx580").sample(0, everything()), "clock_sclk"), 798.08);
+  // vega56: "0: 852Mhz *", freq1_input 26000000 Hz; mclk "0: 167Mhz *", freq2_input 167000000.
+  const auto vega56 = open_capture("real/lact/vega56").sample(0, everything());
+  EXPECT_EQ(number_of(vega56, "clock_sclk"), 26.0);
+  EXPECT_EQ(number_of(vega56, "clock_mclk"), 167.0);
+}
+
+TEST(CurrentClock, GpuMetricsCurrentGfxclkComesFirst) {
+  // rx7800xt: "1: 77Mhz *" (the middle line of a min/current/max table); gpu_metrics v1.3
+  // current_gfxclk (byte 54) db 07 = 2011 MHz; freq1_input 2011000000 Hz.
+  EXPECT_EQ(number_of(open_capture("real/lact/rx7800xt").sample(0, everything()), "clock_sclk"), 2011.0);
+  // rx7600s: "1: 0Mhz *", freq1_input 0, gpu_metrics current_gfxclk (byte 54) b0 04 = 1200 MHz,
+  // current_uclk (byte 58) 60 00 = 96 MHz.
+  const auto rx7600s = open_capture("real/lact/rx7600s").sample(0, everything());
+  EXPECT_EQ(number_of(rx7600s, "clock_sclk"), 1200.0);
+  EXPECT_EQ(number_of(rx7600s, "clock_mclk"), 96.0);
+}
+
+TEST(DpmLevels, FineGrainedTableKeepsTheSysfsIndexOfItsTopLevel) {
+  // rx7900xtx pp_dpm_sclk "0: 500Mhz / 1: 31Mhz * / 2: 2219Mhz": 0 and 2 are levels (min and max),
+  // line 1 is the current clock and no level.
+  const auto r = open_capture("real/lact/rx7900xtx").sample(0, everything());
+  EXPECT_EQ(number_of(r, "sclk_level", "0"), 500.0);
+  EXPECT_EQ(number_of(r, "sclk_level", "2"), 2219.0);
+  EXPECT_EQ(readings_of(r, "sclk_level").size(), 2u);
+  EXPECT_EQ(reading_of(r, "sclk_level", "1").detail, "absent from the sample");
+  EXPECT_EQ(number_of(r, "clock_sclk_max"), 2219.0);
+  // The starred line's number, as sysfs printed it, is the current level.
+  EXPECT_EQ(text_of(r, "dpm_level_current", "sclk"), "1");
+  EXPECT_EQ(text_of(r, "dpm_level_current", "mclk"), "3");  // "3: 1249Mhz *"
+  // rx9070xt: pp_dpm_sclk "S: 19Mhz *" (deep sleep), pp_dpm_mclk "5: 1258Mhz *".
+  const auto rdna4 = open_capture("real/lact/rx9070xt").sample(0, everything());
+  EXPECT_EQ(text_of(rdna4, "dpm_level_current", "sclk"), "S");
+  EXPECT_EQ(text_of(rdna4, "dpm_level_current", "mclk"), "5");
+}
+
 // ---- Energy: an accumulator that does not run is no reading ----
 
 TEST(Energy, ZeroAccumulatorWhileDrawingPowerIsNotSupported) {

@@ -394,8 +394,9 @@ def classify_key(key):
 def fold_fine_grained(rdev, info, card):
     """A known, deliberate difference: SMU11+ fine-grained clocks print "0: min / 1: current * /
     2: max". When the starred middle line lies outside [min, max] it is not a DPM level, and hipstack
-    reports levels {0: min, 1: max} with the middle value as the current clock (compared through
-    "<clk> clock speed:"). rocm-smi lists the three lines as levels; fold its list the same way."""
+    reports levels {0: min, 2: max} (the numbers sysfs printed) with the middle value as the current
+    clock (compared through "<clk> clock speed:"). rocm-smi lists the three lines as levels; drop its
+    line 1 the same way."""
     for clk in ("sclk", "mclk", "fclk", "socclk", "dcefclk", "vclk", "dclk"):
         keys = ["Supported %s frequencies: %d" % (clk, i) for i in range(4)]
         if not all(k in rdev for k in keys[:3]) or keys[3] in rdev:
@@ -406,9 +407,9 @@ def fold_fine_grained(rdev, info, card):
             continue
         lo, mid, hi = vals
         if lo <= hi and (mid < lo or mid > hi):
-            rdev[keys[1]] = rdev.pop(keys[2])
+            rdev.pop(keys[1])
             info.append("%s: %s table is fine-grained min/current/max (current %s MHz outside "
-                        "[%s, %s]): rocm-smi's level 2 compared as level 1" % (card, clk, mid, lo, hi))
+                        "[%s, %s]): rocm-smi's line 1 is the current clock, not a level" % (card, clk, mid, lo, hi))
 
 
 def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=False, capture=None):
@@ -594,7 +595,7 @@ def self_test():
     check(rc == 0, "rx7900xtx sample: every mapped field agrees (rc %d)" % rc)
     check(len(agree) >= 20, "rx7900xtx sample: %d fields compared and agree (>= 20)" % len(agree))
     for f in ("Temperature (Sensor edge) (C)", "Average Graphics Package Power (W)", "Voltage (mV)",
-              "Supported sclk frequencies: 1", "sclk clock speed:", "PCI Bus", "VBIOS version",
+              "Supported sclk frequencies: 2", "sclk clock speed:", "PCI Bus", "VBIOS version",
               "Performance Level", "Max Graphics Package Power (W)", "pcie clock level"):
         check(any(r.field == f and r.status == "agree" for r in rows), "compared and agrees: %s" % f)
     check("GPU OverDrive value (%)" in unm, "unmapped list names 'GPU OverDrive value (%)'")
@@ -621,14 +622,14 @@ def self_test():
         # a wrong value is caught
         bad = copy.deepcopy(doc)
         bad["devices"][0]["metrics"]["temperature_edge"]["value"] += 1.0
-        bad["devices"][0]["metrics"]["sclk_level"]["instances"]["1"]["value"] = 2200.0
+        bad["devices"][0]["metrics"]["sclk_level"]["instances"]["2"]["value"] = 2200.0
         pbad = os.path.join(td, "bad.json")
         with open(pbad, "w") as f:
             json.dump(bad, f)
         rc3, rows3, _, _ = run(rocm_p, [pbad], notes=rocm_p + ".notes", out=io.StringIO())
         dis = {r.field for r in rows3 if r.status == "DISAGREE"}
-        # (rocm-smi's fine-grained "0: min / 1: current * / 2: max" is folded: its line 2 is level 1)
-        check(rc3 == 1 and dis == {"Temperature (Sensor edge) (C)", "Supported sclk frequencies: 1"},
+        # (rocm-smi's fine-grained "0: min / 1: current * / 2: max" is folded: its line 1 is no level)
+        check(rc3 == 1 and dis == {"Temperature (Sensor edge) (C)", "Supported sclk frequencies: 2"},
               "wrong edge temperature and sclk max level are reported (%s)" % sorted(dis))
 
         # hipstack saying not_supported where rocm-smi has a value is a disagreement
@@ -653,12 +654,12 @@ def self_test():
                     "affects=sclk_level,clock_sclk,clock_sclk_max\n")
         rc6, rows6, _, _ = run(rocm_p, [pbad], notes=notes, out=io.StringIO())
         st6 = {r.field: r.status for r in rows6}
-        check(st6.get("Supported sclk frequencies: 1") == "excluded-fix"
+        check(st6.get("Supported sclk frequencies: 2") == "excluded-fix"
               and st6.get("sclk clock speed:") == "excluded-fix"
               and st6.get("Temperature (Sensor edge) (C)") == "DISAGREE",
               "notes FIX line excludes the sclk fields only")
         rc7, rows7, _, _ = run(rocm_p, [pbad], notes=notes, include_fixed=True, out=io.StringIO())
-        check(any(r.field == "Supported sclk frequencies: 1" and r.status == "DISAGREE" for r in rows7),
+        check(any(r.field == "Supported sclk frequencies: 2" and r.status == "DISAGREE" for r in rows7),
               "--include-fixed compares them again")
 
         # matching by order when rocm-smi printed no PCI Bus

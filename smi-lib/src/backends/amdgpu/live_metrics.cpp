@@ -1,6 +1,8 @@
-// Live metrics of one amdgpu device. Sources, in order of preference: the sysfs/hwmon file that
-// rocm-smi and amd-smi read (so the tools agree), then the firmware's gpu_metrics table, which also
-// carries what no file has (HBM and VR temperatures, energy, per-XCC clocks, throttle status).
+// Live metrics of one amdgpu device. Each value comes from its best source, per metric, as the table
+// "Source precedence" in docs/amdgpu-backend.md says (and why, per GPU family): mostly the hwmon or
+// sysfs file rocm-smi and amd-smi read, then the firmware's gpu_metrics table, which also carries what
+// no file has (HBM and VR temperatures, energy, per-XCC clocks, throttle status); current clocks and
+// the PCIe link prefer gpu_metrics.
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -29,9 +31,9 @@ std::string volt_input(const AmdGpu& gpu, const char* label) {
   return fmt::format("{}/in{}_input", gpu.hwmon_dir, channel->second);
 }
 
-// The current level of a pp_dpm_* table: the starred line (the first, when a driver stars several).
-// A read that fails sets `problem` and `error` (its errno); a table that does not parse, EINVAL.
-Opt current_dpm_clock(const FsView& fs, const std::string& path, std::string& problem, int& error) {
+// The starred level of a pp_dpm_* table (the first, when a driver stars several). A read that fails
+// sets `problem` and `error` (its errno); a table that does not parse, EINVAL.
+std::optional<DpmLevel> starred_dpm_level(const FsView& fs, const std::string& path, std::string& problem, int& error) {
   const FileText text = fs.read_text(path);
   if (!text.ok()) {
     if (text.error != ENOENT) {
@@ -47,26 +49,66 @@ Opt current_dpm_clock(const FsView& fs, const std::string& path, std::string& pr
     return std::nullopt;
   }
   for (const DpmLevel& level : table.levels) {
-    if (level.current) return level.mhz;
+    if (level.current) return level;
   }
   return std::nullopt;
 }
 
-void read_clock(SysfsValues& values, const AmdGpu& gpu, MetricId id, const char* file, Opt metrics_clock) {
+// The level number as pp_dpm_* printed it: "S" for deep sleep, "1" for the current-clock middle line
+// of a fine-grained "min / current * / max" table (parse_dpm_levels takes it out of the levels).
+std::string printed_index(const DpmLevel& level) {
+  if (level.index == -1) return "S";
+  if (level.index == -2) return "1";
+  return std::to_string(level.index);
+}
+
+// One current clock, from its best source (docs/amdgpu-backend.md, "Source precedence"):
+//   1. gpu_metrics current clock: the firmware's clock now (what amd-smi reports);
+//   2. hwmon freqN_input (Hz; sclk freq1, mclk freq2): the driver's sensor, read when asked;
+//   3. the starred pp_dpm_* line: on fine-grained tables the line can be stale or the 0 of GFXOFF
+//      ("1: 0Mhz *" on rx7600s/rx7700s while firmware reports 1200 MHz), and a level is only a level;
+//   4. gpu_metrics average clock.
+// The starred line's index is reported as dpm_level_current[clock] either way.
+struct ClockSources {
+  MetricId id;
+  const char* name;        // "sclk": pp_dpm_<name>, dpm_level_current[<name>]
+  Opt metrics_current;
+  const char* hwmon_file;  // nullptr when hwmon has no such clock
+  Opt metrics_average;
+};
+
+// Returns true when the table had a starred level.
+bool read_clock(SysfsValues& values, const AmdGpu& gpu, const ClockSources& c) {
   std::string problem;
   int error = 0;
-  const std::string path = gpu.device_dir + "/" + file;
-  if (const Opt mhz = current_dpm_clock(values.fs(), path, problem, error)) {
-    values.list().real(id, *mhz, path);
-  } else if (metrics_clock) {
-    values.list().real(id, *metrics_clock, "gpu_metrics");
-  } else if (error == EINVAL) {
-    values.list().malformed(id, problem);
-  } else if (!problem.empty()) {
-    values.list().failed(id, error, problem);
-  } else {
-    values.list().failed(id, ENOENT, values.fs().host_path(path) + ": absent, and not in gpu_metrics");
+  const std::string path = gpu.device_dir + "/pp_dpm_" + c.name;
+  const std::optional<DpmLevel> starred = starred_dpm_level(values.fs(), path, problem, error);
+  if (starred) values.list().text(MetricId::dpm_level_current, printed_index(*starred), path, c.name);
+
+  Opt hwmon;
+  std::string hwmon_path;
+  if (c.hwmon_file != nullptr && !gpu.hwmon_dir.empty()) {
+    hwmon_path = gpu.hwmon_dir + "/" + c.hwmon_file;
+    if (const FileText hz = values.fs().read_text(hwmon_path); hz.ok()) {
+      if (const auto v = parse_real(hz.text)) hwmon = *v / 1e6;  // Hz per MHz: exact for whole Hz
+    }
   }
+  if (c.metrics_current) {
+    values.list().real(c.id, *c.metrics_current, "gpu_metrics current clock");
+  } else if (hwmon) {
+    values.list().real(c.id, *hwmon, hwmon_path);
+  } else if (starred) {
+    values.list().real(c.id, starred->mhz, path);
+  } else if (c.metrics_average) {
+    values.list().real(c.id, *c.metrics_average, "gpu_metrics average clock");
+  } else if (error == EINVAL) {
+    values.list().malformed(c.id, problem);
+  } else if (!problem.empty()) {
+    values.list().failed(c.id, error, problem);
+  } else {
+    values.list().failed(c.id, ENOENT, values.fs().host_path(path) + ": absent or no starred level, and not in gpu_metrics");
+  }
+  return starred.has_value();
 }
 
 // pcie_bw: "received sent max_payload_size" over the last second; the read itself takes a second.
@@ -201,17 +243,21 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   read_energy(list, gm, out);
 
   if (has_card) {
-    read_clock(values, gpu, MetricId::clock_sclk, "pp_dpm_sclk", gm.current_gfxclk ? gm.current_gfxclk : gm.average_gfxclk);
-    read_clock(values, gpu, MetricId::clock_mclk, "pp_dpm_mclk", gm.current_uclk ? gm.current_uclk : gm.average_uclk);
-    read_clock(values, gpu, MetricId::clock_fclk, "pp_dpm_fclk", gm.current_fclk ? gm.current_fclk : gm.average_fclk);
-    read_clock(values, gpu, MetricId::clock_socclk, "pp_dpm_socclk",
-               gm.current_socclk ? gm.current_socclk : gm.average_socclk);
-    read_clock(values, gpu, MetricId::clock_vclk, "pp_dpm_vclk", gm.current_vclk0 ? gm.current_vclk0 : gm.average_vclk0);
-    read_clock(values, gpu, MetricId::clock_dclk, "pp_dpm_dclk", gm.current_dclk0 ? gm.current_dclk0 : gm.average_dclk0);
-    read_clock(values, gpu, MetricId::clock_dcefclk, "pp_dpm_dcefclk", gm.current_dcefclk);
+    const ClockSources clocks[] = {
+        {MetricId::clock_sclk, "sclk", gm.current_gfxclk, "freq1_input", gm.average_gfxclk},
+        {MetricId::clock_mclk, "mclk", gm.current_uclk, "freq2_input", gm.average_uclk},
+        {MetricId::clock_fclk, "fclk", gm.current_fclk, nullptr, gm.average_fclk},
+        {MetricId::clock_socclk, "socclk", gm.current_socclk, nullptr, gm.average_socclk},
+        {MetricId::clock_vclk, "vclk", gm.current_vclk0, nullptr, gm.average_vclk0},
+        {MetricId::clock_dclk, "dclk", gm.current_dclk0, nullptr, gm.average_dclk0},
+        {MetricId::clock_dcefclk, "dcefclk", gm.current_dcefclk, nullptr, std::nullopt}};
+    bool any_starred = false;
+    for (const ClockSources& clock : clocks) any_starred = read_clock(values, gpu, clock) || any_starred;
+    if (!any_starred) list.failed(MetricId::dpm_level_current, ENOENT, "no pp_dpm_* table has a starred level");
   } else {
     for (const MetricId id : {MetricId::clock_sclk, MetricId::clock_mclk, MetricId::clock_fclk, MetricId::clock_socclk,
-                              MetricId::clock_vclk, MetricId::clock_dclk, MetricId::clock_dcefclk}) {
+                              MetricId::clock_vclk, MetricId::clock_dclk, MetricId::clock_dcefclk,
+                              MetricId::dpm_level_current}) {
       list.failed(id, ENOENT, "no DRM card");
     }
   }
