@@ -130,7 +130,11 @@ TEST(FaultInjection, GarbageTextIsAnErrorNotANumber) {
   // The dpm table is unreadable; the current clock comes from gpu_metrics first anyway.
   EXPECT_EQ(reading_of(r, "clock_sclk").detail, "gpu_metrics current clock");
   EXPECT_EQ(reading_of(r, "sclk_level").status, Status::error);
-  EXPECT_EQ(reading_of(r, "pcie_speed").status, Status::error);
+  // current_link_speed is the last source of the PCIe link: without gpu_metrics and pp_dpm_pcie its
+  // garbage is what the reading says.
+  fs.errors["device/gpu_metrics"] = ENOENT;
+  fs.errors["device/pp_dpm_pcie"] = ENOENT;
+  EXPECT_EQ(reading_of(sample_all(fs), "pcie_speed").status, Status::error);
 }
 
 TEST(FaultInjection, TruncatedGpuMetricsFallsBackToFilesAndSaysSo) {

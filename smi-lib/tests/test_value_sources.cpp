@@ -21,6 +21,36 @@ using namespace hipstack::smi::testing;
 // ---- PCIe link: the slot link (gpu_metrics, else the starred pp_dpm_pcie level), not the PCI core's
 // view of the link to the card's internal switch ----
 
+TEST(PcieLinkNow, Rx9070xtReportsTheStarredDpmLevelNotTheInternalSwitchLink) {
+  // current_link_speed "32.0 GT/s PCIe" (GPU <-> switch on the card); pp_dpm_pcie never exceeds
+  // 16 GT/s: "1: 16.0GT/s, x16 1143Mhz *". No gpu_metrics file in this capture.
+  const auto r = open_capture("real/lact/rx9070xt").sample(0, everything());
+  EXPECT_EQ(number_of(r, "pcie_speed"), 16.0);
+  EXPECT_EQ(number_of(r, "pcie_width"), 16.0);
+  // The top pp_dpm_pcie level is what the link may reach; max_link_* are absent in this capture.
+  EXPECT_EQ(number_of(r, "pcie_speed_max"), 16.0);
+  EXPECT_EQ(number_of(r, "pcie_width_max"), 16.0);
+}
+
+TEST(PcieLinkNow, Rx6600IsAnX8CardAlthoughThePciCoreSaysX16) {
+  // current_link_speed/width "16.0 GT/s PCIe" / "16"; pp_dpm_pcie "1: 8.0GT/s, x8 619Mhz *".
+  const auto r = open_capture("real/lact/rx6600").sample(0, everything());
+  EXPECT_EQ(number_of(r, "pcie_speed"), 8.0);
+  EXPECT_EQ(number_of(r, "pcie_width"), 8.0);
+  EXPECT_EQ(number_of(r, "pcie_speed_max"), 8.0);
+  EXPECT_EQ(number_of(r, "pcie_width_max"), 8.0);
+}
+
+TEST(PcieLinkNow, GpuMetricsComesFirstAndTheDpmTableGivesTheMaximum) {
+  // rx7600s gpu_metrics v1.3: pcie_link_width (byte 74) 08 00, pcie_link_speed (byte 76) a0 00 =
+  // 160 x 0.1 GT/s; pp_dpm_pcie "0: 2.5GT/s, x1 / 1: 16.0GT/s, x8 * / 2: 16.0GT/s, x8 *".
+  const auto r = open_capture("real/lact/rx7600s").sample(0, everything());
+  EXPECT_EQ(number_of(r, "pcie_speed"), 16.0);
+  EXPECT_EQ(number_of(r, "pcie_width"), 8.0);
+  EXPECT_EQ(number_of(r, "pcie_speed_max"), 16.0);
+  EXPECT_EQ(number_of(r, "pcie_width_max"), 8.0);
+}
+
 TEST(PcieLinkNow, ApuWithoutDpmTableUsesThePciCore) {
   // phoenix: pp_dpm_pcie is an empty file (not supported, not an error); current/max_link_* 16 x16.
   const auto r = open_capture("real/lact/phoenix").sample(0, everything());

@@ -267,6 +267,8 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
   values.value_or_absent(MetricId::clock_mclk_max, mclk_max ? mclk_max : kfd_mem_clock,
                          "pp_dpm_mclk / KFD mem_clk_max");
 
+  // The top pp_dpm_pcie level is what the GPU's link may reach; it also gives the maximum below.
+  std::optional<PcieLevel> pcie_top;
   if (dev.empty()) {
     list.failed(MetricId::pcie_level, ENOENT, "no DRM card");
   } else if (const FileText pcie = fs.read_text(dev + "pp_dpm_pcie"); !pcie.ok()) {
@@ -278,20 +280,28 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
   } else {
     for (const PcieLevel& level : table.levels) {
       list.text(MetricId::pcie_level, level.text, dev + "pp_dpm_pcie", std::to_string(level.index));
+      if (!pcie_top || level.index > pcie_top->index) pcie_top = level;
     }
   }
-
   read_hwmon_limits(values, gpu);
-  if (dev.empty()) {
+  // PCIe maximum: the top pp_dpm_pcie level where the table exists (on RDNA dGPUs max_link_* describe
+  // the link to the switch inside the card), else the PCI core's max_link_*.
+  if (pcie_top) {
+    list.real(MetricId::pcie_speed_max, pcie_top->gts, dev + "pp_dpm_pcie (top level)");
+    list.integer(MetricId::pcie_width_max, pcie_top->width, dev + "pp_dpm_pcie (top level)");
+  } else if (dev.empty()) {
     list.failed(MetricId::pcie_speed_max, ENOENT, "no DRM card");
-  } else if (const FileText speed = fs.read_text(dev + "max_link_speed"); !speed.ok()) {
-    list.failed(MetricId::pcie_speed_max, speed.error, fs.host_path(dev + "max_link_speed") + ": absent");
-  } else if (const auto gts = parse_link_speed(speed.text)) {
-    list.real(MetricId::pcie_speed_max, *gts, dev + "max_link_speed");
+    list.failed(MetricId::pcie_width_max, ENOENT, "no DRM card");
   } else {
-    list.malformed(MetricId::pcie_speed_max, fs.host_path(dev + "max_link_speed") + ": \"" + speed.text + "\"");
+    if (const FileText speed = fs.read_text(dev + "max_link_speed"); !speed.ok()) {
+      list.failed(MetricId::pcie_speed_max, speed.error, fs.host_path(dev + "max_link_speed") + ": " + std::strerror(speed.error));
+    } else if (const auto gts = parse_link_speed(speed.text)) {
+      list.real(MetricId::pcie_speed_max, *gts, dev + "max_link_speed");
+    } else {
+      list.malformed(MetricId::pcie_speed_max, fs.host_path(dev + "max_link_speed") + ": \"" + speed.text + "\"");
+    }
+    values.number(MetricId::pcie_width_max, dev + "max_link_width");
   }
-  values.number(MetricId::pcie_width_max, dev_file("max_link_width"));
   read_caches_by_level(values, gpu);
   values.number(MetricId::numa_node, dev_file("numa_node"));
 

@@ -204,6 +204,9 @@ struct Layout {
 // throw std::bad_alloc only; decode_gpu_metrics catches it.
 void apply_fields(std::span<const std::uint8_t> table, std::span<const Field> fields, GpuMetrics& out);
 
+// Fixed v1.x tables: a pcie_link_speed stored as a PCIe generation (older RDNA3 kernels) -> GT/s.
+void pcie_generation_as_speed(GpuMetrics& m);
+
 std::span<const Layout> v1_layouts() noexcept;   // gpu_metrics_v1.cpp: v1.0-v1.8
 std::span<const Layout> apu_layouts() noexcept;  // gpu_metrics_apu.cpp: v2.0-v2.4, v3.0
 

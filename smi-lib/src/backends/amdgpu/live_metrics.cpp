@@ -111,6 +111,44 @@ bool read_clock(SysfsValues& values, const AmdGpu& gpu, const ClockSources& c) {
   return starred.has_value();
 }
 
+// The PCIe link as trained now, speed and width each from its best source (docs/amdgpu-backend.md):
+//   1. gpu_metrics pcie_link_speed/width: the firmware's reading of the slot link;
+//   2. the starred pp_dpm_pcie level (the driver stars every level equal to the link now, so any
+//      starred line will do);
+//   3. the PCI core's current_link_speed/width. On RDNA dGPUs these describe the link between the GPU
+//      and the PCIe switch inside the card (rx9070xt: 32 GT/s while pp_dpm_pcie never exceeds 16;
+//      rx6600: x16 on an x8 card), so they come last.
+void read_pcie_link(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
+  ReadingList& list = values.list();
+  const FsView& fs = values.fs();
+  const std::string dev = gpu.device_dir + "/";
+  std::optional<PcieLevel> starred;
+  if (const FileText text = fs.read_text(dev + "pp_dpm_pcie"); text.ok()) {
+    const PcieTable table = parse_pcie_levels(text.text);  // a malformed table is reported as pcie_level
+    for (const PcieLevel& level : table.levels) {
+      if (table.error.empty() && level.current && !starred) starred = level;
+    }
+  }
+  if (gm.pcie_link_speed && *gm.pcie_link_speed > 0) {
+    list.real(MetricId::pcie_speed, *gm.pcie_link_speed, "gpu_metrics pcie_link_speed");
+  } else if (starred) {
+    list.real(MetricId::pcie_speed, starred->gts, dev + "pp_dpm_pcie");
+  } else if (const FileText speed = fs.read_text(dev + "current_link_speed"); !speed.ok()) {
+    list.failed(MetricId::pcie_speed, speed.error, fs.host_path(dev + "current_link_speed") + ": " + std::strerror(speed.error));
+  } else if (const auto gts = parse_link_speed(speed.text)) {
+    list.real(MetricId::pcie_speed, *gts, dev + "current_link_speed");
+  } else {
+    list.malformed(MetricId::pcie_speed, fs.host_path(dev + "current_link_speed") + ": \"" + speed.text + "\"");
+  }
+  if (gm.pcie_link_width && *gm.pcie_link_width > 0) {
+    list.integer(MetricId::pcie_width, static_cast<std::int64_t>(*gm.pcie_link_width), "gpu_metrics pcie_link_width");
+  } else if (starred) {
+    list.integer(MetricId::pcie_width, starred->width, dev + "pp_dpm_pcie");
+  } else {
+    values.number(MetricId::pcie_width, dev + "current_link_width");
+  }
+}
+
 // pcie_bw: "received sent max_payload_size" over the last second; the read itself takes a second.
 void read_pcie_throughput(SysfsValues& values, const AmdGpu& gpu) {
   const std::string path = gpu.device_dir + "/pcie_bw";
@@ -289,15 +327,12 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   values.value_or_absent(MetricId::voltage_memory, gm.voltage_mem, "gpu_metrics");
   values.number(MetricId::voltage_northbridge, volt_input(gpu, "vddnb"));
 
-  if (!has_card) {
-    list.failed(MetricId::pcie_speed, ENOENT, "no DRM card");
-  } else if (const FileText speed = fs.read_text(dev + "current_link_speed"); speed.ok()) {
-    if (const auto gts = parse_link_speed(speed.text)) list.real(MetricId::pcie_speed, *gts, dev + "current_link_speed");
-    else list.malformed(MetricId::pcie_speed, fs.host_path(dev + "current_link_speed") + ": \"" + speed.text + "\"");
+  if (has_card) {
+    read_pcie_link(values, gpu, gm);
   } else {
-    values.value_or_absent(MetricId::pcie_speed, gm.pcie_link_speed, "gpu_metrics");
+    list.failed(MetricId::pcie_speed, ENOENT, "no DRM card");
+    list.failed(MetricId::pcie_width, ENOENT, "no DRM card");
   }
-  values.number(MetricId::pcie_width, dev_file("current_link_width"), 1.0, gm.pcie_link_width);
   values.number(MetricId::pcie_replay_count, dev_file("pcie_replay_count"), 1.0, gm.pcie_replay_count);
   if (options.pcie_throughput && has_card) {
     read_pcie_throughput(values, gpu);
