@@ -128,7 +128,7 @@ const Layout* find_layout(const GpuMetrics& m, std::string& error) {
   return nullptr;
 }
 
-void decode_into(std::span<const std::uint8_t> blob, GpuMetricsDecode& result) {
+void decode_into(std::span<const std::uint8_t> blob, const GpuMetricsSource& source, GpuMetricsDecode& result) {
   GpuMetrics& m = result.metrics;
   if (blob.size() < 4) {
     result.error = "gpu_metrics: only " + std::to_string(blob.size()) +
@@ -171,7 +171,13 @@ void decode_into(std::span<const std::uint8_t> blob, GpuMetricsDecode& result) {
     }
   } else {
     m.layout = layout->name;
-    gpu_metrics_impl::apply_fields(table, layout->fields, m);
+    if (layout->format_revision == 1) {
+      gpu_metrics_impl::apply_fields(table, layout->fields, m);
+    } else {  // APU: units per ASIC
+      bool socket_power_unknown = false;
+      gpu_metrics_impl::apply_fields(table, gpu_metrics_impl::apu_fields_for(*layout, source, socket_power_unknown), m);
+      if (socket_power_unknown) m.average_socket_power.reset();
+    }
     if (layout->finish) layout->finish(table, m);
     if (m.format_revision == 1) gpu_metrics_impl::pcie_generation_as_speed(m);
   }
@@ -180,10 +186,10 @@ void decode_into(std::span<const std::uint8_t> blob, GpuMetricsDecode& result) {
 
 }  // namespace
 
-GpuMetricsDecode decode_gpu_metrics(std::span<const std::uint8_t> blob) noexcept {
+GpuMetricsDecode decode_gpu_metrics(std::span<const std::uint8_t> blob, const GpuMetricsSource& source) noexcept {
   GpuMetricsDecode result;
   try {
-    decode_into(blob, result);
+    decode_into(blob, source, result);
   } catch (...) {  // only std::bad_alloc can get here; the blob is at most 64 KiB
     result.ok = false;
     result.metrics = GpuMetrics{};

@@ -248,7 +248,15 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   if (has_card) {
     const FileBytes blob = fs.read_bytes(dev + "gpu_metrics", kGpuMetricsMax);
     if (blob.ok()) {
-      GpuMetricsDecode decoded = decode_gpu_metrics(blob.bytes);
+      // APU tables decode per ASIC (device id, SMU firmware version): their units differ by family.
+      GpuMetricsSource source;
+      source.pci_device_id = gpu.device_id;
+      if (const FileText fw = fs.read_text(dev + "fw_version/smc_fw_version"); fw.ok()) {
+        if (const auto version = parse_hex(fw.text); version && *version <= 0xffffffffu) {
+          source.smc_fw_version = static_cast<std::uint32_t>(*version);
+        }
+      }
+      GpuMetricsDecode decoded = decode_gpu_metrics(blob.bytes, source);
       if (decoded.ok) {
         gm = std::move(decoded.metrics);
         list.text(MetricId::gpu_metrics_version, fmt::format("{}.{}", gm.format_revision, gm.content_revision),
