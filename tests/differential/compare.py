@@ -674,6 +674,28 @@ def self_test():
         rc8, rows8, _, _ = run(pr2, [hip_p], notes=rocm_p + ".notes", out=buf8)
         check(rc8 == 0 and "matched by order" in buf8.getvalue(), "devices matched by order without PCI Bus")
 
+        # a clock that differs from rocm-smi's starred line is 'precedence' only with the capture's
+        # evidence (rx7900xtx hwmon freq1_input 31000000 Hz = hipstack's 31 MHz)
+        r3 = load_json(rocm_p)
+        r3["card0"]["sclk clock speed:"] = "(500Mhz)"
+        pr3 = os.path.join(td, "rocm-sclk.json")
+        with open(pr3, "w") as f:
+            json.dump(r3, f)
+        cap = os.path.join(HERE, "..", "..", "captures", "real", "lact", "rx7900xtx", "sys")
+        st9 = {r.field: r.status for r in run(pr3, [hip_p], notes=rocm_p + ".notes", out=io.StringIO())[1]}
+        rc10, rows10, _, _ = run(pr3, [hip_p], notes=rocm_p + ".notes", out=io.StringIO(), capture=cap)
+        st10 = {r.field: r.status for r in rows10}
+        check(st9.get("sclk clock speed:") == "DISAGREE" and st10.get("sclk clock speed:") == "precedence"
+              and rc10 == 0, "a clock from hwmon is 'precedence' only with the capture's evidence")
+        other = copy.deepcopy(doc)
+        other["devices"][0]["metrics"]["clock_sclk"]["value"] = 45.0
+        pother = os.path.join(td, "other-sclk.json")
+        with open(pother, "w") as f:
+            json.dump(other, f)
+        st11 = {r.field: r.status for r in run(pr3, [pother], notes=rocm_p + ".notes", out=io.StringIO(),
+                                                capture=cap)[1]}
+        check(st11.get("sclk clock speed:") == "DISAGREE", "a clock the capture does not hold stays DISAGREE")
+
     print("\nself-test: %s" % ("PASS" if not failures else "FAIL (%d)" % len(failures)))
     return 0 if not failures else 1
 
