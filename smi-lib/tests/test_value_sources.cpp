@@ -104,6 +104,7 @@ TEST(DpmLevels, FineGrainedTableKeepsTheSysfsIndexOfItsTopLevel) {
   const auto rdna4 = open_capture("real/lact/rx9070xt").sample(0, everything());
   EXPECT_EQ(text_of(rdna4, "dpm_level_current", "sclk"), "S");
   EXPECT_EQ(text_of(rdna4, "dpm_level_current", "mclk"), "5");
+  EXPECT_EQ(text_of(rdna4, "dpm_level_current", "pcie"), "1");  // "1: 16.0GT/s, x16 1143Mhz *"
 }
 
 // ---- Energy: an accumulator that does not run is no reading ----

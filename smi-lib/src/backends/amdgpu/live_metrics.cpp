@@ -118,7 +118,8 @@ bool read_clock(SysfsValues& values, const AmdGpu& gpu, const ClockSources& c) {
 //   3. the PCI core's current_link_speed/width. On RDNA dGPUs these describe the link between the GPU
 //      and the PCIe switch inside the card (rx9070xt: 32 GT/s while pp_dpm_pcie never exceeds 16;
 //      rx6600: x16 on an x8 card), so they come last.
-void read_pcie_link(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
+// Returns true when pp_dpm_pcie had a starred level (reported as dpm_level_current[pcie]).
+bool read_pcie_link(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
   ReadingList& list = values.list();
   const FsView& fs = values.fs();
   const std::string dev = gpu.device_dir + "/";
@@ -129,6 +130,7 @@ void read_pcie_link(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm
       if (table.error.empty() && level.current && !starred) starred = level;
     }
   }
+  if (starred) list.text(MetricId::dpm_level_current, std::to_string(starred->index), dev + "pp_dpm_pcie", "pcie");
   if (gm.pcie_link_speed && *gm.pcie_link_speed > 0) {
     list.real(MetricId::pcie_speed, *gm.pcie_link_speed, "gpu_metrics pcie_link_speed");
   } else if (starred) {
@@ -147,6 +149,7 @@ void read_pcie_link(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm
   } else {
     values.number(MetricId::pcie_width, dev + "current_link_width");
   }
+  return starred.has_value();
 }
 
 // pcie_bw: "received sent max_payload_size" over the last second; the read itself takes a second.
@@ -288,6 +291,7 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   values.number(MetricId::power_current, hw_file("power1_input"), kMicroPerUnit, gm.current_socket_power);
   read_energy(list, gm, out);
 
+  bool any_starred = false;  // any pp_dpm_* table (clocks, pcie) with a starred level
   if (has_card) {
     const ClockSources clocks[] = {
         {MetricId::clock_sclk, "sclk", gm.current_gfxclk, "freq1_input", gm.average_gfxclk},
@@ -297,9 +301,7 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
         {MetricId::clock_vclk, "vclk", gm.current_vclk0, nullptr, gm.average_vclk0},
         {MetricId::clock_dclk, "dclk", gm.current_dclk0, nullptr, gm.average_dclk0},
         {MetricId::clock_dcefclk, "dcefclk", gm.current_dcefclk, nullptr, std::nullopt}};
-    bool any_starred = false;
     for (const ClockSources& clock : clocks) any_starred = read_clock(values, gpu, clock) || any_starred;
-    if (!any_starred) list.failed(MetricId::dpm_level_current, ENOENT, "no pp_dpm_* table has a starred level");
   } else {
     for (const MetricId id : {MetricId::clock_sclk, MetricId::clock_mclk, MetricId::clock_fclk, MetricId::clock_socclk,
                               MetricId::clock_vclk, MetricId::clock_dclk, MetricId::clock_dcefclk,
@@ -336,7 +338,8 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   values.number(MetricId::voltage_northbridge, volt_input(gpu, "vddnb"));
 
   if (has_card) {
-    read_pcie_link(values, gpu, gm);
+    any_starred = read_pcie_link(values, gpu, gm) || any_starred;
+    if (!any_starred) list.failed(MetricId::dpm_level_current, ENOENT, "no pp_dpm_* table has a starred level");
   } else {
     list.failed(MetricId::pcie_speed, ENOENT, "no DRM card");
     list.failed(MetricId::pcie_width, ENOENT, "no DRM card");
