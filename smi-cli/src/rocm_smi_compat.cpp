@@ -65,17 +65,15 @@ struct Section {
 
 Fields clock_fields(const Facts& f) {
   Fields out;
-  const std::pair<MetricId, MetricId> clocks[] = {{MetricId::clock_dcefclk, MetricId::dcefclk_level},
-                                                  {MetricId::clock_fclk, MetricId::fclk_level},
-                                                  {MetricId::clock_mclk, MetricId::mclk_level},
-                                                  {MetricId::clock_sclk, MetricId::sclk_level},
-                                                  {MetricId::clock_socclk, MetricId::socclk_level}};
-  for (const auto& [current, levels] : clocks) {
+  for (const MetricId current : {MetricId::clock_dcefclk, MetricId::clock_fclk, MetricId::clock_mclk,
+                                 MetricId::clock_sclk, MetricId::clock_socclk}) {
     const Reading* now = f.get(current);
     if (now == nullptr) continue;
     const std::string name(smi::find_metric(current)->name.substr(6));  // "clock_sclk" -> "sclk"
-    for (const Reading* level : f.instances(levels)) {
-      if (level->number() == now->number()) out.emplace_back(name + " clock level:", level->instance);
+    // The starred pp_dpm line's number, as rocm-smi prints it (the clock itself may come from a
+    // better source than that line, so matching it against the levels would miss).
+    if (const Reading* level = f.get(MetricId::dpm_level_current, name); level != nullptr && level->text()) {
+      out.emplace_back(name + " clock level:", std::string(*level->text()));
     }
     out.emplace_back(name + " clock speed:", fmt::format("({:.0f}Mhz)", *now->number()));
   }

@@ -118,14 +118,14 @@ DpmTable parse_dpm_levels(std::string_view text) {
     table.levels.push_back(level);
   });
   // Fine-grained DPM (SMU11+ gfxclk) prints "0: min / 1: current * / 2: max". When the starred middle
-  // line lies outside [min, max] it cannot be a level: keep min and max as the levels, and the
+  // line lies outside [min, max] it cannot be a level: keep min and max as the levels, with the
+  // indices sysfs printed (the max stays level 2: that is the number pp_dpm_sclk shows), and the
   // current clock as a separate, non-level entry (index -2) so callers still see it.
   auto& l = table.levels;
   if (table.error.empty() && l.size() == 3 && l[1].current && !l[0].current && !l[2].current &&
       l[0].mhz <= l[2].mhz && (l[1].mhz < l[0].mhz || l[1].mhz > l[2].mhz)) {
     DpmLevel current = l[1];
     current.index = -2;
-    l[2].index = 1;
     l.erase(l.begin() + 1);
     l.push_back(current);
   }

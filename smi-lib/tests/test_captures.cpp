@@ -67,10 +67,12 @@ TEST(CaptureRx7900xtx, Rdna3DpmAndHwmonLimits) {
   EXPECT_DOUBLE_EQ(number_of(r, "fan_pwm"), 0.0);
   EXPECT_DOUBLE_EQ(number_of(r, "voltage_gfx"), 686.0);
   EXPECT_DOUBLE_EQ(number_of(r, "gpu_busy"), 3.0);
-  // pp_dpm_sclk "0: 500Mhz / 1: 31Mhz * / 2: 2219Mhz": min, current, max of a fine-grained table.
+  // pp_dpm_sclk "0: 500Mhz / 1: 31Mhz * / 2: 2219Mhz": min, current, max of a fine-grained table
+  // (levels keep the sysfs numbers 0 and 2; hwmon freq1_input 31000000 Hz is the current clock).
   EXPECT_DOUBLE_EQ(number_of(r, "clock_sclk"), 31.0);
+  EXPECT_EQ(text_of(r, "dpm_level_current", "sclk"), "1");
   EXPECT_DOUBLE_EQ(number_of(r, "sclk_level", "0"), 500.0);
-  EXPECT_DOUBLE_EQ(number_of(r, "sclk_level", "1"), 2219.0);
+  EXPECT_DOUBLE_EQ(number_of(r, "sclk_level", "2"), 2219.0);
   EXPECT_EQ(readings_of(r, "sclk_level").size(), 2u);
   EXPECT_DOUBLE_EQ(number_of(r, "clock_mclk"), 1249.0);
   EXPECT_EQ(readings_of(r, "mclk_level").size(), 4u);

@@ -85,6 +85,8 @@ TEST(FaultInjection, ErrnoBecomesStatusWithThePath) {
 TEST(FaultInjection, AClockTableThatCannotBeReadKeepsItsErrno) {
   FaultyFs fs(capture_sys("real/lact/rx6900xt"));
   fs.errors["device/gpu_metrics"] = EIO;  // no fallback either
+  fs.errors["hwmon5/freq1_input"] = ENOENT;  // nor hwmon clocks (they come before the table)
+  fs.errors["hwmon5/freq2_input"] = ENOENT;
   fs.errors["device/pp_dpm_sclk"] = EIO;
   fs.texts["device/pp_dpm_mclk"] = "0: garbage\n";
   const auto r = sample_all(fs);
@@ -124,10 +126,14 @@ TEST(FaultInjection, GarbageTextIsAnErrorNotANumber) {
   const auto r = sample_all(fs);
   EXPECT_EQ(reading_of(r, "temperature_edge").status, Status::error);
   EXPECT_NE(reading_of(r, "temperature_edge").detail.find("hot"), std::string::npos);
-  // The dpm table is unreadable, so the gpu_metrics clock stands in.
-  EXPECT_EQ(reading_of(r, "clock_sclk").detail, "gpu_metrics");
+  // The dpm table is unreadable; the current clock comes from gpu_metrics first anyway.
+  EXPECT_EQ(reading_of(r, "clock_sclk").detail, "gpu_metrics current clock");
   EXPECT_EQ(reading_of(r, "sclk_level").status, Status::error);
-  EXPECT_EQ(reading_of(r, "pcie_speed").status, Status::error);
+  // current_link_speed is the last source of the PCIe link: without gpu_metrics and pp_dpm_pcie its
+  // garbage is what the reading says.
+  fs.errors["device/gpu_metrics"] = ENOENT;
+  fs.errors["device/pp_dpm_pcie"] = ENOENT;
+  EXPECT_EQ(reading_of(sample_all(fs), "pcie_speed").status, Status::error);
 }
 
 TEST(FaultInjection, TruncatedGpuMetricsFallsBackToFilesAndSaysSo) {
@@ -146,6 +152,7 @@ TEST(FaultInjection, EveryFileFailingStillYieldsOneReadingPerMetric) {
     FaultyFs fs(capture_sys("real/lact/rx6900xt"));
     for (const char* file : {"temp1_input", "temp2_input", "temp3_input", "power1_average", "power1_cap",
                              "fan1_input", "pwm1", "in0_input", "gpu_metrics", "pp_dpm_sclk", "pp_dpm_mclk",
+                             "freq1_input", "freq2_input",
                              "mem_info_vram_total", "mem_info_vram_used", "vbios_version", "unique_id",
                              "power_dpm_force_performance_level", "pp_power_profile_mode"}) {
       fs.errors[file] = error;

@@ -66,7 +66,7 @@ TEST(ParseDpm, FineGrainedMinCurrentMax) {
   ASSERT_EQ(t.levels.size(), 3u);
   EXPECT_EQ(t.levels[0].index, 0);
   EXPECT_DOUBLE_EQ(t.levels[1].mhz, 2219);
-  EXPECT_EQ(t.levels[1].index, 1);
+  EXPECT_EQ(t.levels[1].index, 2);  // the number sysfs printed, not renumbered
   EXPECT_EQ(t.levels[2].index, -2);
   EXPECT_DOUBLE_EQ(t.levels[2].mhz, 31);
   EXPECT_TRUE(t.levels[2].current);

@@ -115,6 +115,13 @@ class Selection(unittest.TestCase):
                              sys_root("real/lact/rx6900xt")).stdout)
         self.assertEqual(sorted(doc["devices"][0]["metrics"]), ["clock_sclk", "power_average"])
 
+    def test_converted_values_print_as_the_shortest_decimal(self):
+        # rx580 power1_average holds 41045000 µW: the JSON must say 41.045, not 41.044999999999995
+        # (nlohmann json prints the shortest text that reads back, so the double itself must be exact).
+        out = run("metric", "--json", "-m", "power_average", "--sysfs-root", sys_root("real/lact/rx580")).stdout
+        self.assertIn('"value":41.045,', out.replace(" ", ""))
+        self.assertEqual(json.loads(out)["devices"][0]["metrics"]["power_average"]["value"], 41.045)
+
 
 class Csv(unittest.TestCase):
     def test_metric_csv_parses(self):

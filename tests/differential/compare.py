@@ -29,6 +29,8 @@ import re
 import sys
 import tempfile
 
+import precedence
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # ---------------------------------------------------------------------------
@@ -392,8 +394,9 @@ def classify_key(key):
 def fold_fine_grained(rdev, info, card):
     """A known, deliberate difference: SMU11+ fine-grained clocks print "0: min / 1: current * /
     2: max". When the starred middle line lies outside [min, max] it is not a DPM level, and hipstack
-    reports levels {0: min, 1: max} with the middle value as the current clock (compared through
-    "<clk> clock speed:"). rocm-smi lists the three lines as levels; fold its list the same way."""
+    reports levels {0: min, 2: max} (the numbers sysfs printed) with the middle value as the current
+    clock (compared through "<clk> clock speed:"). rocm-smi lists the three lines as levels; drop its
+    line 1 the same way."""
     for clk in ("sclk", "mclk", "fclk", "socclk", "dcefclk", "vclk", "dclk"):
         keys = ["Supported %s frequencies: %d" % (clk, i) for i in range(4)]
         if not all(k in rdev for k in keys[:3]) or keys[3] in rdev:
@@ -404,12 +407,12 @@ def fold_fine_grained(rdev, info, card):
             continue
         lo, mid, hi = vals
         if lo <= hi and (mid < lo or mid > hi):
-            rdev[keys[1]] = rdev.pop(keys[2])
+            rdev.pop(keys[1])
             info.append("%s: %s table is fine-grained min/current/max (current %s MHz outside "
-                        "[%s, %s]): rocm-smi's level 2 compared as level 1" % (card, clk, mid, lo, hi))
+                        "[%s, %s]): rocm-smi's line 1 is the current clock, not a level" % (card, clk, mid, lo, hi))
 
 
-def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=False):
+def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=False, capture=None):
     """-> (rows, excluded {key: why}, unmapped {key: example}, info lines)"""
     _, fixes = parse_notes(notes_path)
     rows, excluded, unmapped, info = [], {}, {}, []
@@ -497,6 +500,11 @@ def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=
                 st, why = "DISAGREE", "cannot interpret hipstack value"
             else:
                 st, why = ("agree", note) if eq(rv, hn) else ("DISAGREE", note)
+            if st == "DISAGREE":
+                # hipstack's documented source precedence, accepted only with the capture's evidence
+                reason = precedence.explain(metric, rv, hv.state, hv.value, hdev, capture)
+                if reason:
+                    st, why = "precedence", reason
             if fixed:
                 why = (why + "; " if why else "") + "compared although repaired for rocm-smi"
             rows.append(Row(dname, key, mname, raw, hv.shown, st, why))
@@ -540,12 +548,12 @@ def render(rows, excluded, unmapped, info, out=sys.stdout, verbose=True):
             w("  %-44s e.g. %s" % (k, unmapped[k]))
 
 
-def run(rocm_path, hip_paths, notes=None, include_fixed=False, allow_missing=False, out=sys.stdout):
+def run(rocm_path, hip_paths, notes=None, include_fixed=False, allow_missing=False, out=sys.stdout, capture=None):
     rocm = load_json(rocm_path)
     hip = merge_hipstack([load_json(p) for p in hip_paths])
     if notes is None:
         notes = rocm_path + ".notes"
-    rows, excl, unm, info = compare(rocm, hip, notes, include_fixed, allow_missing)
+    rows, excl, unm, info = compare(rocm, hip, notes, include_fixed, allow_missing, capture)
     render(rows, excl, unm, info, out)
     bad = [r for r in rows if r.status in FAIL_STATES]
     return (1 if bad else 0), rows, excl, unm
@@ -587,7 +595,7 @@ def self_test():
     check(rc == 0, "rx7900xtx sample: every mapped field agrees (rc %d)" % rc)
     check(len(agree) >= 20, "rx7900xtx sample: %d fields compared and agree (>= 20)" % len(agree))
     for f in ("Temperature (Sensor edge) (C)", "Average Graphics Package Power (W)", "Voltage (mV)",
-              "Supported sclk frequencies: 1", "sclk clock speed:", "PCI Bus", "VBIOS version",
+              "Supported sclk frequencies: 2", "sclk clock speed:", "PCI Bus", "VBIOS version",
               "Performance Level", "Max Graphics Package Power (W)", "pcie clock level"):
         check(any(r.field == f and r.status == "agree" for r in rows), "compared and agrees: %s" % f)
     check("GPU OverDrive value (%)" in unm, "unmapped list names 'GPU OverDrive value (%)'")
@@ -614,14 +622,14 @@ def self_test():
         # a wrong value is caught
         bad = copy.deepcopy(doc)
         bad["devices"][0]["metrics"]["temperature_edge"]["value"] += 1.0
-        bad["devices"][0]["metrics"]["sclk_level"]["instances"]["1"]["value"] = 2200.0
+        bad["devices"][0]["metrics"]["sclk_level"]["instances"]["2"]["value"] = 2200.0
         pbad = os.path.join(td, "bad.json")
         with open(pbad, "w") as f:
             json.dump(bad, f)
         rc3, rows3, _, _ = run(rocm_p, [pbad], notes=rocm_p + ".notes", out=io.StringIO())
         dis = {r.field for r in rows3 if r.status == "DISAGREE"}
-        # (rocm-smi's fine-grained "0: min / 1: current * / 2: max" is folded: its line 2 is level 1)
-        check(rc3 == 1 and dis == {"Temperature (Sensor edge) (C)", "Supported sclk frequencies: 1"},
+        # (rocm-smi's fine-grained "0: min / 1: current * / 2: max" is folded: its line 1 is no level)
+        check(rc3 == 1 and dis == {"Temperature (Sensor edge) (C)", "Supported sclk frequencies: 2"},
               "wrong edge temperature and sclk max level are reported (%s)" % sorted(dis))
 
         # hipstack saying not_supported where rocm-smi has a value is a disagreement
@@ -646,12 +654,12 @@ def self_test():
                     "affects=sclk_level,clock_sclk,clock_sclk_max\n")
         rc6, rows6, _, _ = run(rocm_p, [pbad], notes=notes, out=io.StringIO())
         st6 = {r.field: r.status for r in rows6}
-        check(st6.get("Supported sclk frequencies: 1") == "excluded-fix"
+        check(st6.get("Supported sclk frequencies: 2") == "excluded-fix"
               and st6.get("sclk clock speed:") == "excluded-fix"
               and st6.get("Temperature (Sensor edge) (C)") == "DISAGREE",
               "notes FIX line excludes the sclk fields only")
         rc7, rows7, _, _ = run(rocm_p, [pbad], notes=notes, include_fixed=True, out=io.StringIO())
-        check(any(r.field == "Supported sclk frequencies: 1" and r.status == "DISAGREE" for r in rows7),
+        check(any(r.field == "Supported sclk frequencies: 2" and r.status == "DISAGREE" for r in rows7),
               "--include-fixed compares them again")
 
         # matching by order when rocm-smi printed no PCI Bus
@@ -665,6 +673,28 @@ def self_test():
         buf8 = io.StringIO()
         rc8, rows8, _, _ = run(pr2, [hip_p], notes=rocm_p + ".notes", out=buf8)
         check(rc8 == 0 and "matched by order" in buf8.getvalue(), "devices matched by order without PCI Bus")
+
+        # a clock that differs from rocm-smi's starred line is 'precedence' only with the capture's
+        # evidence (rx7900xtx hwmon freq1_input 31000000 Hz = hipstack's 31 MHz)
+        r3 = load_json(rocm_p)
+        r3["card0"]["sclk clock speed:"] = "(500Mhz)"
+        pr3 = os.path.join(td, "rocm-sclk.json")
+        with open(pr3, "w") as f:
+            json.dump(r3, f)
+        cap = os.path.join(HERE, "..", "..", "captures", "real", "lact", "rx7900xtx", "sys")
+        st9 = {r.field: r.status for r in run(pr3, [hip_p], notes=rocm_p + ".notes", out=io.StringIO())[1]}
+        rc10, rows10, _, _ = run(pr3, [hip_p], notes=rocm_p + ".notes", out=io.StringIO(), capture=cap)
+        st10 = {r.field: r.status for r in rows10}
+        check(st9.get("sclk clock speed:") == "DISAGREE" and st10.get("sclk clock speed:") == "precedence"
+              and rc10 == 0, "a clock from hwmon is 'precedence' only with the capture's evidence")
+        other = copy.deepcopy(doc)
+        other["devices"][0]["metrics"]["clock_sclk"]["value"] = 45.0
+        pother = os.path.join(td, "other-sclk.json")
+        with open(pother, "w") as f:
+            json.dump(other, f)
+        st11 = {r.field: r.status for r in run(pr3, [pother], notes=rocm_p + ".notes", out=io.StringIO(),
+                                                capture=cap)[1]}
+        check(st11.get("sclk clock speed:") == "DISAGREE", "a clock the capture does not hold stays DISAGREE")
 
     print("\nself-test: %s" % ("PASS" if not failures else "FAIL (%d)" % len(failures)))
     return 0 if not failures else 1
@@ -681,6 +711,8 @@ def main(argv=None):
                     help="compare fields that live_tree.py repaired for rocm-smi too")
     ap.add_argument("--allow-missing", action="store_true",
                     help="a field rocm-smi reports but hipstack does not print at all is no failure")
+    ap.add_argument("--capture", help="the capture's sys/ folder: evidence for hipstack's documented source "
+                                      "precedence (precedence.py); without it such rows stay DISAGREE")
     ap.add_argument("--self-test", action="store_true",
                     help="run on rocm-smi-5.2.3/rx7900xtx.json + sample-hipstack-rx7900xtx.json")
     a = ap.parse_args(argv)
@@ -690,7 +722,8 @@ def main(argv=None):
         ap.print_usage(sys.stderr)
         return 2
     try:
-        rc, _, _, _ = run(a.rocm_json, a.hipstack_json, a.notes, a.include_fixed, a.allow_missing)
+        rc, _, _, _ = run(a.rocm_json, a.hipstack_json, a.notes, a.include_fixed, a.allow_missing,
+                          capture=a.capture)
     except (OSError, ValueError) as e:
         print("compare.py: %s" % e, file=sys.stderr)
         return 2

@@ -11,8 +11,9 @@
 #      HIPSTACK_SMI --sysfs-root CAPTURE_SYS_DIR metric --json  > WORK_DIR/metric.json
 #      (HIPSTACK_SYSFS_ROOT overrides the --sysfs-root argument, e.g. the
 #      capture root instead of its sys/ folder);
-#   3. compare.py WORK_DIR/rocm-smi.json WORK_DIR/static.json WORK_DIR/metric.json
-#      (COMPARE_ARGS adds options, e.g. --allow-missing).
+#   3. compare.py --capture CAPTURE_SYS_DIR WORK_DIR/rocm-smi.json WORK_DIR/static.json
+#      WORK_DIR/metric.json (COMPARE_ARGS adds options, e.g. --allow-missing; --capture lets
+#      precedence.py check hipstack's documented source precedence against the capture's files).
 #
 # Exit: compare.py's (0 agree, 1 disagree), 77 skip (see run_rocm_smi.sh),
 # other run_rocm_smi.sh failures as they are, 5 hipstack-smi failed.
@@ -64,7 +65,10 @@ rc=0
 for shape in flat live; do
     echo "== hipstack on the $shape capture"
     # shellcheck disable=SC2086
-    "$py" "$here/compare.py" ${COMPARE_ARGS:-} "$work/rocm-smi.json" \
+    shape_root=$root
+    [ "$shape" = live ] && shape_root=$work/live
+    # --capture: the evidence for hipstack's documented source precedence (precedence.py)
+    "$py" "$here/compare.py" ${COMPARE_ARGS:-} --capture "$shape_root" "$work/rocm-smi.json" \
         "$work/$shape-static.json" "$work/$shape-metric.json" || rc=$?
 done
 exit $rc

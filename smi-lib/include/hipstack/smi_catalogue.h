@@ -109,6 +109,7 @@
   X(210, power_average,          WATT, REAL,    DEVICE, LIVE, "", "Average socket power.")                 \
   X(211, power_current,          WATT, REAL,    DEVICE, LIVE, "", "Instantaneous socket power.")           \
   X(212, energy_consumed,        JOULE, REAL,   DEVICE, COUNTER, "", "Energy consumed since the driver loaded.") \
+  X(219, dpm_level_current,      NONE, TEXT,    DEVICE, LIVE, "clock", "Index of the pp_dpm level (clock or pcie) the driver stars as current (sysfs numbering; S = deep sleep).") \
   X(220, clock_sclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current graphics (shader) clock.")     \
   X(221, clock_mclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current memory clock.")                \
   X(222, clock_fclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current fabric clock.")                \

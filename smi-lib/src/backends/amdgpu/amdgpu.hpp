@@ -85,6 +85,18 @@ struct AmdGpu {
   std::map<std::string, int> volt_channel;   // hwmon label ("vddgfx", "vddnb") -> N of inN
 };
 
+// The duty-cycle scale of hwmon pwm1, one for reads (fan_pwm) and writes (set_fan): pwm1_min is
+// 0 %, pwm1_max 100 %; 0..255 (the hwmon ABI's range) when either file is absent or they make no range.
+struct FanScale {
+  std::int64_t min = 0;
+  std::int64_t max = 255;
+  [[nodiscard]] double percent(double pwm) const {
+    return (pwm - static_cast<double>(min)) * 100.0 / static_cast<double>(max - min);
+  }
+  [[nodiscard]] std::int64_t pwm(double percent) const;
+};
+FanScale read_fan_scale(const FsView& fs, const std::string& hwmon_dir);
+
 class AmdgpuBackend final : public Backend {
  public:
   AmdgpuBackend(const FsView& fs, KfdTopology topology, std::vector<AmdGpu> gpus);

@@ -328,11 +328,11 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
       }
       const std::string pwm = gpu.hwmon_dir + "/pwm1";
       if (const FileText now = read(pwm); !now.ok()) return unreadable(std::move(plan), fs_, pwm, now.error, "manual fan speed");
-      const FileText pmin = read(pwm + "_min");
-      const FileText pmax = read(pwm + "_max");
-      const std::int64_t lo = pmin.ok() ? parse_int(pmin.text).value_or(0) : 0;
-      const std::int64_t hi = pmax.ok() ? parse_int(pmax.text).value_or(255) : 255;
-      const std::int64_t duty = std::llround(request.fan.percent * 255.0 / 100.0);
+      // The scale the fan_pwm reading uses, so a percentage read back is the one written.
+      const FanScale scale = read_fan_scale(fs_, gpu.hwmon_dir);
+      const std::int64_t lo = scale.min;
+      const std::int64_t hi = scale.max;
+      const std::int64_t duty = scale.pwm(request.fan.percent);
       if (duty < lo || duty > hi) {
         return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
                       fmt::format("{:g}% (pwm {}) is outside the driver's range pwm {}..{} ({}_min/_max)", request.fan.percent, duty,

@@ -20,6 +20,10 @@ std::uint64_t sum_over(const AmdGpu& gpu, std::string_view key) {
   return total;
 }
 
+// An empty pp_dpm_* file is how the driver says it has no such table (APUs' pp_dpm_pcie, SI/CIK
+// cards): not supported, not a parse error.
+constexpr const char* kNoLevels = "empty: the driver lists no levels";
+
 // Reports the levels of a pp_dpm_* table; returns the highest clock, if any.
 std::optional<double> read_dpm_levels(SysfsValues& values, const AmdGpu& gpu, MetricId id, const char* file) {
   const std::string path = gpu.device_dir + "/" + file;
@@ -29,8 +33,12 @@ std::optional<double> read_dpm_levels(SysfsValues& values, const AmdGpu& gpu, Me
     return std::nullopt;
   }
   const DpmTable table = parse_dpm_levels(text.text);
-  if (!table.error.empty() || table.levels.empty()) {
-    values.list().malformed(id, values.fs().host_path(path) + ": " + (table.error.empty() ? "no levels" : table.error));
+  if (table.error.empty() && table.levels.empty()) {
+    values.list().failed(id, ENOENT, values.fs().host_path(path) + ": " + kNoLevels);
+    return std::nullopt;
+  }
+  if (!table.error.empty()) {
+    values.list().malformed(id, values.fs().host_path(path) + ": " + table.error);
     return std::nullopt;
   }
   std::optional<double> highest;
@@ -85,15 +93,15 @@ void read_hwmon_limits(SysfsValues& values, const AmdGpu& gpu) {
     const auto channel = gpu.temp_channel.find(sensor.label);
     const std::string base =
         channel == gpu.temp_channel.end() ? std::string() : fmt::format("{}/temp{}", gpu.hwmon_dir, channel->second);
-    values.number(sensor.critical, base.empty() ? base : base + "_crit", 0.001, std::nullopt, "hwmon");
-    values.number(sensor.emergency, base.empty() ? base : base + "_emergency", 0.001, std::nullopt, "hwmon");
+    values.number(sensor.critical, base.empty() ? base : base + "_crit", kMilliPerUnit, std::nullopt, "hwmon");
+    values.number(sensor.emergency, base.empty() ? base : base + "_emergency", kMilliPerUnit, std::nullopt, "hwmon");
   }
   const std::string hw = gpu.hwmon_dir.empty() ? std::string() : gpu.hwmon_dir + "/";
   auto hwmon_file = [&hw](const char* name) { return hw.empty() ? std::string() : hw + name; };
-  values.number(MetricId::power_cap_min, hwmon_file("power1_cap_min"), 1e-6, std::nullopt, "hwmon");
-  values.number(MetricId::power_cap_max, hwmon_file("power1_cap_max"), 1e-6, std::nullopt, "hwmon");
-  values.number(MetricId::power_cap_default, hwmon_file("power1_cap_default"), 1e-6, std::nullopt, "hwmon");
-  values.number(MetricId::power_cap, hwmon_file("power1_cap"), 1e-6, std::nullopt, "hwmon");
+  values.number(MetricId::power_cap_min, hwmon_file("power1_cap_min"), kMicroPerUnit, std::nullopt, "hwmon");
+  values.number(MetricId::power_cap_max, hwmon_file("power1_cap_max"), kMicroPerUnit, std::nullopt, "hwmon");
+  values.number(MetricId::power_cap_default, hwmon_file("power1_cap_default"), kMicroPerUnit, std::nullopt, "hwmon");
+  values.number(MetricId::power_cap, hwmon_file("power1_cap"), kMicroPerUnit, std::nullopt, "hwmon");
   values.number(MetricId::fan_speed_max, hwmon_file("fan1_max"), 1.0, std::nullopt, "hwmon");
 }
 
@@ -259,29 +267,41 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
   values.value_or_absent(MetricId::clock_mclk_max, mclk_max ? mclk_max : kfd_mem_clock,
                          "pp_dpm_mclk / KFD mem_clk_max");
 
+  // The top pp_dpm_pcie level is what the GPU's link may reach; it also gives the maximum below.
+  std::optional<PcieLevel> pcie_top;
   if (dev.empty()) {
     list.failed(MetricId::pcie_level, ENOENT, "no DRM card");
   } else if (const FileText pcie = fs.read_text(dev + "pp_dpm_pcie"); !pcie.ok()) {
     list.failed(MetricId::pcie_level, pcie.error, fs.host_path(dev + "pp_dpm_pcie") + ": " + std::strerror(pcie.error));
-  } else if (const PcieTable table = parse_pcie_levels(pcie.text); !table.error.empty() || table.levels.empty()) {
+  } else if (const PcieTable table = parse_pcie_levels(pcie.text); !table.error.empty()) {
     list.malformed(MetricId::pcie_level, fs.host_path(dev + "pp_dpm_pcie") + ": " + table.error);
+  } else if (table.levels.empty()) {
+    list.failed(MetricId::pcie_level, ENOENT, fs.host_path(dev + "pp_dpm_pcie") + ": " + kNoLevels);
   } else {
     for (const PcieLevel& level : table.levels) {
       list.text(MetricId::pcie_level, level.text, dev + "pp_dpm_pcie", std::to_string(level.index));
+      if (!pcie_top || level.index > pcie_top->index) pcie_top = level;
     }
   }
-
   read_hwmon_limits(values, gpu);
-  if (dev.empty()) {
+  // PCIe maximum: the top pp_dpm_pcie level where the table exists (on RDNA dGPUs max_link_* describe
+  // the link to the switch inside the card), else the PCI core's max_link_*.
+  if (pcie_top) {
+    list.real(MetricId::pcie_speed_max, pcie_top->gts, dev + "pp_dpm_pcie (top level)");
+    list.integer(MetricId::pcie_width_max, pcie_top->width, dev + "pp_dpm_pcie (top level)");
+  } else if (dev.empty()) {
     list.failed(MetricId::pcie_speed_max, ENOENT, "no DRM card");
-  } else if (const FileText speed = fs.read_text(dev + "max_link_speed"); !speed.ok()) {
-    list.failed(MetricId::pcie_speed_max, speed.error, fs.host_path(dev + "max_link_speed") + ": absent");
-  } else if (const auto gts = parse_link_speed(speed.text)) {
-    list.real(MetricId::pcie_speed_max, *gts, dev + "max_link_speed");
+    list.failed(MetricId::pcie_width_max, ENOENT, "no DRM card");
   } else {
-    list.malformed(MetricId::pcie_speed_max, fs.host_path(dev + "max_link_speed") + ": \"" + speed.text + "\"");
+    if (const FileText speed = fs.read_text(dev + "max_link_speed"); !speed.ok()) {
+      list.failed(MetricId::pcie_speed_max, speed.error, fs.host_path(dev + "max_link_speed") + ": " + std::strerror(speed.error));
+    } else if (const auto gts = parse_link_speed(speed.text)) {
+      list.real(MetricId::pcie_speed_max, *gts, dev + "max_link_speed");
+    } else {
+      list.malformed(MetricId::pcie_speed_max, fs.host_path(dev + "max_link_speed") + ": \"" + speed.text + "\"");
+    }
+    values.number(MetricId::pcie_width_max, dev + "max_link_width");
   }
-  values.number(MetricId::pcie_width_max, dev_file("max_link_width"));
   read_caches_by_level(values, gpu);
   values.number(MetricId::numa_node, dev_file("numa_node"));
 

@@ -59,6 +59,19 @@ void apply_fields(std::span<const std::uint8_t> table, std::span<const Field> fi
   }
 }
 
+// pcie_link_speed of the fixed v1.x tables is in 0.1 GT/s: the drivers fill it from link_speed[] =
+// {25, 50, 80, 160} (smu_v11_0.c, smu_v13_0.c, vega12/vega20 hwmgr) or pcie_gen_to_speed()
+// (smu_v13_0_6, and smu_v13_0_0/_7 since that fix). Before it, smu_v13_0_0_get_gpu_metrics and
+// smu_v13_0_7_get_gpu_metrics (RDNA3 dGPUs) stored the firmware's PcieRate, a PCIe generation number
+// (1 = 2.5 GT/s ... 5 = 32 GT/s). The ranges do not overlap (25 and up vs 1..6): a stored value below
+// 25 is read as a generation; 0, or anything else below 25, is no link speed.
+void pcie_generation_as_speed(GpuMetrics& m) {
+  if (!m.pcie_link_speed || *m.pcie_link_speed >= 2.5) return;
+  constexpr double kGenerationSpeed[] = {2.5, 5.0, 8.0, 16.0, 32.0, 64.0};
+  const auto stored = static_cast<long>(*m.pcie_link_speed * 10.0 + 0.5);
+  m.pcie_link_speed = stored >= 1 && stored <= 6 ? std::optional<double>(kGenerationSpeed[stored - 1]) : std::nullopt;
+}
+
 }  // namespace gpu_metrics_impl
 
 namespace {
@@ -115,7 +128,7 @@ const Layout* find_layout(const GpuMetrics& m, std::string& error) {
   return nullptr;
 }
 
-void decode_into(std::span<const std::uint8_t> blob, GpuMetricsDecode& result) {
+void decode_into(std::span<const std::uint8_t> blob, const GpuMetricsSource& source, GpuMetricsDecode& result) {
   GpuMetrics& m = result.metrics;
   if (blob.size() < 4) {
     result.error = "gpu_metrics: only " + std::to_string(blob.size()) +
@@ -158,18 +171,25 @@ void decode_into(std::span<const std::uint8_t> blob, GpuMetricsDecode& result) {
     }
   } else {
     m.layout = layout->name;
-    gpu_metrics_impl::apply_fields(table, layout->fields, m);
+    if (layout->format_revision == 1) {
+      gpu_metrics_impl::apply_fields(table, layout->fields, m);
+    } else {  // APU: units per ASIC
+      bool socket_power_unknown = false;
+      gpu_metrics_impl::apply_fields(table, gpu_metrics_impl::apu_fields_for(*layout, source, socket_power_unknown), m);
+      if (socket_power_unknown) m.average_socket_power.reset();
+    }
     if (layout->finish) layout->finish(table, m);
+    if (m.format_revision == 1) gpu_metrics_impl::pcie_generation_as_speed(m);
   }
   result.ok = true;
 }
 
 }  // namespace
 
-GpuMetricsDecode decode_gpu_metrics(std::span<const std::uint8_t> blob) noexcept {
+GpuMetricsDecode decode_gpu_metrics(std::span<const std::uint8_t> blob, const GpuMetricsSource& source) noexcept {
   GpuMetricsDecode result;
   try {
-    decode_into(blob, result);
+    decode_into(blob, source, result);
   } catch (...) {  // only std::bad_alloc can get here; the blob is at most 64 KiB
     result.ok = false;
     result.metrics = GpuMetrics{};

@@ -144,7 +144,16 @@ struct GpuMetricsDecode {
 // Decodes one gpu_metrics read. Bytes after header.structure_size (NUL padding of captures) are
 // ignored; fewer bytes than structure_size, or than the version's table needs, is an error. Never
 // throws, never reads outside blob.
-GpuMetricsDecode decode_gpu_metrics(std::span<const std::uint8_t> blob) noexcept;
+// What the decoder needs beyond the blob where a unit depends on the ASIC or its firmware, not on the
+// format version: the APU tables (v2.x, v3.0) carry the firmware's own numbers, which are mW on one
+// family and W on another, % on one and hundredths of % on another. docs/gpu-metrics.md ("Units the
+// version does not decide") lists the rules and the kernel code they come from.
+struct GpuMetricsSource {
+  std::uint32_t pci_device_id = 0;               // device/device; 0 = unknown: the version's units
+  std::optional<std::uint32_t> smc_fw_version;   // device/fw_version/smc_fw_version ("0x%08x")
+};
+
+GpuMetricsDecode decode_gpu_metrics(std::span<const std::uint8_t> blob, const GpuMetricsSource& source = {}) noexcept;
 
 // Implementation pieces shared by the gpu_metrics*.cpp files. Not for use elsewhere.
 namespace gpu_metrics_impl {
@@ -204,8 +213,15 @@ struct Layout {
 // throw std::bad_alloc only; decode_gpu_metrics catches it.
 void apply_fields(std::span<const std::uint8_t> table, std::span<const Field> fields, GpuMetrics& out);
 
+// Fixed v1.x tables: a pcie_link_speed stored as a PCIe generation (older RDNA3 kernels) -> GT/s.
+void pcie_generation_as_speed(GpuMetrics& m);
+
 std::span<const Layout> v1_layouts() noexcept;   // gpu_metrics_v1.cpp: v1.0-v1.8
 std::span<const Layout> apu_layouts() noexcept;  // gpu_metrics_apu.cpp: v2.0-v2.4, v3.0
+// gpu_metrics_apu.cpp: the fields of an APU layout with the power and activity divisors of the ASIC
+// `source` names (the layout's own where nothing is known). `socket_power_unknown` is set when the
+// ASIC is known but the unit of its socket power cannot be decided (firmware version missing).
+std::vector<Field> apu_fields_for(const Layout& layout, const GpuMetricsSource& source, bool& socket_power_unknown);
 
 // gpu_metrics_v1_9.cpp: walks the v1.9 attribute table (`table` cut to structure_size). On failure
 // returns false with `error` set (with byte offsets).

@@ -10,6 +10,7 @@
 #include "gpu_metrics.hpp"
 
 #include <array>
+#include <vector>
 
 namespace hipstack::smi::detail::gpu_metrics_impl {
 namespace {
@@ -168,8 +169,66 @@ constexpr std::array<Layout, 6> kLayouts = {{
     {3, 0, 264, "v3.0", kV3_0, finish_apu},
 }};
 
+// ---- Units per ASIC (docs/gpu-metrics.md, "Units the version does not decide") ----
+// The APU tables copy the firmware's numbers unconverted; the unit is whatever that ASIC's firmware
+// uses, which the kernel's own sensor code (<asic>_get_smu_metrics_data) shows:
+//  - Renoir (renoir_ppt.c, MP1 12.0.0: 0x1636, 0x164c) and Green Sardine / Cezanne (MP1 12.0.1:
+//    0x1638): CurrentSocketPower is W from SMU firmware 0x373200 (12.0.0) / 0x40000f (12.0.1) on,
+//    mW before (METRICS_CURR_SOCKETPOWER). Renoir firmware is numbered 0x37xxxx (55.x), Green Sardine
+//    0x40xxxx (64.x), so the firmware version alone picks the threshold. Activity: centi-%.
+//  - Van Gogh (vangogh_ppt.c, 0x163f): GfxActivity and UvdActivity are % (the GPU-load sensor returns
+//    them unscaled, unlike every other APU); power mW, temperatures centi-°C.
+//  - Phoenix (smu_v13_0_4_ppt.c), Rembrandt (yellow_carp_ppt.c), Mendocino (smu_v13_0_5_ppt.c):
+//    centi-% activity, mW power: the version's units.
+//  - v3.0 (smu_v14_0_0_ppt.c): GfxActivity is % from SMU firmware 0x5d4600 on (exclusive), centi-%
+//    up to it.
+struct ApuUnits {
+  double socket_power_div = kMilli;
+  bool socket_power_known = true;
+  double activity_div = kCenti;  // gfx and media activity
+};
+
+ApuUnits units_for(const Layout& layout, const GpuMetricsSource& source) {
+  ApuUnits u;
+  const auto fw = source.smc_fw_version;
+  if (layout.format_revision == 3) {
+    u.activity_div = fw && *fw <= 0x5d4600 ? kCenti : 1.0;
+    return u;
+  }
+  switch (source.pci_device_id) {
+    case 0x1636:  // Renoir
+    case 0x164c:  // Lucienne (Renoir)
+    case 0x1638:  // Green Sardine / Cezanne
+      if (!fw) {
+        u.socket_power_known = false;
+      } else if (*fw >= 0x40000f || (*fw >= 0x373200 && *fw < 0x380000)) {
+        u.socket_power_div = 1.0;  // W
+      }
+      break;
+    case 0x163f:  // Van Gogh
+      u.activity_div = 1.0;
+      break;
+    default:
+      break;
+  }
+  return u;
+}
+
 }  // namespace
 
 std::span<const Layout> apu_layouts() noexcept { return kLayouts; }
+
+std::vector<Field> apu_fields_for(const Layout& layout, const GpuMetricsSource& source, bool& socket_power_unknown) {
+  const ApuUnits u = units_for(layout, source);
+  socket_power_unknown = !u.socket_power_known;
+  std::vector<Field> fields(layout.fields.begin(), layout.fields.end());
+  for (Field& f : fields) {
+    if (f.number == &M::average_socket_power) f.div = u.socket_power_div;
+    if (f.number == &M::average_gfx_activity || (layout.format_revision == 2 && f.number == &M::average_mm_activity)) {
+      f.div = u.activity_div;
+    }
+  }
+  return fields;
+}
 
 }  // namespace hipstack::smi::detail::gpu_metrics_impl

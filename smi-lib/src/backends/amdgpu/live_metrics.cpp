@@ -1,6 +1,8 @@
-// Live metrics of one amdgpu device. Sources, in order of preference: the sysfs/hwmon file that
-// rocm-smi and amd-smi read (so the tools agree), then the firmware's gpu_metrics table, which also
-// carries what no file has (HBM and VR temperatures, energy, per-XCC clocks, throttle status).
+// Live metrics of one amdgpu device. Each value comes from its best source, per metric, as the table
+// "Source precedence" in docs/amdgpu-backend.md says (and why, per GPU family): mostly the hwmon or
+// sysfs file rocm-smi and amd-smi read, then the firmware's gpu_metrics table, which also carries what
+// no file has (HBM and VR temperatures, energy, per-XCC clocks, throttle status); current clocks and
+// the PCIe link prefer gpu_metrics.
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -29,9 +31,9 @@ std::string volt_input(const AmdGpu& gpu, const char* label) {
   return fmt::format("{}/in{}_input", gpu.hwmon_dir, channel->second);
 }
 
-// The current level of a pp_dpm_* table: the starred line (the first, when a driver stars several).
-// A read that fails sets `problem` and `error` (its errno); a table that does not parse, EINVAL.
-Opt current_dpm_clock(const FsView& fs, const std::string& path, std::string& problem, int& error) {
+// The starred level of a pp_dpm_* table (the first, when a driver stars several). A read that fails
+// sets `problem` and `error` (its errno); a table that does not parse, EINVAL.
+std::optional<DpmLevel> starred_dpm_level(const FsView& fs, const std::string& path, std::string& problem, int& error) {
   const FileText text = fs.read_text(path);
   if (!text.ok()) {
     if (text.error != ENOENT) {
@@ -47,26 +49,107 @@ Opt current_dpm_clock(const FsView& fs, const std::string& path, std::string& pr
     return std::nullopt;
   }
   for (const DpmLevel& level : table.levels) {
-    if (level.current) return level.mhz;
+    if (level.current) return level;
   }
   return std::nullopt;
 }
 
-void read_clock(SysfsValues& values, const AmdGpu& gpu, MetricId id, const char* file, Opt metrics_clock) {
+// The level number as pp_dpm_* printed it: "S" for deep sleep, "1" for the current-clock middle line
+// of a fine-grained "min / current * / max" table (parse_dpm_levels takes it out of the levels).
+std::string printed_index(const DpmLevel& level) {
+  if (level.index == -1) return "S";
+  if (level.index == -2) return "1";
+  return std::to_string(level.index);
+}
+
+// One current clock, from its best source (docs/amdgpu-backend.md, "Source precedence"):
+//   1. gpu_metrics current clock: the firmware's clock now (what amd-smi reports);
+//   2. hwmon freqN_input (Hz; sclk freq1, mclk freq2): the driver's sensor, read when asked;
+//   3. the starred pp_dpm_* line: on fine-grained tables the line can be stale or the 0 of GFXOFF
+//      ("1: 0Mhz *" on rx7600s/rx7700s while firmware reports 1200 MHz), and a level is only a level;
+//   4. gpu_metrics average clock.
+// The starred line's index is reported as dpm_level_current[clock] either way.
+struct ClockSources {
+  MetricId id;
+  const char* name;        // "sclk": pp_dpm_<name>, dpm_level_current[<name>]
+  Opt metrics_current;
+  const char* hwmon_file;  // nullptr when hwmon has no such clock
+  Opt metrics_average;
+};
+
+// Returns true when the table had a starred level.
+bool read_clock(SysfsValues& values, const AmdGpu& gpu, const ClockSources& c) {
   std::string problem;
   int error = 0;
-  const std::string path = gpu.device_dir + "/" + file;
-  if (const Opt mhz = current_dpm_clock(values.fs(), path, problem, error)) {
-    values.list().real(id, *mhz, path);
-  } else if (metrics_clock) {
-    values.list().real(id, *metrics_clock, "gpu_metrics");
-  } else if (error == EINVAL) {
-    values.list().malformed(id, problem);
-  } else if (!problem.empty()) {
-    values.list().failed(id, error, problem);
-  } else {
-    values.list().failed(id, ENOENT, values.fs().host_path(path) + ": absent, and not in gpu_metrics");
+  const std::string path = gpu.device_dir + "/pp_dpm_" + c.name;
+  const std::optional<DpmLevel> starred = starred_dpm_level(values.fs(), path, problem, error);
+  if (starred) values.list().text(MetricId::dpm_level_current, printed_index(*starred), path, c.name);
+
+  Opt hwmon;
+  std::string hwmon_path;
+  if (c.hwmon_file != nullptr && !gpu.hwmon_dir.empty()) {
+    hwmon_path = gpu.hwmon_dir + "/" + c.hwmon_file;
+    if (const FileText hz = values.fs().read_text(hwmon_path); hz.ok()) {
+      if (const auto v = parse_real(hz.text)) hwmon = *v / 1e6;  // Hz per MHz: exact for whole Hz
+    }
   }
+  if (c.metrics_current) {
+    values.list().real(c.id, *c.metrics_current, "gpu_metrics current clock");
+  } else if (hwmon) {
+    values.list().real(c.id, *hwmon, hwmon_path);
+  } else if (starred) {
+    values.list().real(c.id, starred->mhz, path);
+  } else if (c.metrics_average) {
+    values.list().real(c.id, *c.metrics_average, "gpu_metrics average clock");
+  } else if (error == EINVAL) {
+    values.list().malformed(c.id, problem);
+  } else if (!problem.empty()) {
+    values.list().failed(c.id, error, problem);
+  } else {
+    values.list().failed(c.id, ENOENT, values.fs().host_path(path) + ": absent or no starred level, and not in gpu_metrics");
+  }
+  return starred.has_value();
+}
+
+// The PCIe link as trained now, speed and width each from its best source (docs/amdgpu-backend.md):
+//   1. gpu_metrics pcie_link_speed/width: the firmware's reading of the slot link;
+//   2. the starred pp_dpm_pcie level (the driver stars every level equal to the link now, so any
+//      starred line will do);
+//   3. the PCI core's current_link_speed/width. On RDNA dGPUs these describe the link between the GPU
+//      and the PCIe switch inside the card (rx9070xt: 32 GT/s while pp_dpm_pcie never exceeds 16;
+//      rx6600: x16 on an x8 card), so they come last.
+// Returns true when pp_dpm_pcie had a starred level (reported as dpm_level_current[pcie]).
+bool read_pcie_link(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
+  ReadingList& list = values.list();
+  const FsView& fs = values.fs();
+  const std::string dev = gpu.device_dir + "/";
+  std::optional<PcieLevel> starred;
+  if (const FileText text = fs.read_text(dev + "pp_dpm_pcie"); text.ok()) {
+    const PcieTable table = parse_pcie_levels(text.text);  // a malformed table is reported as pcie_level
+    for (const PcieLevel& level : table.levels) {
+      if (table.error.empty() && level.current && !starred) starred = level;
+    }
+  }
+  if (starred) list.text(MetricId::dpm_level_current, std::to_string(starred->index), dev + "pp_dpm_pcie", "pcie");
+  if (gm.pcie_link_speed && *gm.pcie_link_speed > 0) {
+    list.real(MetricId::pcie_speed, *gm.pcie_link_speed, "gpu_metrics pcie_link_speed");
+  } else if (starred) {
+    list.real(MetricId::pcie_speed, starred->gts, dev + "pp_dpm_pcie");
+  } else if (const FileText speed = fs.read_text(dev + "current_link_speed"); !speed.ok()) {
+    list.failed(MetricId::pcie_speed, speed.error, fs.host_path(dev + "current_link_speed") + ": " + std::strerror(speed.error));
+  } else if (const auto gts = parse_link_speed(speed.text)) {
+    list.real(MetricId::pcie_speed, *gts, dev + "current_link_speed");
+  } else {
+    list.malformed(MetricId::pcie_speed, fs.host_path(dev + "current_link_speed") + ": \"" + speed.text + "\"");
+  }
+  if (gm.pcie_link_width && *gm.pcie_link_width > 0) {
+    list.integer(MetricId::pcie_width, static_cast<std::int64_t>(*gm.pcie_link_width), "gpu_metrics pcie_link_width");
+  } else if (starred) {
+    list.integer(MetricId::pcie_width, starred->width, dev + "pp_dpm_pcie");
+  } else {
+    values.number(MetricId::pcie_width, dev + "current_link_width");
+  }
+  return starred.has_value();
 }
 
 // pcie_bw: "received sent max_payload_size" over the last second; the read itself takes a second.
@@ -122,6 +205,36 @@ void read_counters(ReadingList& list, const GpuMetrics& gm) {
   }
 }
 
+// The value of an ok reading already in `out`, if any.
+Opt reported(const std::vector<Reading>& out, MetricId id) {
+  for (const Reading& r : out) {
+    if (r.id == id && r.ok()) return r.number();
+  }
+  return std::nullopt;
+}
+
+// energy_accumulator counts from SMU start-up; some firmware (RDNA3 dGPUs: lact/rx7600s, rx7800xt)
+// leaves it at 0. A counter that reads 0 while the GPU draws power has never run: not supported,
+// never a valid 0 J. (A counter that stopped at another value cannot be told apart in one sample.)
+void read_energy(ReadingList& list, const GpuMetrics& gm, const std::vector<Reading>& out) {
+  if (!gm.energy_accumulator) {
+    list.failed(MetricId::energy_consumed, ENOENT, "gpu_metrics: energy_accumulator not provided");
+    return;
+  }
+  double watts = 0;
+  for (const Opt& w : {gm.average_socket_power, gm.current_socket_power, reported(out, MetricId::power_average),
+                       reported(out, MetricId::power_current)}) {
+    if (w && *w > watts) watts = *w;
+  }
+  if (*gm.energy_accumulator == 0 && watts > 0) {
+    list.failed(MetricId::energy_consumed, ENOENT,
+                fmt::format("gpu_metrics: energy_accumulator is 0 while the GPU draws {:g} W: the firmware does "
+                            "not count energy on this GPU", watts));
+    return;
+  }
+  list.real(MetricId::energy_consumed, *gm.energy_accumulator, "gpu_metrics");
+}
+
 }  // namespace
 
 void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
@@ -138,7 +251,15 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   if (has_card) {
     const FileBytes blob = fs.read_bytes(dev + "gpu_metrics", kGpuMetricsMax);
     if (blob.ok()) {
-      GpuMetricsDecode decoded = decode_gpu_metrics(blob.bytes);
+      // APU tables decode per ASIC (device id, SMU firmware version): their units differ by family.
+      GpuMetricsSource source;
+      source.pci_device_id = gpu.device_id;
+      if (const FileText fw = fs.read_text(dev + "fw_version/smc_fw_version"); fw.ok()) {
+        if (const auto version = parse_hex(fw.text); version && *version <= 0xffffffffu) {
+          source.smc_fw_version = static_cast<std::uint32_t>(*version);
+        }
+      }
+      GpuMetricsDecode decoded = decode_gpu_metrics(blob.bytes, source);
       if (decoded.ok) {
         gm = std::move(decoded.metrics);
         list.text(MetricId::gpu_metrics_version, fmt::format("{}.{}", gm.format_revision, gm.content_revision),
@@ -155,9 +276,9 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
     list.failed(MetricId::gpu_metrics_version, ENOENT, "no DRM card");
   }
 
-  values.number(MetricId::temperature_edge, temp_input(gpu, "edge"), 0.001, gm.temperature_edge);
-  values.number(MetricId::temperature_junction, temp_input(gpu, "junction"), 0.001, gm.temperature_hotspot);
-  values.number(MetricId::temperature_memory, temp_input(gpu, "mem"), 0.001, gm.temperature_mem);
+  values.number(MetricId::temperature_edge, temp_input(gpu, "edge"), kMilliPerUnit, gm.temperature_edge);
+  values.number(MetricId::temperature_junction, temp_input(gpu, "junction"), kMilliPerUnit, gm.temperature_hotspot);
+  values.number(MetricId::temperature_memory, temp_input(gpu, "mem"), kMilliPerUnit, gm.temperature_mem);
   for (std::size_t i = 0; i < gm.temperature_hbm.size(); ++i) {
     list.real(MetricId::temperature_hbm, gm.temperature_hbm[i], "gpu_metrics", std::to_string(i));
   }
@@ -166,22 +287,25 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   values.value_or_absent(MetricId::temperature_vr_soc, gm.temperature_vrsoc, "gpu_metrics");
   values.value_or_absent(MetricId::temperature_vr_mem, gm.temperature_vrmem, "gpu_metrics");
 
-  values.number(MetricId::power_average, hw_file("power1_average"), 1e-6, gm.average_socket_power);
-  values.number(MetricId::power_current, hw_file("power1_input"), 1e-6, gm.current_socket_power);
-  values.value_or_absent(MetricId::energy_consumed, gm.energy_accumulator, "gpu_metrics");
+  values.number(MetricId::power_average, hw_file("power1_average"), kMicroPerUnit, gm.average_socket_power);
+  values.number(MetricId::power_current, hw_file("power1_input"), kMicroPerUnit, gm.current_socket_power);
+  read_energy(list, gm, out);
 
+  bool any_starred = false;  // any pp_dpm_* table (clocks, pcie) with a starred level
   if (has_card) {
-    read_clock(values, gpu, MetricId::clock_sclk, "pp_dpm_sclk", gm.current_gfxclk ? gm.current_gfxclk : gm.average_gfxclk);
-    read_clock(values, gpu, MetricId::clock_mclk, "pp_dpm_mclk", gm.current_uclk ? gm.current_uclk : gm.average_uclk);
-    read_clock(values, gpu, MetricId::clock_fclk, "pp_dpm_fclk", gm.current_fclk ? gm.current_fclk : gm.average_fclk);
-    read_clock(values, gpu, MetricId::clock_socclk, "pp_dpm_socclk",
-               gm.current_socclk ? gm.current_socclk : gm.average_socclk);
-    read_clock(values, gpu, MetricId::clock_vclk, "pp_dpm_vclk", gm.current_vclk0 ? gm.current_vclk0 : gm.average_vclk0);
-    read_clock(values, gpu, MetricId::clock_dclk, "pp_dpm_dclk", gm.current_dclk0 ? gm.current_dclk0 : gm.average_dclk0);
-    read_clock(values, gpu, MetricId::clock_dcefclk, "pp_dpm_dcefclk", gm.current_dcefclk);
+    const ClockSources clocks[] = {
+        {MetricId::clock_sclk, "sclk", gm.current_gfxclk, "freq1_input", gm.average_gfxclk},
+        {MetricId::clock_mclk, "mclk", gm.current_uclk, "freq2_input", gm.average_uclk},
+        {MetricId::clock_fclk, "fclk", gm.current_fclk, nullptr, gm.average_fclk},
+        {MetricId::clock_socclk, "socclk", gm.current_socclk, nullptr, gm.average_socclk},
+        {MetricId::clock_vclk, "vclk", gm.current_vclk0, nullptr, gm.average_vclk0},
+        {MetricId::clock_dclk, "dclk", gm.current_dclk0, nullptr, gm.average_dclk0},
+        {MetricId::clock_dcefclk, "dcefclk", gm.current_dcefclk, nullptr, std::nullopt}};
+    for (const ClockSources& clock : clocks) any_starred = read_clock(values, gpu, clock) || any_starred;
   } else {
     for (const MetricId id : {MetricId::clock_sclk, MetricId::clock_mclk, MetricId::clock_fclk, MetricId::clock_socclk,
-                              MetricId::clock_vclk, MetricId::clock_dclk, MetricId::clock_dcefclk}) {
+                              MetricId::clock_vclk, MetricId::clock_dclk, MetricId::clock_dcefclk,
+                              MetricId::dpm_level_current}) {
       list.failed(id, ENOENT, "no DRM card");
     }
   }
@@ -200,12 +324,12 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   values.number(MetricId::fan_speed, hw_file("fan1_input"), 1.0, gm.fan_speed_rpm);
   if (hw.empty()) {
     list.failed(MetricId::fan_pwm, ENOENT, "no hwmon");
+  } else if (const FileText pwm = fs.read_text(hw + "pwm1"); !pwm.ok()) {
+    list.failed(MetricId::fan_pwm, pwm.error, fs.host_path(hw + "pwm1") + ": " + std::strerror(pwm.error));
+  } else if (const auto duty = parse_int(pwm.text)) {
+    list.real(MetricId::fan_pwm, read_fan_scale(fs, gpu.hwmon_dir).percent(static_cast<double>(*duty)), hw + "pwm1");
   } else {
-    double pwm_max = 255.0;
-    if (const FileText max = fs.read_text(hw + "pwm1_max"); max.ok()) {
-      if (const auto value = parse_real(max.text); value && *value > 0) pwm_max = *value;
-    }
-    values.number(MetricId::fan_pwm, hw + "pwm1", 100.0 / pwm_max);
+    list.malformed(MetricId::fan_pwm, fs.host_path(hw + "pwm1") + ": not a number: \"" + pwm.text.substr(0, 64) + "\"");
   }
 
   values.number(MetricId::voltage_gfx, volt_input(gpu, "vddgfx"), 1.0, gm.voltage_gfx);
@@ -213,15 +337,13 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   values.value_or_absent(MetricId::voltage_memory, gm.voltage_mem, "gpu_metrics");
   values.number(MetricId::voltage_northbridge, volt_input(gpu, "vddnb"));
 
-  if (!has_card) {
-    list.failed(MetricId::pcie_speed, ENOENT, "no DRM card");
-  } else if (const FileText speed = fs.read_text(dev + "current_link_speed"); speed.ok()) {
-    if (const auto gts = parse_link_speed(speed.text)) list.real(MetricId::pcie_speed, *gts, dev + "current_link_speed");
-    else list.malformed(MetricId::pcie_speed, fs.host_path(dev + "current_link_speed") + ": \"" + speed.text + "\"");
+  if (has_card) {
+    any_starred = read_pcie_link(values, gpu, gm) || any_starred;
+    if (!any_starred) list.failed(MetricId::dpm_level_current, ENOENT, "no pp_dpm_* table has a starred level");
   } else {
-    values.value_or_absent(MetricId::pcie_speed, gm.pcie_link_speed, "gpu_metrics");
+    list.failed(MetricId::pcie_speed, ENOENT, "no DRM card");
+    list.failed(MetricId::pcie_width, ENOENT, "no DRM card");
   }
-  values.number(MetricId::pcie_width, dev_file("current_link_width"), 1.0, gm.pcie_link_width);
   values.number(MetricId::pcie_replay_count, dev_file("pcie_replay_count"), 1.0, gm.pcie_replay_count);
   if (options.pcie_throughput && has_card) {
     read_pcie_throughput(values, gpu);

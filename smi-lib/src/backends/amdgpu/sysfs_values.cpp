@@ -1,6 +1,7 @@
 #include "sysfs_values.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 namespace hipstack::smi::detail::amdgpu {
@@ -14,7 +15,7 @@ void SysfsValues::emit_number(MetricId id, double value, std::string detail, con
   }
 }
 
-bool SysfsValues::number(MetricId id, const std::string& path, double scale, std::optional<double> fallback,
+bool SysfsValues::number(MetricId id, const std::string& path, double per_unit, std::optional<double> fallback,
                          const char* fallback_source, const std::string& instance) {
   if (path.empty()) {
     value_or_absent(id, fallback, fallback ? fallback_source : "no such file on this device", instance);
@@ -30,7 +31,7 @@ bool SysfsValues::number(MetricId id, const std::string& path, double scale, std
     return false;
   }
   // Integers are parsed exactly first: byte counts above 2^53 must not be rounded.
-  if (const auto integer = parse_int(file.text); integer && scale == 1.0) {
+  if (const auto integer = parse_int(file.text); integer && per_unit == 1.0) {
     const MetricInfo* info = find_metric(id);
     if (info != nullptr && info->type == ValueType::integer) {
       list_.integer(id, *integer, path, instance);
@@ -42,7 +43,7 @@ bool SysfsValues::number(MetricId id, const std::string& path, double scale, std
     list_.malformed(id, fs_.host_path(path) + ": not a number: \"" + file.text.substr(0, 64) + "\"", instance);
     return false;
   }
-  emit_number(id, *value * scale, path, instance);
+  emit_number(id, *value / per_unit, path, instance);
   return true;
 }
 
@@ -67,6 +68,23 @@ void SysfsValues::value_or_absent(MetricId id, std::optional<double> value, cons
   } else {
     list_.failed(id, ENOENT, source + ": not provided", instance);
   }
+}
+
+std::int64_t FanScale::pwm(double percent) const {
+  return min + std::llround(percent * static_cast<double>(max - min) / 100.0);
+}
+
+FanScale read_fan_scale(const FsView& fs, const std::string& hwmon_dir) {
+  FanScale scale;
+  const FileText lo = fs.read_text(hwmon_dir + "/pwm1_min");
+  const FileText hi = fs.read_text(hwmon_dir + "/pwm1_max");
+  const auto min = lo.ok() ? parse_int(lo.text) : std::optional<std::int64_t>(0);
+  const auto max = hi.ok() ? parse_int(hi.text) : std::optional<std::int64_t>(255);
+  if (min && max && *min >= 0 && *min < *max) {
+    scale.min = *min;
+    scale.max = *max;
+  }
+  return scale;
 }
 
 }  // namespace hipstack::smi::detail::amdgpu

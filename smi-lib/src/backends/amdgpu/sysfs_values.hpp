@@ -11,6 +11,12 @@
 
 namespace hipstack::smi::detail::amdgpu {
 
+// File units per catalogue unit, the divisors of SysfsValues::number. Converting by division keeps an
+// integer file exact: 54231000 µW / 1e6 is the double nearest 54.231, which prints as 54.231, while
+// 54231000 * 1e-6 is 54.230999999999995 (1e-6 itself is inexact).
+inline constexpr double kMilliPerUnit = 1e3;  // m°C -> °C
+inline constexpr double kMicroPerUnit = 1e6;  // µW -> W
+
 class SysfsValues {
  public:
   SysfsValues(const FsView& fs, std::vector<Reading>& out) : fs_(fs), list_(out) {}
@@ -18,10 +24,10 @@ class SysfsValues {
   ReadingList& list() { return list_; }
   const FsView& fs() const { return fs_; }
 
-  // A number file scaled into catalogue units; when the file is absent and a fallback value exists,
-  // the fallback is reported instead (its source named in detail). Returns true when a value was
-  // reported.
-  bool number(MetricId id, const std::string& path, double scale = 1.0,
+  // A number file converted into catalogue units (divided by `per_unit`, file units per catalogue
+  // unit); when the file is absent and a fallback value exists, the fallback is reported instead (its
+  // source named in detail). Returns true when a value was reported.
+  bool number(MetricId id, const std::string& path, double per_unit = 1.0,
               std::optional<double> fallback = std::nullopt, const char* fallback_source = "gpu_metrics",
               const std::string& instance = {});
   // A text file; an empty file means the board does not provide it (consumer FRU fields).

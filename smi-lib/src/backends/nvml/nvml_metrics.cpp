@@ -69,13 +69,14 @@ class Probe {
       list_.real(id, value, function, instance);
     }
   }
-  // Calls fn(device, args..., &value) and reports value * scale. The call is its own statement,
-  // sequenced before the value is read.
+  // Calls fn(device, args..., &value) and reports value / per_unit (NVML units per catalogue unit:
+  // dividing keeps 54231 mW exactly 54.231 W, multiplying by 0.001 would not). The call is its own
+  // statement, sequenced before the value is read.
   template <typename T, typename... Params, typename... Args>
-  void fetch(MetricId id, const char* function, Return (*fn)(Device, Params...), double scale, Args... args) {
+  void fetch(MetricId id, const char* function, Return (*fn)(Device, Params...), double per_unit, Args... args) {
     T value{};
     const Return code = call(fn, args..., &value);
-    number(id, function, code, static_cast<double>(value) * scale);
+    number(id, function, code, static_cast<double>(value) / per_unit);
   }
   void text(MetricId id, const char* function, Return code, std::string value, const std::string& instance = {}) {
     if (code != kSuccess) return fail(id, function, code, instance);
@@ -306,8 +307,8 @@ void read_static(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>&
   const Return constraints = p.call(api.power_limit_constraints, &low, &high);
   p.number(MetricId::power_cap_min, "nvmlDeviceGetPowerManagementLimitConstraints", constraints, low / 1000.0);
   p.number(MetricId::power_cap_max, "nvmlDeviceGetPowerManagementLimitConstraints", constraints, high / 1000.0);
-  p.fetch<unsigned>(MetricId::power_cap_default, "nvmlDeviceGetPowerManagementDefaultLimit", api.power_limit_default, 0.001);
-  p.fetch<unsigned>(MetricId::power_cap, "nvmlDeviceGetEnforcedPowerLimit", api.power_limit_enforced, 0.001);
+  p.fetch<unsigned>(MetricId::power_cap_default, "nvmlDeviceGetPowerManagementDefaultLimit", api.power_limit_default, 1000.0);  // mW
+  p.fetch<unsigned>(MetricId::power_cap, "nvmlDeviceGetEnforcedPowerLimit", api.power_limit_enforced, 1000.0);  // mW
 
   unsigned generation = 0;
   const Return gen_code = p.call(api.max_pcie_generation, &generation);
@@ -380,7 +381,7 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
              batch.value(kFieldPowerInstant) / 1000.0);
   }
   if (want({MetricId::power_average})) {
-    p.fetch<unsigned>(MetricId::power_average, "nvmlDeviceGetPowerUsage", api.power_usage, 0.001);
+    p.fetch<unsigned>(MetricId::power_average, "nvmlDeviceGetPowerUsage", api.power_usage, 1000.0);  // mW
   }
   if (want({MetricId::energy_consumed}) && batch.status(kFieldTotalEnergy) == kSuccess) {
     p.number(MetricId::energy_consumed, "nvmlDeviceGetFieldValues(TOTAL_ENERGY)", kSuccess,
@@ -453,7 +454,7 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
     // NVML counts bytes over a 20 ms window per call: opt-in, as amdgpu's pcie_bw is.
     const std::pair<MetricId, int> directions[] = {{MetricId::pcie_rx, kPcieRxBytes}, {MetricId::pcie_tx, kPcieTxBytes}};
     for (const auto& [id, counter] : directions) {
-      p.fetch<unsigned>(id, "nvmlDeviceGetPcieThroughput", api.pcie_throughput, 1024.0, counter);
+      p.fetch<unsigned>(id, "nvmlDeviceGetPcieThroughput", api.pcie_throughput, 1.0 / 1024, counter);  // KB/s (1/1024 is exact)
     }
   } else {
     p.list().failed(MetricId::pcie_rx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
