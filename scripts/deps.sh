@@ -8,6 +8,11 @@ test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev roc
                python3-grpcio python3-grpc-tools python3-protobuf python3-h2 python3-yaml dbus dbus-daemon openssl
                fuse3 libfuse3-dev
                lintian rpmlint rpm debootstrap)
+# installer.repos checks hipstack-install's dnf path with dnf --installroot (tests/installer/test_repos.sh).
+test_packages+=(dnf)
+# rpmbuild's find-debuginfo strips the rpm packages' binaries with eu-strip (packaging.packages);
+# Debian's rpm does not depend on elfutils. tests/deps/tools.txt lists every tool the tests call.
+test_packages+=(elfutils)
 # validation/ for AMD GPUs: Debian's HIP 5.2.3. hipcc is a driver script over clang-15; its Depends bring
 # clang-15, lld-15, llvm-15 and clang-tools-15 (the AMDGPU back end and linker), rocm-device-libs (the
 # device bitcode libraries), rocminfo and libamdhip64-dev (headers, libamdhip64, comgr, the HSA runtime).

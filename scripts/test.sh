@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Everything CI checks: install what is needed, then
 #   1. a warnings-as-errors build and every test (ctest, minus the `long` label);
+#   after each ctest, tests/lib/ctest_required.py fails CI when a test of tests/ci-required-tests.txt
+#   that the run selects skipped, did not run or is not registered;
 #   2. an AddressSanitizer + UndefinedBehaviorSanitizer build and its unit tests;
 #   3. libFuzzer targets built with clang, each run for a short time;
 #   4. the packages as users meet them: the whole release (superbuild), its container images, release
@@ -11,13 +13,32 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
 "$top/scripts/deps.sh" test
 
+# ctest in BUILD_DIR with these -L/-LE selections, then the check that every test of
+# tests/ci-required-tests.txt that the selection includes was registered, ran and passed: a skip (77),
+# a test not run or not registered fails CI, named with its reason (docs/testing.md, "Required tests").
+# Usage: run_ctest STEP BUILD_DIR [-L REGEX] [-LE REGEX] [other ctest arguments]
+run_ctest() {
+  local step=$1 dir=$2 rc=0 sel=()
+  shift 2
+  local args=("$@") i
+  for ((i = 0; i < ${#args[@]}; i++)); do
+    case ${args[i]} in -L|-LE) sel+=("${args[i]}" "${args[i+1]}") ;; esac
+  done
+  mkdir -p "$top/out"
+  (cd "$dir" && ctest -j "$jobs" --output-on-failure --output-junit "$top/out/ctest-$step.xml" "$@") || rc=$?
+  python3 "$top/tests/lib/ctest_required.py" check --required "$top/tests/ci-required-tests.txt" \
+          --build-dir "$dir" --junit "$top/out/ctest-$step.xml" "${sel[@]}" || rc=1
+  return $rc
+}
+
 echo "== build (warnings are errors) and test"
 # Laid out for packages (HIPSTACK_PACKAGING): packaging.packages makes and checks this build's deb and
 # rpm files. The packages as users meet them (more builds, Debian chroots) come in step 4.
 cmake -S "$top" -B "$top/build-ci" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_WERROR=ON \
       -DHIPSTACK_PACKAGING=ON >/dev/null
 cmake --build "$top/build-ci" -j "$jobs"
-(cd "$top/build-ci" && ctest -j "$jobs" -LE "long|install-chroot|superbuild-release" --output-on-failure)
+# fuzz and nothing else: this build registers no fuzz target (step 3 runs them).
+run_ctest 1-main "$top/build-ci" -LE "long|install-chroot|superbuild-release|fuzz"
 
 # validation/ builds for the platform the main build found (nvcc first); CI proves the other one too:
 # the conformance suite and the kernels compiled by Debian's hipcc for the AMD targets.
@@ -26,7 +47,7 @@ if [ "$platform" != amd ] && command -v hipcc >/dev/null; then
   echo "== validation/ for AMD GPUs (hipcc; main build: ${platform:-none})"
   cmake -S "$top/validation" -B "$top/build-hip-amd" -G Ninja -DHIPSTACK_HIP_PLATFORM=amd -DHIPSTACK_WERROR=ON >/dev/null
   cmake --build "$top/build-hip-amd" -j "$jobs"
-  (cd "$top/build-hip-amd" && ctest -j "$jobs" --output-on-failure)
+  run_ctest 1-hip-amd "$top/build-hip-amd" -L "validation|gpu"
 fi
 
 [ "${HIPSTACK_TEST_QUICK:-0}" = 1 ] && exit 0
@@ -37,14 +58,14 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S "$top" -B "$top/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHIPSTACK_WERROR=ON \
       -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
 cmake --build "$top/build-asan" -j "$jobs"
-(cd "$top/build-asan" && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$top/scripts/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1 \
-   ctest -j "$jobs" -LE "long|differential|install|packaging|superbuild" --output-on-failure)
+(export ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$top/scripts/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1
+ run_ctest 2-asan "$top/build-asan" -LE "long|differential|install|packaging|superbuild|fuzz|validation")
 
 echo "== libFuzzer (short runs; long runs are reported in docs/testing.md)"
 CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DHIPSTACK_FUZZ=ON -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
 cmake --build "$top/build-fuzz" -j "$jobs" --target fuzz_gpu_metrics fuzz_text_parsers fuzz_kfd_properties fuzz_validate_inputs
-(cd "$top/build-fuzz" && ctest -j "$jobs" -L fuzz --output-on-failure)
+run_ctest 3-fuzz "$top/build-fuzz" -L fuzz
 # 4. The packages as users meet them (docs/packaging.md, docs/superbuild.md): the whole release made
 # by superbuild/build.sh, installed from its signed apt repository in a Debian 12 chroot (a HIP program
 # for gfx90a with the installed packages, rocminfo, purge) and with rpm --root; release N+1 built and
@@ -53,5 +74,5 @@ cmake --build "$top/build-fuzz" -j "$jobs" --target fuzz_gpu_metrics fuzz_text_p
 # (the tests skip, 77, without them). Two at a time: the chroot installs wait on the network and dpkg
 # while the release builds use the processors; they share one debootstrap base (flock).
 echo "== packages, repositories, installs and images"
-(cd "$top/build-ci" && ctest -j "$jobs" -L "install-chroot|superbuild-release" --output-on-failure)
+run_ctest 4-packages "$top/build-ci" -L "install-chroot|superbuild-release"
 echo "== all tests passed"

@@ -7,6 +7,7 @@ A daemon reads a capture; hipstack-smi --host (unix socket, and TCP) and hipstac
 --sysfs-root on the same capture must print byte-identical tables, JSON and CSV, with the same exit
 codes. The daemon is started and stopped (by PID) by each test.
 """
+import http.client
 import os
 import re
 import shutil
@@ -20,6 +21,15 @@ import unittest
 SMID = SMI = CAPTURES = None
 COMMANDS = (["list"], ["static"], ["metric"], ["metric", "-m", "power_current,temperature_junction", "-g", "1,3"],
             ["health"], ["partition"], ["ras"], ["static", "-g", "GPU-does-not-exist"])
+
+
+def readyz(port):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("GET", "/readyz")
+        return conn.getresponse().status
+    finally:
+        conn.close()
 
 
 class RemoteCliTest(unittest.TestCase):
@@ -40,13 +50,20 @@ class RemoteCliTest(unittest.TestCase):
         deadline = time.monotonic() + 10
         while True:
             log.seek(0)
-            m = re.search(r"gRPC on (\S+) \(", log.read())
-            if m:
+            text = log.read()
+            m = re.search(r"gRPC on (\S+) \(", text)
+            http_port = re.search(r"hipstack-smid: listening on \S+ \(port (\d+)\)", text)
+            if m and http_port:
                 break
             self.assertIsNone(proc.poll(), "hipstack-smid exited")
-            self.assertLess(time.monotonic(), deadline, "no gRPC listener")
+            self.assertLess(time.monotonic(), deadline, "no gRPC or HTTP listener:\n" + text)
             time.sleep(0.05)
-        time.sleep(0.5)  # first samples (slow ones too)
+        # Ready once every GPU has its first sample, the slow facts included (/readyz, docs/daemon.md).
+        deadline = time.monotonic() + 20
+        while readyz(int(http_port.group(1))) != 200:
+            self.assertIsNone(proc.poll(), "hipstack-smid exited")
+            self.assertLess(time.monotonic(), deadline, "/readyz did not answer 200 within 20 s")
+            time.sleep(0.05)
         return "unix://" + socket if grpc_listen is None else m.group(1)
 
     def smi(self, *args):

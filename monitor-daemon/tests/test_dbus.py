@@ -8,6 +8,7 @@ daemon, calls the interface with busctl, watches the HealthChanged signal with d
 stops everything by PID. Answers are checked against hipstack-smi reading the same capture.
 Skipped (77) without dbus-daemon, busctl or dbus-monitor.
 """
+import http.client
 import json
 import os
 import re
@@ -22,6 +23,16 @@ import unittest
 
 SMID = SMI = CAPTURES = None
 NAME, PATH, IFACE = "org.hipstack.Monitor1", "/org/hipstack/Monitor1", "org.hipstack.Monitor1"
+LISTENING = re.compile(r"hipstack-smid: listening on \S+ \(port (\d+)\)")
+
+
+def readyz(port):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        conn.request("GET", "/readyz")
+        return conn.getresponse().status
+    finally:
+        conn.close()
 
 
 def stop(proc):
@@ -59,11 +70,17 @@ class DbusTest(unittest.TestCase):
         self.addCleanup(self.log.close)
         self.addCleanup(stop, self.smid)
         deadline = time.monotonic() + 10
-        while "D-Bus " + NAME not in self.stderr():
+        while "D-Bus " + NAME not in self.stderr() or not LISTENING.search(self.stderr()):
             if self.smid.poll() is not None or time.monotonic() > deadline:
-                self.fail("no D-Bus interface:\n" + self.stderr())
+                self.fail("no D-Bus interface or no HTTP port:\n" + self.stderr())
             time.sleep(0.05)
-        time.sleep(0.3)  # first samples
+        # Ready: every GPU has its first sample (/readyz 200, docs/daemon.md); polled, with a deadline.
+        port = int(LISTENING.search(self.stderr()).group(1))
+        deadline = time.monotonic() + 20
+        while readyz(port) != 200:
+            if self.smid.poll() is not None or time.monotonic() > deadline:
+                self.fail("/readyz did not answer 200 within 20 s:\n" + self.stderr())
+            time.sleep(0.05)
 
     def stderr(self):
         self.log.seek(0)
@@ -82,11 +99,17 @@ class DbusTest(unittest.TestCase):
         return json.loads(r.stdout)
 
     def test_devices_property(self):
-        devices = self.busctl("get-property", NAME, PATH, IFACE, "Devices")["data"]
         listed = self.smi("list")["devices"]
+        # Every GPU comes up: polled (a loaded machine may take a while), with a deadline and the answer.
+        deadline = time.monotonic() + 20
+        while True:
+            devices = self.busctl("get-property", NAME, PATH, IFACE, "Devices")["data"]
+            if devices and all(d[6] for d in devices):
+                break
+            self.assertLess(time.monotonic(), deadline, "not every GPU up within 20 s: %s" % devices)
+            time.sleep(0.05)
         self.assertEqual([(d[0], d[1], d[4], d[5]) for d in devices],
                          [(d["index"], d["vendor"], d["uuid"], d["bdf"]) for d in listed])
-        self.assertTrue(all(d[6] for d in devices), devices)
 
     def test_get_metrics(self):
         answer = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "asas", "2", "0", "5", "2",
@@ -138,14 +161,21 @@ class DbusTest(unittest.TestCase):
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.addCleanup(monitor.stdout.close)
         self.addCleanup(stop, monitor)
-        time.sleep(0.5)  # the match rule is in place
+        # dbus-monitor is a monitor, its match rule in place, once the bus took its name away (NameLost).
+        text = ""
+        deadline = time.monotonic() + 10
+        while "member=NameLost" not in text:
+            self.assertLess(time.monotonic(), deadline, "dbus-monitor did not become a monitor: " + text)
+            ready, _, _ = select.select([monitor.stdout], [], [], 0.2)
+            if ready:
+                text += os.read(monitor.stdout.fileno(), 65536).decode(errors="replace")
         hwmon = os.path.join(self.sysfs, "class/drm/card0/device/hwmon")
         temp = os.path.join(hwmon, os.listdir(hwmon)[0], "temp2_input")
         with open(temp + ".new", "w") as f:
             f.write("99000\n")  # 1 °C below the 100 °C critical limit: thermal fails or warns
         os.replace(temp + ".new", temp)
         deadline = time.monotonic() + 10
-        text = ""
+        text = ""  # what came before the change is not looked at
         # The signal's five arguments, the summary (naming the thermal check) last: wait for all of it.
         while time.monotonic() < deadline and not re.search(r'string "(WARN|FAIL)"\s+string "[^"]*thermal', text):
             ready, _, _ = select.select([monitor.stdout], [], [], 0.2)

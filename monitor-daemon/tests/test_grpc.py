@@ -192,9 +192,19 @@ class ReadTests(GrpcTest):
 
     def test_history_ring(self):
         stub = self.start("history_length = 5\n")
-        time.sleep(1.0)  # ten samples at 100 ms: the ring keeps five
-        history = stub.GetHistory(pb.GetHistoryRequest(devices=["0", "7"], metrics=["power_current"]))
-        self.assertEqual(len(history.devices), 2)
+        request = pb.GetHistoryRequest(devices=["0", "7"], metrics=["power_current"])
+        first = [d.samples[0].sampled_at_unix_ms for d in stub.GetHistory(request).devices]
+        # Polled until each ring has dropped a sample (its oldest is newer than the oldest seen first):
+        # more than five were taken, at whatever pace this machine allows; never more than five kept.
+        deadline = time.monotonic() + 20
+        while True:
+            history = stub.GetHistory(request)
+            self.assertEqual(len(history.devices), 2)
+            self.assertTrue(all(len(d.samples) <= 5 for d in history.devices), history)
+            if all(d.samples[0].sampled_at_unix_ms > f for d, f in zip(history.devices, first)):
+                break
+            self.assertLess(time.monotonic(), deadline, "the rings did not move on within 20 s:\n%s" % history)
+            time.sleep(0.05)
         for device in history.devices:
             self.assertEqual(len(device.samples), 5)
             stamps = [s.sampled_at_unix_ms for s in device.samples]
@@ -301,9 +311,18 @@ class BadInputTests(GrpcTest):
         self.assert_code(grpc.StatusCode.RESOURCE_EXHAUSTED,
                          lambda: next(stub.WatchMetrics(pb.WatchMetricsRequest(interval_ms=100))), contains="max_streams")
         open_streams[0].cancel()
-        time.sleep(0.3)  # the handler notices within 50 ms
-        third = stub.WatchMetrics(pb.WatchMetricsRequest(metrics=["gpu_busy"], interval_ms=100, max_messages=1))
-        self.assertEqual(len(list(third)), 1)
+        # The handler notices the cancel (within 50 ms when the machine is idle): a third stream is
+        # refused until then, and accepted after; polled with a deadline.
+        deadline = time.monotonic() + 10
+        while True:
+            third = stub.WatchMetrics(pb.WatchMetricsRequest(metrics=["gpu_busy"], interval_ms=100, max_messages=1))
+            try:
+                self.assertEqual(len(list(third)), 1)
+                break
+            except grpc.RpcError as e:
+                if e.code() != grpc.StatusCode.RESOURCE_EXHAUSTED or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.05)
         open_streams[1].cancel()
 
     def test_stalled_stream_is_dropped(self):
@@ -351,7 +370,11 @@ class BadInputTests(GrpcTest):
         os.replace(path, path + ".orig")
         os.mkfifo(path)  # the next read of this GPU blocks in open()
         self.addCleanup(self.unblock, path)
-        time.sleep(0.8)
+        # The stuck GPU is down once its read outlived read_deadline_ms: polled, with a deadline.
+        deadline = time.monotonic() + 20
+        while [d.device.up for d in self.stub.GetMetrics(pb.GetMetricsRequest(metrics=["temperature_junction"])).devices].count(False) != 1:
+            self.assertLess(time.monotonic(), deadline, "the GPU stuck on a FIFO was not down within 20 s")
+            time.sleep(0.05)
         for _ in range(3):
             start = time.monotonic()
             snapshot = self.stub.GetMetrics(pb.GetMetricsRequest(metrics=["temperature_junction"]))

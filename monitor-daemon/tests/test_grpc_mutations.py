@@ -2,7 +2,8 @@
 """hipstack-smid's mutating RPCs (SetPartition, SetPowerCap, ResetDevice) with real gRPC clients.
 
 Usage: test_grpc_mutations.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR PROTO_DIR EMULATOR [unittest args]
-(EMULATOR: the amdgpu-emulator binary; its test is skipped where it was not built)
+(EMULATOR: the amdgpu-emulator binary; its tests fail where it was not built, and the whole run exits
+77 where FUSE cannot be mounted: a skip inside the run is never reported as a pass)
 
 Who may mutate: root or the admin group on the unix socket (peer credentials), an admin client
 certificate on TCP (mutual TLS); everybody else is refused on every transport and nothing is
@@ -189,8 +190,10 @@ class MutationTests(base.GrpcTest):
 
     def start_emulator(self):
         """The amdgpu emulator (FUSE) over a copy of the SPX node; returns its mount point."""
-        if EMULATOR is None or not os.path.exists("/dev/fuse"):
-            self.skipTest("no amdgpu emulator or /dev/fuse")
+        self.assertIsNotNone(EMULATOR, "the amdgpu emulator was not built (tests/emulator: libfuse3 missing at"
+                             " configure time; scripts/deps.sh test installs fuse3 libfuse3-dev)")
+        if not os.path.exists("/dev/fuse"):
+            self.skipTest("no /dev/fuse")  # the whole run then exits 77 (main)
         work = tempfile.mkdtemp(prefix="smid-emulator-")
         self.addCleanup(shutil.rmtree, work, True)
         mount = os.path.join(work, "mnt")
@@ -211,7 +214,7 @@ class MutationTests(base.GrpcTest):
         while not os.path.isdir(os.path.join(mount, "sys", "class")):
             if emulator.poll() is not None:
                 if emulator.returncode == 77:
-                    self.skipTest("FUSE cannot be mounted here")
+                    self.skipTest("FUSE cannot be mounted here")  # the whole run then exits 77 (main)
                 self.fail("amdgpu-emulator exited %d: %s" % (emulator.returncode, emulator.stderr.read()))
             self.assertLess(time.monotonic(), deadline, "the emulator did not mount")
             time.sleep(0.05)
@@ -288,7 +291,12 @@ def main():
         base.generate_stubs(STUBS)
         from hipstack.monitor.v1 import monitor_pb2, monitor_pb2_grpc
         base.pb, base.rpc = monitor_pb2, monitor_pb2_grpc
-        unittest.main(argv=[sys.argv[0]] + sys.argv[6:], verbosity=2)
+        result = unittest.main(argv=[sys.argv[0]] + sys.argv[6:], verbosity=2, exit=False).result
+        if not result.wasSuccessful():
+            sys.exit(1)
+        if result.skipped:  # a skip inside a passing run is reported to ctest as one (77), never as a pass
+            print("SKIP: " + "; ".join(f"{test.id()}: {why}" for test, why in result.skipped))
+            sys.exit(77)
     finally:
         shutil.rmtree(STUBS, ignore_errors=True)
 

@@ -211,10 +211,9 @@ class Health(unittest.TestCase):
         run("health", "--sysfs-root", sys_root("real/k8s-device-plugin/topo-mi300-cpx"), expect=8)  # UNKNOWN
         run("health", "--config", "/nonexistent.conf", expect=2)
 
-    @unittest.skipUnless(os.path.exists(f"{sys.argv[2] if len(sys.argv) > 2 else ''}/constructed/mi300x-8gpu-faults"),
-                         "no fault capture")
     def test_fault_node_json_names_the_failures(self):
         root = sys_root("constructed/mi300x-8gpu-faults")
+        self.assertTrue(os.path.isdir(root), f"the bundled capture {root} is missing")
         proc = run("health", "--json", "--sysfs-root", root, expect=1)
         devices = json.loads(proc.stdout)["devices"]
         self.assertEqual(len(devices), 8)
@@ -230,8 +229,16 @@ class Health(unittest.TestCase):
         self.assertIn("umc", ras[1]["metrics"]["ras_uncorrectable"]["instances"])
 
 
-@unittest.skipUnless(os.environ.get("FAKE_NVML_FULL"), "fake NVML not built")
+def assert_fake_nvml(test):
+    """The fake NVML is built with the tests (smi-lib/tests/fake_nvml); ctest names it. No skip."""
+    path = os.environ.get("FAKE_NVML_FULL")
+    test.assertTrue(path and os.path.exists(path), f"fake NVML not found (FAKE_NVML_FULL={path!r}, set by ctest)")
+
+
 class BothVendors(unittest.TestCase):
+    def setUp(self):
+        assert_fake_nvml(self)
+
     def env(self, script):
         env = dict(os.environ)
         env["HIPSTACK_NVML_LIBRARY"] = os.environ["FAKE_NVML_FULL"]
@@ -293,8 +300,8 @@ class Changes(unittest.TestCase):
             self.assertIn("did not show the new partitions within 200 ms", proc.stdout)
             self.assertIn("next step:", proc.stdout)
 
-    @unittest.skipUnless(os.environ.get("FAKE_NVML_FULL"), "fake NVML not built")
     def test_nvidia_is_read_only(self):
+        assert_fake_nvml(self)
         env = dict(os.environ)
         env["HIPSTACK_NVML_LIBRARY"] = os.environ["FAKE_NVML_FULL"]
         env["HIPSTACK_FAKE_NVML_SCRIPT"] = f"{os.environ['FAKE_NVML_SCRIPTS_DIR']}/h100x2-mig.txt"

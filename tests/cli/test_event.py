@@ -6,6 +6,10 @@ Usage: test_event.py HIPSTACK_SMI CAPTURES_DIR
 Planted one after the other, each must come out as its event, as JSON lines: RAS/ECC counts rising,
 a counter going back (a reset), throttling (the firmware's violation residency rising), a partition
 mode change, a GPU disappearing (its DRM card and KFD node gone) and coming back.
+
+No sleep stands for "it has happened": the command's output is read as it comes, each change is
+planted once the previous one's event came out (each wait bounded, naming what was awaited), and the
+first look is known to be done once a counter bumped on GPU 0 until then comes out as an event.
 """
 import json
 import os
@@ -13,11 +17,47 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
 SMI = CAPTURES = None
 INTERVAL = 0.2
+WAIT_S = 30  # the longest wait for one event (a loaded machine): a bound, not a pace
+
+
+class Lines:
+    """The JSON lines of a running `hipstack-smi event`, read by a thread as they come."""
+
+    def __init__(self, stream):
+        self.cond = threading.Condition()
+        self.events = []
+        self.thread = threading.Thread(target=self.read, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def read(self, stream):
+        for line in stream:
+            with self.cond:
+                self.events.append(json.loads(line))
+                self.cond.notify_all()
+
+    def wait_for(self, test, what, timeout=WAIT_S, poke=None):
+        """Waits until an event satisfies test(event); poke() runs between waits of 50 ms."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not any(test(e) for e in self.events):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError("no %s event within %d s; seen:\n%s" % (what, timeout, "\n".join(map(str, self.events))))
+                if poke is None:
+                    self.cond.wait(left)
+                else:
+                    self.cond.release()
+                    try:
+                        poke()
+                    finally:
+                        self.cond.acquire()
+                    self.cond.wait(min(left, 0.05))
 
 
 def kfd_node_of(sysfs, bdf):
@@ -46,9 +86,10 @@ class EventTest(unittest.TestCase):
         subprocess.run(["cp", "-a", faults, sysfs], check=True)
         devices = {d["bdf"]: d for d in json.loads(subprocess.run([SMI, "--sysfs-root", sysfs, "--json", "list"],
                                                                   capture_output=True, text=True, check=True).stdout)["devices"]}
-        proc = subprocess.Popen([SMI, "--sysfs-root", sysfs, "--json", "event", "-w", str(INTERVAL), "-i", "60"],
+        proc = subprocess.Popen([SMI, "--sysfs-root", sysfs, "--json", "event", "-w", str(INTERVAL)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        lines = Lines(proc.stdout)
         card = lambda n, *path: os.path.join(sysfs, "class/drm/card%d/device" % n, *path)
 
         def replace(path, data):
@@ -56,32 +97,45 @@ class EventTest(unittest.TestCase):
                 f.write(data)
             os.replace(path + ".new", path)
 
-        def settle():
-            time.sleep(INTERVAL * 3)
+        def expect(kind, bdf):
+            lines.wait_for(lambda e: e["event"] == kind and e["bdf"] == bdf, "%s %s" % (kind, bdf))
 
-        time.sleep(INTERVAL * 2)
+        # The first look (the baseline) is done once a change comes out: GPU 0's correctable count is
+        # raised every 50 ms until its event appears.
+        bumps = iter(range(1, 1000000))
+        lines.wait_for(lambda e: e["bdf"] == "0000:05:00.0" and e["metric"] == "ras_correctable[umc]",
+                       "first look done (GPU 0 correctable count)",
+                       poke=lambda: replace(card(0, "ras/umc_err_count"), b"ue: 0\nce: %d\nde: 0\n" % next(bumps)))
         replace(card(8, "ras/umc_err_count"), b"ue: 3\nce: 20\nde: 0\n")  # GPU 1: 2 -> 3 uncorrectable
-        settle()
+        expect("memory-errors", "0000:27:00.0")
+        lines.wait_for(lambda e: e["metric"] == "ras_correctable[umc]" and e["bdf"] == "0000:27:00.0",
+                       "memory-errors (correctable) 0000:27:00.0")
         with open(os.path.join(spx, "class/drm/card48/device/gpu_metrics"), "rb") as f:
             calm = f.read()
         with open(card(48, "gpu_metrics"), "rb") as f:
             throttled = f.read()
         replace(card(48, "gpu_metrics"), calm)  # GPU 6: its counters start again from 0
-        settle()
+        expect("counters-restarted", "0000:c7:00.0")
         replace(card(48, "gpu_metrics"), throttled)  # ...and socket_thermal residency rises
-        settle()
+        expect("throttling", "0000:c7:00.0")
         replace(card(16, "current_compute_partition"), b"CPX\n")  # GPU 2
-        settle()
+        expect("partition-mode-changed", "0000:47:00.0")
         gone_bdf = "0000:65:00.0"
         node = kfd_node_of(sysfs, gone_bdf)
         os.rename(os.path.join(sysfs, "class/drm/card24"), os.path.join(work, "card24"))
         os.rename(node, os.path.join(work, "node"))
-        settle()
+        expect("device-removed", gone_bdf)
         os.rename(os.path.join(work, "card24"), os.path.join(sysfs, "class/drm/card24"))
         os.rename(os.path.join(work, "node"), node)
-        out, err = proc.communicate(timeout=60)
-        self.assertEqual(proc.returncode, 0, err)
-        events = [json.loads(line) for line in out.splitlines()]
+        expect("device-added", gone_bdf)
+        if proc.poll() is not None:
+            self.fail("hipstack-smi event ended early: " + proc.stderr.read())
+        proc.terminate()
+        proc.wait(timeout=30)
+        lines.thread.join(timeout=10)  # stdout is the reader thread's
+        self.assertEqual(proc.stderr.read(), "")
+        with lines.cond:
+            events = list(lines.events)
         seen = [(e["event"], e["bdf"], e["metric"], e["before"], e["after"]) for e in events]
         expected = [
             ("memory-errors", "0000:27:00.0", "ras_uncorrectable[umc]", "2", "3"),
@@ -100,6 +154,12 @@ class EventTest(unittest.TestCase):
             self.assertEqual(e["uuid"], devices[e["bdf"]]["uuid"])
             self.assertRegex(e["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
         self.assertNotIn("device-removed", [e["event"] for e in events if e["bdf"] != gone_bdf])
+
+    def test_iterations_end_the_command(self):
+        # -i N: N looks, then exit 0 (the test above stops the command itself).
+        r = subprocess.run([SMI, "--sysfs-root", os.path.join(CAPTURES, "constructed/mi300x-8gpu-spx-nps1/sys"),
+                            "--json", "event", "-w", "0.01", "-i", "3"], capture_output=True, text=True, timeout=60)
+        self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
 
     def test_bad_arguments(self):
         for args in (["event", "-w", "0"], ["event", "-i", "-1"], ["event", "-w", "x"]):

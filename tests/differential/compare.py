@@ -16,7 +16,13 @@ For every rocm-smi field that has a hipstack equivalent it prints one row
 then the rocm-smi fields it knowingly excludes (with the reason) and the ones it
 has no mapping for (so the map can grow).  Exit status: 0 all mapped fields
 agree, 1 any disagreement (or a field rocm-smi reports that hipstack lacks,
-unless --allow-missing), 2 usage / input error.  Python 3 standard library only.
+unless --allow-missing, or fewer than --min-compared fields compared), 2 usage /
+input error.  Python 3 standard library only.
+
+A floor on the compared fields (default MIN_COMPARED = 10 per run, that is per
+capture; the 16 amdgpu captures compare 13 (r9-280) to 72 each, docs/testing.md): a run
+that compares nothing, because rocm-smi printed nothing usable, the devices did
+not match or the map lost its fields, fails instead of agreeing vacuously.
 """
 
 import argparse
@@ -378,6 +384,8 @@ class Row:
 
 
 FAIL_STATES = {"DISAGREE", "MISSING", "NO-DEVICE"}
+COMPARED_STATES = {"agree", "DISAGREE"}  # fields both tools reported and this script compared
+MIN_COMPARED = 10
 
 
 def classify_key(key):
@@ -548,7 +556,8 @@ def render(rows, excluded, unmapped, info, out=sys.stdout, verbose=True):
             w("  %-44s e.g. %s" % (k, unmapped[k]))
 
 
-def run(rocm_path, hip_paths, notes=None, include_fixed=False, allow_missing=False, out=sys.stdout, capture=None):
+def run(rocm_path, hip_paths, notes=None, include_fixed=False, allow_missing=False, out=sys.stdout, capture=None,
+        min_compared=MIN_COMPARED):
     rocm = load_json(rocm_path)
     hip = merge_hipstack([load_json(p) for p in hip_paths])
     if notes is None:
@@ -556,6 +565,12 @@ def run(rocm_path, hip_paths, notes=None, include_fixed=False, allow_missing=Fal
     rows, excl, unm, info = compare(rocm, hip, notes, include_fixed, allow_missing, capture)
     render(rows, excl, unm, info, out)
     bad = [r for r in rows if r.status in FAIL_STATES]
+    compared = sum(1 for r in rows if r.status in COMPARED_STATES)
+    if compared < min_compared:
+        print("FAIL: %d field(s) compared, fewer than the floor of %d: nothing this thin may pass as agreement"
+              % (compared, min_compared), file=out)
+        return 1, rows, excl, unm
+    print("%d fields compared (floor %d)" % (compared, min_compared), file=out)
     return (1 if bad else 0), rows, excl, unm
 
 
@@ -696,6 +711,22 @@ def self_test():
                                                 capture=cap)[1]}
         check(st11.get("sclk clock speed:") == "DISAGREE", "a clock the capture does not hold stays DISAGREE")
 
+        # the floor: a run that compares nothing (or too little) fails, it does not agree vacuously
+        thin = {k: ({f: v for f, v in list(card.items())[:3]} if k.startswith("card") else card)
+                for k, card in load_json(rocm_p).items()}
+        empty = {k: ({} if k.startswith("card") else card) for k, card in load_json(rocm_p).items()}
+        for name, doc_ in (("thin", thin), ("empty", empty)):
+            pth = os.path.join(td, "rocm-%s.json" % name)
+            with open(pth, "w") as f:
+                json.dump(doc_, f)
+            buf9 = io.StringIO()
+            rc9, rows9, _, _ = run(pth, [hip_p], notes=rocm_p + ".notes", out=buf9)
+            n9 = sum(1 for r in rows9 if r.status in COMPARED_STATES)
+            check(rc9 == 1 and n9 < MIN_COMPARED and "fewer than the floor" in buf9.getvalue(),
+                  "%s rocm-smi output (%d fields compared) fails the floor of %d" % (name, n9, MIN_COMPARED))
+        check(run(rocm_p, [hip_p], out=io.StringIO(), min_compared=len(agree) + 1)[0] == 1,
+              "the sample fails a floor one above its %d compared fields" % len(agree))
+
     print("\nself-test: %s" % ("PASS" if not failures else "FAIL (%d)" % len(failures)))
     return 0 if not failures else 1
 
@@ -713,6 +744,8 @@ def main(argv=None):
                     help="a field rocm-smi reports but hipstack does not print at all is no failure")
     ap.add_argument("--capture", help="the capture's sys/ folder: evidence for hipstack's documented source "
                                       "precedence (precedence.py); without it such rows stay DISAGREE")
+    ap.add_argument("--min-compared", type=int, default=MIN_COMPARED,
+                    help="fail when fewer fields are compared (default %(default)s)")
     ap.add_argument("--self-test", action="store_true",
                     help="run on rocm-smi-5.2.3/rx7900xtx.json + sample-hipstack-rx7900xtx.json")
     a = ap.parse_args(argv)
@@ -723,7 +756,7 @@ def main(argv=None):
         return 2
     try:
         rc, _, _, _ = run(a.rocm_json, a.hipstack_json, a.notes, a.include_fixed, a.allow_missing,
-                          capture=a.capture)
+                          capture=a.capture, min_compared=a.min_compared)
     except (OSError, ValueError) as e:
         print("compare.py: %s" % e, file=sys.stderr)
         return 2

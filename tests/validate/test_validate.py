@@ -361,8 +361,8 @@ class Validate(unittest.TestCase):
         os.makedirs(os.path.join(self.dir, "empty", "sys"), exist_ok=True)
         return {"HIPSTACK_NVML_LIBRARY": FAKE_NVML, "HIPSTACK_FAKE_NVML_SCRIPT": script}
 
-    @unittest.skipUnless(FAKE_NVML and os.path.exists(FAKE_NVML), "fake NVML not built")
     def test_gh200_is_not_an_h200(self):
+        self.assertTrue(FAKE_NVML and os.path.exists(FAKE_NVML), f"fake NVML not found: FAKE_NVML_FULL={FAKE_NVML!r}")
         # "H200" is part of "GH200": the GH200 classes come first, and their memory peaks differ.
         for name, device_class, peak in (("NVIDIA GH200 480GB", "NVIDIA GH200 96GB HBM3", 4000.0),
                                          ("NVIDIA GH200 144G HBM3e", "NVIDIA GH200 144GB HBM3e", 4900.0),
@@ -376,8 +376,8 @@ class Validate(unittest.TestCase):
                 copy = next(f for f in self.find_test(report, "stream")["figures"] if f["name"] == "copy")
                 self.assertEqual(copy["reference"], peak)
 
-    @unittest.skipUnless(FAKE_NVML and os.path.exists(FAKE_NVML), "fake NVML not built")
     def test_only_slowing_throttle_reasons_warn_and_are_named(self):
+        self.assertTrue(FAKE_NVML and os.path.exists(FAKE_NVML), f"fake NVML not found: FAKE_NVML_FULL={FAKE_NVML!r}")
         # Idle and the power cap are normal: alone they do not warn, and they are not named as slowing.
         env = self.nvidia_env("NVIDIA H200", "GPU_IDLE|SW_POWER_CAP")
         report = self.run_validate("-r", "2", "-t", "vector_add", "--sysfs-root", f"{self.dir}/empty/sys",
@@ -467,8 +467,8 @@ class Validate(unittest.TestCase):
         self.assertEqual(self.find_test(report, "stream")["verdict"], "pass")
         self.run_validate("-r", "1", "--json-file", "/nonexistent/dir/report.json", expect=2, json_out=False)
 
-    @unittest.skipUnless(os.path.exists("/dev/full"), "no /dev/full")
     def test_output_that_cannot_be_written_exits_2(self):
+        self.assertTrue(os.path.exists("/dev/full"), "no /dev/full: this test needs a full device to write to")
         # A full disk must not pass for a report written; the --json-file copy is still written.
         path = os.path.join(self.dir, "report.json")
         for args in (["--json"], ["--json-file", path], ["--list"]):
