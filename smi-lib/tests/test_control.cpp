@@ -113,11 +113,15 @@ TEST_F(ControlTest, InvalidAndUnavailableModesAreRefusedWithoutWriting) {
   const ControlResult cap = system.set_power_cap(2, 900);
   EXPECT_EQ(cap.reason, RefusalReason::invalid_value);
   EXPECT_NE(cap.message.find("900 W is outside the allowed range 0 W..750 W"), std::string::npos) << cap.message;
+  // Inside 0..750 W but rounding to 0 µW: refused before any plan (it used to plan a write of "0").
+  const ControlResult tiny = system.set_power_cap(2, 1e-300);
+  EXPECT_EQ(tiny.reason, RefusalReason::invalid_value);
+  EXPECT_NE(tiny.message.find("is not a power cap"), std::string::npos) << tiny.message;
   const ControlResult level = system.set_performance_level(2, "turbo");
   EXPECT_EQ(level.reason, RefusalReason::invalid_value);
   EXPECT_EQ(snapshot(), before);
   // Refusals are audited too (without a path: nothing was written).
-  ASSERT_EQ(audit_.size(), 5u);
+  ASSERT_EQ(audit_.size(), 6u);
   EXPECT_TRUE(audit_[0].path.empty());
   EXPECT_EQ(audit_[0].result.rfind("refused: invalid_value", 0), 0u) << audit_[0].result;
 }

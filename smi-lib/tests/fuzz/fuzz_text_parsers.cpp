@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "backends/amdgpu/amdgpu.hpp"
@@ -38,5 +39,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (bdf->bus > 0xff || bdf->device > 0x1f || bdf->function > 7) std::abort();
   }
   if (const auto value = parse_uint(text)) (void)gfx_target_name(*value);
+  // printable_text: the result is printable once its added backslashes are set aside, and every
+  // input byte is kept, as itself or as "\\", "\xNN".
+  std::string shown = printable_text(raw);
+  if (shown.size() < raw.size() || (is_printable_text(raw) && shown != raw)) std::abort();
+  std::erase(shown, '\\');
+  if (!is_printable_text(shown)) std::abort();
   return 0;
 }

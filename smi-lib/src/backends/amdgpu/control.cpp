@@ -201,9 +201,10 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
       plan.action = fmt::format("power cap -> {:g} W", request.value);
       const std::string cap = gpu.hwmon_dir + "/power1_cap";
       if (gpu.hwmon_dir.empty()) return unreadable(std::move(plan), fs_, dev + "hwmon/hwmonN/power1_cap", ENOENT, "a power cap");
-      if (!std::isfinite(request.value) || request.value <= 0 || request.value > 1e6) {
+      // At least 1 W: a tiny positive number (1e-300) would round to a cap of 0 µW.
+      if (!std::isfinite(request.value) || request.value < 1 || request.value > 1e6) {
         return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      fmt::format("{} W is not a power cap (a positive number of watts)", request.value));
+                      fmt::format("{} W is not a power cap (a number of watts from 1 to 1000000)", request.value));
       }
       const FileText now = read(cap);
       if (!now.ok()) return unreadable(std::move(plan), fs_, cap, now.error, "a power cap");
