@@ -7,7 +7,6 @@ A daemon reads a capture; hipstack-smi --host (unix socket, and TCP) and hipstac
 --sysfs-root on the same capture must print byte-identical tables, JSON and CSV, with the same exit
 codes. The daemon is started and stopped (by PID) by each test.
 """
-import http.client
 import os
 import re
 import shutil
@@ -18,18 +17,11 @@ import tempfile
 import time
 import unittest
 
+from smid_http import wait_ready
+
 SMID = SMI = CAPTURES = None
 COMMANDS = (["list"], ["static"], ["metric"], ["metric", "-m", "power_current,temperature_junction", "-g", "1,3"],
             ["health"], ["partition"], ["ras"], ["static", "-g", "GPU-does-not-exist"])
-
-
-def readyz(port):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        conn.request("GET", "/readyz")
-        return conn.getresponse().status
-    finally:
-        conn.close()
 
 
 class RemoteCliTest(unittest.TestCase):
@@ -59,11 +51,7 @@ class RemoteCliTest(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "no gRPC or HTTP listener:\n" + text)
             time.sleep(0.05)
         # Ready once every GPU has its first sample, the slow facts included (/readyz, docs/daemon.md).
-        deadline = time.monotonic() + 20
-        while readyz(int(http_port.group(1))) != 200:
-            self.assertIsNone(proc.poll(), "hipstack-smid exited")
-            self.assertLess(time.monotonic(), deadline, "/readyz did not answer 200 within 20 s")
-            time.sleep(0.05)
+        wait_ready(int(http_port.group(1)), 20, alive=lambda: proc.poll() is None)
         return "unix://" + socket if grpc_listen is None else m.group(1)
 
     def smi(self, *args):

@@ -20,13 +20,13 @@ import threading
 import time
 import unittest
 
+from smid_http import http_get, parse_metrics, raw_request, series, wait_ready  # noqa: F401 (shared)
+
 SMID = None
 CAPTURES = None
 PROMTOOL = shutil.which("promtool")
 
 LISTENING = re.compile(r"hipstack-smid: listening on (\S+) \(port (\d+)\)")
-SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
-LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?')
 
 
 def capture(name):
@@ -130,64 +130,6 @@ class Daemon:
                 self.proc.wait()
         self.reader.join(timeout=2)
         self.proc.stderr.close()
-
-
-def http_get(port, path, method="GET", timeout=5.0):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request(method, path)
-        r = conn.getresponse()
-        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read().decode()
-    finally:
-        conn.close()
-
-
-def raw_request(port, data, timeout=5.0):
-    """Sends raw bytes, returns everything the daemon answers until it closes."""
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(data)
-        chunks = []
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except ConnectionResetError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks).decode(errors="replace")
-
-
-def wait_ready(port, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status, _, _ = http_get(port, "/readyz")
-        if status == 200:
-            return
-        time.sleep(0.05)
-    raise AssertionError("/readyz did not become 200 within %.0f s" % timeout)
-
-
-def unescape(value):
-    return re.sub(r'\\(.)', lambda m: {"n": "\n"}.get(m.group(1), m.group(1)), value)
-
-
-def parse_metrics(body):
-    """[(name, {label: value}, float)] of every sample line."""
-    out = []
-    for line in body.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        m = SAMPLE.match(line)
-        if not m:
-            raise AssertionError("malformed sample line: %r" % line)
-        labels = {k: unescape(v) for k, v in LABEL.findall(m.group(2) or "")}
-        out.append((m.group(1), labels, float(m.group(3))))
-    return out
-
-
-def series(samples, name, **labels):
-    return [(l, v) for n, l, v in samples if n == name and all(l.get(k) == w for k, w in labels.items())]
 
 
 def promtool_check(test, body):

@@ -8,7 +8,6 @@ daemon, calls the interface with busctl, watches the HealthChanged signal with d
 stops everything by PID. Answers are checked against hipstack-smi reading the same capture.
 Skipped (77) without dbus-daemon, busctl or dbus-monitor.
 """
-import http.client
 import json
 import os
 import re
@@ -21,18 +20,11 @@ import tempfile
 import time
 import unittest
 
+from smid_http import wait_ready
+
 SMID = SMI = CAPTURES = None
 NAME, PATH, IFACE = "org.hipstack.Monitor1", "/org/hipstack/Monitor1", "org.hipstack.Monitor1"
 LISTENING = re.compile(r"hipstack-smid: listening on \S+ \(port (\d+)\)")
-
-
-def readyz(port):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-    try:
-        conn.request("GET", "/readyz")
-        return conn.getresponse().status
-    finally:
-        conn.close()
 
 
 def stop(proc):
@@ -76,11 +68,7 @@ class DbusTest(unittest.TestCase):
             time.sleep(0.05)
         # Ready: every GPU has its first sample (/readyz 200, docs/daemon.md); polled, with a deadline.
         port = int(LISTENING.search(self.stderr()).group(1))
-        deadline = time.monotonic() + 20
-        while readyz(port) != 200:
-            if self.smid.poll() is not None or time.monotonic() > deadline:
-                self.fail("/readyz did not answer 200 within 20 s:\n" + self.stderr())
-            time.sleep(0.05)
+        wait_ready(port, 20, alive=lambda: self.smid.poll() is None, log=self.stderr)
 
     def stderr(self):
         self.log.seek(0)

@@ -466,6 +466,16 @@ class Validate(unittest.TestCase):
         self.assertEqual(report["result"], "pass")
         self.assertEqual(self.find_test(report, "stream")["verdict"], "pass")
         self.run_validate("-r", "1", "--json-file", "/nonexistent/dir/report.json", expect=2, json_out=False)
+        # A link planted at the report's path is refused, its target untouched (root runs this).
+        target = os.path.join(self.dir, "victim")
+        with open(target, "w") as f:
+            f.write("untouched\n")
+        link = os.path.join(self.dir, "planted.json")
+        os.symlink(target, link)
+        proc = self.run_validate("-r", "1", "--json-file", link, expect=2, json_out=False)
+        self.assertIn("cannot write", proc.stderr)
+        with open(target) as f:
+            self.assertEqual(f.read(), "untouched\n")
 
     def test_output_that_cannot_be_written_exits_2(self):
         self.assertTrue(os.path.exists("/dev/full"), "no /dev/full: this test needs a full device to write to")

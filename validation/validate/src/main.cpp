@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <hipstack/smi.hpp>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +15,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <system_error>
 
@@ -28,6 +28,22 @@
 #include "thresholds.hpp"
 
 namespace {
+
+// Writes the --json-file report. Root runs hipstack-validate: O_NOFOLLOW refuses a link planted at
+// that path (it would make root write wherever the link points). 0 or errno.
+int write_report(const std::string& path, std::string_view text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  int error = 0;
+  for (std::size_t done = 0; done < text.size() && error == 0;) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) error = n < 0 ? errno : EIO;
+    else done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 && error == 0 && errno != EINTR) error = errno;
+  return error;
+}
 
 using namespace hipstack;
 using namespace hipstack::validate;
@@ -191,10 +207,8 @@ int main(int argc, char** argv) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   bool written = stdout_written();
   if (!json_file.empty()) {
-    std::ofstream out(json_file);
-    out << document;
-    if (!out.flush()) {
-      fmt::print(stderr, "hipstack-validate: cannot write {}: {}\n", json_file, std::strerror(errno));
+    if (const int error = write_report(json_file, document); error != 0) {
+      fmt::print(stderr, "hipstack-validate: cannot write {}: {}\n", json_file, std::strerror(error));
       written = false;
     }
   }
