@@ -636,7 +636,10 @@ class StuckDeviceTests(DaemonTest):
         root, fifo, stuck_bdf = self.stuck_capture()
         d = self.start(sysfs=root, config=self.config(STUCK_CONFIG))
         wait_ready(d.port)
-        _, samples = self.metrics(d.port)
+        # Ready also counts a GPU whose first sample is merely slow (past the 300 ms deadline, as under
+        # ASan on two cores): wait for it to be up before the file turns into a FIFO.
+        _, samples = self.wait_metrics(
+            d.port, lambda b: [v for _, v in series(parse_metrics(b), "hipstack_gpu_up", bdf=stuck_bdf)] == [1])
         self.assertEqual([v for _, v in series(samples, "hipstack_gpu_up", bdf=stuck_bdf)], [1])
         self.make_fifo(fifo)
         went_down = None

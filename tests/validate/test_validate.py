@@ -429,12 +429,24 @@ class Validate(unittest.TestCase):
         self.assertEqual(on_gpu("health", 1)["verdict"], "fail")
 
     def test_gpu_with_nothing_to_check_is_not_passed(self):
-        report = self.run_validate("-r", "1", capture="real/k8s-device-plugin/topo-mi300-cpx")
+        # Install checks pass, but no test of any GPU ran to a verdict: the run is UNKNOWN (exit 8,
+        # as `hipstack-smi health`), never PASS.
+        report = self.run_validate("-r", "1", capture="real/k8s-device-plugin/topo-mi300-cpx", expect=8)
         health = [t for t in report["tests"] if t["test"] == "health"]
         self.assertTrue(health)
         for t in health:
             self.assertEqual(t["verdict"], "skip", t)
             self.assertIn("no check could be evaluated", t["message"])
+        self.assertTrue([t for t in report["tests"] if t["verdict"] == "pass"], report["tests"])
+        self.assertEqual(report["result"], "unknown")
+        self.assertEqual(report["unjudged_gpus"], sorted({t["device"] for t in health}))
+        table = self.run_validate("-r", "1", capture="real/k8s-device-plugin/topo-mi300-cpx", expect=8, json_out=False)
+        self.assertRegex(table.stdout, r"\nResult: UNKNOWN \(\d+ pass, 0 warn, 0 fail, \d+ skip\)\nNo test could judge GPU 0")
+        # One GPU judged is not enough for the others: the partial recording of a 7-node host.
+        report = self.run_validate("-r", "1", capture="real/partial/rocprofiler-sdk-topology/mixed-7node", expect=8)
+        self.assertEqual(report["result"], "unknown")
+        # A run where every selected GPU was judged keeps its verdict.
+        self.assertEqual(self.run_validate("-r", "1")["unjudged_gpus"], [])
 
     # ---- arguments and configuration ----
 

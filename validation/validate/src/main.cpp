@@ -217,5 +217,11 @@ int main(int argc, char** argv) {
     StopSignals::die_of(signal);
   }
   if (!written) return 2;
-  return report.overall() == Verdict::fail ? 1 : 0;
+  switch (report.overall()) {
+    case Outcome::fail: return 1;
+    case Outcome::unknown: return 8;  // as `hipstack-smi health`: nothing was evaluated
+    case Outcome::pass:
+    case Outcome::warn: break;
+  }
+  return 0;
 }

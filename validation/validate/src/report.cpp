@@ -48,10 +48,39 @@ nlohmann::json figure_json(const Figure& f) {
 
 }  // namespace
 
-Verdict Report::overall() const {
+std::vector<std::uint32_t> Report::unjudged_gpus() const {
+  std::vector<std::uint32_t> out;
+  for (const Unit& u : units) {
+    const bool judged = std::any_of(tests.begin(), tests.end(), [&](const TestResult& t) {
+      return t.device == static_cast<int>(u.smi_index) && t.verdict != Verdict::skip;
+    });
+    if (!judged && std::find(out.begin(), out.end(), u.smi_index) == out.end()) out.push_back(u.smi_index);
+  }
+  return out;
+}
+
+Outcome Report::overall() const {
   Verdict v = Verdict::pass;
   for (const TestResult& t : tests) v = worst(v, t.verdict == Verdict::skip ? Verdict::pass : t.verdict);
-  return v;
+  if (v == Verdict::fail) return Outcome::fail;
+  if (!unjudged_gpus().empty()) return Outcome::unknown;
+  return v == Verdict::warn ? Outcome::warn : Outcome::pass;
+}
+
+std::string_view outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::pass: return "pass";
+    case Outcome::warn: return "warn";
+    case Outcome::fail: return "fail";
+    case Outcome::unknown: break;
+  }
+  return "unknown";
+}
+
+std::string outcome_label(Outcome o) {
+  std::string label(outcome_name(o));
+  for (char& c : label) c = static_cast<char>(c - 'a' + 'A');
+  return label;
 }
 
 std::string render_table(const Report& report) {
@@ -94,15 +123,18 @@ std::string render_table(const Report& report) {
   if (!report.stopped_by.empty())
     out += fmt::format("\nstopped by {}: the test it interrupted failed and the tests after it did not run\n",
                        report.stopped_by);
-  out += fmt::format("\nResult: {} ({} pass, {} warn, {} fail, {} skip)\n", verdict_label(report.overall()),
+  out += fmt::format("\nResult: {} ({} pass, {} warn, {} fail, {} skip)\n", outcome_label(report.overall()),
                      counts[0], counts[1], counts[2], counts[3]);
+  if (const auto unjudged = report.unjudged_gpus(); !unjudged.empty())
+    out += fmt::format("No test could judge GPU {} (smi index): every test of it was skipped, so nothing is known of it.\n",
+                       fmt::join(unjudged, ", "));
   return out;
 }
 
 nlohmann::json render_json(const Report& report) {
   nlohmann::json j{{"tool", "hipstack-validate"}, {"level", report.level}, {"thresholds", report.thresholds},
                    {"module_dir", report.module_dir}, {"seconds", report.seconds},
-                   {"result", verdict_name(report.overall())},
+                   {"result", outcome_name(report.overall())}, {"unjudged_gpus", report.unjudged_gpus()},
                    {"stopped_by", report.stopped_by.empty() ? nlohmann::json() : nlohmann::json(report.stopped_by)}};
   j["devices"] = nlohmann::json::array();
   for (const Unit& u : report.units) {
