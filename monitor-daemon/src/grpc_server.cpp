@@ -15,6 +15,10 @@ namespace hipstack::smid {
 namespace {
 
 constexpr int kMaxRequestBytes = 64 * 1024;  // every request fits in far less; bigger ones are hostile
+constexpr int kMaxMetadataBytes = 8 * 1024;  // request headers: ours need a few hundred bytes
+constexpr int kMaxStreamsPerConnection = 16; // HTTP/2 streams open at once on one connection
+constexpr int kHandshakeTimeoutMs = 5000;    // a connection that has not finished TLS/HTTP/2 setup by then is closed
+constexpr int kConnectionIdleMs = 300000;    // a connection with no call for 5 minutes is closed (GOAWAY)
 
 std::string read_file(const std::string& path, const char* what) {
   std::ifstream in(path);
@@ -42,6 +46,14 @@ GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource sourc
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
+  // HTTP/2 and connection limits that gRPC 1.51 honours (docs/security.md says what each bounds,
+  // and what 1.51 cannot: a cap on TCP connections, a RST_STREAM rate limit).
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxStreamsPerConnection);
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, kHandshakeTimeoutMs);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, kConnectionIdleMs);
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, kMaxMetadataBytes);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
   grpc::ResourceQuota quota("hipstack-smid");
   quota.SetMaxThreads(static_cast<int>(config.max_streams) + 32);  // streams hold a thread each
   builder.SetResourceQuota(quota);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <netdb.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -14,6 +15,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -22,10 +25,12 @@
 namespace hipstack::smid {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 constexpr std::size_t kMaxRequest = 8192;
 constexpr int kReadTimeoutMs = 2000;   // to receive a whole request once it has begun
 constexpr int kIdleTimeoutMs = 10000;  // a kept-alive connection may wait this long for its next request
-constexpr int kMaxConnections = 64;
+constexpr int kSendTimeoutMs = 10000;  // to hand one whole answer to a client (Prometheus' scrape timeout)
 
 const char* reason(int status) {
   switch (status) {
@@ -40,28 +45,24 @@ const char* reason(int status) {
   }
 }
 
-void write_all(int fd, const std::string& data) {
-  std::size_t sent = 0;
-  while (sent < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the client went away
-    sent += static_cast<std::size_t>(n);
-  }
-}
-
-void respond(int fd, const HttpResponse& r, bool keep_alive = false, bool head_only = false) {
+// Sends one answer (head, then the body's parts) on a non-blocking socket within kSendTimeoutMs:
+// a client that does not read loses its connection rather than holding its slot. False when the
+// answer did not go out whole (timeout, client gone).
+bool respond(int fd, const HttpResponse& r, bool keep_alive = false, bool head_only = false) {
   const std::size_t body_size = r.body.size() + (r.shared_prefix ? r.shared_prefix->size() : 0);
   const std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
                                        r.status, reason(r.status), r.content_type, body_size,
                                        keep_alive ? "keep-alive" : "close");
-  if (head_only) return write_all(fd, head);
   std::vector<std::string_view> parts{head};
-  if (r.shared_prefix) parts.emplace_back(*r.shared_prefix);
-  parts.emplace_back(r.body);
+  if (!head_only) {
+    if (r.shared_prefix) parts.emplace_back(*r.shared_prefix);
+    parts.emplace_back(r.body);
+  }
+  const auto deadline = Clock::now() + std::chrono::milliseconds(kSendTimeoutMs);
   // writev of what is left of the parts, without joining them into one buffer.
   std::size_t sent = 0;
-  const std::size_t total = head.size() + body_size;
+  std::size_t total = 0;
+  for (const std::string_view part : parts) total += part.size();
   while (sent < total) {
     iovec left[3];
     std::size_t count = 0;
@@ -79,9 +80,16 @@ void respond(int fd, const HttpResponse& r, bool keep_alive = false, bool head_o
     message.msg_iovlen = count;
     const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the client went away
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      pollfd p{fd, POLLOUT, 0};
+      if (remaining.count() <= 0 || ::poll(&p, 1, static_cast<int>(remaining.count())) <= 0) return false;
+      continue;
+    }
+    if (n <= 0) return false;  // the client went away
     sent += static_cast<std::size_t>(n);
   }
+  return true;
 }
 
 // Ends a connection whose client may still be sending: stop writing, then read and drop what
@@ -124,10 +132,105 @@ std::string header_value(const std::string& head, std::string_view name) {
   return {};
 }
 
+// The peer's address without its port ("127.0.0.1", "::1"); an IPv4-mapped IPv6 address as IPv4.
+std::string peer_address(int fd) {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof peer;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) != 0) return "?";
+  char text[INET6_ADDRSTRLEN] = {};
+  if (peer.ss_family == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&peer)->sin_addr, text, sizeof text);
+  } else if (peer.ss_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<sockaddr_in6*>(&peer)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a)) {
+      ::inet_ntop(AF_INET, a.s6_addr + 12, text, sizeof text);
+    } else {
+      ::inet_ntop(AF_INET6, &a, text, sizeof text);
+    }
+  }
+  return text;
+}
+
+void serve(int client, const HttpServer::Handler& handler, detail::ConnectionTable& table);
+
 }  // namespace
 
-HttpServer::HttpServer(const std::string& listen, Handler handler)
-    : handler_(std::make_shared<const Handler>(std::move(handler))) {
+namespace detail {
+
+// The open connections: who holds them, and which are idle (waiting for a request, nothing of it
+// received yet). Every member is called with a connection's fd while that fd is still open.
+class ConnectionTable {
+ public:
+  explicit ConnectionTable(HttpLimits limits) : limits_(limits) {}
+
+  enum class Admission { admitted, peer_full, full };
+
+  Admission admit(int fd, const std::string& peer) {
+    std::lock_guard lock(mutex_);
+    int own = 0;
+    int live = 0;
+    std::map<std::string, int> held;
+    for (const auto& [other, c] : open_) {
+      if (c.evicted) continue;  // its thread is on its way out
+      ++live;
+      ++held[c.peer];
+      if (c.peer == peer) ++own;
+    }
+    if (own >= limits_.max_per_peer) return Admission::peer_full;
+    if (live >= limits_.max_connections) {
+      int most = 0;
+      for (const auto& [p, n] : held) most = std::max(most, n);
+      if (own >= most) return Admission::full;  // taking a slot from a peer holding no more than we do is not fairer
+      Connection* victim = nullptr;
+      for (auto& [other, c] : open_) {
+        if (c.evicted || held[c.peer] != most) continue;
+        if (victim == nullptr || rank(c) < rank(*victim)) victim = &c;
+      }
+      victim->evicted = true;
+      ::shutdown(victim->fd, SHUT_RDWR);  // its thread's poll/recv/send return at once
+    }
+    open_[fd] = Connection{fd, peer, Clock::now(), Clock::now(), true, false};
+    return Admission::admitted;
+  }
+
+  void set_idle(int fd, bool idle) {
+    std::lock_guard lock(mutex_);
+    Connection& c = open_.at(fd);
+    if (idle && !c.idle) c.idle_since = Clock::now();
+    c.idle = idle;
+  }
+
+  // Before the fd is closed: a reused fd number must not find this entry.
+  void remove(int fd) {
+    std::lock_guard lock(mutex_);
+    open_.erase(fd);
+  }
+
+ private:
+  struct Connection {
+    int fd = -1;
+    std::string peer;
+    Clock::time_point opened;
+    Clock::time_point idle_since;
+    bool idle = true;
+    bool evicted = false;
+  };
+  // Lower goes first: idle connections (longest idle first), then busy ones (oldest first).
+  static std::pair<int, Clock::time_point> rank(const Connection& c) {
+    return c.idle ? std::pair{0, c.idle_since} : std::pair{1, c.opened};
+  }
+
+  HttpLimits limits_;
+  std::mutex mutex_;
+  std::map<int, Connection> open_;
+};
+
+}  // namespace detail
+
+HttpServer::HttpServer(const std::string& listen, Handler handler, HttpLimits limits)
+    : spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)),
+      handler_(std::make_shared<const Handler>(std::move(handler))),
+      connections_(std::make_shared<detail::ConnectionTable>(limits)) {
   const auto colon = listen.rfind(':');
   if (colon == std::string::npos) throw std::runtime_error("listen address must be host:port: " + listen);
   std::string host = listen.substr(0, colon);
@@ -165,35 +268,53 @@ HttpServer::HttpServer(const std::string& listen, Handler handler)
 
 HttpServer::~HttpServer() {
   if (fd_ >= 0) ::close(fd_);
+  if (spare_fd_ >= 0) ::close(spare_fd_);
 }
 
 void HttpServer::serve_ready() {
   for (;;) {
-    const int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    int client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (client < 0 && (errno == EMFILE || errno == ENFILE) && spare_fd_ >= 0) {
+      // Out of descriptors: the waiting connection would keep the listener readable (a busy
+      // loop) and everyone waiting. Free the spare one to take it off the queue and close it.
+      ::close(spare_fd_);
+      client = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client >= 0) ::close(client);
+      spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      continue;
+    }
     if (client < 0) return;  // EAGAIN: nothing more waiting
     // Each connection gets its own thread, so a slow or silent client holds only itself; the
-    // number of them is capped so a flood cannot exhaust the daemon.
-    if (active_->load() >= kMaxConnections) {
-      respond(client, plain_text(503, "too many connections\n"));
+    // table caps them (see HttpLimits).
+    const std::string peer = peer_address(client);
+    if (const auto admission = connections_->admit(client, peer); admission != detail::ConnectionTable::Admission::admitted) {
+      const char* refusal = admission == detail::ConnectionTable::Admission::peer_full ? "too many connections from your address\n"
+                                                                                       : "too many connections\n";
+      // One try, never a wait: this is the accepting thread.
+      const std::string answer = fmt::format("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n"
+                                             "Connection: close\r\n\r\n{}", std::strlen(refusal), refusal);
+      [[maybe_unused]] const ssize_t sent = ::send(client, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
       ::close(client);
       continue;
     }
-    active_->fetch_add(1);
-    std::thread([client, handler = handler_, active = active_] {
-      serve(client, *handler);
+    std::thread([client, handler = handler_, table = connections_] {
+      serve(client, *handler, *table);
+      table->remove(client);
       ::close(client);
-      active->fetch_sub(1);
     }).detach();
   }
 }
 
-void HttpServer::serve(int client, const Handler& handler) {
+namespace {
+
+void serve(int client, const HttpServer::Handler& handler, detail::ConnectionTable& table) {
   std::string received;  // may hold the start of the next request (pipelining)
   for (bool first = true;; first = false) {
     // The first request must arrive within the read timeout; a kept-alive connection may idle
     // longer before its next one, but then that request too must arrive promptly.
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(first ? kReadTimeoutMs : kIdleTimeoutMs);
     bool begun = !received.empty();
+    table.set_idle(client, !begun);  // idle: the first to go when the table is full
     while (received.find("\r\n\r\n") == std::string::npos) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
@@ -204,15 +325,18 @@ void HttpServer::serve(int client, const Handler& handler) {
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
       char buffer[2048];
       const ssize_t n = ::recv(client, buffer, sizeof buffer, 0);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       if (n <= 0) return;
       if (!begun) {
         begun = true;
+        table.set_idle(client, false);
         deadline = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(kReadTimeoutMs));
       }
       received.append(buffer, static_cast<std::size_t>(n));
       const auto end = received.find("\r\n\r\n");
       if ((end == std::string::npos ? received.size() : end + 4) > kMaxRequest) {
-        return respond(client, plain_text(431, "request too large\n"));
+        respond(client, plain_text(431, "request too large\n"));
+        return;
       }
     }
     const std::size_t head_end = received.find("\r\n\r\n") + 4;
@@ -223,7 +347,8 @@ void HttpServer::serve(int client, const Handler& handler) {
     const auto first_space = line.find(' ');
     const auto second = first_space == std::string::npos ? std::string::npos : line.find(' ', first_space + 1);
     if (second == std::string::npos || line.compare(second + 1, 5, "HTTP/") != 0) {
-      return respond(client, plain_text(400, "bad request line\n"));
+      respond(client, plain_text(400, "bad request line\n"));
+      return;
     }
     const std::string method = line.substr(0, first_space);
     std::string path = line.substr(first_space + 1, second - first_space - 1);
@@ -233,7 +358,10 @@ void HttpServer::serve(int client, const Handler& handler) {
     const bool http11 = line.compare(second + 1, 8, "HTTP/1.1") == 0;
     const bool keep_alive = http11 ? connection.find("close") == std::string::npos
                                    : connection.find("keep-alive") != std::string::npos;
-    if (method != "GET" && method != "HEAD") return respond(client, plain_text(405, "only GET\n"));
+    if (method != "GET" && method != "HEAD") {
+      respond(client, plain_text(405, "only GET\n"));
+      return;
+    }
     // GET and HEAD carry no body. A request that announces one is refused and the connection
     // closed, rather than its body being read as the next request (a proxy would disagree with us
     // about where requests start: request smuggling).
@@ -249,9 +377,10 @@ void HttpServer::serve(int client, const Handler& handler) {
     } catch (const std::exception& e) {
       response = plain_text(500, std::string(e.what()) + "\n");
     }
-    respond(client, response, keep_alive, method == "HEAD");
-    if (!keep_alive) return;
+    if (!respond(client, response, keep_alive, method == "HEAD") || !keep_alive) return;
   }
 }
+
+}  // namespace
 
 }  // namespace hipstack::smid

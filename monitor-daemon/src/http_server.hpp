@@ -3,7 +3,6 @@
 // or hostile client cannot hold the daemon.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,11 +26,24 @@ inline HttpResponse plain_text(int status, std::string body) {
   return r;
 }
 
+// How many connections the server holds at once (each has a thread). A new connection that finds
+// the table full takes the slot of one held by the peer address that holds the most (the one idle
+// longest, else the oldest), unless its own peer holds as many; a peer never holds more than
+// max_per_peer. So a flood from a few addresses cannot keep out a client from another one.
+struct HttpLimits {
+  int max_connections = 64;
+  int max_per_peer = 16;
+};
+
+namespace detail {
+class ConnectionTable;
+}
+
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const std::string& path)>;
   // Binds host:port (throws std::runtime_error with the reason); port 0 picks a free port.
-  HttpServer(const std::string& listen, Handler handler);
+  HttpServer(const std::string& listen, Handler handler, HttpLimits limits = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -43,12 +55,12 @@ class HttpServer {
   void serve_ready();
 
  private:
-  static void serve(int client, const Handler& handler);
   int fd_ = -1;
   int port_ = 0;
+  int spare_fd_ = -1;  // closed to accept-and-shed when the process is out of descriptors
   std::shared_ptr<const Handler> handler_;
   // Shared with the connection threads, which may outlive a server replaced by a reload.
-  std::shared_ptr<std::atomic<int>> active_ = std::make_shared<std::atomic<int>>(0);
+  std::shared_ptr<detail::ConnectionTable> connections_;
 };
 
 }  // namespace hipstack::smid

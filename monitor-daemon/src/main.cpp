@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -145,6 +146,17 @@ void start(Runtime& rt, Config config) {
   }
 }
 
+// Descriptors: the soft limit (often 1024) up to the hard one, so that a flood of connections to a
+// listener gRPC accepts itself (TCP) runs into the connection limits and handshake timeout long
+// before the sampler runs out of descriptors to read sysfs with (the unit sets LimitNOFILE).
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"hipstack-smid: GPU monitoring daemon (Prometheus /metrics, gRPC hipstack.monitor.v1, D-Bus)"};
   std::string config_path;
@@ -197,6 +209,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "hipstack-smid: configuration refused: %s\n", e.what());
     return 2;
   }
+  raise_descriptor_limit();
   Runtime rt;
   if (once) {
     Config config = std::move(initial);

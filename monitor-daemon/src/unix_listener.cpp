@@ -1,6 +1,7 @@
 #include "unix_listener.hpp"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_posix.h>
@@ -54,11 +55,32 @@ void remove_stale(const std::string& path) {
   ::unlink(path.c_str());
 }
 
+ino_t inode_of(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? st.st_ino : 0;
+}
+
 }  // namespace
 
 void PeerRegistry::record(int fd, PeerCredentials credentials) {
+  const ino_t inode = inode_of(fd);
   std::lock_guard lock(mutex_);
-  by_fd_[fd] = std::move(credentials);
+  by_fd_[fd] = Entry{std::move(credentials), inode};
+}
+
+PeerRegistry::Occupancy PeerRegistry::occupancy(uid_t uid) {
+  std::lock_guard lock(mutex_);
+  Occupancy out;
+  for (auto it = by_fd_.begin(); it != by_fd_.end();) {
+    if (it->second.socket_inode == 0 || inode_of(it->first) != it->second.socket_inode) {
+      it = by_fd_.erase(it);
+      continue;
+    }
+    ++out.total;
+    if (it->second.credentials.uid == uid) ++out.of_uid;
+    ++it;
+  }
+  return out;
 }
 
 std::optional<PeerCredentials> PeerRegistry::find(std::string_view grpc_peer) const {
@@ -70,11 +92,12 @@ std::optional<PeerCredentials> PeerRegistry::find(std::string_view grpc_peer) co
   std::lock_guard lock(mutex_);
   const auto it = by_fd_.find(fd);
   if (it == by_fd_.end()) return std::nullopt;
-  return it->second;
+  return it->second.credentials;
 }
 
-UnixListener::UnixListener(const std::string& path, const std::string& group, grpc::Server& server, PeerRegistry& registry)
-    : path_(path), server_(server), registry_(registry) {
+UnixListener::UnixListener(const std::string& path, const std::string& group, grpc::Server& server, PeerRegistry& registry,
+                           UnixLimits limits)
+    : path_(path), server_(server), registry_(registry), limits_(limits), spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
   sockaddr_un address{};
   if (path.size() >= sizeof address.sun_path) throw std::runtime_error(fmt::format("{}: socket path too long", path));
   remove_stale(path);
@@ -120,6 +143,7 @@ UnixListener::~UnixListener() {
   if (thread_.joinable()) thread_.join();
   ::close(listen_fd_);
   ::close(stop_fd_);
+  if (spare_fd_ >= 0) ::close(spare_fd_);
   ::unlink(path_.c_str());
 }
 
@@ -133,11 +157,26 @@ void UnixListener::accept_loop() {
     if ((fds[1].revents & POLLIN) != 0) return;
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
-      if (errno == EMFILE || errno == ENFILE) ::usleep(10000);  // out of descriptors: back off, keep serving
+      if ((errno == EMFILE || errno == ENFILE) && spare_fd_ >= 0) {
+        // Out of descriptors: take the waiting connection off the queue with the spare one and
+        // close it, rather than leave the listener readable (a busy loop) and the client waiting.
+        ::close(spare_fd_);
+        if (const int shed = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC); shed >= 0) ::close(shed);
+        spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      } else if (errno == EMFILE || errno == ENFILE) {
+        ::usleep(10000);  // no spare either: back off, keep serving
+      }
       continue;
     }
     const auto credentials = credentials_of(fd);
     if (!credentials) {
+      ::close(fd);
+      continue;
+    }
+    // Closed at once when over its share: the client sees the connection end (UNAVAILABLE).
+    const auto open = registry_.occupancy(credentials->uid);
+    const std::size_t table = credentials->uid == 0 ? limits_.max_connections : limits_.max_connections - limits_.root_reserve;
+    if (open.total >= table || (credentials->uid != 0 && open.of_uid >= limits_.max_per_uid)) {
       ::close(fd);
       continue;
     }

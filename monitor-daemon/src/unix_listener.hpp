@@ -33,16 +33,38 @@ class PeerRegistry {
   // The credentials behind a gRPC peer string "fd:N"; nothing for any other peer.
   [[nodiscard]] std::optional<PeerCredentials> find(std::string_view grpc_peer) const;
 
+  struct Occupancy {
+    std::size_t total = 0;   // connections open now
+    std::size_t of_uid = 0;  // of them, those of one uid
+  };
+  // Counts the connections still open (gRPC closes them without telling us: an fd that no longer
+  // refers to the socket recorded is forgotten here).
+  [[nodiscard]] Occupancy occupancy(uid_t uid);
+
  private:
+  struct Entry {
+    PeerCredentials credentials;
+    ino_t socket_inode = 0;  // tells the recorded socket from another file that reuses its fd number
+  };
   mutable std::mutex mutex_;
-  std::unordered_map<int, PeerCredentials> by_fd_;  // a reused fd number is overwritten on accept
+  std::unordered_map<int, Entry> by_fd_;  // a reused fd number is overwritten on accept
+};
+
+// Connections on the unix socket: each holds a descriptor and gRPC's memory for it until the
+// client closes it. root may use the whole table; everyone else shares all but `root_reserve`,
+// and no uid holds more than `max_per_uid`.
+struct UnixLimits {
+  std::size_t max_connections = 128;
+  std::size_t max_per_uid = 32;
+  std::size_t root_reserve = 16;
 };
 
 class UnixListener {
  public:
   // Binds `path` (replacing a stale socket, refusing any other file), mode 0660 with `group` when
   // that group exists, and accepts into `server` on a thread of its own. Throws std::runtime_error.
-  UnixListener(const std::string& path, const std::string& group, grpc::Server& server, PeerRegistry& registry);
+  UnixListener(const std::string& path, const std::string& group, grpc::Server& server, PeerRegistry& registry,
+               UnixLimits limits = {});
   ~UnixListener();
   UnixListener(const UnixListener&) = delete;
   UnixListener& operator=(const UnixListener&) = delete;
@@ -56,7 +78,9 @@ class UnixListener {
   std::string note_;
   grpc::Server& server_;
   PeerRegistry& registry_;
+  UnixLimits limits_;
   int listen_fd_ = -1;
+  int spare_fd_ = -1;  // closed to accept-and-shed when the process is out of descriptors
   int stop_fd_ = -1;
   std::thread thread_;
 };

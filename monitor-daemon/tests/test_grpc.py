@@ -51,7 +51,7 @@ def generate_stubs(out):
 class Daemon:
     """One hipstack-smid with its gRPC API on a unix socket; stopped by PID in the cleanup."""
 
-    def __init__(self, test, sysfs, config_text="", grpc_listen=None):
+    def __init__(self, test, sysfs, config_text="", grpc_listen=None, nofile=None):
         self.dir = tempfile.mkdtemp(prefix="smid-grpc-")
         test.addCleanup(shutil.rmtree, self.dir, True)
         self.socket = os.path.join(self.dir, "smid.sock")
@@ -61,7 +61,10 @@ class Daemon:
         self.log = open(os.path.join(self.dir, "smid.err"), "w+")
         cmd = [SMID, "--config", config, "--sysfs-root", sysfs, "--http-listen", "127.0.0.1:0",
                "--grpc-listen", grpc_listen or "unix:" + self.socket]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log)
+        # nofile: the descriptor limit (soft and hard) the daemon starts with, as systemd's LimitNOFILE.
+        limit = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))) if nofile else None
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log,
+                                     preexec_fn=limit)
         test.addCleanup(self.stop)
         self.target = "unix://" + self.socket
         deadline = time.monotonic() + 15
@@ -78,6 +81,7 @@ class Daemon:
             time.sleep(0.05)
         else:
             raise AssertionError("no gRPC listener:\n" + self.stderr())
+        self.http_port = int(re.search(r"listening on \S+ \(port (\d+)\)", self.stderr()).group(1))
 
     def stderr(self):
         self.log.seek(0)
@@ -111,8 +115,8 @@ def value_of(reading):
 class GrpcTest(unittest.TestCase):
     sysfs = None
 
-    def start(self, config_text="", sysfs=None, grpc_listen=None):
-        self.daemon = Daemon(self, sysfs or self.sysfs or capture(SPX), config_text, grpc_listen)
+    def start(self, config_text="", sysfs=None, grpc_listen=None, nofile=None):
+        self.daemon = Daemon(self, sysfs or self.sysfs or capture(SPX), config_text, grpc_listen, nofile)
         channel = grpc.insecure_channel(self.daemon.target)
         self.addCleanup(channel.close)
         grpc.channel_ready_future(channel).result(timeout=10)
@@ -513,20 +517,26 @@ class LoadTests(GrpcTest):
         print("load: RSS %d KiB after four rounds, %d KiB after eight" % (first, second), file=sys.stderr)
 
 
-def main():
-    global SMID, SMI, CAPTURES, PROTO, grpc, pb, rpc, health_pb, health_rpc, refl_pb, refl_rpc
-    SMID, SMI, CAPTURES, PROTO = (os.path.abspath(a) for a in sys.argv[1:5])
+def load_grpc(stubs):
+    """Imports grpc and the stubs generated into `stubs` as this module's globals (PROTO set)."""
+    global grpc, pb, rpc, health_pb, health_rpc, refl_pb, refl_rpc
     import grpc as grpc_module
     grpc = grpc_module
+    generate_stubs(stubs)
+    from hipstack.monitor.v1 import monitor_pb2, monitor_pb2_grpc
+    from standard import health_pb2, health_pb2_grpc
+    from standard import reflection_pb2, reflection_pb2_grpc
+    pb, rpc = monitor_pb2, monitor_pb2_grpc
+    health_pb, health_rpc = health_pb2, health_pb2_grpc
+    refl_pb, refl_rpc = reflection_pb2, reflection_pb2_grpc
+
+
+def main():
+    global SMID, SMI, CAPTURES, PROTO
+    SMID, SMI, CAPTURES, PROTO = (os.path.abspath(a) for a in sys.argv[1:5])
     stubs = tempfile.mkdtemp(prefix="smid-stubs-")
     try:
-        generate_stubs(stubs)
-        from hipstack.monitor.v1 import monitor_pb2, monitor_pb2_grpc
-        from standard import health_pb2, health_pb2_grpc
-        from standard import reflection_pb2, reflection_pb2_grpc
-        pb, rpc = monitor_pb2, monitor_pb2_grpc
-        health_pb, health_rpc = health_pb2, health_pb2_grpc
-        refl_pb, refl_rpc = reflection_pb2, reflection_pb2_grpc
+        load_grpc(stubs)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         unittest.main(argv=[sys.argv[0]] + sys.argv[5:], verbosity=2)
     finally:
