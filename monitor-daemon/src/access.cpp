@@ -19,10 +19,24 @@ Access::Access(const Config& config, const PeerRegistry& peers)
   }
 }
 
+namespace {
+
+// "ip 127.0.0.1" from gRPC's "ipv4:127.0.0.1:50536", "ip ::1" from "ipv6:[::1]:50536": the address
+// without the port, which changes with every connection.
+std::string address_of(const std::string& grpc_peer) {
+  std::string rest = grpc_peer.substr(grpc_peer.find(':') + 1);
+  if (const auto colon = rest.rfind(':'); colon != std::string::npos) rest.resize(colon);
+  if (rest.size() >= 2 && rest.front() == '[' && rest.back() == ']') rest = rest.substr(1, rest.size() - 2);
+  return "ip " + rest;
+}
+
+}  // namespace
+
 Caller Access::identify(const grpc::ServerContext& context) const {
   Caller caller;
   const std::string peer = context.peer();
   if (const auto credentials = peers_.find(peer)) {
+    caller.peer = fmt::format("uid {}", credentials->uid);
     caller.who = fmt::format("uid {} gid {} pid {} on the unix socket", credentials->uid, credentials->gid, credentials->pid);
     const bool in_group = admin_group_exists_ &&
                           (credentials->gid == admin_gid_ ||
@@ -36,6 +50,7 @@ Caller Access::identify(const grpc::ServerContext& context) const {
     }
     return caller;
   }
+  caller.peer = address_of(peer);
   const auto auth = context.auth_context();
   if (auth && auth->IsPeerAuthenticated()) {
     std::string subject;

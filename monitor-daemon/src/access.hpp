@@ -16,6 +16,7 @@ namespace hipstack::smid {
 
 struct Caller {
   std::string who;      // for the log: "uid 1000 gid 1000 pid 4242 on the unix socket", "CN=ops on TLS"
+  std::string peer;     // who holds a share of the stream quota: "uid 1000" (unix socket), "ip 10.0.0.7" (TCP)
   bool admin = false;
   std::string refusal;  // for the log: why not admin (empty when admin), naming uid and group
   std::string denial;   // for the caller: the role it lacks, without its uid or the group's name

@@ -96,6 +96,8 @@ Config load_config(const std::string& path) {
       config.max_streams = parse_count(value, where, 1, 1024);
     } else if (key == "slow_consumer_limit_ms") {
       config.slow_consumer_limit = parse_ms(value, where);
+    } else if (key == "stream_idle_limit_ms") {
+      config.stream_idle_limit = parse_ms(value, where);
     } else if (key == "dbus") {
       if (value != "system" && value != "session" && value != "off") {
         throw std::runtime_error(where + ": dbus must be system, session or off, got \"" + value + "\"");

@@ -21,6 +21,7 @@ struct Config {
   std::size_t history_length = 60;               // live samples kept per device
   std::size_t max_streams = 32;                  // concurrent WatchMetrics/WatchHealth streams
   std::chrono::milliseconds slow_consumer_limit{10000};  // a stream write blocked this long is dropped
+  std::chrono::milliseconds stream_idle_limit{60000};    // a reflection stream silent this long is dropped
   std::string dbus = "system";                   // bus for org.hipstack.Monitor1: system, session or off
   std::chrono::milliseconds fast_interval{1000};  // live metrics (power, clocks, use, temperatures)
   std::chrono::milliseconds slow_interval{30000}; // identity, static facts and health

@@ -6,9 +6,12 @@
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
+#include <grpcpp/support/server_interceptor.h>
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
+#include <vector>
 #include <stdexcept>
 
 namespace hipstack::smid {
@@ -38,10 +41,58 @@ std::shared_ptr<grpc::ServerCredentials> tcp_credentials(const Config& config) {
   return grpc::SslServerCredentials(options);
 }
 
+// Counts the streaming calls of the services gRPC brings (grpc.health.v1 Watch, server reflection)
+// against the stream quota, as our own streams are: without it, idle reflection streams held every
+// thread. A call refused a slot is cancelled (the client sees CANCELLED: an interceptor cannot set
+// another status on a call it cancels). Our own service admits its streams itself, to answer
+// RESOURCE_EXHAUSTED with the reason.
+class StreamCounter final : public grpc::experimental::Interceptor {
+ public:
+  StreamCounter(grpc::experimental::ServerRpcInfo* info, const Access& access, StreamQuota& quota)
+      : info_(info), access_(access), quota_(quota) {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    using Hook = grpc::experimental::InterceptionHookPoints;
+    if (methods->QueryInterceptionHookPoint(Hook::POST_RECV_INITIAL_METADATA)) {
+      grpc::ServerContextBase* base = info_->server_context();
+      auto* context = static_cast<grpc::ServerContext*>(base);
+      const Caller caller = access_.identify(*context);
+      const bool bidi = info_->type() == grpc::experimental::ServerRpcInfo::Type::BIDI_STREAMING;
+      ticket_ = quota_.admit({caller.peer, caller.admin, bidi, [context] { context->TryCancel(); }, context->peer()});
+      if (!ticket_.admitted()) context->TryCancel();
+    }
+    if (methods->QueryInterceptionHookPoint(Hook::POST_RECV_MESSAGE)) ticket_.activity();
+    methods->Proceed();
+  }
+
+ private:
+  grpc::experimental::ServerRpcInfo* info_;
+  const Access& access_;
+  StreamQuota& quota_;
+  StreamQuota::Ticket ticket_;  // released when the call ends (gRPC destroys the interceptor then)
+};
+
+class StreamCounterFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  StreamCounterFactory(const Access& access, StreamQuota& quota) : access_(access), quota_(quota) {}
+  grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
+    const bool streaming = info->type() != grpc::experimental::ServerRpcInfo::Type::UNARY;
+    const bool ours = std::string_view(info->method()).starts_with("/hipstack.monitor.");
+    if (!streaming || ours) return nullptr;
+    return new StreamCounter(info, access_, quota_);
+  }
+
+ private:
+  const Access& access_;
+  StreamQuota& quota_;
+};
+
 }  // namespace
 
 GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource source, MonitorService::MutationRunner mutations)
-    : access_(config, peers_), service_(std::move(source), config, access_, std::move(mutations)) {
+    : access_(config, peers_),
+      streams_(config.max_streams, config.slow_consumer_limit, config.stream_idle_limit),
+      service_(std::move(source), access_, streams_, std::move(mutations)) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -61,6 +112,9 @@ GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource sourc
   int tcp_port = 0;
   if (!on_unix) builder.AddListeningPort(config.grpc_listen, tcp_credentials(config), &tcp_port);
   builder.RegisterService(&service_);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<StreamCounterFactory>(access_, streams_));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   server_ = builder.BuildAndStart();
   if (!server_ || (!on_unix && tcp_port == 0)) throw std::runtime_error(fmt::format("gRPC cannot listen on {}", config.grpc_listen));
   server_->GetHealthCheckService()->SetServingStatus(true);

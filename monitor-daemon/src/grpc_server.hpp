@@ -8,6 +8,7 @@
 #include "access.hpp"
 #include "config.hpp"
 #include "grpc_service.hpp"
+#include "stream_quota.hpp"
 #include "unix_listener.hpp"
 
 namespace grpc {
@@ -29,6 +30,7 @@ class GrpcServer {
  private:
   PeerRegistry peers_;
   Access access_;
+  StreamQuota streams_;  // shared by our streams and, through an interceptor, gRPC's own
   MonitorService service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<UnixListener> unix_;

@@ -52,77 +52,25 @@ void fill_health_snapshot(const Sampler& sampler, const std::vector<std::uint32_
   }
 }
 
-}  // namespace
-
-// One open stream: counted against max_streams, and watched for writes that stall.
-class MonitorService::StreamSlot {
- public:
-  StreamSlot(MonitorService& service, grpc::ServerContext* context) : service_(service), context_(context) {
-    std::lock_guard lock(service_.streams_mutex_);
-    if (service_.streams_.size() >= service_.max_streams_) return;
-    service_.streams_.emplace(context_, kIdle);
-    admitted_ = true;
-  }
-  ~StreamSlot() {
-    if (!admitted_) return;
-    std::lock_guard lock(service_.streams_mutex_);
-    service_.streams_.erase(context_);
-  }
-  StreamSlot(const StreamSlot&) = delete;
-  StreamSlot& operator=(const StreamSlot&) = delete;
-
-  [[nodiscard]] bool admitted() const noexcept { return admitted_; }
-
-  // One message in flight at most: Write returns once the transport took it, so a slow consumer
-  // holds back this loop (which then sends the newest sample) rather than a queue.
-  template <typename Message>
-  bool write(grpc::ServerWriter<Message>* writer, const Message& message) {
-    mark(Clock::now());
-    const bool ok = writer->Write(message);
-    mark(kIdle);
-    return ok;
-  }
-
- private:
-  void mark(Clock::time_point at) {
-    std::lock_guard lock(service_.streams_mutex_);
-    service_.streams_[context_] = at;
-  }
-  MonitorService& service_;
-  grpc::ServerContext* context_;
-  bool admitted_ = false;
-};
-
-MonitorService::MonitorService(SamplerSource source, const Config& config, const Access& access, MutationRunner mutations)
-    : source_(std::move(source)),
-      mutations_(std::move(mutations)),
-      access_(access),
-      max_streams_(config.max_streams),
-      slow_consumer_limit_(config.slow_consumer_limit),
-      reaper_([this] { reap_stalled_streams(); }) {}
-
-MonitorService::~MonitorService() {
-  {
-    std::lock_guard lock(streams_mutex_);
-    stopping_ = true;
-  }
-  stop_reaper_.notify_all();
-  reaper_.join();
+// Writes one message of a stream: one in flight at most (Write returns once the transport took it),
+// so a slow consumer holds back the stream's loop (which then sends the newest sample) rather than
+// a queue; the quota's reaper cancels a write that waits past slow_consumer_limit_ms.
+template <typename Message>
+bool write_one(StreamQuota::Ticket& ticket, grpc::ServerWriter<Message>* writer, const Message& message) {
+  ticket.write_begins();
+  const bool ok = writer->Write(message);
+  ticket.write_ends();
+  return ok;
 }
 
-void MonitorService::reap_stalled_streams() {
-  std::unique_lock lock(streams_mutex_);
-  while (!stop_reaper_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopping_; })) {
-    const auto now = Clock::now();
-    for (auto& [context, began] : streams_) {
-      if (began != kIdle && now - began > slow_consumer_limit_) {
-        std::fprintf(stderr, "hipstack-smid: dropping a stream to %s: a write has waited over %lld ms\n",
-                     context->peer().c_str(), static_cast<long long>(slow_consumer_limit_.count()));
-        context->TryCancel();
-        began = kIdle;
-      }
-    }
-  }
+}  // namespace
+
+MonitorService::MonitorService(SamplerSource source, const Access& access, StreamQuota& streams, MutationRunner mutations)
+    : source_(std::move(source)), mutations_(std::move(mutations)), access_(access), streams_(streams) {}
+
+StreamQuota::Ticket MonitorService::admit_stream(grpc::ServerContext* context) {
+  const Caller caller = access_.identify(*context);
+  return streams_.admit({caller.peer, caller.admin, false, [context] { context->TryCancel(); }, context->peer()});
 }
 
 grpc::Status MonitorService::ListDevices(grpc::ServerContext*, const pb::ListDevicesRequest*, pb::ListDevicesResponse* out) {
@@ -189,21 +137,19 @@ grpc::Status MonitorService::WatchMetrics(grpc::ServerContext* context, const pb
   if (auto status = select_metrics(request->metrics(), metrics); !status.ok()) return status;
   std::chrono::milliseconds interval = first->config().fast_interval;
   if (auto status = watch_interval(request->interval_ms(), interval); !status.ok()) return status;
-  StreamSlot slot(*this, context);
-  if (!slot.admitted()) {
-    return {grpc::StatusCode::RESOURCE_EXHAUSTED, fmt::format("too many streams open (max_streams = {})", max_streams_)};
-  }
+  StreamQuota::Ticket slot = admit_stream(context);
+  if (!slot.admitted()) return {grpc::StatusCode::RESOURCE_EXHAUSTED, slot.refused()};
   auto next = Clock::now();
   for (std::uint64_t sequence = 1; wait_until(*context, next); ++sequence) {
     pb::MetricsSnapshot message;
     message.set_sequence(sequence);
     fill_metrics(*source_(), devices, metrics, false, &message);
-    if (!slot.write(writer, message)) break;
+    if (!write_one(slot, writer, message)) break;
     if (request->max_messages() != 0 && sequence >= request->max_messages()) return grpc::Status::OK;
     next += interval;
     if (next < Clock::now()) next = Clock::now();  // fell behind: the next message carries the newest sample
   }
-  return {grpc::StatusCode::CANCELLED, "stream ended: cancelled by the client, or dropped as a stalled consumer"};
+  return {grpc::StatusCode::CANCELLED, "stream ended: cancelled by the client, or dropped (a stalled consumer, or its slot given to another client)"};
 }
 
 grpc::Status MonitorService::GetHealth(grpc::ServerContext*, const pb::GetHealthRequest* request, pb::HealthSnapshot* out) {
@@ -218,10 +164,8 @@ grpc::Status MonitorService::WatchHealth(grpc::ServerContext* context, const pb:
                                          grpc::ServerWriter<pb::HealthSnapshot>* writer) {
   std::vector<std::uint32_t> devices;
   if (auto status = select_devices(*source_(), request->devices(), devices); !status.ok()) return status;
-  StreamSlot slot(*this, context);
-  if (!slot.admitted()) {
-    return {grpc::StatusCode::RESOURCE_EXHAUSTED, fmt::format("too many streams open (max_streams = {})", max_streams_)};
-  }
+  StreamQuota::Ticket slot = admit_stream(context);
+  if (!slot.admitted()) return {grpc::StatusCode::RESOURCE_EXHAUSTED, slot.refused()};
   std::string last_sent;
   auto next = Clock::now();
   while (wait_until(*context, next)) {
@@ -233,12 +177,12 @@ grpc::Status MonitorService::WatchHealth(grpc::ServerContext* context, const pb:
     for (pb::DeviceHealth& d : *comparable.mutable_devices()) d.mutable_device()->clear_sample_age_seconds();
     std::string key = comparable.SerializeAsString();
     if (key != last_sent) {
-      if (!slot.write(writer, message)) break;
+      if (!write_one(slot, writer, message)) break;
       last_sent = std::move(key);
     }
     next = Clock::now() + std::chrono::milliseconds(250);
   }
-  return {grpc::StatusCode::CANCELLED, "stream ended: cancelled by the client, or dropped as a stalled consumer"};
+  return {grpc::StatusCode::CANCELLED, "stream ended: cancelled by the client, or dropped (a stalled consumer, or its slot given to another client)"};
 }
 
 grpc::Status MonitorService::GetPartitions(grpc::ServerContext*, const pb::GetPartitionsRequest* request,

@@ -1,20 +1,16 @@
 // hipstack.monitor.v1.Monitor: the gRPC API over the sampler's snapshots. Reads never touch a
 // device: they answer from the latest samples, so a stuck GPU cannot delay them. Streams are
-// bounded (max_streams at once, one message in flight each, stalled consumers dropped).
+// bounded by the stream quota (stream_quota.hpp) and one message in flight each.
 #pragma once
 
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "access.hpp"
 #include "hipstack/monitor/v1/monitor.grpc.pb.h"
 #include "sampler.hpp"
+#include "stream_quota.hpp"
 
 namespace hipstack::smid {
 
@@ -27,8 +23,7 @@ class MonitorService final : public pb::Monitor::Service {
   // provides it, and reloads the sampler afterwards so that reads show the new state.
   using Change = std::function<smi::ControlResult(smi::System&)>;
   using MutationRunner = std::function<smi::ControlResult(const std::string& who, const Change& change)>;
-  MonitorService(SamplerSource source, const Config& config, const Access& access, MutationRunner mutations);
-  ~MonitorService() override;
+  MonitorService(SamplerSource source, const Access& access, StreamQuota& streams, MutationRunner mutations);
 
   grpc::Status ListDevices(grpc::ServerContext*, const pb::ListDevicesRequest*, pb::ListDevicesResponse*) override;
   grpc::Status GetDevice(grpc::ServerContext*, const pb::GetDeviceRequest*, pb::DeviceDetail*) override;
@@ -44,8 +39,8 @@ class MonitorService final : public pb::Monitor::Service {
   grpc::Status ResetDevice(grpc::ServerContext*, const pb::ResetDeviceRequest*, pb::MutationResponse*) override;
 
  private:
-  class StreamSlot;
-  void reap_stalled_streams();
+  // A slot of the stream quota for this caller (refused() says why when none is left).
+  StreamQuota::Ticket admit_stream(grpc::ServerContext* context);
   using MutationFn = std::function<smi::ControlResult(smi::System&, std::uint32_t)>;
   // Identifies the caller, requires the admin role, resolves the device and runs the change.
   grpc::Status mutate(grpc::ServerContext& context, const std::string& device, const std::string& what,
@@ -54,15 +49,8 @@ class MonitorService final : public pb::Monitor::Service {
   SamplerSource source_;
   MutationRunner mutations_;
   const Access& access_;
-  std::size_t max_streams_;
-  std::chrono::milliseconds slow_consumer_limit_;
-  std::mutex streams_mutex_;
-  // Open streams and when their current write began (time_point::max() when none is in flight).
-  std::map<grpc::ServerContext*, std::chrono::steady_clock::time_point> streams_;
-  std::condition_variable stop_reaper_;
-  bool stopping_ = false;
+  StreamQuota& streams_;
   std::mutex mutation_mutex_;  // one mutation at a time
-  std::thread reaper_;
 };
 
 }  // namespace hipstack::smid

@@ -178,14 +178,21 @@ class ConnectionTable {
     }
     if (own >= limits_.max_per_peer) return Admission::peer_full;
     if (live >= limits_.max_connections) {
-      int most = 0;
-      for (const auto& [p, n] : held) most = std::max(most, n);
-      if (own >= most) return Admission::full;  // taking a slot from a peer holding no more than we do is not fairer
+      // The connection idle longest goes first (it only waits); else the oldest of the address
+      // holding the most, when that address holds at least two more than the newcomer's (a slot
+      // taken from an address holding about as many would only move the unfairness around).
       Connection* victim = nullptr;
       for (auto& [other, c] : open_) {
-        if (c.evicted || held[c.peer] != most) continue;
-        if (victim == nullptr || rank(c) < rank(*victim)) victim = &c;
+        if (!c.evicted && c.idle && (victim == nullptr || c.idle_since < victim->idle_since)) victim = &c;
       }
+      int most = 0;
+      for (const auto& [p, n] : held) most = std::max(most, n);
+      for (auto& [other, c] : open_) {
+        if (victim != nullptr && victim->idle) break;
+        if (c.evicted || most <= own + 1 || held[c.peer] != most) continue;
+        if (victim == nullptr || c.opened < victim->opened) victim = &c;
+      }
+      if (victim == nullptr) return Admission::full;
       victim->evicted = true;
       ::shutdown(victim->fd, SHUT_RDWR);  // its thread's poll/recv/send return at once
     }
@@ -215,11 +222,6 @@ class ConnectionTable {
     bool idle = true;
     bool evicted = false;
   };
-  // Lower goes first: idle connections (longest idle first), then busy ones (oldest first).
-  static std::pair<int, Clock::time_point> rank(const Connection& c) {
-    return c.idle ? std::pair{0, c.idle_since} : std::pair{1, c.opened};
-  }
-
   HttpLimits limits_;
   std::mutex mutex_;
   std::map<int, Connection> open_;

@@ -27,9 +27,10 @@ inline HttpResponse plain_text(int status, std::string body) {
 }
 
 // How many connections the server holds at once (each has a thread). A new connection that finds
-// the table full takes the slot of one held by the peer address that holds the most (the one idle
-// longest, else the oldest), unless its own peer holds as many; a peer never holds more than
-// max_per_peer. So a flood from a few addresses cannot keep out a client from another one.
+// the table full takes the slot of the connection idle longest (waiting for a request), else of the
+// oldest connection of the address holding the most, when that address holds at least two more
+// than the newcomer's; an address never holds more than max_per_peer. So a flood from a few
+// addresses cannot keep out a client from another one.
 struct HttpLimits {
   int max_connections = 64;
   int max_per_peer = 16;

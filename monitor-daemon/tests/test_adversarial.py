@@ -81,6 +81,8 @@ def open_descriptors(pid):
 
 
 class Adversarial(base.GrpcTest):
+    """What every flood test uses; the tests are in the classes below."""
+
     @classmethod
     def setUpClass(cls):
         # The floods hold thousands of sockets on this side too.
@@ -116,6 +118,8 @@ class Adversarial(base.GrpcTest):
         self.assertLessEqual(rss, RSS_LIMIT_KB, "RSS %d kB over the %d kB bound" % (rss, RSS_LIMIT_KB))
         return rss
 
+
+class ConnectionFloods(Adversarial):
     # ---- HTTP ----
 
     def test_clients_that_never_read_their_answers(self):
@@ -218,6 +222,104 @@ class Adversarial(base.GrpcTest):
                       lambda: open_descriptors(self.daemon.proc.pid) <= before + 16, 15)
         self.assertTrue(all(peek(s) == b"" for s in flood[:10]))
         self.assert_served()
+
+
+class StreamFloods(Adversarial):
+    """Long-lived gRPC calls from one client without a certificate over TLS (the issue: 63 idle
+    reflection streams, or 32 WatchHealth streams, made every other call fail RESOURCE_EXHAUSTED,
+    the admin's mutual-TLS calls included)."""
+
+    def start_tls(self, extra=""):
+        self.certs = base_certificates(self)
+        config = ("tls_cert = %s\ntls_key = %s\ntls_client_ca = %s\ntls_admin_subjects = ops\n%s"
+                  % (self.certs["server.pem"], self.certs["server.key"], self.certs["ca.pem"], extra))
+        self.daemon = base.Daemon(self, base.capture(base.SPX), config, grpc_listen="127.0.0.1:0")
+        with open(self.certs["ca.pem"], "rb") as f:
+            anonymous = base.grpc.secure_channel(self.daemon.target, base.grpc.ssl_channel_credentials(f.read()))
+        self.addCleanup(anonymous.close)
+        base.grpc.channel_ready_future(anonymous).result(timeout=5)
+        return anonymous
+
+    def admitted_and_refused(self, calls):
+        """Reads the first answer of each call: (admitted calls, status codes of the refused ones)."""
+        admitted, refused = [], []
+        for call in calls:
+            try:
+                next(call)
+                admitted.append(call)
+            except base.grpc.RpcError as e:
+                refused.append(e.code())
+        return admitted, refused
+
+    def assert_admin_served(self):
+        """An admin certificate still opens a stream and makes calls, within the deadline."""
+        admin = admin_channel(self.certs, self.daemon.target)
+        self.addCleanup(admin.close)
+        stub = base.rpc.MonitorStub(admin)
+        start = time.monotonic()
+        self.assertEqual(len(stub.ListDevices(base.pb.ListDevicesRequest(), timeout=5).devices), 8)
+        watch = stub.WatchMetrics(base.pb.WatchMetricsRequest(metrics=["gpu_busy"], interval_ms=100, max_messages=2), timeout=5)
+        self.assertEqual(len(list(watch)), 2)
+        self.assertLess(time.monotonic() - start, SCRAPE_DEADLINE)
+
+    def test_idle_reflection_and_health_watch_streams(self):
+        anonymous = self.start_tls("stream_idle_limit_ms = 1500\n")
+        stop = __import__("threading").Event()
+        self.addCleanup(stop.set)
+
+        def one_request_then_silence():
+            yield base.refl_pb.ServerReflectionRequest(list_services="")
+            stop.wait()
+
+        reflection = base.refl_rpc.ServerReflectionStub(anonymous)
+        # Deadlines only so that a daemon that never answers fails the test instead of hanging it.
+        calls = [reflection.ServerReflectionInfo(one_request_then_silence(), timeout=10) for _ in range(63)]
+        self.addCleanup(lambda: [c.cancel() for c in calls])
+        admitted, refused = self.admitted_and_refused(calls)
+        self.assertEqual(len(admitted), 7)  # one client's share of the readers' 28 (max_streams 32)
+        self.assertEqual(set(refused), {base.grpc.StatusCode.CANCELLED})
+        health = base.health_rpc.HealthStub(anonymous)
+        watches = [health.Watch(base.health_pb.HealthCheckRequest(service=""), timeout=10) for _ in range(32)]
+        self.addCleanup(lambda: [c.cancel() for c in watches])
+        watching, refused = self.admitted_and_refused(watches)
+        self.assertEqual(len(watching), 0)  # the share is held by the reflection streams
+        self.assert_admin_served()
+        self.assert_served()
+        # Silent for longer than stream_idle_limit_ms: the reflection streams are dropped...
+        for call in admitted:
+            with self.assertRaises(base.grpc.RpcError) as caught:
+                next(call)
+            self.assertEqual(caught.exception.code(), base.grpc.StatusCode.CANCELLED)
+        self.assertTrue(self.daemon_log_has("no message from the client for 1500 ms"))
+        # ...which gives the slots back: health Watch streams (which wait for news, never idle) get them.
+        watches = [health.Watch(base.health_pb.HealthCheckRequest(service=""), timeout=10) for _ in range(8)]
+        self.addCleanup(lambda: [c.cancel() for c in watches])
+        watching, refused = self.admitted_and_refused(watches)
+        self.assertEqual(len(watching), 7)
+        self.assertEqual(refused, [base.grpc.StatusCode.CANCELLED])
+        self.assert_rss()
+
+    def test_watch_health_streams_from_one_client(self):
+        anonymous = self.start_tls()
+        stub = base.rpc.MonitorStub(anonymous)
+        calls = [stub.WatchHealth(base.pb.WatchHealthRequest(), timeout=10) for _ in range(32)]
+        self.addCleanup(lambda: [c.cancel() for c in calls])
+        admitted, refused = self.admitted_and_refused(calls)
+        self.assertEqual(len(admitted), 7)
+        self.assertEqual(set(refused), {base.grpc.StatusCode.RESOURCE_EXHAUSTED})
+        self.assertIn("too many streams from one client", calls[-1].details())
+        self.assert_admin_served()
+        # root on the unix socket is another peer with the admin role.
+        self.assert_served()
+        self.assert_rss()
+
+    def daemon_log_has(self, text, timeout=5):
+        deadline = time.monotonic() + timeout
+        while text not in self.daemon.stderr():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
 
 
 # Run as nobody: connects N times to the unix socket, prints "open N", and on SIGUSR1 prints how
