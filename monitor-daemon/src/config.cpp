@@ -92,6 +92,8 @@ Config load_config(const std::string& path) {
       config.tls_admin_subjects = split_list(value);
     } else if (key == "history_length") {
       config.history_length = parse_count(value, where, 1, 3600);
+    } else if (key == "history_memory_mb") {
+      config.history_memory = parse_count(value, where, 1, 1024) << 20;
     } else if (key == "max_streams") {
       config.max_streams = parse_count(value, where, 1, 1024);
     } else if (key == "slow_consumer_limit_ms") {

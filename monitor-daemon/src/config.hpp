@@ -19,6 +19,7 @@ struct Config {
   std::string tls_client_ca;                     // CA that signs client certificates (mutual TLS)
   std::vector<std::string> tls_admin_subjects;   // client certificate common names with the admin role
   std::size_t history_length = 60;               // live samples kept per device
+  std::size_t history_memory = 16u << 20;        // bytes all history rings may use together (history_memory_mb)
   std::size_t max_streams = 32;                  // concurrent WatchMetrics/WatchHealth streams
   std::chrono::milliseconds slow_consumer_limit{10000};  // a stream write blocked this long is dropped
   std::chrono::milliseconds stream_idle_limit{60000};    // a reflection stream silent this long is dropped

@@ -62,6 +62,28 @@ void add_readings(const std::vector<smi::Reading>& readings, const std::vector<s
   }
 }
 
+void add_history_values(const HistoryEntry& entry, const std::vector<smi::MetricId>& wanted,
+                        google::protobuf::RepeatedPtrField<pb::Reading>* out) {
+  for (const HistoryValue& v : entry.values) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), v.id) == wanted.end()) continue;
+    const smi::MetricInfo* info = smi::find_metric(v.id);
+    if (info == nullptr) continue;
+    pb::Reading* m = out->Add();
+    m->set_metric_id(static_cast<std::uint32_t>(v.id));
+    m->set_metric(std::string(info->name));
+    m->set_instance(entry.instances->at(v.instance));
+    m->set_status(status_of(v.status));
+    m->set_unit(std::string(smi::unit_symbol(info->unit)));
+    m->set_error_code(v.error_code);
+    if (v.status != smi::Status::ok) continue;
+    if (v.integer) {
+      m->set_integer(v.as_integer());
+    } else {
+      m->set_real(v.as_real());
+    }
+  }
+}
+
 void fill_device(const Sampler::View& view, std::chrono::steady_clock::time_point now, pb::Device* out) {
   const DeviceSnapshot& snap = *view.snapshot;
   out->set_index(snap.device.index);

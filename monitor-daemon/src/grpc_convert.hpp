@@ -16,6 +16,9 @@ namespace pb = ::hipstack::monitor::v1;
 // Readings pass when `wanted` is empty or lists their metric.
 void add_readings(const std::vector<smi::Reading>& readings, const std::vector<smi::MetricId>& wanted,
                   google::protobuf::RepeatedPtrField<pb::Reading>* out);
+// A kept sample's numbers (HistoryValue: no text values, no details).
+void add_history_values(const HistoryEntry& entry, const std::vector<smi::MetricId>& wanted,
+                        google::protobuf::RepeatedPtrField<pb::Reading>* out);
 void fill_device(const Sampler::View& view, std::chrono::steady_clock::time_point now, pb::Device* out);
 void fill_metric_info(const smi::MetricInfo& info, pb::MetricInfo* out);
 void fill_health(const smi::HealthReport& report, pb::DeviceHealth* out);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 namespace hipstack::smid {
 namespace {
@@ -81,6 +82,28 @@ grpc::Status watch_interval(std::uint32_t interval_ms, std::chrono::milliseconds
     return {grpc::StatusCode::INVALID_ARGUMENT, fmt::format("interval_ms: {} is outside 100..3600000", interval_ms)};
   }
   interval = std::chrono::milliseconds(interval_ms);
+  return grpc::Status::OK;
+}
+
+std::string format_history_cursor(const HistoryCursor& cursor) { return fmt::format("{}:{}", cursor.device, cursor.after_unix_ms); }
+
+grpc::Status parse_history_cursor(const std::string& token, std::size_t device_count, HistoryCursor& out) {
+  out = {};
+  if (token.empty()) return grpc::Status::OK;
+  const auto colon = token.find(':');
+  const char* begin = token.data();
+  const char* end = token.data() + token.size();
+  bool ok = colon != std::string::npos;
+  if (ok) {
+    const auto [device_end, e1] = std::from_chars(begin, begin + colon, out.device);
+    const auto [time_end, e2] = std::from_chars(begin + colon + 1, end, out.after_unix_ms);
+    ok = e1 == std::errc{} && device_end == begin + colon && e2 == std::errc{} && time_end == end && out.device < device_count;
+  }
+  if (!ok) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            fmt::format("page_token {} is not a next_page_token of this request (same devices, metrics, max_samples)",
+                        shown(token))};
+  }
   return grpc::Status::OK;
 }
 

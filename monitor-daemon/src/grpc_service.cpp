@@ -111,18 +111,44 @@ grpc::Status MonitorService::GetHistory(grpc::ServerContext*, const pb::GetHisto
   std::vector<smi::MetricId> metrics;
   if (auto status = select_devices(*sampler, request->devices(), devices); !status.ok()) return status;
   if (auto status = select_metrics(request->metrics(), metrics); !status.ok()) return status;
+  HistoryCursor cursor;
+  if (auto status = parse_history_cursor(request->page_token(), devices.size(), cursor); !status.ok()) return status;
+  // A few pages are built at once: each holds up to a page of samples twice (built, serialised).
+  if (!history_builds_.try_acquire_for(std::chrono::seconds(2))) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED, "too many GetHistory calls at once: retry"};
+  }
+  const struct Release {
+    std::counting_semaphore<kConcurrentHistoryBuilds>& semaphore;
+    ~Release() { semaphore.release(); }
+  } release{history_builds_};
   const auto views = sampler->views();
   const auto now = Clock::now();
-  for (const std::uint32_t index : devices) {
-    pb::DeviceHistory* d = out->add_devices();
-    fill_device(views.at(index), now, d->mutable_device());
-    auto kept = sampler->history(index);
+  std::size_t bytes = 0;
+  for (std::size_t position = cursor.device; position < devices.size(); ++position) {
+    const std::uint32_t index = devices[position];
+    pb::DeviceHistory* d = nullptr;
+    const auto kept = sampler->history(index);
     const std::size_t skip = request->max_samples() != 0 && kept.size() > request->max_samples() ? kept.size() - request->max_samples() : 0;
     for (std::size_t i = skip; i < kept.size(); ++i) {
-      pb::DeviceMetrics* sample = d->add_samples();
-      *sample->mutable_device() = d->device();
-      add_readings(kept[i]->live, metrics, sample->mutable_readings());
-      sample->set_sampled_at_unix_ms(unix_ms(kept[i]->at));
+      const std::uint64_t at = unix_ms(kept[i]->at);
+      if (position == cursor.device && at <= cursor.after_unix_ms) continue;  // sent on an earlier page
+      pb::DeviceMetrics sample;
+      add_history_values(*kept[i], metrics, sample.mutable_readings());
+      sample.set_sampled_at_unix_ms(at);
+      const std::size_t size = sample.ByteSizeLong();
+      if (bytes > 0 && bytes + size > kMaxHistoryPageBytes) {
+        // The next page resumes after the last sample sent of this device (or where this page began).
+        const std::uint64_t after = d != nullptr ? unix_ms(kept[i - 1]->at) : position == cursor.device ? cursor.after_unix_ms : 0;
+        out->set_next_page_token(format_history_cursor({position, after}));
+        return grpc::Status::OK;
+      }
+      if (d == nullptr) {
+        d = out->add_devices();
+        fill_device(views.at(index), now, d->mutable_device());
+      }
+      *sample.mutable_device() = d->device();
+      bytes += size + d->device().ByteSizeLong();
+      *d->add_samples() = std::move(sample);
     }
   }
   return grpc::Status::OK;

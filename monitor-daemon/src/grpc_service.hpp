@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <semaphore>
 
 #include "access.hpp"
 #include "hipstack/monitor/v1/monitor.grpc.pb.h"
@@ -50,6 +51,9 @@ class MonitorService final : public pb::Monitor::Service {
   MutationRunner mutations_;
   const Access& access_;
   StreamQuota& streams_;
+  static constexpr std::ptrdiff_t kConcurrentHistoryBuilds = 4;
+  static constexpr std::size_t kMaxHistoryPageBytes = 256 * 1024;  // GetHistoryResponse's page (monitor.proto)
+  std::counting_semaphore<kConcurrentHistoryBuilds> history_builds_{kConcurrentHistoryBuilds};
   std::mutex mutation_mutex_;  // one mutation at a time
 };
 

@@ -287,6 +287,9 @@ int main(int argc, char** argv) {
   // malloc arena per thread (up to 8 per core) the freed pages stay spread over many arenas. Two
   // arenas keep the daemon small (issue target: 30 MB) at no measurable cost in throughput.
   ::mallopt(M_ARENA_MAX, 2);
+  // Blocks of 128 KiB and more (pages, GetHistory answers) come from mmap and go back to the system
+  // when freed: with glibc's sliding threshold a burst of big answers leaves RSS high for good.
+  ::mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {

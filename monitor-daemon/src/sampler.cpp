@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <variant>
 #include <thread>
 
 namespace hipstack::smid {
@@ -10,6 +11,39 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 }  // namespace
+
+HistoryEntry HistoryEntry::from(std::chrono::system_clock::time_point at, const std::vector<smi::Reading>& live,
+                                const HistoryEntry* previous) {
+  HistoryEntry entry;
+  entry.at = at;
+  std::vector<std::string> labels;
+  entry.values.reserve(live.size());
+  for (const smi::Reading& r : live) {
+    HistoryValue v;
+    v.id = r.id;
+    v.status = r.status;
+    v.error_code = r.error_code;
+    if (const auto* i = std::get_if<std::int64_t>(&r.value)) {
+      v.integer = true;
+      v.raw = static_cast<std::uint64_t>(*i);
+    } else if (const auto* d = std::get_if<double>(&r.value)) {
+      v.raw = std::bit_cast<std::uint64_t>(*d);
+    } else if (r.status == smi::Status::ok) {
+      continue;  // a text value: not kept (see HistoryValue)
+    }
+    auto found = std::find(labels.begin(), labels.end(), r.instance);
+    if (found == labels.end()) found = labels.insert(labels.end(), r.instance);
+    v.instance = static_cast<std::uint16_t>(found - labels.begin());
+    entry.values.push_back(v);
+  }
+  entry.values.shrink_to_fit();
+  if (previous != nullptr && previous->instances && *previous->instances == labels) {
+    entry.instances = previous->instances;
+  } else {
+    entry.instances = std::make_shared<const std::vector<std::string>>(std::move(labels));
+  }
+  return entry;
+}
 
 // Wakes the workers at once when the sampler goes (a reload): they sleep on this rather than in
 // short polling steps, so an idle daemon wakes only when a sample is due.
@@ -45,6 +79,8 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
   std::vector<smi::MetricId> wanted;
   for (const std::string& name : config.metrics) wanted.push_back(smi::find_metric(name)->id);
   const smi::DeviceSummary device = system->devices().at(index);
+  // The history's memory is shared evenly by the GPUs: each ring also stops at its share.
+  const std::size_t history_share = config.history_memory / std::max<std::size_t>(1, system->devices().size());
   Clock::time_point next_fast = Clock::now();
   Clock::time_point next_slow = Clock::now();
   while (!stop->stop_requested()) {
@@ -98,10 +134,20 @@ void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, 
         snapshot->facts_at = Clock::now();
         next_slow = Clock::now() + config.slow_interval;
       }
-      auto kept = std::make_shared<const HistoryEntry>(HistoryEntry{snapshot->live_wall, snapshot->live});
+      std::shared_ptr<const HistoryEntry> previous;
+      {
+        std::lock_guard lock(state->mutex);
+        if (!state->history.empty()) previous = state->history.back();
+      }
+      auto kept = std::make_shared<const HistoryEntry>(HistoryEntry::from(snapshot->live_wall, snapshot->live, previous.get()));
       std::lock_guard lock(state->mutex);
+      state->history_bytes += kept->bytes();
       state->history.push_back(std::move(kept));
-      while (state->history.size() > config.history_length) state->history.pop_front();
+      while (state->history.size() > 1 &&
+             (state->history.size() > config.history_length || state->history_bytes > history_share)) {
+        state->history_bytes -= state->history.front()->bytes();
+        state->history.pop_front();
+      }
       state->snapshot = std::move(snapshot);
     } catch (const std::exception&) {
       // A device that cannot be sampled keeps its previous snapshot (its age keeps growing).
@@ -134,6 +180,7 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
         *first = *before[i].snapshot;
         const auto kept = previous->history(i);
         state->history.assign(kept.begin(), kept.end());
+        for (const auto& entry : kept) state->history_bytes += entry->bytes();
       }
     }
     first->device = d;

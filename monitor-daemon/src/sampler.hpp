@@ -6,6 +6,8 @@
 
 #include <hipstack/smi.hpp>
 
+#include <bit>
+
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -29,15 +31,38 @@ struct DeviceSnapshot {
   bool have_live = false;
 };
 
+// One reading as the history ring keeps it: the number and its status, 24 bytes. Text values and
+// details are the current sample's (GetMetrics); history is for plotting numbers over time.
+struct HistoryValue {
+  smi::MetricId id{};
+  smi::Status status = smi::Status::not_supported;
+  bool integer = false;        // raw holds an int64_t, else a double's bits
+  std::uint16_t instance = 0;  // index into HistoryEntry::instances
+  std::int32_t error_code = 0;
+  std::uint64_t raw = 0;
+
+  [[nodiscard]] std::int64_t as_integer() const noexcept { return static_cast<std::int64_t>(raw); }
+  [[nodiscard]] double as_real() const noexcept { return std::bit_cast<double>(raw); }
+};
+
 // One live sample kept in the history ring.
 struct HistoryEntry {
   std::chrono::system_clock::time_point at;
-  std::vector<smi::Reading> live;
+  std::vector<HistoryValue> values;
+  // The instance labels the values name; shared with the previous entry while unchanged.
+  std::shared_ptr<const std::vector<std::string>> instances;
+
+  // Keeps `live`'s numbers; `previous` lends its instance table when it has the same labels.
+  static HistoryEntry from(std::chrono::system_clock::time_point at, const std::vector<smi::Reading>& live,
+                           const HistoryEntry* previous);
+  [[nodiscard]] std::size_t bytes() const noexcept { return sizeof(HistoryEntry) + values.capacity() * sizeof(HistoryValue); }
 };
 
 struct DeviceState {
   std::shared_ptr<const DeviceSnapshot> snapshot;  // replaced whole, under `mutex`
-  std::deque<std::shared_ptr<const HistoryEntry>> history;  // newest last, at most history_length
+  // Newest last; at most history_length entries and this device's share of history_memory.
+  std::deque<std::shared_ptr<const HistoryEntry>> history;
+  std::size_t history_bytes = 0;
   std::chrono::steady_clock::time_point busy_since{};  // when the running sample started (epoch: idle)
   mutable std::mutex mutex;
 };

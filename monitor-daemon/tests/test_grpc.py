@@ -217,6 +217,51 @@ class ReadTests(GrpcTest):
         newest = stub.GetHistory(pb.GetHistoryRequest(devices=["0"], max_samples=2)).devices[0].samples
         self.assertEqual(len(newest), 2)
 
+    def test_history_pages(self):
+        """GetHistory answers in pages of at most 256 KiB; following next_page_token gives every kept
+        sample once, in order, even while the rings move on."""
+        stub = self.start("fast_interval_ms = 20\nhistory_length = 3600\n")
+        deadline = time.monotonic() + 30
+        while len(stub.GetHistory(pb.GetHistoryRequest(devices=["7"], metrics=["power_current"])).devices[0].samples) < 150:
+            self.assertLess(time.monotonic(), deadline, "150 samples not kept within 30 s")
+            time.sleep(0.1)
+        seen = {}
+        pages = 0
+        token = ""
+        while True:
+            page = stub.GetHistory(pb.GetHistoryRequest(page_token=token))
+            pages += 1
+            self.assertLessEqual(page.ByteSize(), 256 * 1024 + 4096)  # a page, plus the device headers
+            for d in page.devices:
+                stamps = seen.setdefault(d.device.bdf, [])
+                stamps += [s.sampled_at_unix_ms for s in d.samples]
+                self.assertTrue(all(len(s.readings) > 20 for s in d.samples))  # every metric: big samples
+            token = page.next_page_token
+            if not token:
+                break
+            self.assertLess(pages, 1000)
+        self.assertGreater(pages, 1)
+        self.assertEqual(len(seen), 8)
+        for bdf, stamps in seen.items():
+            self.assertEqual(stamps, sorted(set(stamps)), bdf)  # once each, oldest first
+            self.assertGreaterEqual(len(stamps), 150, bdf)
+        # max_samples still means the newest N per device, taken on each page: samples that arrive while
+        # the client pages are added at the end, none is repeated.
+        token, newest = "", []
+        while True:
+            page = stub.GetHistory(pb.GetHistoryRequest(devices=["0"], max_samples=120, page_token=token))
+            newest += [s.sampled_at_unix_ms for d in page.devices for s in d.samples]
+            token = page.next_page_token
+            if not token:
+                break
+        self.assertGreaterEqual(len(newest), 120)
+        self.assertEqual(newest, sorted(set(newest)))
+        self.assertEqual(len(stub.GetHistory(pb.GetHistoryRequest(devices=["0"], metrics=["power_current"], max_samples=120))
+                             .devices[0].samples), 120)  # one small page: exactly the newest 120
+        for bad in ("x", "9:0", "0:", ":5", "0:5:6", "-1:0", "0:99999999999999999999999"):
+            self.assert_code(grpc.StatusCode.INVALID_ARGUMENT, stub.GetHistory,
+                             pb.GetHistoryRequest(devices=["0"], page_token=bad), contains="page_token")
+
     def test_watch_metrics(self):
         stub = self.start()
         start = time.monotonic()
