@@ -386,7 +386,7 @@ class HistoryFloods(Adversarial):
         self.assertLessEqual(largest[0], 256 * 1024 + 4096)  # ...none over the page bound
         # The memory the flood used is given back (within 16 MB of the idle level).
         self.wait_for("RSS back near its idle level (%d kB; peak %d kB)" % (idle, peak),
-                      lambda: self.daemon.rss_kb() <= idle + 16 * 1024, 10)
+                      lambda: self.daemon.rss_kb() <= idle + 16 * 1024, 15)
 
 
 # Run as nobody: connects N times to the unix socket, prints "open N", and on SIGUSR1 prints how
