@@ -389,6 +389,36 @@ class HistoryFloods(Adversarial):
                       lambda: self.daemon.rss_kb() <= idle + 16 * 1024, 15)
 
 
+class HostileSysfs(Adversarial):
+    def test_ten_thousand_cards(self):
+        """A sysfs tree with 10,000 amdgpu card directories (the issue: a thread per GPU, 5.4 GB RSS,
+        2,100 threads, no HTTP, SIGTERM ignored): the library lists at most 64 GPUs per backend."""
+        root = tempfile.mkdtemp(prefix="smid-10000-cards-")
+        self.addCleanup(__import__("shutil").rmtree, root, True)
+        sysfs = os.path.join(root, "sys")
+        __import__("shutil").copytree(base.capture(base.SPX), sysfs, symlinks=True)
+        drm = os.path.join(sysfs, "class/drm")
+        for n in range(1000, 11000):
+            os.mkdir(os.path.join(drm, "card%d" % n))
+            os.symlink("../card%d/device" % (n % 8), os.path.join(drm, "card%d" % n, "device"))
+        start = time.monotonic()
+        self.start(sysfs=sysfs)
+        self.assertIn("at most 64 GPUs per backend", self.daemon.stderr())
+        self.wait_for("/readyz 200", lambda: http_request(self.daemon.http_port, "/readyz")[0] == 200, 30)
+        print("10,000 cards: ready in %.1f s" % (time.monotonic() - start), file=sys.stderr)
+        status, body, seconds = http_request(self.daemon.http_port)
+        self.assertEqual(status, 200)
+        self.assertLess(seconds, SCRAPE_DEADLINE)
+        self.assertEqual(len(series(parse_metrics(body), "hipstack_gpu_up")), 64)
+        threads = proc_status(self.daemon.proc.pid, "Threads")
+        self.assertLessEqual(threads, 64 + 64, "a thread per listed GPU and the servers' own")
+        self.assert_rss()
+        stopping = time.monotonic()
+        self.daemon.proc.send_signal(__import__("signal").SIGTERM)
+        self.assertEqual(self.daemon.proc.wait(timeout=5), 0)
+        self.assertLess(time.monotonic() - stopping, 2.0)
+
+
 # Run as nobody: connects N times to the unix socket, prints "open N", and on SIGUSR1 prints how
 # many of them the daemon has not closed.
 UNIX_FLOODER = r"""

@@ -39,6 +39,12 @@ class Backend {
   [[nodiscard]] virtual bool control_settled(std::size_t device, const ControlRequest& request) const;
 };
 
+// The most GPUs one backend lists. The largest nodes have 16 GPUs (partitions are within a GPU);
+// a tree with thousands of card directories is hostile or broken, and listing them all would give
+// the daemon a sampler, a history ring and a /metrics page for each. What is left out is said in
+// the probe's reason.
+inline constexpr std::size_t kMaxDevicesPerBackend = 64;
+
 // Outcome of probing one backend: the backend, or why there is none.
 struct BackendProbe {
   std::unique_ptr<Backend> backend;

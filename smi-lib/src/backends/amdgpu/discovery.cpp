@@ -174,7 +174,12 @@ BackendProbe probe_amdgpu(const FsView& fs) {
     if (const auto n = card_number(entry)) cards.emplace_back(*n, entry);
   }
   std::sort(cards.begin(), cards.end());
+  std::size_t left_out = 0;  // GPUs past kMaxDevicesPerBackend
   for (const auto& [number, entry] : cards) {
+    if (gpus.size() >= kMaxDevicesPerBackend) {
+      ++left_out;  // counted as cards, not read: reading thousands of them is what is avoided
+      continue;
+    }
     AmdGpu gpu;
     gpu.card = number;
     gpu.device_dir = "/sys/class/drm/" + entry + "/device";
@@ -195,6 +200,10 @@ BackendProbe probe_amdgpu(const FsView& fs) {
   for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
     const KfdNode& node = topology.nodes[i];
     if (node_used[i] || !node.is_gpu()) continue;
+    if (gpus.size() >= kMaxDevicesPerBackend) {
+      ++left_out;
+      continue;
+    }
     AmdGpu gpu;
     const std::uint64_t location = node.prop("location_id");
     gpu.address = {static_cast<std::uint32_t>(node.prop("domain")), static_cast<std::uint32_t>(location >> 8),
@@ -218,6 +227,10 @@ BackendProbe probe_amdgpu(const FsView& fs) {
     return probe;
   }
   probe.reason = fmt::format("{} GPU(s)", gpus.size());
+  if (left_out > 0) {
+    probe.reason += fmt::format("; {} more card(s) or KFD node(s) left out: at most {} GPUs per backend", left_out,
+                                kMaxDevicesPerBackend);
+  }
   if (!topology.error.empty()) probe.reason += "; KFD topology: " + topology.error;
   probe.backend = std::make_unique<AmdgpuBackend>(fs, std::move(topology), std::move(gpus));
   return probe;

@@ -308,7 +308,8 @@ BackendProbe probe_nvml(const FsView& fs, const std::string& library_path, bool 
   }
   std::vector<nvml::NvidiaGpu> gpus;
   std::vector<std::string> skipped;
-  for (unsigned i = 0; i < count; ++i) {
+  const unsigned listed = std::min<unsigned>(count, kMaxDevicesPerBackend);
+  for (unsigned i = 0; i < listed; ++i) {
     nvml::NvidiaGpu gpu;
     if (const nvml::Return code = api.device_by_index(i, &gpu.handle); code != nvml::kSuccess) {
       // A lost or inaccessible GPU stays listed, as unreadable, so every command shows it; the
@@ -332,6 +333,7 @@ BackendProbe probe_nvml(const FsView& fs, const std::string& library_path, bool 
   }
   probe.reason = fmt::format("{} GPU(s) through {}", gpus.size(), library->path());
   if (!skipped.empty()) probe.reason += fmt::format("; without a handle: {}", fmt::join(skipped, "; "));
+  if (listed < count) probe.reason += fmt::format("; {} more left out: at most {} GPUs per backend", count - listed, kMaxDevicesPerBackend);
   probe.backend = std::make_unique<nvml::NvmlBackend>(fs, std::move(library), std::move(gpus));
   return probe;
 }
