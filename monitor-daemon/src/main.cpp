@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <systemd/sd-daemon.h>
@@ -13,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -91,10 +93,16 @@ smi::ControlResult run_change(Runtime& rt, const std::string& who, const Monitor
   return result;
 }
 
-// Opens the system and starts sampling and serving with `config`. Everything new is built first
-// and swapped in only when all of it worked, so a failed reload changes nothing; the socket is
-// kept when the listen address did not change.
-void start(Runtime& rt, Config config) {
+// What a start or reload builds: everything new, made before anything is swapped in, so a failed
+// reload changes nothing. Building may block (System::open reads sysfs), so a reload builds on a
+// thread of its own while the main loop goes on answering HTTP and signals.
+struct Prepared {
+  Config config;
+  std::shared_ptr<Served> served;
+  std::unique_ptr<HttpServer> server;  // only when the listen address changed
+};
+
+Prepared prepare(Runtime& rt, Config config, const std::string& listening_on, const Sampler* previous) {
   if (config.host.empty()) config.host = hostname();
   smi::OpenOptions open;
   open.sysfs_root = config.sysfs_root;
@@ -103,22 +111,28 @@ void start(Runtime& rt, Config config) {
   for (const auto& b : system->backends()) {
     std::fprintf(stderr, "hipstack-smid: backend %s: %s (%s)\n", b.name.c_str(), b.present ? "present" : "absent", b.reason.c_str());
   }
-  std::unique_ptr<HttpServer> server;
-  if (!rt.server || config.listen != rt.config.listen) {
-    server = std::make_unique<HttpServer>(config.listen, [&rt](const std::string& path) { return answer(rt, path); });
+  Prepared p;
+  if (config.listen != listening_on) {
+    p.server = std::make_unique<HttpServer>(config.listen, [&rt](const std::string& path) { return answer(rt, path); });
   }
-  const auto previous = rt.current();
-  auto served = std::make_shared<Served>();
-  served->sampler = std::make_shared<Sampler>(system, config, previous ? previous->sampler.get() : nullptr);
-  served->host = config.host;
+  p.served = std::make_shared<Served>();
+  p.served->sampler = std::make_shared<Sampler>(system, config, previous);
+  p.served->host = config.host;
+  p.config = std::move(config);
+  return p;
+}
+
+// Swaps in what prepare() built (main thread only). The first start also binds gRPC and D-Bus,
+// whose settings apply at start only.
+void install(Runtime& rt, Prepared p) {
   {
     std::lock_guard lock(rt.mutex);
-    rt.served = std::move(served);
+    rt.served = std::move(p.served);
   }
   const Config before = rt.config;
-  rt.config = std::move(config);
-  if (server) {
-    rt.server = std::move(server);
+  rt.config = std::move(p.config);
+  if (p.server) {
+    rt.server = std::move(p.server);
     std::fprintf(stderr, "hipstack-smid: listening on %s (port %d)\n", rt.config.listen.c_str(), rt.server->port());
   }
   if (!rt.started) {
@@ -143,6 +157,69 @@ void start(Runtime& rt, Config config) {
              before.admin_group != rt.config.admin_group || before.tls_admin_subjects != rt.config.tls_admin_subjects ||
              before.max_streams != rt.config.max_streams || before.dbus != rt.config.dbus) {
     std::fprintf(stderr, "hipstack-smid: gRPC, TLS, admin and D-Bus settings changed: they apply at the next restart\n");
+  }
+}
+
+// A reload in flight: its thread leaves the outcome here and writes to `done` (an eventfd the
+// main loop polls). One at a time; a SIGHUP meanwhile asks for one more after it.
+struct Reload {
+  int done = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  bool running = false;
+  bool again = false;
+  std::mutex mutex;  // guards result and error
+  std::optional<Prepared> result;
+  std::string error;
+};
+
+void begin_reload(Runtime& rt, Reload& reload, std::function<Config()> load) {
+  if (reload.running) {
+    reload.again = true;
+    std::fprintf(stderr, "hipstack-smid: a reload is still running (a sysfs read may be stuck): reloading again after it\n");
+    return;
+  }
+  reload.running = true;
+  sd_notify(0, "RELOADING=1\nSTATUS=reloading configuration");
+  std::thread([&rt, &reload, load = std::move(load), listening_on = rt.config.listen, previous = rt.current()] {
+    std::optional<Prepared> result;
+    std::string error;
+    try {
+      result = prepare(rt, load(), listening_on, previous->sampler.get());
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    {
+      std::lock_guard lock(reload.mutex);
+      reload.result = std::move(result);
+      reload.error = std::move(error);
+    }
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(reload.done, &one, sizeof one);
+  }).detach();  // may stay in a blocking read: stopping does not wait for it (_Exit)
+}
+
+// Main loop, once the reload thread has written `done`.
+void finish_reload(Runtime& rt, Reload& reload, const std::function<Config()>& load) {
+  std::uint64_t count = 0;
+  [[maybe_unused]] const ssize_t n = ::read(reload.done, &count, sizeof count);
+  std::optional<Prepared> result;
+  std::string error;
+  {
+    std::lock_guard lock(reload.mutex);
+    result = std::move(reload.result);
+    reload.result.reset();
+    error = std::move(reload.error);
+  }
+  reload.running = false;
+  if (result) {
+    install(rt, std::move(*result));
+    std::fprintf(stderr, "hipstack-smid: configuration reloaded\n");
+  } else {
+    std::fprintf(stderr, "hipstack-smid: reload failed, keeping the running configuration: %s\n", error.c_str());
+  }
+  sd_notify(0, "READY=1\nSTATUS=serving");
+  if (reload.again) {
+    reload.again = false;
+    begin_reload(rt, reload, load);
   }
 }
 
@@ -225,7 +302,9 @@ int run(int argc, char** argv) {
     std::fflush(stdout);
     std::_Exit(0);  // workers are detached and may sit in a blocking read: do not wait for them
   }
-  start(rt, std::move(initial));
+  install(rt, prepare(rt, std::move(initial), "", nullptr));
+  Reload reload;
+  if (reload.done < 0) throw std::runtime_error("eventfd failed");
   sd_notifyf(0, "READY=1\nSTATUS=serving %zu GPU(s) on %s", rt.current()->sampler->views().size(), rt.config.listen.c_str());
 
   std::uint64_t watchdog_usec = 0;
@@ -238,20 +317,14 @@ int run(int argc, char** argv) {
   int poll_ms = 200;
   if (watchdog) poll_ms = static_cast<int>(std::max<std::int64_t>(10, std::min<std::int64_t>(200, watchdog_usec / 4000)));
   for (;;) {
-    pollfd fds[2] = {{rt.server->fd(), POLLIN, 0}, {signal_fd, POLLIN, 0}};
-    ::poll(fds, 2, poll_ms);
+    pollfd fds[3] = {{rt.server->fd(), POLLIN, 0}, {signal_fd, POLLIN, 0}, {reload.done, POLLIN, 0}};
+    ::poll(fds, 3, poll_ms);
+    if ((fds[2].revents & POLLIN) != 0) finish_reload(rt, reload, load);
     if ((fds[1].revents & POLLIN) != 0) {
       signalfd_siginfo info{};
       while (::read(signal_fd, &info, sizeof info) == sizeof info) {
         if (info.ssi_signo == SIGHUP) {
-          sd_notify(0, "RELOADING=1\nSTATUS=reloading configuration");
-          try {
-            start(rt, load());
-            std::fprintf(stderr, "hipstack-smid: configuration reloaded\n");
-          } catch (const std::exception& e) {
-            std::fprintf(stderr, "hipstack-smid: reload failed, keeping the running configuration: %s\n", e.what());
-          }
-          sd_notify(0, "READY=1\nSTATUS=serving");
+          begin_reload(rt, reload, load);
         } else {
           sd_notify(0, "STOPPING=1");
           std::fprintf(stderr, "hipstack-smid: stopping on signal %u\n", info.ssi_signo);

@@ -72,9 +72,30 @@ struct StopSignal {
 
 namespace {
 
+// A device whose previous sampler (before a reload) is still stuck in a read is not read again,
+// which would leave one more thread stuck on it per reload: its state shows that stuck read (so it
+// stays stale, down) until the read returns. False when the sampler stops meanwhile.
+bool wait_for_predecessor(DeviceState& state, std::shared_ptr<DeviceState> predecessor, StopSignal& stop) {
+  while (predecessor) {
+    Clock::time_point busy;
+    {
+      std::lock_guard lock(predecessor->mutex);
+      busy = predecessor->busy_since;
+    }
+    {
+      std::lock_guard lock(state.mutex);
+      state.busy_since = busy;
+    }
+    if (busy == Clock::time_point{}) break;
+    if (!stop.sleep_until(Clock::now() + std::chrono::milliseconds(100))) return false;
+  }
+  return true;
+}
+
 void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, Config config,
-                std::shared_ptr<DeviceState> state, std::shared_ptr<StopSignal> stop,
-                std::shared_ptr<std::atomic<std::uint64_t>> progress) {
+                std::shared_ptr<DeviceState> state, std::shared_ptr<DeviceState> predecessor,
+                std::shared_ptr<StopSignal> stop, std::shared_ptr<std::atomic<std::uint64_t>> progress) {
+  if (!wait_for_predecessor(*state, std::move(predecessor), *stop)) return;
   const smi::HealthPolicy& policy = config.policy;  // loaded and checked with the configuration
   std::vector<smi::MetricId> wanted;
   for (const std::string& name : config.metrics) wanted.push_back(smi::find_metric(name)->id);
@@ -175,8 +196,10 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
   for (const auto& d : devices) {
     auto state = std::make_shared<DeviceState>();
     auto first = std::make_shared<DeviceSnapshot>();
+    std::shared_ptr<DeviceState> predecessor;
     for (std::size_t i = 0; i < before.size(); ++i) {
       if (before[i].snapshot && before[i].snapshot->device.uuid == d.uuid) {
+        predecessor = previous->states_.at(i);
         *first = *before[i].snapshot;
         const auto kept = previous->history(i);
         state->history.assign(kept.begin(), kept.end());
@@ -197,7 +220,12 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
     state->snapshot = std::move(first);
     states_.push_back(state);
     // Detached: a worker stuck in a blocking read must not hold up shutdown. It owns what it uses.
-    std::thread(run_worker, system_, d.index, config_, state, stop_, progress_).detach();
+    if (predecessor) {
+      // Stuck already (the previous sampler's read of it has not returned): stale from the start.
+      std::lock_guard lock(predecessor->mutex);
+      state->busy_since = predecessor->busy_since;
+    }
+    std::thread(run_worker, system_, d.index, config_, state, std::move(predecessor), stop_, progress_).detach();
   }
 }
 

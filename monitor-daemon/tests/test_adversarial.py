@@ -419,6 +419,101 @@ class HostileSysfs(Adversarial):
         self.assertLess(time.monotonic() - stopping, 2.0)
 
 
+class StuckReads(Adversarial):
+    """A sysfs read that never returns (a FIFO stands in for a hung driver read) during reloads (the
+    issue: /healthz froze, SIGTERM waited for the read, each reload left one more thread stuck)."""
+
+    def copy_capture(self):
+        root = tempfile.mkdtemp(prefix="smid-stuck-")
+        self.addCleanup(__import__("shutil").rmtree, root, True)
+        sysfs = os.path.join(root, "sys")
+        __import__("shutil").copytree(base.capture(base.SPX), sysfs, symlinks=True)
+        return sysfs
+
+    @staticmethod
+    def make_fifo(path):
+        tmp = path + ".fifo"
+        os.mkfifo(tmp)
+        os.replace(tmp, path)  # atomic: a reader sees the old file or the FIFO
+
+    def blocked_on_fifo(self):
+        """Threads of the daemon waiting for a FIFO's writer or data."""
+        pid = self.daemon.proc.pid
+        waiting = 0
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/wchan" % (pid, tid)) as f:
+                    waiting += f.read() in ("wait_for_partner", "fifo_open", "pipe_read", "pipe_wait", "pipe_wait_readable")
+            except FileNotFoundError:
+                pass
+        return waiting
+
+    def assert_answers(self):
+        for path in ("/healthz", "/metrics"):
+            status, _, seconds = http_request(self.daemon.http_port, path)
+            self.assertEqual(status, 200, path)
+            self.assertLess(seconds, SCRAPE_DEADLINE, path)
+
+    def test_reload_stuck_in_discovery(self):
+        sysfs = self.copy_capture()
+        self.start(sysfs=sysfs)
+        self.wait_for("/readyz 200", lambda: http_request(self.daemon.http_port, "/readyz")[0] == 200, 15)
+        uevent = os.path.join(sysfs, "class/drm/card3/device/uevent")
+        with open(uevent, "rb") as f:
+            content = f.read()
+        self.make_fifo(uevent)
+        self.daemon.proc.send_signal(__import__("signal").SIGHUP)
+        self.wait_for("the reload blocked on the FIFO", lambda: self.blocked_on_fifo() == 1, 10)
+        self.assert_answers()  # the main loop is not waiting for the reload
+        for _ in range(3):
+            self.daemon.proc.send_signal(__import__("signal").SIGHUP)
+        self.wait_for("the further SIGHUPs noted", lambda: "a reload is still running" in self.daemon.stderr(), 5)
+        self.assertEqual(self.blocked_on_fifo(), 1)  # no second reload thread stuck beside the first
+        self.assert_answers()
+        # The read returns: the reload finishes, and the one asked for meanwhile runs after it.
+        writer = os.open(uevent, os.O_WRONLY)
+        os.replace(self.write_temp(sysfs, content), uevent)
+        os.write(writer, content)
+        os.close(writer)
+        self.wait_for("two reloads done", lambda: self.daemon.stderr().count("configuration reloaded") == 2, 15)
+        self.assert_answers()
+
+    def test_sigterm_during_a_stuck_reload(self):
+        sysfs = self.copy_capture()
+        self.start(sysfs=sysfs)
+        self.make_fifo(os.path.join(sysfs, "class/drm/card3/device/uevent"))
+        self.daemon.proc.send_signal(__import__("signal").SIGHUP)
+        self.wait_for("the reload blocked on the FIFO", lambda: self.blocked_on_fifo() == 1, 10)
+        stopping = time.monotonic()
+        self.daemon.proc.send_signal(__import__("signal").SIGTERM)
+        self.assertEqual(self.daemon.proc.wait(timeout=5), 0)
+        self.assertLess(time.monotonic() - stopping, 2.0)
+
+    def test_reloads_do_not_pile_up_stuck_readers(self):
+        sysfs = self.copy_capture()
+        self.start(sysfs=sysfs)
+        self.wait_for("/readyz 200", lambda: http_request(self.daemon.http_port, "/readyz")[0] == 200, 15)
+        self.make_fifo(os.path.join(sysfs, "class/drm/card8/device/hwmon/hwmon3/temp2_input"))  # one GPU's sensor
+        self.wait_for("the sampler blocked on the FIFO", lambda: self.blocked_on_fifo() == 1, 10)
+        for n in range(1, 6):
+            self.daemon.proc.send_signal(__import__("signal").SIGHUP)
+            self.wait_for("reload %d done" % n, lambda: self.daemon.stderr().count("configuration reloaded") == n, 15)
+        self.assertEqual(self.blocked_on_fifo(), 1)  # still the one read, not one more per reload
+        self.assert_answers()
+        # The stuck GPU is down once its read is past read_deadline_ms (2 s), the others up.
+        self.wait_for("one GPU down, seven up", lambda: self.up_values() == [0] + [1] * 7, 10)
+
+    def up_values(self):
+        status, body, _ = http_request(self.daemon.http_port)
+        return sorted(v for _, v in series(parse_metrics(body), "hipstack_gpu_up"))
+
+    def write_temp(self, sysfs, content):
+        path = os.path.join(sysfs, ".restored")
+        with open(path, "wb") as f:
+            f.write(content)
+        return path
+
+
 # Run as nobody: connects N times to the unix socket, prints "open N", and on SIGUSR1 prints how
 # many of them the daemon has not closed.
 UNIX_FLOODER = r"""
