@@ -60,15 +60,15 @@ constexpr const char* kReadingsCsvHeader = "device,bdf,metric,instance,status,va
 int run_sampled(const DeviceSource& system, const CommonOptions& options, std::string_view command,
                 smi::SampleOptions what) {
   for (const std::string& name : options.metrics) what.metrics.push_back(smi::find_metric(name)->id);
-  const auto devices = system.devices();
   const auto selected = selected_devices(system, options);
   Json doc = document(command);
   doc["devices"] = Json::array();
   std::string csv = kReadingsCsvHeader;
   std::string text;
   for (const std::uint32_t index : selected) {
-    const smi::DeviceSummary& device = devices[index];
     const auto readings = filter(system.sample(index, what), options);
+    // After the sample: a GPU whose read just hung is named as faulted in its heading.
+    const smi::DeviceSummary device = system.devices().at(index);
     switch (options.format) {
       case Format::json: {
         Json d = device_json(device);
@@ -87,8 +87,9 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
   if (options.format == Format::json) print_json(doc);
   else if (options.format == Format::csv) print(csv);
   else print(text);
-  if (options.format != Format::table) std::fputs(fault_lines(devices, selected).c_str(), stderr);
-  return any_fault(devices, selected) ? kExitReadFailure : kExitOk;
+  const auto after = system.devices();
+  if (options.format != Format::table) std::fputs(fault_lines(after, selected).c_str(), stderr);
+  return any_fault(after, selected) ? kExitReadFailure : kExitOk;
 }
 
 }  // namespace

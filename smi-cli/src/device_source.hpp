@@ -5,7 +5,11 @@
 
 #include <hipstack/smi.hpp>
 
+#include <chrono>
 #include <cstdint>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,22 +28,33 @@ class DeviceSource {
   [[nodiscard]] virtual smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const = 0;
 };
 
+// The library on this machine, each read bounded by a deadline: a read that hangs (a wedged driver,
+// a FIFO in a capture) makes that GPU's readings errors (ETIMEDOUT) and its summary a fault, and
+// the command goes on with the other GPUs. The stuck read is left on a thread of its own; the
+// command then ends with _Exit, so nothing waits for it (local_source.cpp).
 class LocalSource final : public DeviceSource {
  public:
-  explicit LocalSource(const smi::System& system) : system_(system) {}
-  [[nodiscard]] std::vector<smi::DeviceSummary> devices() const override { return system_.devices(); }
+  static constexpr std::chrono::milliseconds kDefaultDeadline{10000};
+  explicit LocalSource(const smi::System& system, std::chrono::milliseconds deadline = kDefaultDeadline);
+
+  [[nodiscard]] std::vector<smi::DeviceSummary> devices() const override;
   [[nodiscard]] std::uint32_t resolve(std::string_view selector) const override { return system_.resolve(selector); }
-  [[nodiscard]] std::vector<smi::Reading> sample(std::uint32_t device, const smi::SampleOptions& what) const override {
-    return system_.sample(device, what);
-  }
-  [[nodiscard]] std::vector<smi::Partition> partitions(std::uint32_t device) const override { return system_.partitions(device); }
-  [[nodiscard]] smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const override {
-    return system_.health(device, policy_file.empty() ? smi::HealthPolicy{} : smi::HealthPolicy::from_file(policy_file));
-  }
+  [[nodiscard]] std::vector<smi::Reading> sample(std::uint32_t device, const smi::SampleOptions& what) const override;
+  [[nodiscard]] std::vector<smi::Partition> partitions(std::uint32_t device) const override;
+  [[nodiscard]] smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const override;
   [[nodiscard]] const smi::System& system() const noexcept { return system_; }
+  // Some read did not return in time: a thread is still blocked in it.
+  [[nodiscard]] bool any_stuck() const;
 
  private:
+  [[nodiscard]] std::string stuck_fault(std::uint32_t device) const;  // "" unless that GPU's read hung
+  template <typename T, typename Read>
+  std::optional<T> bounded(std::uint32_t device, Read read) const;
+
   const smi::System& system_;
+  std::chrono::milliseconds deadline_;
+  mutable std::mutex mutex_;
+  mutable std::set<std::uint32_t> stuck_;
 };
 
 }  // namespace hipstack::cli

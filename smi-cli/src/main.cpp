@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <optional>
+#include <thread>
 
 #include "commands.hpp"
 #include "rocm_smi_compat.hpp"
@@ -73,6 +75,23 @@ int exec_remote(char** argv) {
 // running destructors and exit handlers. The kernel releases the GPU handles either way, and the
 // vendor libraries' exit-time clean-up (NVML, the CUDA driver) costs 1-2 ms of a 33 ms cold run on
 // an H100 (bench/nvidia.py). Sanitizer builds return normally so that LeakSanitizer checks the CLI.
+// Ends at once, whatever the build: a thread blocked in a read must not see the System go.
+[[noreturn]] int exit_stuck(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
+
+// System::open within `deadline` (discovery reads sysfs, where a read can hang); nothing when it did
+// not finish in time. Its thread is then left blocked: the caller ends with exit_stuck.
+std::optional<smi::System> open_within(const smi::OpenOptions& options, std::chrono::milliseconds deadline) {
+  auto task = std::make_shared<std::packaged_task<smi::System()>>([options] { return smi::System::open(options); });
+  auto opened = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  if (opened.wait_for(deadline) != std::future_status::ready) return std::nullopt;
+  return opened.get();  // rethrows smi::Error
+}
+
 int exit_now(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
@@ -105,6 +124,11 @@ int run(int argc, char** argv) {
   app.add_flag("--csv", csv, "Machine-readable CSV")->excludes(json_flag);
   app.add_flag("-v,--verbose", common.verbose, "Say where each value came from and why backends are absent");
   app.add_flag("--show-unsupported", common.show_unsupported, "Also list metrics the device does not provide");
+  unsigned read_deadline_ms = static_cast<unsigned>(LocalSource::kDefaultDeadline.count());
+  app.add_option("--read-deadline-ms", read_deadline_ms,
+                 "A GPU whose reads take longer is reported as stuck, the others still shown (list, static, metric, "
+                 "health, ras, partition; default 10000)")
+      ->check(CLI::Range(100u, 3'600'000u));
   std::string host, tls_ca, tls_cert, tls_key;
   app.add_option("--host", host, "Ask a hipstack-smid instead of this machine: unix:///run/hipstack/smid.sock or HOST:PORT");
   app.add_option("--tls-ca", tls_ca, "With --host HOST:PORT: CA (PEM) that signed the daemon's certificate; TLS on")
@@ -268,19 +292,25 @@ int run(int argc, char** argv) {
 #else
   open.vendor_shutdown = command == "event" || command == "monitor";
 #endif
+  const std::chrono::milliseconds read_deadline(read_deadline_ms);
   std::optional<smi::System> system;
   try {
-    system.emplace(smi::System::open(open));
+    system = open_within(open, read_deadline);
   } catch (const smi::Error& e) {
     if (command == "version") return run_version(nullptr, common);
     throw;
+  }
+  if (!system) {
+    std::fprintf(stderr, "hipstack-smi: finding the GPUs took longer than %u ms: a read of the GPUs' files is stuck "
+                         "(a hung driver? see dmesg)\n", read_deadline_ms);
+    return exit_stuck(kExitReadFailure);
   }
   if (common.verbose) {
     for (const smi::BackendStatus& b : system->backends()) {
       std::fprintf(stderr, "backend %s: %s (%s)\n", b.name.c_str(), b.present ? "present" : "absent", b.reason.c_str());
     }
   }
-  const LocalSource local(*system);
+  const LocalSource local(*system, read_deadline);
   const auto dispatch = [&]() -> int {
     if (command == "list") return run_list(local, common);
     if (command == "static") return run_static(local, common);
@@ -296,7 +326,9 @@ int run(int argc, char** argv) {
     if (command == "set" || command == "reset") return run_control(*system, common, command, change);
     return run_version(&*system, common);
   };
-  return exit_now(dispatch());
+  const int code = dispatch();
+  // A thread may still sit in a stuck read and use the System: end without destroying it.
+  return local.any_stuck() ? exit_stuck(code) : exit_now(code);
 }
 
 }  // namespace

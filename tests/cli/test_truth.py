@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 SMI = SMID = CAPTURES = None
@@ -171,6 +172,51 @@ class HostileText(unittest.TestCase):
         self.assertIn(b'value="\\\\x1b[31mEvil \\"GPU\\", model\\\\xff', page.stdout)
         check = subprocess.run([promtool, "check", "metrics"], input=page.stdout, capture_output=True, timeout=60)
         self.assertEqual(check.returncode, 0, check.stdout.decode() + check.stderr.decode())
+
+
+class StuckReads(unittest.TestCase):
+    """A read that never returns (a FIFO stands in for a hung driver read): the command names that GPU
+    as stuck and still shows the others, within its --read-deadline-ms, instead of hanging."""
+
+    def setUp(self):
+        self.base = tempfile.mkdtemp(prefix="smi-stuck-")
+        self.addCleanup(shutil.rmtree, self.base, True)
+        self.root = os.path.join(self.base, "sys")
+        shutil.copytree(f"{CAPTURES}/constructed/mi300x-8gpu-spx-nps1/sys", self.root, symlinks=True)
+
+    def make_fifo(self, relative):
+        path = os.path.join(self.root, relative)
+        os.unlink(path)
+        os.mkfifo(path)
+
+    def test_a_stuck_sensor(self):
+        self.make_fifo("class/drm/card8/device/hwmon/hwmon3/temp2_input")
+        start = time.monotonic()
+        proc = run("metric", "--json", "--read-deadline-ms", "500", "--sysfs-root", self.root, expect=1)
+        self.assertLess(time.monotonic() - start, 10)
+        devices = json.loads(proc.stdout)["devices"]
+        self.assertEqual(len(devices), 8)
+        stuck = [d for d in devices if d.get("fault")]
+        self.assertEqual(len(stuck), 1, [d.get("fault") for d in devices])
+        self.assertIn("no answer within 500 ms", stuck[0]["fault"])
+        self.assertTrue(stuck[0]["metrics"])
+        self.assertNotIn('"status": "ok"', json.dumps(stuck[0]["metrics"]))
+        self.assertIn('"status": "error"', json.dumps(stuck[0]["metrics"]))
+        for d in devices:
+            if not d.get("fault"):
+                self.assertIn('"status": "ok"', json.dumps(d["metrics"]), d["bdf"])  # the others are read
+        self.assertIn(b"no answer within 500 ms", proc.stderr)
+        health = json.loads(run("health", "--json", "--read-deadline-ms", "500", "--sysfs-root", self.root,
+                                expect=1).stdout)["devices"]
+        failed = [d for d in health if d["overall"].lower() == "fail"]
+        self.assertEqual([d["bdf"] for d in failed], [stuck[0]["bdf"]])
+
+    def test_stuck_while_finding_the_gpus(self):
+        self.make_fifo("class/drm/card3/device/uevent")
+        start = time.monotonic()
+        proc = run("list", "--read-deadline-ms", "500", "--sysfs-root", self.root, expect=1)
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertIn(b"finding the GPUs took longer than 500 ms", proc.stderr)
 
 
 def main():
