@@ -32,7 +32,7 @@ std::string address_of(const std::string& grpc_peer) {
 
 }  // namespace
 
-Caller Access::identify(const grpc::ServerContext& context) const {
+Caller Access::identify(const grpc::ServerContextBase& context) const {
   Caller caller;
   const std::string peer = context.peer();
   if (const auto credentials = peers_.find(peer)) {

@@ -25,7 +25,7 @@ struct Caller {
 class Access {
  public:
   Access(const Config& config, const PeerRegistry& peers);
-  [[nodiscard]] Caller identify(const grpc::ServerContext& context) const;
+  [[nodiscard]] Caller identify(const grpc::ServerContextBase& context) const;
 
  private:
   const PeerRegistry& peers_;

@@ -22,6 +22,7 @@ constexpr int kMaxMetadataBytes = 8 * 1024;  // request headers: ours need a few
 constexpr int kMaxStreamsPerConnection = 16; // HTTP/2 streams open at once on one connection
 constexpr int kHandshakeTimeoutMs = 5000;    // a connection that has not finished TLS/HTTP/2 setup by then is closed
 constexpr int kConnectionIdleMs = 300000;    // a connection with no call for 5 minutes is closed (GOAWAY)
+constexpr std::size_t kMemoryQuotaBytes = 16u << 20;
 
 std::string read_file(const std::string& path, const char* what) {
   std::ifstream in(path);
@@ -54,8 +55,8 @@ class StreamCounter final : public grpc::experimental::Interceptor {
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using Hook = grpc::experimental::InterceptionHookPoints;
     if (methods->QueryInterceptionHookPoint(Hook::POST_RECV_INITIAL_METADATA)) {
-      grpc::ServerContextBase* base = info_->server_context();
-      auto* context = static_cast<grpc::ServerContext*>(base);
+      // gRPC's health service is callback-based, reflection sync: only their common base is used.
+      grpc::ServerContextBase* context = info_->server_context();
       const Caller caller = access_.identify(*context);
       const bool bidi = info_->type() == grpc::experimental::ServerRpcInfo::Type::BIDI_STREAMING;
       ticket_ = quota_.admit({caller.peer, caller.admin, bidi, [context] { context->TryCancel(); }, context->peer()});
@@ -106,7 +107,11 @@ GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource sourc
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
   grpc::ResourceQuota quota("hipstack-smid");
-  quota.SetMaxThreads(static_cast<int>(config.max_streams) + 32);  // streams hold a thread each
+  // Streams hold a thread each; the sync unary calls (GetHistory, mutations) need few.
+  quota.SetMaxThreads(static_cast<int>(config.max_streams) + 16);
+  // gRPC's buffers (per connection and call) come out of this; past it gRPC sheds (closes idle
+  // connections, refuses calls) rather than grow: a flood of calls cannot take the daemon's memory.
+  quota.Resize(kMemoryQuotaBytes);
   builder.SetResourceQuota(quota);
   const bool on_unix = config.grpc_listen.starts_with("unix:");
   int tcp_port = 0;

@@ -73,14 +73,14 @@ StreamQuota::Ticket MonitorService::admit_stream(grpc::ServerContext* context) {
   return streams_.admit({caller.peer, caller.admin, false, [context] { context->TryCancel(); }, context->peer()});
 }
 
-grpc::Status MonitorService::ListDevices(grpc::ServerContext*, const pb::ListDevicesRequest*, pb::ListDevicesResponse* out) {
+grpc::Status MonitorService::list_devices(const pb::ListDevicesRequest*, pb::ListDevicesResponse* out) {
   const auto sampler = source_();
   const auto now = Clock::now();
   for (const Sampler::View& view : sampler->views()) fill_device(view, now, out->add_devices());
   return grpc::Status::OK;
 }
 
-grpc::Status MonitorService::GetDevice(grpc::ServerContext*, const pb::GetDeviceRequest* request, pb::DeviceDetail* out) {
+grpc::Status MonitorService::get_device(const pb::GetDeviceRequest* request, pb::DeviceDetail* out) {
   const auto sampler = source_();
   std::uint32_t index = 0;
   if (auto status = resolve_device(*sampler, request->device(), index); !status.ok()) return status;
@@ -90,12 +90,12 @@ grpc::Status MonitorService::GetDevice(grpc::ServerContext*, const pb::GetDevice
   return grpc::Status::OK;
 }
 
-grpc::Status MonitorService::ListMetrics(grpc::ServerContext*, const pb::ListMetricsRequest*, pb::ListMetricsResponse* out) {
+grpc::Status MonitorService::list_metrics(const pb::ListMetricsRequest*, pb::ListMetricsResponse* out) {
   for (const smi::MetricInfo& info : smi::catalogue()) fill_metric_info(info, out->add_metrics());
   return grpc::Status::OK;
 }
 
-grpc::Status MonitorService::GetMetrics(grpc::ServerContext*, const pb::GetMetricsRequest* request, pb::MetricsSnapshot* out) {
+grpc::Status MonitorService::get_metrics(const pb::GetMetricsRequest* request, pb::MetricsSnapshot* out) {
   const auto sampler = source_();
   std::vector<std::uint32_t> devices;
   std::vector<smi::MetricId> metrics;
@@ -178,7 +178,7 @@ grpc::Status MonitorService::WatchMetrics(grpc::ServerContext* context, const pb
   return {grpc::StatusCode::CANCELLED, "stream ended: cancelled by the client, or dropped (a stalled consumer, or its slot given to another client)"};
 }
 
-grpc::Status MonitorService::GetHealth(grpc::ServerContext*, const pb::GetHealthRequest* request, pb::HealthSnapshot* out) {
+grpc::Status MonitorService::get_health(const pb::GetHealthRequest* request, pb::HealthSnapshot* out) {
   const auto sampler = source_();
   std::vector<std::uint32_t> devices;
   if (auto status = select_devices(*sampler, request->devices(), devices); !status.ok()) return status;
@@ -211,7 +211,7 @@ grpc::Status MonitorService::WatchHealth(grpc::ServerContext* context, const pb:
   return {grpc::StatusCode::CANCELLED, "stream ended: cancelled by the client, or dropped (a stalled consumer, or its slot given to another client)"};
 }
 
-grpc::Status MonitorService::GetPartitions(grpc::ServerContext*, const pb::GetPartitionsRequest* request,
+grpc::Status MonitorService::get_partitions(const pb::GetPartitionsRequest* request,
                                            pb::GetPartitionsResponse* out) {
   const auto sampler = source_();
   std::vector<std::uint32_t> devices;
@@ -224,6 +224,42 @@ grpc::Status MonitorService::GetPartitions(grpc::ServerContext*, const pb::GetPa
     for (const smi::Partition& p : views.at(index).snapshot->partitions) fill_partition(p, d->add_partitions());
   }
   return grpc::Status::OK;
+}
+
+// The reads of the current state are callback methods: they hold no thread of the sync server's
+// pool, so a flood of calls (HTTP/2 rapid reset, CVE-2023-44487) that exhausts that pool leaves
+// them answering. Each is quick (it reads snapshots) and runs on gRPC's own threads.
+namespace {
+grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+}  // namespace
+
+grpc::ServerUnaryReactor* MonitorService::ListDevices(grpc::CallbackServerContext* context, const pb::ListDevicesRequest* request,
+                                                      pb::ListDevicesResponse* out) {
+  return finish(context, list_devices(request, out));
+}
+grpc::ServerUnaryReactor* MonitorService::GetDevice(grpc::CallbackServerContext* context, const pb::GetDeviceRequest* request,
+                                                    pb::DeviceDetail* out) {
+  return finish(context, get_device(request, out));
+}
+grpc::ServerUnaryReactor* MonitorService::ListMetrics(grpc::CallbackServerContext* context, const pb::ListMetricsRequest* request,
+                                                      pb::ListMetricsResponse* out) {
+  return finish(context, list_metrics(request, out));
+}
+grpc::ServerUnaryReactor* MonitorService::GetMetrics(grpc::CallbackServerContext* context, const pb::GetMetricsRequest* request,
+                                                     pb::MetricsSnapshot* out) {
+  return finish(context, get_metrics(request, out));
+}
+grpc::ServerUnaryReactor* MonitorService::GetHealth(grpc::CallbackServerContext* context, const pb::GetHealthRequest* request,
+                                                    pb::HealthSnapshot* out) {
+  return finish(context, get_health(request, out));
+}
+grpc::ServerUnaryReactor* MonitorService::GetPartitions(grpc::CallbackServerContext* context,
+                                                        const pb::GetPartitionsRequest* request, pb::GetPartitionsResponse* out) {
+  return finish(context, get_partitions(request, out));
 }
 
 }  // namespace hipstack::smid

