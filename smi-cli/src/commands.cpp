@@ -271,7 +271,7 @@ int run_topology(const smi::System& system, const CommonOptions& options) {
   return kExitOk;
 }
 
-int run_monitor(const smi::System& system, const CommonOptions& options, double interval_s, long iterations) {
+int run_monitor(const DeviceSource& system, const CommonOptions& options, double interval_s, long iterations) {
   using smi::MetricId;
   const MetricId columns[] = {MetricId::temperature_edge, MetricId::temperature_junction, MetricId::temperature_memory,
                               MetricId::power_average,    MetricId::power_current,        MetricId::clock_sclk,

@@ -48,7 +48,7 @@ int run_static(const DeviceSource& system, const CommonOptions& options);
 int run_metric(const DeviceSource& system, const CommonOptions& options);
 int run_process(const smi::System& system, const CommonOptions& options, unsigned interval_ms);
 int run_topology(const smi::System& system, const CommonOptions& options);
-int run_monitor(const smi::System& system, const CommonOptions& options, double interval_s, long iterations);
+int run_monitor(const DeviceSource& system, const CommonOptions& options, double interval_s, long iterations);
 int run_health(const DeviceSource& system, const CommonOptions& options, const std::string& policy_file);
 // RAS counts, retired pages and ECC totals as a sampled view (like `metric`, restricted to them).
 int run_ras(const DeviceSource& system, const CommonOptions& options);

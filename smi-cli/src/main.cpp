@@ -126,7 +126,7 @@ int run(int argc, char** argv) {
   app.add_flag("--show-unsupported", common.show_unsupported, "Also list metrics the device does not provide");
   unsigned read_deadline_ms = static_cast<unsigned>(LocalSource::kDefaultDeadline.count());
   app.add_option("--read-deadline-ms", read_deadline_ms,
-                 "A GPU whose reads take longer is reported as stuck, the others still shown (list, static, metric, "
+                 "A GPU whose reads take longer is reported as stuck, the others still shown (list, static, metric, monitor, "
                  "health, ras, partition; default 10000)")
       ->check(CLI::Range(100u, 3'600'000u));
   std::string host, tls_ca, tls_cert, tls_key;
@@ -317,7 +317,7 @@ int run(int argc, char** argv) {
     if (command == "metric") return run_metric(local, common);
     if (command == "process") return run_process(*system, common, interval_ms);
     if (command == "topology") return run_topology(*system, common);
-    if (command == "monitor") return run_monitor(*system, common, watch_s, iterations);
+    if (command == "monitor") return run_monitor(local, common, watch_s, iterations);
     if (command == "health") return run_health(local, common, health_policy);
     if (command == "ras") return run_ras(local, common);
     if (command == "bad-pages") return run_bad_pages(*system, common);

@@ -211,6 +211,17 @@ class StuckReads(unittest.TestCase):
         failed = [d for d in health if d["overall"].lower() == "fail"]
         self.assertEqual([d["bdf"] for d in failed], [stuck[0]["bdf"]])
 
+    def test_monitor_goes_on_without_the_stuck_gpu(self):
+        self.make_fifo("class/drm/card8/device/hwmon/hwmon3/temp2_input")
+        start = time.monotonic()
+        proc = run("monitor", "--csv", "-i", "3", "-w", "0.1", "--read-deadline-ms", "500", "--sysfs-root", self.root, expect=1)
+        self.assertLess(time.monotonic() - start, 10)  # one deadline, not one per round
+        rows = list(csv.DictReader(io.StringIO(proc.stdout.decode())))
+        self.assertEqual(len(rows), 3 * 8)  # every round lists every GPU
+        faulted = {r["device"] for r in rows if r["fault"]}
+        self.assertEqual(len(faulted), 1, faulted)
+        self.assertTrue(all(r["temperature_junction"] for r in rows if r["device"] not in faulted))
+
     def test_stuck_while_finding_the_gpus(self):
         self.make_fifo("class/drm/card3/device/uevent")
         start = time.monotonic()
