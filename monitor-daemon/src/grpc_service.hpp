@@ -64,7 +64,8 @@ class MonitorService final : public MonitorServiceBase {
   MutationRunner mutations_;
   const Access& access_;
   StreamQuota& streams_;
-  static constexpr std::ptrdiff_t kConcurrentHistoryBuilds = 4;
+  // Pages built at once: few, so that a flood of GetHistory leaves CPU to /metrics and the sampler.
+  static constexpr std::ptrdiff_t kConcurrentHistoryBuilds = 2;
   static constexpr std::size_t kMaxHistoryPageBytes = 256 * 1024;  // GetHistoryResponse's page (monitor.proto)
   std::counting_semaphore<kConcurrentHistoryBuilds> history_builds_{kConcurrentHistoryBuilds};
   std::mutex mutation_mutex_;  // one mutation at a time
