@@ -668,8 +668,11 @@ class StuckDeviceTests(DaemonTest):
     def test_once_with_a_stuck_device(self):
         root, fifo, stuck_bdf = self.stuck_capture()
         self.make_fifo(fifo)
-        conf = self.config(STUCK_CONFIG)
-        r = subprocess.run([SMID, "--once", "--config", conf, "--sysfs-root", root], capture_output=True, timeout=5)
+        # --once prints when every GPU has a first sample or is past the read deadline: 2 s, not the
+        # class's 300 ms, so that a first sample that is merely slow (ASan on two cores) is not
+        # taken for a stuck one.
+        conf = self.config("fast_interval_ms = 100\nread_deadline_ms = 2000\n")
+        r = subprocess.run([SMID, "--once", "--config", conf, "--sysfs-root", root], capture_output=True, timeout=15)
         self.assertEqual(r.returncode, 0, r.stderr.decode())
         body = r.stdout.decode()
         promtool_check(self, body)
