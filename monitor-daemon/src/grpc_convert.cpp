@@ -37,19 +37,32 @@ const char* type_name(smi::ValueType type) {
 
 }  // namespace
 
+namespace {
+
+// A new reading of `id` in `out` with what every reading carries (metric, unit, instance, status);
+// nothing when the metric is not wanted or not in the catalogue.
+pb::Reading* add_reading(smi::MetricId id, const std::vector<smi::MetricId>& wanted, const std::string& instance,
+                         smi::Status status, int error_code, google::protobuf::RepeatedPtrField<pb::Reading>* out) {
+  if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), id) == wanted.end()) return nullptr;
+  const smi::MetricInfo* info = smi::find_metric(id);
+  if (info == nullptr) return nullptr;
+  pb::Reading* m = out->Add();
+  m->set_metric_id(static_cast<std::uint32_t>(id));
+  m->set_metric(std::string(info->name));
+  m->set_instance(instance);
+  m->set_status(status_of(status));
+  m->set_unit(std::string(smi::unit_symbol(info->unit)));
+  m->set_error_code(error_code);
+  return m;
+}
+
+}  // namespace
+
 void add_readings(const std::vector<smi::Reading>& readings, const std::vector<smi::MetricId>& wanted,
                   google::protobuf::RepeatedPtrField<pb::Reading>* out) {
   for (const smi::Reading& r : readings) {
-    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), r.id) == wanted.end()) continue;
-    const smi::MetricInfo* info = smi::find_metric(r.id);
-    if (info == nullptr) continue;
-    pb::Reading* m = out->Add();
-    m->set_metric_id(static_cast<std::uint32_t>(r.id));
-    m->set_metric(std::string(info->name));
-    m->set_instance(r.instance);
-    m->set_status(status_of(r.status));
-    m->set_unit(std::string(smi::unit_symbol(info->unit)));
-    m->set_error_code(r.error_code);
+    pb::Reading* m = add_reading(r.id, wanted, r.instance, r.status, r.error_code, out);
+    if (m == nullptr) continue;
     m->set_detail(r.detail);
     std::visit(
         [m](const auto& v) {
@@ -65,17 +78,8 @@ void add_readings(const std::vector<smi::Reading>& readings, const std::vector<s
 void add_history_values(const HistoryEntry& entry, const std::vector<smi::MetricId>& wanted,
                         google::protobuf::RepeatedPtrField<pb::Reading>* out) {
   for (const HistoryValue& v : entry.values) {
-    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), v.id) == wanted.end()) continue;
-    const smi::MetricInfo* info = smi::find_metric(v.id);
-    if (info == nullptr) continue;
-    pb::Reading* m = out->Add();
-    m->set_metric_id(static_cast<std::uint32_t>(v.id));
-    m->set_metric(std::string(info->name));
-    m->set_instance(entry.instances->at(v.instance));
-    m->set_status(status_of(v.status));
-    m->set_unit(std::string(smi::unit_symbol(info->unit)));
-    m->set_error_code(v.error_code);
-    if (v.status != smi::Status::ok) continue;
+    pb::Reading* m = add_reading(v.id, wanted, entry.instances->at(v.instance), v.status, v.error_code, out);
+    if (m == nullptr || v.status != smi::Status::ok) continue;
     if (v.integer) {
       m->set_integer(v.as_integer());
     } else {

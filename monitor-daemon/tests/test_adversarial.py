@@ -23,6 +23,7 @@ import unittest
 
 import test_grpc as base
 from smid_http import parse_metrics, series
+from test_daemon import DaemonTest
 
 RSS_LIMIT_KB = 64 * 1024  # issue 14: RSS stays <= 64 MB under every flood
 # A well-behaved scrape or admin call is answered within this many seconds: half Prometheus' default
@@ -438,11 +439,7 @@ class StuckReads(Adversarial):
         __import__("shutil").copytree(base.capture(base.SPX), sysfs, symlinks=True)
         return sysfs
 
-    @staticmethod
-    def make_fifo(path):
-        tmp = path + ".fifo"
-        os.mkfifo(tmp)
-        os.replace(tmp, path)  # atomic: a reader sees the old file or the FIFO
+    make_fifo = staticmethod(DaemonTest.make_fifo)  # atomic: a reader sees the old file or the FIFO
 
     def blocked_on_fifo(self):
         """Threads of the daemon waiting for a FIFO's writer or data."""
