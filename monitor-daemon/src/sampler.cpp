@@ -45,22 +45,35 @@ HistoryEntry HistoryEntry::from(std::chrono::system_clock::time_point at, const 
   return entry;
 }
 
-// Wakes the workers at once when the sampler goes (a reload): they sleep on this rather than in
-// short polling steps, so an idle daemon wakes only when a sample is due.
-struct StopSignal {
+// The sampler's pool: a few workers share the devices, each taking the device whose sample is due
+// soonest. A read that blocks holds one worker (and its device, which no other worker reads
+// meanwhile); a supervisor adds a worker for each one stuck past the read deadline, up to
+// kMaxStuckWorkers, so the other devices go on being sampled. A worker whose read returns into a
+// pool that has enough free workers again ends. Shared by the workers, which may outlive the
+// Sampler in a stuck read: they own it.
+struct SamplerPool {
+  struct Work {
+    std::uint32_t index = 0;
+    std::shared_ptr<DeviceState> state;
+    std::shared_ptr<DeviceState> predecessor;  // the previous sampler's, while its read is stuck
+    std::size_t history_share = 0;
+    Clock::time_point next_fast{};
+    Clock::time_point next_slow{};
+    bool taken = false;
+    [[nodiscard]] Clock::time_point due() const { return std::min(next_fast, next_slow); }
+  };
+
+  std::shared_ptr<const smi::System> system;
+  Config config;
+  std::vector<smi::MetricId> wanted;
+  std::shared_ptr<std::atomic<std::uint64_t>> progress;
+  std::size_t target = 1;  // workers wanted free (not stuck)
   std::mutex mutex;
   std::condition_variable cv;
   bool stopped = false;
+  std::vector<Work> work;
+  std::size_t workers = 0;  // threads alive, stuck ones included
 
-  bool stop_requested() {
-    std::lock_guard lock(mutex);
-    return stopped;
-  }
-  // Sleeps until `until`; false when stopped.
-  bool sleep_until(Clock::time_point until) {
-    std::unique_lock lock(mutex);
-    return !cv.wait_until(lock, until, [this] { return stopped; });
-  }
   void stop() {
     {
       std::lock_guard lock(mutex);
@@ -68,131 +81,188 @@ struct StopSignal {
     }
     cv.notify_all();
   }
+  // Workers in a read past the deadline (their device's busy_since is that old).
+  std::size_t stuck_now(Clock::time_point now) const {
+    std::size_t stuck = 0;
+    for (const Work& w : work) {
+      if (!w.taken) continue;
+      std::lock_guard lock(w.state->mutex);
+      if (w.state->busy_since != Clock::time_point{} && now - w.state->busy_since > config.read_deadline) ++stuck;
+    }
+    return stuck;
+  }
 };
 
 namespace {
 
+constexpr std::size_t kPoolWorkers = 4;       // enough for 64 GPUs at 100 ms: a sample takes a few ms
+constexpr std::size_t kMaxStuckWorkers = 16;  // extra workers standing in for ones stuck in a read
+
+void pool_worker(std::shared_ptr<SamplerPool> pool);
+
+void add_worker(SamplerPool& pool, const std::shared_ptr<SamplerPool>& owner) {
+  ++pool.workers;
+  std::thread(pool_worker, owner).detach();  // a worker stuck in a blocking read must not hold up shutdown
+}
+
 // A device whose previous sampler (before a reload) is still stuck in a read is not read again,
 // which would leave one more thread stuck on it per reload: its state shows that stuck read (so it
-// stays stale, down) until the read returns. False when the sampler stops meanwhile.
-bool wait_for_predecessor(DeviceState& state, std::shared_ptr<DeviceState> predecessor, StopSignal& stop) {
-  while (predecessor) {
-    Clock::time_point busy;
-    {
-      std::lock_guard lock(predecessor->mutex);
-      busy = predecessor->busy_since;
-    }
-    {
-      std::lock_guard lock(state.mutex);
-      state.busy_since = busy;
-    }
-    if (busy == Clock::time_point{}) break;
-    if (!stop.sleep_until(Clock::now() + std::chrono::milliseconds(100))) return false;
+// stays stale, down) until the read returns. True once the predecessor is free.
+bool predecessor_free(SamplerPool::Work& w) {
+  if (!w.predecessor) return true;
+  Clock::time_point busy;
+  {
+    std::lock_guard lock(w.predecessor->mutex);
+    busy = w.predecessor->busy_since;
   }
+  std::lock_guard lock(w.state->mutex);
+  w.state->busy_since = busy;
+  if (busy != Clock::time_point{}) return false;
+  w.predecessor.reset();
   return true;
 }
 
-void run_worker(std::shared_ptr<const smi::System> system, std::uint32_t index, Config config,
-                std::shared_ptr<DeviceState> state, std::shared_ptr<DeviceState> predecessor,
-                std::shared_ptr<StopSignal> stop, std::shared_ptr<std::atomic<std::uint64_t>> progress) {
-  if (!wait_for_predecessor(*state, std::move(predecessor), *stop)) return;
-  const smi::HealthPolicy& policy = config.policy;  // loaded and checked with the configuration
-  std::vector<smi::MetricId> wanted;
-  for (const std::string& name : config.metrics) wanted.push_back(smi::find_metric(name)->id);
-  const smi::DeviceSummary device = system->devices().at(index);
-  // The history's memory is shared evenly by the GPUs: each ring also stops at its share.
-  const std::size_t history_share = config.history_memory / std::max<std::size_t>(1, system->devices().size());
-  Clock::time_point next_fast = Clock::now();
-  Clock::time_point next_slow = Clock::now();
-  while (!stop->stop_requested()) {
-    const bool slow_due = Clock::now() >= next_slow;
-    {
-      std::lock_guard lock(state->mutex);
-      state->busy_since = Clock::now();
-    }
-    auto snapshot = std::make_shared<DeviceSnapshot>();
-    if (!slow_due) {
-      // Between slow samples the facts and the health verdict carry over; live is replaced below.
-      std::lock_guard lock(state->mutex);
-      if (state->snapshot) {
-        snapshot->facts = state->snapshot->facts;
-        snapshot->partitions = state->snapshot->partitions;
-        snapshot->health = state->snapshot->health;
-        snapshot->facts_at = state->snapshot->facts_at;
+// One sample of one device (live; facts, partitions and health too when slow_due), published as
+// its new snapshot and kept in its history.
+void sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, std::size_t history_share, bool slow_due) {
+  const Config& config = pool.config;
+  const smi::System& system = *pool.system;
+  const std::vector<smi::MetricId>& wanted = pool.wanted;
+  {
+    std::lock_guard lock(state.mutex);
+    state.busy_since = Clock::now();
+  }
+  auto snapshot = std::make_shared<DeviceSnapshot>();
+  {
+    // Between slow samples the facts and the health verdict carry over; live is replaced below.
+    std::lock_guard lock(state.mutex);
+    if (state.snapshot) {
+      snapshot->device = state.snapshot->device;
+      if (!slow_due) {
+        snapshot->facts = state.snapshot->facts;
+        snapshot->partitions = state.snapshot->partitions;
+        snapshot->health = state.snapshot->health;
+        snapshot->facts_at = state.snapshot->facts_at;
       }
     }
-    snapshot->device = device;
-    try {
-      snapshot->device.fault = system->fault(index);
-      smi::SampleOptions live;
-      live.metrics = wanted;
-      snapshot->live = system->sample(index, live);
-      snapshot->live_at = Clock::now();
-      snapshot->live_wall = std::chrono::system_clock::now();
-      snapshot->have_live = true;
-      if (slow_due) {
-        smi::SampleOptions facts;
-        facts.identity = facts.static_info = true;
-        facts.live = false;
-        facts.metrics = wanted;
-        snapshot->facts = system->sample(index, facts);
-        snapshot->partitions = system->partitions(index);
-        if (!wanted.empty()) {
-          for (smi::Partition& p : snapshot->partitions) {
-            std::erase_if(p.readings, [&wanted](const smi::Reading& r) {
-              return std::find(wanted.begin(), wanted.end(), r.id) == wanted.end();
-            });
-          }
+  }
+  try {
+    snapshot->device.fault = system.fault(index);
+    smi::SampleOptions live;
+    live.metrics = wanted;
+    snapshot->live = system.sample(index, live);
+    snapshot->live_at = Clock::now();
+    snapshot->live_wall = std::chrono::system_clock::now();
+    snapshot->have_live = true;
+    if (slow_due) {
+      smi::SampleOptions facts;
+      facts.identity = facts.static_info = true;
+      facts.live = false;
+      facts.metrics = wanted;
+      snapshot->facts = system.sample(index, facts);
+      snapshot->partitions = system.partitions(index);
+      if (!wanted.empty()) {
+        for (smi::Partition& p : snapshot->partitions) {
+          std::erase_if(p.readings, [&wanted](const smi::Reading& r) {
+            return std::find(wanted.begin(), wanted.end(), r.id) == wanted.end();
+          });
         }
-        if (wanted.empty()) {
-          // Every metric was just read (facts and live): the checks run on that, not on a second read.
-          std::vector<smi::Reading> all = snapshot->facts;
-          all.insert(all.end(), snapshot->live.begin(), snapshot->live.end());
-          snapshot->health = system->health(index, all, policy);
-        } else {
-          snapshot->health = system->health(index, policy);  // the checks need more than the exported metrics
-        }
-        snapshot->facts_at = Clock::now();
-        next_slow = Clock::now() + config.slow_interval;
       }
-      std::shared_ptr<const HistoryEntry> previous;
-      {
-        std::lock_guard lock(state->mutex);
-        if (!state->history.empty()) previous = state->history.back();
+      if (wanted.empty()) {
+        // Every metric was just read (facts and live): the checks run on that, not on a second read.
+        std::vector<smi::Reading> all = snapshot->facts;
+        all.insert(all.end(), snapshot->live.begin(), snapshot->live.end());
+        snapshot->health = system.health(index, all, config.policy);
+      } else {
+        snapshot->health = system.health(index, config.policy);  // the checks need more than the exported metrics
       }
-      auto kept = std::make_shared<const HistoryEntry>(HistoryEntry::from(snapshot->live_wall, snapshot->live, previous.get()));
-      std::lock_guard lock(state->mutex);
-      state->history_bytes += kept->bytes();
-      state->history.push_back(std::move(kept));
-      while (state->history.size() > 1 &&
-             (state->history.size() > config.history_length || state->history_bytes > history_share)) {
-        state->history_bytes -= state->history.front()->bytes();
-        state->history.pop_front();
-      }
-      state->snapshot = std::move(snapshot);
-    } catch (const std::exception&) {
-      // A device that cannot be sampled keeps its previous snapshot (its age keeps growing).
+      snapshot->facts_at = Clock::now();
     }
+    std::shared_ptr<const HistoryEntry> previous;
     {
-      std::lock_guard lock(state->mutex);
-      state->busy_since = {};
+      std::lock_guard lock(state.mutex);
+      if (!state.history.empty()) previous = state.history.back();
     }
-    progress->fetch_add(1);
-    next_fast += config.fast_interval;
-    if (next_fast < Clock::now()) next_fast = Clock::now();
-    if (!stop->sleep_until(std::min(next_fast, next_slow))) return;
+    auto kept = std::make_shared<const HistoryEntry>(HistoryEntry::from(snapshot->live_wall, snapshot->live, previous.get()));
+    std::lock_guard lock(state.mutex);
+    state.history_bytes += kept->bytes();
+    state.history.push_back(std::move(kept));
+    while (state.history.size() > 1 && (state.history.size() > config.history_length || state.history_bytes > history_share)) {
+      state.history_bytes -= state.history.front()->bytes();
+      state.history.pop_front();
+    }
+    state.snapshot = std::move(snapshot);
+  } catch (const std::exception&) {
+    // A device that cannot be sampled keeps its previous snapshot (its age keeps growing).
+  }
+  std::lock_guard lock(state.mutex);
+  state.busy_since = {};
+}
+
+void pool_worker(std::shared_ptr<SamplerPool> pool) {
+  std::unique_lock lock(pool->mutex);
+  while (!pool->stopped) {
+    // Back from a stuck read into a pool that stood in for it: one worker too many.
+    if (pool->workers - pool->stuck_now(Clock::now()) > pool->target) break;
+    SamplerPool::Work* next = nullptr;
+    for (SamplerPool::Work& w : pool->work) {
+      if (!w.taken && (next == nullptr || w.due() < next->due())) next = &w;
+    }
+    const auto now = Clock::now();
+    if (next == nullptr || next->due() > now) {
+      if (next == nullptr) pool->cv.wait(lock);
+      else pool->cv.wait_until(lock, next->due());
+      continue;
+    }
+    next->taken = true;
+    const bool free = predecessor_free(*next);
+    const bool slow_due = now >= next->next_slow;
+    const std::uint32_t index = next->index;
+    const std::shared_ptr<DeviceState> state = next->state;
+    const std::size_t history_share = next->history_share;
+    lock.unlock();
+    if (free) sample_device(*pool, index, *state, history_share, slow_due);
+    lock.lock();
+    // `work` never changes size after the start: the entry is still there.
+    SamplerPool::Work& w = *std::find_if(pool->work.begin(), pool->work.end(), [index](const auto& x) { return x.index == index; });
+    w.taken = false;
+    if (!free) {
+      w.next_fast = Clock::now() + std::chrono::milliseconds(100);  // look again soon
+      continue;
+    }
+    if (slow_due) w.next_slow = Clock::now() + pool->config.slow_interval;
+    w.next_fast += pool->config.fast_interval;
+    if (w.next_fast < Clock::now()) w.next_fast = Clock::now();
+    pool->progress->fetch_add(1);
+    pool->cv.notify_all();  // a worker waiting with every device taken may take this one
+  }
+  --pool->workers;
+}
+
+// Adds a worker for each one stuck past the read deadline (up to kMaxStuckWorkers), so the other
+// devices keep their schedule.
+void supervise(std::shared_ptr<SamplerPool> pool) {
+  std::unique_lock lock(pool->mutex);
+  const auto every = std::max<Clock::duration>(pool->config.read_deadline / 4, std::chrono::milliseconds(10));
+  while (!pool->cv.wait_for(lock, every, [&pool] { return pool->stopped; })) {
+    const std::size_t stuck = pool->stuck_now(Clock::now());
+    while (pool->workers - stuck < pool->target && pool->workers < pool->target + kMaxStuckWorkers) add_worker(*pool, pool);
   }
 }
 
 }  // namespace
 
 Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const Sampler* previous)
-    : system_(std::move(system)),
-      config_(std::move(config)),
-      stop_(std::make_shared<StopSignal>()),
-      progress_(std::make_shared<std::atomic<std::uint64_t>>(0)) {
+    : system_(std::move(system)), config_(std::move(config)), pool_(std::make_shared<SamplerPool>()) {
   const auto devices = system_->devices();
   const auto before = previous != nullptr ? previous->views() : std::vector<View>{};
+  pool_->system = system_;
+  pool_->config = config_;
+  for (const std::string& name : config_.metrics) pool_->wanted.push_back(smi::find_metric(name)->id);
+  pool_->progress = std::make_shared<std::atomic<std::uint64_t>>(0);
+  pool_->target = std::min(kPoolWorkers, std::max<std::size_t>(1, devices.size()));
+  // The history's memory is shared evenly by the GPUs: each ring also stops at its share.
+  const std::size_t history_share = config_.history_memory / std::max<std::size_t>(1, devices.size());
   for (const auto& d : devices) {
     auto state = std::make_shared<DeviceState>();
     auto first = std::make_shared<DeviceSnapshot>();
@@ -218,18 +288,28 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
       std::erase_if(first->facts, unwanted);
     }
     state->snapshot = std::move(first);
-    states_.push_back(state);
-    // Detached: a worker stuck in a blocking read must not hold up shutdown. It owns what it uses.
     if (predecessor) {
       // Stuck already (the previous sampler's read of it has not returned): stale from the start.
       std::lock_guard lock(predecessor->mutex);
       state->busy_since = predecessor->busy_since;
     }
-    std::thread(run_worker, system_, d.index, config_, state, std::move(predecessor), stop_, progress_).detach();
+    states_.push_back(state);
+    SamplerPool::Work w;
+    w.index = d.index;
+    w.state = state;
+    w.predecessor = std::move(predecessor);
+    w.history_share = history_share;
+    w.next_fast = w.next_slow = Clock::now();
+    pool_->work.push_back(std::move(w));
   }
+  std::lock_guard lock(pool_->mutex);
+  for (std::size_t i = 0; i < pool_->target; ++i) add_worker(*pool_, pool_);
+  std::thread(supervise, pool_).detach();
 }
 
-Sampler::~Sampler() { stop_->stop(); }
+Sampler::~Sampler() { pool_->stop(); }
+
+std::uint64_t Sampler::progress() const noexcept { return pool_->progress->load(); }
 
 std::vector<Sampler::View> Sampler::views() const {
   std::vector<View> out;

@@ -1,5 +1,5 @@
-// The sampler: one worker per device samples it on its own schedule (fast: live metrics; slow:
-// identity, static facts, health) and publishes an immutable snapshot. Readers (/metrics) only
+// The sampler: a small pool of workers samples every device on its own schedule (fast: live
+// metrics; slow: identity, static facts, health) and publishes immutable snapshots. Readers (/metrics) only
 // take the latest snapshots: they never wait on a device. A device whose sample runs past the read
 // deadline (a blocking sysfs read) is reported stale; the others carry on.
 #pragma once
@@ -67,11 +67,11 @@ struct DeviceState {
   mutable std::mutex mutex;
 };
 
-struct StopSignal;
+struct SamplerPool;
 
 class Sampler {
  public:
-  // Takes the system; starts one worker per device. Every device has a snapshot from the start
+  // Takes the system; starts the sampling pool (sampler.cpp). Every device has a snapshot from the start
   // (its identity; the previous sampler's samples on a reload, matched by UUID), so a GPU stuck in
   // its first sample is still listed, as down.
   Sampler(std::shared_ptr<const smi::System> system, Config config, const Sampler* previous = nullptr);
@@ -93,16 +93,14 @@ class Sampler {
   // True once every device has published a first sample or gone stale.
   [[nodiscard]] bool ready() const;
   // Increments on every finished sample: the watchdog pings only while this moves.
-  [[nodiscard]] std::uint64_t progress() const noexcept { return progress_->load(); }
+  [[nodiscard]] std::uint64_t progress() const noexcept;
   [[nodiscard]] const Config& config() const noexcept { return config_; }
 
  private:
-  struct Shared;
   std::shared_ptr<const smi::System> system_;
   Config config_;
   std::vector<std::shared_ptr<DeviceState>> states_;
-  std::shared_ptr<StopSignal> stop_;
-  std::shared_ptr<std::atomic<std::uint64_t>> progress_;
+  std::shared_ptr<SamplerPool> pool_;
 };
 
 }  // namespace hipstack::smid

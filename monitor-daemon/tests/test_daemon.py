@@ -7,6 +7,7 @@ Standard library only. Every test starts its own daemon on 127.0.0.1 port 0, rea
 stderr ("hipstack-smid: listening on ADDR (port N)") and stops it by PID when it ends, also when it
 fails (addCleanup).
 """
+import glob
 import http.client
 import os
 import re
@@ -664,6 +665,41 @@ class StuckDeviceTests(DaemonTest):
         promtool_check(self, body)
         d.signal(signal.SIGTERM)
         self.assert_exits(d, 0, 2.0)
+
+    def test_more_stuck_gpus_than_pool_workers(self):
+        # Six of eight GPUs block in a read: more than the sampling pool's 4 workers. Each stuck
+        # worker gets a stand-in, so the two others keep being sampled on time.
+        self.stuck_capture()
+        stuck_cards = ["card%d" % n for n in (0, 16, 24, 32, 40, 48)]  # the primary nodes of six GPUs
+        stuck = {bdf_of_card(self.root, card) for card in stuck_cards}
+        for card in stuck_cards:
+            [path] = glob.glob(os.path.join(self.root, "class/drm", card, "device/hwmon/hwmon*/temp2_input"))
+            with open(path, "rb") as f:
+                original = f.read()
+            self.addCleanup(self.put_back, path, original)
+            self.make_fifo(path)
+        d = self.start(sysfs=self.root, config=self.config(STUCK_CONFIG))
+        wait_ready(d.port, timeout=3)
+        body, samples = self.wait_metrics(
+            d.port, lambda b: sorted(l["bdf"] for l, v in series(parse_metrics(b), "hipstack_gpu_up") if v == 0) == sorted(stuck))
+        up = {l["bdf"]: v for l, v in series(samples, "hipstack_gpu_up")}
+        self.assertEqual({b for b, v in up.items() if v == 0}, stuck, up)
+        self.assertEqual(len([b for b, v in up.items() if v == 1]), 2, up)
+        time.sleep(0.5)  # five more fast intervals: the two free GPUs must still be fresh after them
+        _, samples = self.metrics(d.port)
+        ages = {l["bdf"]: v for l, v in series(samples, "hipstack_gpu_sample_age_seconds")}
+        for bdf, age in ages.items():
+            if bdf not in stuck:
+                self.assertLess(age, 0.5, ages)
+        d.signal(signal.SIGTERM)
+        self.assert_exits(d, 0, 2.0)
+
+    @staticmethod
+    def put_back(path, original):
+        tmp = path + ".orig"
+        with open(tmp, "wb") as f:
+            f.write(original)
+        os.replace(tmp, path)
 
     def test_once_with_a_stuck_device(self):
         root, fifo, stuck_bdf = self.stuck_capture()
