@@ -1,7 +1,8 @@
 // SetPartition, SetPowerCap and ResetDevice: the caller is identified and must hold the admin role
 // (access.hpp), the request is checked, and the change goes through the library's one guarded
 // mutation path (System::set_*), which refuses unsafe states and audits every write. The daemon
-// logs who asked for what and how it went. One mutation runs at a time.
+// logs who asked for what and how it went. One mutation runs at a time, on the service's mutation
+// thread; a few more may wait for it (grpc_service.hpp).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -48,69 +49,90 @@ grpc::Status answer(const smi::ControlResult& result, pb::MutationResponse* out)
 
 }  // namespace
 
-grpc::Status MonitorService::mutate(grpc::ServerContext& context, const std::string& device, const std::string& what,
-                                    const MutationFn& change, pb::MutationResponse* out) {
-  const Caller caller = access_.identify(context);
+grpc::ServerUnaryReactor* MonitorService::mutate(grpc::CallbackServerContext* context, const std::string& device,
+                                                 const std::string& what, MutationFn change, pb::MutationResponse* out) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const Caller caller = access_.identify(*context);
   std::uint32_t index = 0;
-  if (auto status = resolve_device(*source_(), device, index); !status.ok()) return status;
+  if (auto status = resolve_device(*source_(), device, index); !status.ok()) {
+    reactor->Finish(status);
+    return reactor;
+  }
   const std::string action = fmt::format("{} on GPU {}", what, index);
   if (!caller.admin) {
     std::fprintf(stderr, "hipstack-smid: refused %s for %s: %s\n", action.c_str(), caller.who.c_str(), caller.refusal.c_str());
     // The log names the caller; the caller learns only the role it lacks (not its uid or the group).
-    return {grpc::StatusCode::PERMISSION_DENIED, fmt::format("{}: {}", action, caller.denial)};
+    reactor->Finish({grpc::StatusCode::PERMISSION_DENIED, fmt::format("{}: {}", action, caller.denial)});
+    return reactor;
   }
-  std::lock_guard lock(mutation_mutex_);
-  smi::ControlResult result;
-  try {
-    result = mutations_(caller.who, [&](smi::System& system) { return change(system, index); });
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "hipstack-smid: %s for %s failed: %s\n", action.c_str(), caller.who.c_str(), e.what());
-    return {grpc::StatusCode::INTERNAL, fmt::format("{}: {}", action, e.what())};
-  }
-  std::fprintf(stderr, "hipstack-smid: %s for %s: %s: %s\n", action.c_str(), caller.who.c_str(),
-               std::string(smi::outcome_name(result.outcome)).c_str(), result.message.c_str());
-  return answer(result, out);
+  const grpc::Status busy{grpc::StatusCode::RESOURCE_EXHAUSTED, fmt::format("{}: other changes are waiting: retry", action)};
+  const bool queued = mutations_queue_.post([this, who = caller.who, action, change = std::move(change), index, out, reactor, busy](bool run) {
+    if (!run) return reactor->Finish(busy);
+    smi::ControlResult result;
+    try {
+      result = mutations_(who, [&](smi::System& system) { return change(system, index); });
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "hipstack-smid: %s for %s failed: %s\n", action.c_str(), who.c_str(), e.what());
+      return reactor->Finish({grpc::StatusCode::INTERNAL, fmt::format("{}: {}", action, e.what())});
+    }
+    std::fprintf(stderr, "hipstack-smid: %s for %s: %s: %s\n", action.c_str(), who.c_str(),
+                 std::string(smi::outcome_name(result.outcome)).c_str(), result.message.c_str());
+    reactor->Finish(answer(result, out));
+  });
+  if (!queued) reactor->Finish(busy);
+  return reactor;
 }
 
-grpc::Status MonitorService::SetPartition(grpc::ServerContext* context, const pb::SetPartitionRequest* request,
-                                          pb::MutationResponse* out) {
+namespace {
+grpc::ServerUnaryReactor* refuse(grpc::CallbackServerContext* context, const grpc::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+}  // namespace
+
+// The changes are captured by value: they run on the mutation thread, after these handlers return.
+grpc::ServerUnaryReactor* MonitorService::SetPartition(grpc::CallbackServerContext* context, const pb::SetPartitionRequest* request,
+                                                       pb::MutationResponse* out) {
   const bool compute = !request->compute_mode().empty();
   const bool memory = !request->memory_mode().empty();
   if (compute == memory) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, "give one of compute_mode (SPX, DPX, TPX, QPX, CPX) or memory_mode (NPS1, NPS2, NPS4, NPS8)"};
+    return refuse(context, {grpc::StatusCode::INVALID_ARGUMENT,
+                            "give one of compute_mode (SPX, DPX, TPX, QPX, CPX) or memory_mode (NPS1, NPS2, NPS4, NPS8)"});
   }
   const std::string mode = compute ? request->compute_mode() : request->memory_mode();
-  if (mode.size() > 16) return {grpc::StatusCode::INVALID_ARGUMENT, "mode: longer than 16 characters"};
+  if (mode.size() > 16) return refuse(context, {grpc::StatusCode::INVALID_ARGUMENT, "mode: longer than 16 characters"});
   smi::ControlOptions options;
   options.dry_run = request->dry_run();
   options.force = request->force();
-  return mutate(*context, request->device(), fmt::format("SetPartition {} {}", compute ? "compute" : "memory", mode),
-                [&](smi::System& system, std::uint32_t index) {
+  return mutate(context, request->device(), fmt::format("SetPartition {} {}", compute ? "compute" : "memory", mode),
+                [compute, mode, options](smi::System& system, std::uint32_t index) {
                   return compute ? system.set_compute_partition(index, mode, options)
                                  : system.set_memory_partition(index, mode, options);
                 },
                 out);
 }
 
-grpc::Status MonitorService::SetPowerCap(grpc::ServerContext* context, const pb::SetPowerCapRequest* request,
-                                         pb::MutationResponse* out) {
+grpc::ServerUnaryReactor* MonitorService::SetPowerCap(grpc::CallbackServerContext* context, const pb::SetPowerCapRequest* request,
+                                                      pb::MutationResponse* out) {
   const double watts = request->watts();
   if (!std::isfinite(watts) || watts <= 0.0 || watts > 100000.0) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, fmt::format("watts: {} is not a power cap", watts)};
+    return refuse(context, {grpc::StatusCode::INVALID_ARGUMENT, fmt::format("watts: {} is not a power cap", watts)});
   }
   smi::ControlOptions options;
   options.dry_run = request->dry_run();
-  return mutate(*context, request->device(), fmt::format("SetPowerCap {} W", watts),
-                [&](smi::System& system, std::uint32_t index) { return system.set_power_cap(index, watts, options); }, out);
+  return mutate(context, request->device(), fmt::format("SetPowerCap {} W", watts),
+                [watts, options](smi::System& system, std::uint32_t index) { return system.set_power_cap(index, watts, options); },
+                out);
 }
 
-grpc::Status MonitorService::ResetDevice(grpc::ServerContext* context, const pb::ResetDeviceRequest* request,
-                                         pb::MutationResponse* out) {
+grpc::ServerUnaryReactor* MonitorService::ResetDevice(grpc::CallbackServerContext* context, const pb::ResetDeviceRequest* request,
+                                                      pb::MutationResponse* out) {
   smi::ControlOptions options;
   options.dry_run = request->dry_run();
   options.force = request->force();
-  return mutate(*context, request->device(), "ResetDevice",
-                [&](smi::System& system, std::uint32_t index) { return system.reset_device(index, options); }, out);
+  return mutate(context, request->device(), "ResetDevice",
+                [options](smi::System& system, std::uint32_t index) { return system.reset_device(index, options); }, out);
 }
 
 }  // namespace hipstack::smid

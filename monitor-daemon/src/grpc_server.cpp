@@ -107,7 +107,8 @@ GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource sourc
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
   grpc::ResourceQuota quota("hipstack-smid");
-  // Streams hold a thread each; the sync unary calls (GetHistory, mutations) need few.
+  // Only gRPC's own sync services use these threads (a reflection stream holds one): ours are all
+  // callback methods.
   quota.SetMaxThreads(static_cast<int>(config.max_streams) + 16);
   // gRPC's buffers (per connection and call) come out of this; past it gRPC sheds (closes idle
   // connections, refuses calls) rather than grow: a flood of calls cannot take the daemon's memory.

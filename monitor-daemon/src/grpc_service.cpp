@@ -11,16 +11,6 @@ namespace hipstack::smid {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kIdle = Clock::time_point::max();
-
-// Sleeps until `until`, waking early when the call is cancelled. False when cancelled.
-bool wait_until(grpc::ServerContext& context, Clock::time_point until) {
-  while (Clock::now() < until) {
-    if (context.IsCancelled()) return false;
-    std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(50)));
-  }
-  return !context.IsCancelled();
-}
 
 void fill_metrics(const Sampler& sampler, const std::vector<std::uint32_t>& devices, const std::vector<smi::MetricId>& metrics,
                   bool include_facts, pb::MetricsSnapshot* out) {
@@ -52,23 +42,12 @@ void fill_health_snapshot(const Sampler& sampler, const std::vector<std::uint32_
   }
 }
 
-// Writes one message of a stream: one in flight at most (Write returns once the transport took it),
-// so a slow consumer holds back the stream's loop (which then sends the newest sample) rather than
-// a queue; the quota's reaper cancels a write that waits past slow_consumer_limit_ms.
-template <typename Message>
-bool write_one(StreamQuota::Ticket& ticket, grpc::ServerWriter<Message>* writer, const Message& message) {
-  ticket.write_begins();
-  const bool ok = writer->Write(message);
-  ticket.write_ends();
-  return ok;
-}
-
 }  // namespace
 
 MonitorService::MonitorService(SamplerSource source, const Access& access, StreamQuota& streams, MutationRunner mutations)
     : source_(std::move(source)), mutations_(std::move(mutations)), access_(access), streams_(streams) {}
 
-StreamQuota::Ticket MonitorService::admit_stream(grpc::ServerContext* context) {
+StreamQuota::Ticket MonitorService::admit_stream(grpc::CallbackServerContext* context) {
   const Caller caller = access_.identify(*context);
   return streams_.admit({caller.peer, caller.admin, false, [context] { context->TryCancel(); }, context->peer()});
 }
@@ -105,7 +84,7 @@ grpc::Status MonitorService::get_metrics(const pb::GetMetricsRequest* request, p
   return grpc::Status::OK;
 }
 
-grpc::Status MonitorService::GetHistory(grpc::ServerContext*, const pb::GetHistoryRequest* request, pb::GetHistoryResponse* out) {
+grpc::Status MonitorService::get_history(const pb::GetHistoryRequest* request, pb::GetHistoryResponse* out) {
   const auto sampler = source_();
   std::vector<std::uint32_t> devices;
   std::vector<smi::MetricId> metrics;
@@ -113,14 +92,6 @@ grpc::Status MonitorService::GetHistory(grpc::ServerContext*, const pb::GetHisto
   if (auto status = select_metrics(request->metrics(), metrics); !status.ok()) return status;
   HistoryCursor cursor;
   if (auto status = parse_history_cursor(request->page_token(), devices.size(), cursor); !status.ok()) return status;
-  // A few pages are built at once: each holds up to a page of samples twice (built, serialised).
-  if (!history_builds_.try_acquire_for(std::chrono::seconds(2))) {
-    return {grpc::StatusCode::RESOURCE_EXHAUSTED, "too many GetHistory calls at once: retry"};
-  }
-  const struct Release {
-    std::counting_semaphore<kConcurrentHistoryBuilds>& semaphore;
-    ~Release() { semaphore.release(); }
-  } release{history_builds_};
   const auto views = sampler->views();
   const auto now = Clock::now();
   std::size_t bytes = 0;
@@ -154,28 +125,24 @@ grpc::Status MonitorService::GetHistory(grpc::ServerContext*, const pb::GetHisto
   return grpc::Status::OK;
 }
 
-grpc::Status MonitorService::WatchMetrics(grpc::ServerContext* context, const pb::WatchMetricsRequest* request,
-                                          grpc::ServerWriter<pb::MetricsSnapshot>* writer) {
+grpc::ServerWriteReactor<pb::MetricsSnapshot>* MonitorService::WatchMetrics(grpc::CallbackServerContext* context,
+                                                                            const pb::WatchMetricsRequest* request) {
+  using Refused = RefusedStream<pb::MetricsSnapshot>;
   const auto first = source_();
   std::vector<std::uint32_t> devices;
   std::vector<smi::MetricId> metrics;
-  if (auto status = select_devices(*first, request->devices(), devices); !status.ok()) return status;
-  if (auto status = select_metrics(request->metrics(), metrics); !status.ok()) return status;
+  if (auto status = select_devices(*first, request->devices(), devices); !status.ok()) return new Refused(status);
+  if (auto status = select_metrics(request->metrics(), metrics); !status.ok()) return new Refused(status);
   std::chrono::milliseconds interval = first->config().fast_interval;
-  if (auto status = watch_interval(request->interval_ms(), interval); !status.ok()) return status;
+  if (auto status = watch_interval(request->interval_ms(), interval); !status.ok()) return new Refused(status);
   StreamQuota::Ticket slot = admit_stream(context);
-  if (!slot.admitted()) return {grpc::StatusCode::RESOURCE_EXHAUSTED, slot.refused()};
-  auto next = Clock::now();
-  for (std::uint64_t sequence = 1; wait_until(*context, next); ++sequence) {
-    pb::MetricsSnapshot message;
-    message.set_sequence(sequence);
+  if (!slot.admitted()) return new Refused({grpc::StatusCode::RESOURCE_EXHAUSTED, slot.refused()});
+  auto build = [this, devices = std::move(devices), metrics = std::move(metrics), sequence = std::uint64_t{0}](pb::MetricsSnapshot& message) mutable {
+    message.set_sequence(++sequence);
     fill_metrics(*source_(), devices, metrics, false, &message);
-    if (!write_one(slot, writer, message)) break;
-    if (request->max_messages() != 0 && sequence >= request->max_messages()) return grpc::Status::OK;
-    next += interval;
-    if (next < Clock::now()) next = Clock::now();  // fell behind: the next message carries the newest sample
-  }
-  return {grpc::StatusCode::CANCELLED, "stream ended: cancelled by the client, or dropped (a stalled consumer, or its slot given to another client)"};
+    return true;
+  };
+  return SnapshotStream<pb::MetricsSnapshot>::start(ticker_, std::move(slot), interval, request->max_messages(), std::move(build));
 }
 
 grpc::Status MonitorService::get_health(const pb::GetHealthRequest* request, pb::HealthSnapshot* out) {
@@ -186,29 +153,26 @@ grpc::Status MonitorService::get_health(const pb::GetHealthRequest* request, pb:
   return grpc::Status::OK;
 }
 
-grpc::Status MonitorService::WatchHealth(grpc::ServerContext* context, const pb::WatchHealthRequest* request,
-                                         grpc::ServerWriter<pb::HealthSnapshot>* writer) {
+grpc::ServerWriteReactor<pb::HealthSnapshot>* MonitorService::WatchHealth(grpc::CallbackServerContext* context,
+                                                                          const pb::WatchHealthRequest* request) {
   std::vector<std::uint32_t> devices;
-  if (auto status = select_devices(*source_(), request->devices(), devices); !status.ok()) return status;
+  if (auto status = select_devices(*source_(), request->devices(), devices); !status.ok()) {
+    return new RefusedStream<pb::HealthSnapshot>(status);
+  }
   StreamQuota::Ticket slot = admit_stream(context);
-  if (!slot.admitted()) return {grpc::StatusCode::RESOURCE_EXHAUSTED, slot.refused()};
-  std::string last_sent;
-  auto next = Clock::now();
-  while (wait_until(*context, next)) {
-    pb::HealthSnapshot message;
+  if (!slot.admitted()) return new RefusedStream<pb::HealthSnapshot>({grpc::StatusCode::RESOURCE_EXHAUSTED, slot.refused()});
+  // Looks every 250 ms; sends the first state and then changes only. The device fields that move
+  // every sample (age) are left out of the comparison.
+  auto build = [this, devices = std::move(devices), last_sent = std::string()](pb::HealthSnapshot& message) mutable {
     fill_health_snapshot(*source_(), devices, &message);
-    // Changes are what matter here: the device fields that move every sample (age) are left out
-    // of the comparison.
     pb::HealthSnapshot comparable = message;
     for (pb::DeviceHealth& d : *comparable.mutable_devices()) d.mutable_device()->clear_sample_age_seconds();
     std::string key = comparable.SerializeAsString();
-    if (key != last_sent) {
-      if (!write_one(slot, writer, message)) break;
-      last_sent = std::move(key);
-    }
-    next = Clock::now() + std::chrono::milliseconds(250);
-  }
-  return {grpc::StatusCode::CANCELLED, "stream ended: cancelled by the client, or dropped (a stalled consumer, or its slot given to another client)"};
+    if (key == last_sent) return false;
+    last_sent = std::move(key);
+    return true;
+  };
+  return SnapshotStream<pb::HealthSnapshot>::start(ticker_, std::move(slot), std::chrono::milliseconds(250), 0, std::move(build));
 }
 
 grpc::Status MonitorService::get_partitions(const pb::GetPartitionsRequest* request,
@@ -226,9 +190,11 @@ grpc::Status MonitorService::get_partitions(const pb::GetPartitionsRequest* requ
   return grpc::Status::OK;
 }
 
-// The reads of the current state are callback methods: they hold no thread of the sync server's
-// pool, so a flood of calls (HTTP/2 rapid reset, CVE-2023-44487) that exhausts that pool leaves
-// them answering. Each is quick (it reads snapshots) and runs on gRPC's own threads.
+// Every method is a callback method: none holds a thread of a sync server's pool, so a flood of
+// calls opened and reset at once (HTTP/2 rapid reset, CVE-2023-44487) or of idle streams has no
+// pool to exhaust and no queue of calls to grow. The reads of the current state are quick (they
+// read snapshots) and run on gRPC's own threads; GetHistory pages and mutations, which take long
+// or wait, run on the service's work queues; streams wait on the ticker (snapshot_stream.hpp).
 namespace {
 grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -236,6 +202,19 @@ grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grp
   return reactor;
 }
 }  // namespace
+
+grpc::ServerUnaryReactor* MonitorService::GetHistory(grpc::CallbackServerContext* context, const pb::GetHistoryRequest* request,
+                                                     pb::GetHistoryResponse* out) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const grpc::Status busy{grpc::StatusCode::RESOURCE_EXHAUSTED, "too many GetHistory calls at once: retry"};
+  const bool queued = history_pages_.post([this, context, request, out, reactor, busy](bool run) {
+    if (!run) return reactor->Finish(busy);
+    if (context->IsCancelled()) return reactor->Finish({grpc::StatusCode::CANCELLED, "cancelled by the client"});
+    reactor->Finish(get_history(request, out));
+  });
+  if (!queued) reactor->Finish(busy);
+  return reactor;
+}
 
 grpc::ServerUnaryReactor* MonitorService::ListDevices(grpc::CallbackServerContext* context, const pb::ListDevicesRequest* request,
                                                       pb::ListDevicesResponse* out) {

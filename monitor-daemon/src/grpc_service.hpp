@@ -1,29 +1,25 @@
 // hipstack.monitor.v1.Monitor: the gRPC API over the sampler's snapshots. Reads never touch a
 // device: they answer from the latest samples, so a stuck GPU cannot delay them. Streams are
-// bounded by the stream quota (stream_quota.hpp) and one message in flight each.
+// bounded by the stream quota (stream_quota.hpp) and one message in flight each (snapshot_stream.hpp).
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <semaphore>
 
 #include "access.hpp"
 #include "hipstack/monitor/v1/monitor.grpc.pb.h"
 #include "sampler.hpp"
+#include "snapshot_stream.hpp"
 #include "stream_quota.hpp"
+#include "work_queue.hpp"
 
 namespace hipstack::smid {
 
 namespace pb = ::hipstack::monitor::v1;
 
-// The reads of the current state as callback methods (grpc_service.cpp says why); the streams,
-// GetHistory (which may wait for a build slot) and the mutations (which write and wait) stay sync.
-using MonitorServiceBase = pb::Monitor::WithCallbackMethod_ListDevices<pb::Monitor::WithCallbackMethod_GetDevice<
-    pb::Monitor::WithCallbackMethod_ListMetrics<pb::Monitor::WithCallbackMethod_GetMetrics<
-        pb::Monitor::WithCallbackMethod_GetHealth<pb::Monitor::WithCallbackMethod_GetPartitions<pb::Monitor::Service>>>>>>;
-
-class MonitorService final : public MonitorServiceBase {
+// Every method is a callback method (grpc_service.cpp says why).
+class MonitorService final : public pb::Monitor::CallbackService {
  public:
   using SamplerSource = std::function<std::shared_ptr<const Sampler>()>;
   // Runs one change on a System opened for it, with its writes audited as done for `who`; main
@@ -39,12 +35,12 @@ class MonitorService final : public MonitorServiceBase {
   grpc::ServerUnaryReactor* GetHealth(grpc::CallbackServerContext*, const pb::GetHealthRequest*, pb::HealthSnapshot*) override;
   grpc::ServerUnaryReactor* GetPartitions(grpc::CallbackServerContext*, const pb::GetPartitionsRequest*,
                                           pb::GetPartitionsResponse*) override;
-  grpc::Status GetHistory(grpc::ServerContext*, const pb::GetHistoryRequest*, pb::GetHistoryResponse*) override;
-  grpc::Status WatchMetrics(grpc::ServerContext*, const pb::WatchMetricsRequest*, grpc::ServerWriter<pb::MetricsSnapshot>*) override;
-  grpc::Status WatchHealth(grpc::ServerContext*, const pb::WatchHealthRequest*, grpc::ServerWriter<pb::HealthSnapshot>*) override;
-  grpc::Status SetPartition(grpc::ServerContext*, const pb::SetPartitionRequest*, pb::MutationResponse*) override;
-  grpc::Status SetPowerCap(grpc::ServerContext*, const pb::SetPowerCapRequest*, pb::MutationResponse*) override;
-  grpc::Status ResetDevice(grpc::ServerContext*, const pb::ResetDeviceRequest*, pb::MutationResponse*) override;
+  grpc::ServerUnaryReactor* GetHistory(grpc::CallbackServerContext*, const pb::GetHistoryRequest*, pb::GetHistoryResponse*) override;
+  grpc::ServerWriteReactor<pb::MetricsSnapshot>* WatchMetrics(grpc::CallbackServerContext*, const pb::WatchMetricsRequest*) override;
+  grpc::ServerWriteReactor<pb::HealthSnapshot>* WatchHealth(grpc::CallbackServerContext*, const pb::WatchHealthRequest*) override;
+  grpc::ServerUnaryReactor* SetPartition(grpc::CallbackServerContext*, const pb::SetPartitionRequest*, pb::MutationResponse*) override;
+  grpc::ServerUnaryReactor* SetPowerCap(grpc::CallbackServerContext*, const pb::SetPowerCapRequest*, pb::MutationResponse*) override;
+  grpc::ServerUnaryReactor* ResetDevice(grpc::CallbackServerContext*, const pb::ResetDeviceRequest*, pb::MutationResponse*) override;
 
  private:
   grpc::Status list_devices(const pb::ListDevicesRequest*, pb::ListDevicesResponse*);
@@ -53,22 +49,26 @@ class MonitorService final : public MonitorServiceBase {
   grpc::Status get_metrics(const pb::GetMetricsRequest*, pb::MetricsSnapshot*);
   grpc::Status get_health(const pb::GetHealthRequest*, pb::HealthSnapshot*);
   grpc::Status get_partitions(const pb::GetPartitionsRequest*, pb::GetPartitionsResponse*);
+  grpc::Status get_history(const pb::GetHistoryRequest*, pb::GetHistoryResponse*);
   // A slot of the stream quota for this caller (refused() says why when none is left).
-  StreamQuota::Ticket admit_stream(grpc::ServerContext* context);
+  StreamQuota::Ticket admit_stream(grpc::CallbackServerContext* context);
   using MutationFn = std::function<smi::ControlResult(smi::System&, std::uint32_t)>;
-  // Identifies the caller, requires the admin role, resolves the device and runs the change.
-  grpc::Status mutate(grpc::ServerContext& context, const std::string& device, const std::string& what,
-                      const MutationFn& change, pb::MutationResponse* out);
+  // Identifies the caller, requires the admin role, resolves the device and queues the change
+  // for the mutation thread, which answers the call.
+  grpc::ServerUnaryReactor* mutate(grpc::CallbackServerContext* context, const std::string& device, const std::string& what,
+                                   MutationFn change, pb::MutationResponse* out);
 
   SamplerSource source_;
   MutationRunner mutations_;
   const Access& access_;
   StreamQuota& streams_;
-  // Pages built at once: few, so that a flood of GetHistory leaves CPU to /metrics and the sampler.
-  static constexpr std::ptrdiff_t kConcurrentHistoryBuilds = 2;
   static constexpr std::size_t kMaxHistoryPageBytes = 256 * 1024;  // GetHistoryResponse's page (monitor.proto)
-  std::counting_semaphore<kConcurrentHistoryBuilds> history_builds_{kConcurrentHistoryBuilds};
-  std::mutex mutation_mutex_;  // one mutation at a time
+  StreamTicker ticker_;  // wakes WatchMetrics and WatchHealth streams
+  // GetHistory pages: two built at once, so that a flood leaves CPU to /metrics and the sampler
+  // (each holds up to a page twice: built, serialised); up to 32 wait, 2 s at most.
+  WorkQueue history_pages_{2, 32, std::chrono::seconds(2)};
+  // Mutations: one at a time (they write to the device and may wait for it); a few wait.
+  WorkQueue mutations_queue_{1, 4, std::chrono::seconds(60)};
 };
 
 }  // namespace hipstack::smid

@@ -1,5 +1,6 @@
 // One quota for every long-lived gRPC call: WatchMetrics and WatchHealth, grpc.health.v1's Watch and
-// server reflection. Each holds a thread of the sync server, so they share `max_streams` slots:
+// server reflection. Each holds buffers for as long as it lasts (and reflection, gRPC's sync code, a
+// thread), so they share `max_streams` slots:
 // - a share (max_streams / 8, at least 1) is kept for callers with the admin role, so readers
 //   cannot lock the admin out;
 // - no reader peer (a uid on the unix socket, an IP address on TCP) holds more than a quarter of

@@ -346,11 +346,12 @@ class BadInputTests(GrpcTest):
 
     def test_garbage_bytes(self):
         self.start()
-        # Refused either way, and the daemon goes on: a sync method (GetHistory) answers INTERNAL; a
-        # callback method (the reads of the current state) UNIMPLEMENTED, gRPC 1.51's answer there.
+        # Refused, and the daemon goes on: every method is a callback method, for which gRPC 1.51
+        # answers a request it cannot parse with UNIMPLEMENTED (unary and streaming alike).
         garbage = b"\xff\xff\xff\xff\x0f garbage"
-        self.assert_code(grpc.StatusCode.INTERNAL, self.channel.unary_unary("/hipstack.monitor.v1.Monitor/GetHistory"), garbage)
-        self.assert_code(grpc.StatusCode.UNIMPLEMENTED, self.channel.unary_unary("/hipstack.monitor.v1.Monitor/GetMetrics"), garbage)
+        for method in ("GetHistory", "GetMetrics", "SetPowerCap"):
+            self.assert_code(grpc.StatusCode.UNIMPLEMENTED, self.channel.unary_unary("/hipstack.monitor.v1.Monitor/" + method), garbage)
+        self.assert_code(grpc.StatusCode.UNIMPLEMENTED, self.channel.unary_stream("/hipstack.monitor.v1.Monitor/WatchMetrics"), garbage)
         unknown = self.channel.unary_unary("/hipstack.monitor.v1.Monitor/Format")
         self.assert_code(grpc.StatusCode.UNIMPLEMENTED, unknown, b"")
         self.assertEqual(len(self.stub.ListDevices(pb.ListDevicesRequest()).devices), 8)

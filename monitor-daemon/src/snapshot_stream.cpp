@@ -1,0 +1,44 @@
+#include "snapshot_stream.hpp"
+
+namespace hipstack::smid {
+
+StreamTicker::StreamTicker() : thread_([this] { run(); }) {}
+
+StreamTicker::~StreamTicker() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void StreamTicker::schedule(Clock::time_point at, std::shared_ptr<Tickable> what) {
+  {
+    std::lock_guard lock(mutex_);
+    due_.push({at, scheduled_++, std::move(what)});
+  }
+  wake_.notify_one();
+}
+
+void StreamTicker::run() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (due_.empty()) {
+      wake_.wait(lock);
+      continue;
+    }
+    if (due_.top().at > Clock::now()) {
+      wake_.wait_until(lock, due_.top().at);
+      continue;
+    }
+    std::shared_ptr<Tickable> what = due_.top().what;
+    due_.pop();
+    lock.unlock();
+    what->tick(*this);  // may schedule again (takes the lock)
+    what.reset();       // may free a stream that has ended: not under the lock
+    lock.lock();
+  }
+}
+
+}  // namespace hipstack::smid

@@ -1,0 +1,44 @@
+#include "work_queue.hpp"
+
+namespace hipstack::smid {
+
+WorkQueue::WorkQueue(std::size_t threads, std::size_t max_waiting, std::chrono::milliseconds max_wait)
+    : max_waiting_(max_waiting), max_wait_(max_wait) {
+  for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+}
+
+WorkQueue::~WorkQueue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  ready_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+bool WorkQueue::post(Job job) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || queue_.size() >= max_waiting_) return false;
+    queue_.push_back({Clock::now() + max_wait_, std::move(job)});
+  }
+  ready_.notify_one();
+  return true;
+}
+
+void WorkQueue::work() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing is left to answer
+    Waiting next = std::move(queue_.front());
+    queue_.pop_front();
+    const bool run = !stopping_ && Clock::now() <= next.deadline;
+    lock.unlock();
+    next.job(run);  // every queued job answers its call, run or not
+    next.job = nullptr;
+    lock.lock();
+  }
+}
+
+}  // namespace hipstack::smid
