@@ -56,6 +56,7 @@ void csv_readings(std::string& out, const smi::DeviceSummary& device, const std:
 
 constexpr const char* kReadingsCsvHeader = "device,bdf,metric,instance,status,value,unit\n";
 
+
 // Shared by `static` and `metric`: sample each selected device and render.
 int run_sampled(const DeviceSource& system, const CommonOptions& options, std::string_view command,
                 smi::SampleOptions what) {
@@ -93,6 +94,12 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
 }
 
 }  // namespace
+
+int finish_with_faults(const DeviceSource& system, const std::vector<std::uint32_t>& selected) {
+  const auto after = system.devices();
+  std::fputs(fault_lines(after, selected).c_str(), stderr);
+  return any_fault(after, selected) ? kExitReadFailure : kExitOk;
+}
 
 std::vector<std::uint32_t> selected_devices(const smi::System& system, const CommonOptions& options) {
   return selected_devices(LocalSource(system), options);
@@ -191,18 +198,18 @@ int run_ras(const DeviceSource& system, const CommonOptions& options) {
   return run_sampled(system, options, "ras", what);
 }
 
-int run_process(const smi::System& system, const CommonOptions& options, unsigned interval_ms) {
-  const auto devices = system.devices();
+int run_process(const LocalSource& system, const CommonOptions& options, unsigned interval_ms) {
+  const auto selected = selected_devices(system, options);
   Json doc = document("process");
   doc["devices"] = Json::array();
   std::string csv = "device,bdf,pid,name,user,metric,instance,status,value,unit\n";
   Table table({"GPU", "PID", "NAME", "USER", "VRAM", "GTT", "CU", "QUEUES", "ENGINES"});
-  for (const std::uint32_t index : selected_devices(system, options)) {
-    const smi::DeviceSummary& device = devices[index];
-    const auto processes = system.processes(index, interval_ms);
+  for (const std::uint32_t index : selected) {
+    const auto found = system.processes(index, interval_ms);
+    const smi::DeviceSummary device = system.devices().at(index);  // after the scan: names a GPU whose read hung
     Json d = device_json(device);
     d["processes"] = Json::array();
-    for (const smi::ProcessInfo& p : processes) {
+    for (const smi::ProcessInfo& p : found.value_or(std::vector<smi::ProcessInfo>{})) {
       Json pj;
       pj["pid"] = p.pid;
       pj["name"] = p.name;
@@ -233,13 +240,18 @@ int run_process(const smi::System& system, const CommonOptions& options, unsigne
   else if (options.format == Format::csv) print(csv);
   else if (table.empty()) print("No GPU processes found.\n");
   else print(table.str());
-  return kExitOk;
+  return finish_with_faults(system, selected);
 }
 
-int run_topology(const smi::System& system, const CommonOptions& options) {
+int run_topology(const LocalSource& system, const CommonOptions& options) {
   const auto selected = selected_devices(system, options);
   auto chosen = [&selected](std::uint32_t i) { return std::find(selected.begin(), selected.end(), i) != selected.end(); };
-  const auto links = system.links();
+  const auto found = system.links();
+  if (!found) {
+    std::fprintf(stderr, "hipstack-smi: topology: %s\n", system.stuck_fault(LocalSource::kNode).c_str());
+    return kExitReadFailure;
+  }
+  const std::vector<smi::Link>& links = *found;
   Json doc = document("topology");
   doc["links"] = Json::array();
   std::string csv = "from,to,metric,status,value,unit\n";

@@ -42,17 +42,20 @@ struct CommonOptions {
 // Resolves -g selectors (throws smi::Error for an unknown one); all devices when none given.
 std::vector<std::uint32_t> selected_devices(const DeviceSource& source, const CommonOptions& options);
 std::vector<std::uint32_t> selected_devices(const smi::System& system, const CommonOptions& options);
+// The end of a command whose output lists the selected GPUs: a GPU that could not be read (a read
+// that hung, a fault) is named on stderr and makes the exit code kExitReadFailure.
+int finish_with_faults(const DeviceSource& system, const std::vector<std::uint32_t>& selected);
 
 int run_list(const DeviceSource& system, const CommonOptions& options);
 int run_static(const DeviceSource& system, const CommonOptions& options);
 int run_metric(const DeviceSource& system, const CommonOptions& options);
-int run_process(const smi::System& system, const CommonOptions& options, unsigned interval_ms);
-int run_topology(const smi::System& system, const CommonOptions& options);
+int run_process(const LocalSource& system, const CommonOptions& options, unsigned interval_ms);
+int run_topology(const LocalSource& system, const CommonOptions& options);
 int run_monitor(const DeviceSource& system, const CommonOptions& options, double interval_s, long iterations);
 int run_health(const DeviceSource& system, const CommonOptions& options, const std::string& policy_file);
 // RAS counts, retired pages and ECC totals as a sampled view (like `metric`, restricted to them).
 int run_ras(const DeviceSource& system, const CommonOptions& options);
-int run_bad_pages(const smi::System& system, const CommonOptions& options);
+int run_bad_pages(const LocalSource& system, const CommonOptions& options);
 // Compute and memory partition modes and each partition's resources (read-only).
 int run_partition(const DeviceSource& system, const CommonOptions& options);
 // Partition modes and partitions of the given devices, as in `partition --json`.

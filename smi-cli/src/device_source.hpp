@@ -42,14 +42,22 @@ class LocalSource final : public DeviceSource {
   [[nodiscard]] std::vector<smi::Reading> sample(std::uint32_t device, const smi::SampleOptions& what) const override;
   [[nodiscard]] std::vector<smi::Partition> partitions(std::uint32_t device) const override;
   [[nodiscard]] smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const override;
+  // Local only (the daemon does not serve these): nothing when the read did not return in time;
+  // stuck_fault() then says why. A process scan may take interval_ms more than the deadline.
+  [[nodiscard]] std::optional<std::vector<smi::ProcessInfo>> processes(std::uint32_t device, unsigned interval_ms) const;
+  [[nodiscard]] std::optional<std::vector<smi::BadPage>> bad_pages(std::uint32_t device) const;
+  // The links between GPUs come from files of the whole node (KFD topology): stuck_fault(kNode).
+  [[nodiscard]] std::optional<std::vector<smi::Link>> links() const;
+  static constexpr std::uint32_t kNode = UINT32_MAX;
+  [[nodiscard]] std::string stuck_fault(std::uint32_t device) const;  // "" unless that GPU's (or kNode's) read hung
+
   [[nodiscard]] const smi::System& system() const noexcept { return system_; }
   // Some read did not return in time: a thread is still blocked in it.
   [[nodiscard]] bool any_stuck() const;
 
  private:
-  [[nodiscard]] std::string stuck_fault(std::uint32_t device) const;  // "" unless that GPU's read hung
   template <typename T, typename Read>
-  std::optional<T> bounded(std::uint32_t device, Read read) const;
+  std::optional<T> bounded(std::uint32_t device, Read read, std::chrono::milliseconds extra = {}) const;
 
   const smi::System& system_;
   std::chrono::milliseconds deadline_;

@@ -61,17 +61,18 @@ int run_health(const DeviceSource& system, const CommonOptions& options, const s
   return any_unknown || selected.empty() ? kExitCannotCheck : kExitOk;
 }
 
-int run_bad_pages(const smi::System& system, const CommonOptions& options) {
-  const auto devices = system.devices();
+int run_bad_pages(const LocalSource& system, const CommonOptions& options) {
+  const auto selected = selected_devices(system, options);
   Json doc = document("bad-pages");
   doc["devices"] = Json::array();
   std::string csv = "device,bdf,frame,size,state\n";
   Table table({"GPU", "BDF", "FRAME", "SIZE", "STATE"});
-  for (const std::uint32_t index : selected_devices(system, options)) {
-    const smi::DeviceSummary& device = devices[index];
+  for (const std::uint32_t index : selected) {
+    const auto found = system.bad_pages(index);
+    const smi::DeviceSummary device = system.devices().at(index);  // after the read: names a GPU whose read hung
     Json d = device_json(device);
     d["bad_pages"] = Json::array();
-    for (const smi::BadPage& page : system.bad_pages(index)) {
+    for (const smi::BadPage& page : found.value_or(std::vector<smi::BadPage>{})) {
       d["bad_pages"].push_back({{"frame", page.frame}, {"size", page.size}, {"state", page.state}});
       csv += csv_row({std::to_string(index), device.bdf, fmt::format("0x{:x}", page.frame), std::to_string(page.size), page.state});
       table.add({std::to_string(index), device.bdf, fmt::format("0x{:x}", page.frame), std::to_string(page.size), page.state});
@@ -81,7 +82,7 @@ int run_bad_pages(const smi::System& system, const CommonOptions& options) {
   if (options.format == Format::json) print_json(doc);
   else if (options.format == Format::csv) print(csv);
   else print(table.empty() ? "No retired or pending memory pages.\n" : table.str());
-  return kExitOk;
+  return finish_with_faults(system, selected);
 }
 
 }  // namespace hipstack::cli

@@ -30,12 +30,12 @@ LocalSource::LocalSource(const smi::System& system, std::chrono::milliseconds de
 // Runs `read` on a thread of its own and waits up to the deadline. Nothing when it did not return
 // in time (the device is then stuck for the rest of the command) or when the device is stuck already.
 template <typename T, typename Read>
-std::optional<T> LocalSource::bounded(std::uint32_t device, Read read) const {
+std::optional<T> LocalSource::bounded(std::uint32_t device, Read read, std::chrono::milliseconds extra) const {
   if (!stuck_fault(device).empty()) return std::nullopt;
   auto task = std::make_shared<std::packaged_task<T()>>(std::move(read));
   auto result = task->get_future();
   std::thread([task] { (*task)(); }).detach();
-  if (result.wait_for(deadline_) == std::future_status::ready) return result.get();  // rethrows the read's error
+  if (result.wait_for(deadline_ + extra) == std::future_status::ready) return result.get();  // rethrows the read's error
   std::lock_guard lock(mutex_);
   stuck_.insert(device);
   return std::nullopt;
@@ -44,6 +44,9 @@ std::optional<T> LocalSource::bounded(std::uint32_t device, Read read) const {
 std::string LocalSource::stuck_fault(std::uint32_t device) const {
   std::lock_guard lock(mutex_);
   if (!stuck_.contains(device)) return {};
+  if (device == kNode) {
+    return fmt::format("no answer within {} ms: a read of the node's topology files is stuck (a hung driver?)", deadline_.count());
+  }
   return fmt::format("no answer within {} ms: a read of this GPU's files is stuck (a hung driver?)", deadline_.count());
 }
 
@@ -80,6 +83,19 @@ std::vector<smi::Reading> LocalSource::sample(std::uint32_t device, const smi::S
 std::vector<smi::Partition> LocalSource::partitions(std::uint32_t device) const {
   auto found = bounded<std::vector<smi::Partition>>(device, [this, device] { return system_.partitions(device); });
   return found ? std::move(*found) : std::vector<smi::Partition>{};
+}
+
+std::optional<std::vector<smi::ProcessInfo>> LocalSource::processes(std::uint32_t device, unsigned interval_ms) const {
+  return bounded<std::vector<smi::ProcessInfo>>(
+      device, [this, device, interval_ms] { return system_.processes(device, interval_ms); }, std::chrono::milliseconds(interval_ms));
+}
+
+std::optional<std::vector<smi::BadPage>> LocalSource::bad_pages(std::uint32_t device) const {
+  return bounded<std::vector<smi::BadPage>>(device, [this, device] { return system_.bad_pages(device); });
+}
+
+std::optional<std::vector<smi::Link>> LocalSource::links() const {
+  return bounded<std::vector<smi::Link>>(kNode, [this] { return system_.links(); });
 }
 
 smi::HealthReport LocalSource::health(std::uint32_t device, const std::string& policy_file) const {

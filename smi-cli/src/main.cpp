@@ -126,8 +126,8 @@ int run(int argc, char** argv) {
   app.add_flag("--show-unsupported", common.show_unsupported, "Also list metrics the device does not provide");
   unsigned read_deadline_ms = static_cast<unsigned>(LocalSource::kDefaultDeadline.count());
   app.add_option("--read-deadline-ms", read_deadline_ms,
-                 "A GPU whose reads take longer is reported as stuck, the others still shown (list, static, metric, monitor, "
-                 "health, ras, partition; default 10000)")
+                 "A GPU whose reads take longer is reported as stuck, the others still shown (every command that reads "
+                 "GPUs; default 10000)")
       ->check(CLI::Range(100u, 3'600'000u));
   std::string host, tls_ca, tls_cert, tls_key;
   app.add_option("--host", host, "Ask a hipstack-smid instead of this machine: unix:///run/hipstack/smid.sock or HOST:PORT");
@@ -315,12 +315,12 @@ int run(int argc, char** argv) {
     if (command == "list") return run_list(local, common);
     if (command == "static") return run_static(local, common);
     if (command == "metric") return run_metric(local, common);
-    if (command == "process") return run_process(*system, common, interval_ms);
-    if (command == "topology") return run_topology(*system, common);
+    if (command == "process") return run_process(local, common, interval_ms);
+    if (command == "topology") return run_topology(local, common);
     if (command == "monitor") return run_monitor(local, common, watch_s, iterations);
     if (command == "health") return run_health(local, common, health_policy);
     if (command == "ras") return run_ras(local, common);
-    if (command == "bad-pages") return run_bad_pages(*system, common);
+    if (command == "bad-pages") return run_bad_pages(local, common);
     if (command == "partition" && change.any()) return run_control(*system, common, command, change);
     if (command == "partition") return run_partition(local, common);
     if (command == "set" || command == "reset") return run_control(*system, common, command, change);

@@ -222,6 +222,42 @@ class StuckReads(unittest.TestCase):
         self.assertEqual(len(faulted), 1, faulted)
         self.assertTrue(all(r["temperature_junction"] for r in rows if r["device"] not in faulted))
 
+    def stuck_and_others(self, command, key, *extra):
+        """Runs `command --json` with a 500 ms deadline: one GPU named stuck, the others listed."""
+        start = time.monotonic()
+        proc = run(command, "--json", "--read-deadline-ms", "500", *extra, expect=1)
+        self.assertLess(time.monotonic() - start, 10)
+        devices = json.loads(proc.stdout)["devices"]
+        self.assertEqual(len(devices), 8)
+        stuck = [d for d in devices if d.get("fault")]
+        self.assertEqual(len(stuck), 1, [d.get("fault") for d in devices])
+        self.assertIn("no answer within 500 ms", stuck[0]["fault"])
+        self.assertEqual(stuck[0][key], [])
+        self.assertIn(b"no answer within 500 ms", proc.stderr)
+        return devices, stuck[0]
+
+    def test_process_with_a_stuck_gpu(self):
+        # A process's VRAM file for one GPU (KFD) blocks; the processes of the others are listed.
+        self.make_fifo("class/kfd/kfd/proc/48213/vram_41002")
+        devices, stuck = self.stuck_and_others("process", "processes", "--sysfs-root", self.root,
+                                               "--procfs-root", f"{CAPTURES}/constructed/mi300x-8gpu-spx-nps1/proc")
+        self.assertTrue(any(d["processes"] for d in devices if not d.get("fault")))
+
+    def test_bad_pages_with_a_stuck_gpu(self):
+        shutil.rmtree(self.root)
+        shutil.copytree(f"{CAPTURES}/constructed/mi300x-8gpu-faults/sys", self.root, symlinks=True)
+        self.make_fifo("class/drm/card16/device/ras/gpu_vram_bad_pages")
+        devices, stuck = self.stuck_and_others("bad-pages", "bad_pages", "--sysfs-root", self.root)
+        self.assertTrue(any(d["bad_pages"] for d in devices if not d.get("fault")))
+
+    def test_topology_stuck(self):
+        self.make_fifo("class/kfd/kfd/topology/nodes/2/io_links/0/properties")
+        start = time.monotonic()
+        proc = run("topology", "--json", "--read-deadline-ms", "500", "--sysfs-root", self.root, expect=1)
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertEqual(proc.stdout, b"")
+        self.assertIn(b"topology: no answer within 500 ms: a read of the node's topology files is stuck", proc.stderr)
+
     def test_stuck_while_finding_the_gpus(self):
         self.make_fifo("class/drm/card3/device/uevent")
         start = time.monotonic()
