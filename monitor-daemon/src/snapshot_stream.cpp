@@ -28,8 +28,8 @@ void StreamTicker::run() {
       wake_.wait(lock);
       continue;
     }
-    if (due_.top().at > Clock::now()) {
-      wake_.wait_until(lock, due_.top().at);
+    if (const Clock::time_point at = due_.top().at; at > Clock::now()) {
+      wake_.wait_until(lock, at);  // a copy: a schedule() meanwhile may move the queue's storage
       continue;
     }
     std::shared_ptr<Tickable> what = due_.top().what;
