@@ -107,7 +107,8 @@ std::vector<std::uint32_t> selected_devices(const smi::System& system, const Com
 
 std::vector<std::uint32_t> selected_devices(const DeviceSource& system, const CommonOptions& options) {
   std::vector<std::uint32_t> out;
-  if (options.gpus.empty()) {
+  const bool all = options.gpus.empty() || std::find(options.gpus.begin(), options.gpus.end(), "all") != options.gpus.end();
+  if (all) {
     for (const auto& d : system.devices()) out.push_back(d.index);
     return out;
   }

@@ -1,10 +1,12 @@
 // hipstack-smi: command line over libhipstack-smi. Argument parsing and dispatch only.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <hipstack/smi.hpp>
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +17,7 @@
 
 #include "commands.hpp"
 #include "rocm_smi_compat.hpp"
+#include "suggest.hpp"
 #ifdef HIPSTACK_SMI_REMOTE
 #include "remote_source.hpp"
 #endif
@@ -36,6 +39,57 @@ std::vector<std::string> split_list(const std::vector<std::string>& values) {
     }
   }
   return out;
+}
+
+std::vector<std::string> long_option_names(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames()) out.push_back("--" + name);
+  }
+  return out;
+}
+
+// After a parse error: the word the user most likely mistyped, with the closest known ones
+// ("unknown command \"metirc\". Did you mean metric?"); empty when the error is not about an
+// unknown word (CLI11's own message is then the clearest).
+std::string unknown_word_hint(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* command = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view token = argv[i];
+    if (token == "--") break;
+    if (token.starts_with("--")) {
+      const std::string name(token.substr(0, token.find('=')));
+      const CLI::Option* option = command != nullptr ? command->get_option_no_throw(name) : nullptr;
+      if (option == nullptr) option = app.get_option_no_throw(name);
+      if (option == nullptr) {
+        std::vector<std::string> known = long_option_names(app);
+        if (command != nullptr) {
+          const auto own = long_option_names(*command);
+          known.insert(known.end(), own.begin(), own.end());
+        }
+        return fmt::format("unknown option {}.{}", name, did_you_mean(closest_words(name, known)));
+      }
+      if (option->get_items_expected_min() > 0 && token.find('=') == std::string_view::npos) ++i;  // its value
+      continue;
+    }
+    if (token.starts_with("-")) {
+      const CLI::Option* option = command != nullptr ? command->get_option_no_throw(std::string(token.substr(0, 2))) : nullptr;
+      if (option == nullptr) option = app.get_option_no_throw(std::string(token.substr(0, 2)));
+      if (option != nullptr && option->get_items_expected_min() > 0 && token.size() == 2) ++i;
+      continue;
+    }
+    if (command != nullptr) continue;  // an argument of the command (capture OUT)
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == token) command = sub;
+    }
+    if (command == nullptr) {
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+      return fmt::format("unknown command \"{}\".{} Commands: {}.", token, did_you_mean(closest_words(token, names)),
+                         fmt::join(names, ", "));
+    }
+  }
+  return {};
 }
 
 // The commands that read through a DeviceSource, and so also work against a daemon (--host).
@@ -71,13 +125,20 @@ int exec_remote(char** argv) {
 }
 #endif
 
-// The end of a command that opened the System: output flushed, then the process ends without
-// running destructors and exit handlers. The kernel releases the GPU handles either way, and the
-// vendor libraries' exit-time clean-up (NVML, the CUDA driver) costs 1-2 ms of a 33 ms cold run on
-// an H100 (bench/nvidia.py). Sanitizer builds return normally so that LeakSanitizer checks the CLI.
+// Output that could not be written (a full disk, a closed pipe) is a failure, named on stderr: a
+// script must not take a cut-short answer for a complete one. Checked once, where the process ends.
+int check_output(int code) {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    const int error = errno;
+    std::fprintf(stderr, "hipstack-smi: cannot write the output: %s\n", error != 0 ? std::strerror(error) : "write error");
+    return code == kExitOk ? kExitReadFailure : code;
+  }
+  return code;
+}
+
 // Ends at once, whatever the build: a thread blocked in a read must not see the System go.
 [[noreturn]] int exit_stuck(int code) {
-  std::fflush(stdout);
+  code = check_output(code);
   std::fflush(stderr);
   std::_Exit(code);
 }
@@ -92,10 +153,15 @@ std::optional<smi::System> open_within(const smi::OpenOptions& options, std::chr
   return opened.get();  // rethrows smi::Error
 }
 
+// The end of a command that opened the System: output flushed, then the process ends without
+// running destructors and exit handlers. The kernel releases the GPU handles either way, and the
+// vendor libraries' exit-time clean-up (NVML, the CUDA driver) costs 1-2 ms of a 33 ms cold run on
+// an H100 (bench/nvidia.py). Sanitizer builds return normally (main checks the output) so that
+// LeakSanitizer checks the CLI.
 int exit_now(int code) {
-  std::fflush(stdout);
-  std::fflush(stderr);
 #ifndef HIPSTACK_CLI_NORMAL_EXIT
+  code = check_output(code);
+  std::fflush(stderr);
   std::_Exit(code);
 #endif
   return code;
@@ -205,6 +271,10 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (const std::string hint = unknown_word_hint(app, argc, argv); !hint.empty()) {
+      std::fprintf(stderr, "hipstack-smi: %s\n", hint.c_str());
+      return kExitBadArguments;
+    }
     app.exit(e);
     return kExitBadArguments;
   }
@@ -213,7 +283,10 @@ int run(int argc, char** argv) {
   common.metrics = split_list(metrics);
   for (const std::string& name : common.metrics) {
     if (smi::find_metric(name) == nullptr) {
-      std::fprintf(stderr, "hipstack-smi: unknown metric \"%s\" (docs/metrics.md lists them)\n", name.c_str());
+      std::vector<std::string> names;
+      for (const smi::MetricInfo& info : smi::catalogue()) names.emplace_back(info.name);
+      std::fprintf(stderr, "hipstack-smi: unknown metric \"%s\".%s (`hipstack-smi catalogue` lists them all)\n", name.c_str(),
+                   did_you_mean(closest_words(name, names, 6)).c_str());
       return kExitBadArguments;
     }
   }
@@ -335,7 +408,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return run(argc, argv);
+    return check_output(run(argc, argv));
   } catch (const smi::Error& e) {
     std::fprintf(stderr, "hipstack-smi: %s\n", e.what());
     switch (e.code()) {

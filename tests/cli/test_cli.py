@@ -123,6 +123,55 @@ class Selection(unittest.TestCase):
         self.assertEqual(json.loads(out)["devices"][0]["metrics"]["power_average"]["value"], 41.045)
 
 
+class Guidance(unittest.TestCase):
+    """A mistyped command, option or metric is named with the closest known ones (issue 15)."""
+
+    def test_mistyped_command(self):
+        for typo, meant in (("metirc", "metric"), ("lst", "list"), ("helth", "health"), ("topolgy", "topology")):
+            with self.subTest(typo=typo):
+                proc = run(typo, expect=2)
+                self.assertIn(f'unknown command "{typo}". Did you mean {meant}?', proc.stderr)
+        proc = run("-g", "0", "frobnicate", expect=2)  # after an option with its value; nothing close
+        self.assertIn('unknown command "frobnicate". Commands: list, static, metric', proc.stderr)
+        self.assertNotIn("Did you mean", proc.stderr)
+
+    def test_mistyped_option(self):
+        self.assertIn("unknown option --jsn. Did you mean --json?", run("--jsn", "list", expect=2).stderr)
+        self.assertIn("unknown option --pcie-bx. Did you mean --pcie-bw?", run("metric", "--pcie-bx", expect=2).stderr)
+        self.assertIn("unknown option --iteratons. Did you mean --iterations?", run("monitor", "--iteratons=2", expect=2).stderr)
+
+    def test_mistyped_metric(self):
+        root = sys_root("real/lact/rx6900xt")
+        proc = run("metric", "-m", "temperatur_edge", "--sysfs-root", root, expect=2)
+        self.assertIn('unknown metric "temperatur_edge". Did you mean temperature_edge?', proc.stderr)
+        # A beginning lists the general names first.
+        proc = run("metric", "-m", "gpu_busy,temp", "--sysfs-root", root, expect=2)
+        self.assertIn('unknown metric "temp". Did you mean temperature_hbm, temperature_edge,', proc.stderr)
+        self.assertIn("hipstack-smi catalogue", proc.stderr)
+
+    def test_all_gpus_on_every_command(self):
+        root = sys_root("constructed/mi300x-8gpu-faults")
+        for command in ("list", "static", "metric", "health", "ras", "bad-pages", "partition", "process"):
+            with self.subTest(command=command):
+                every = subprocess.run([SMI, command, "--json", "--sysfs-root", root], capture_output=True, text=True, timeout=60)
+                chosen = subprocess.run([SMI, command, "--json", "-g", "all", "--sysfs-root", root], capture_output=True,
+                                        text=True, timeout=60)
+                self.assertEqual(chosen.returncode, every.returncode, chosen.stderr)
+                self.assertEqual(len(json.loads(chosen.stdout)["devices"]), 8)
+                self.assertEqual([d["index"] for d in json.loads(chosen.stdout)["devices"]],
+                                 [d["index"] for d in json.loads(every.stdout)["devices"]])
+        links = json.loads(run("topology", "--json", "-g", "all", "--sysfs-root", root).stdout)["links"]
+        self.assertEqual(links, json.loads(run("topology", "--json", "--sysfs-root", root).stdout)["links"])
+
+    def test_output_that_cannot_be_written_fails(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        for args in (("metric", "--json"), ("list",), ("catalogue",)):
+            with self.subTest(args=args), open("/dev/full", "w") as full:
+                proc = subprocess.run([SMI, *args, "--sysfs-root", root], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertIn("cannot write the output: No space left on device", proc.stderr)
+
+
 class Csv(unittest.TestCase):
     def test_metric_csv_parses(self):
         out = run("metric", "--csv", "--sysfs-root", sys_root("real/lact/rx7900xtx")).stdout
