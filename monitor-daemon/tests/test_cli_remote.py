@@ -75,6 +75,23 @@ class RemoteCliTest(unittest.TestCase):
     def test_same_output_over_tcp(self):
         self.check_same("constructed/mi300x-8gpu-spx-nps1", lambda capture: self.start(capture, "127.0.0.1:0"))
 
+    def test_default_view_over_the_daemon(self):
+        """hipstack-smi --host alone: the same GPU rows as locally; processes are not served remotely."""
+        capture = os.path.join(CAPTURES, "constructed/mi300x-8gpu-faults/sys")
+        host = self.start(capture)
+
+        def rows(text):
+            lines = text.splitlines()
+            start = next(i for i, line in enumerate(lines) if line.startswith("GPU NAME"))
+            return lines[start:lines.index("", start)]
+        local = self.smi("--sysfs-root", capture)
+        remote = self.smi("--host", host)
+        self.assertEqual(remote.returncode, local.returncode, remote.stderr)
+        self.assertEqual(rows(remote.stdout), rows(local.stdout))
+        self.assertEqual(len(rows(remote.stdout)), 9)
+        self.assertIn("hipstack-smid at " + host, remote.stdout)
+        self.assertIn("Processes: not available with --host", remote.stdout)
+
     def test_what_does_not_work_remotely_says_so(self):
         host = self.start(os.path.join(CAPTURES, "constructed/mi300x-8gpu-spx-nps1/sys"))
         for args, words in ((["process"], "not available with --host"),

@@ -372,6 +372,14 @@ const char* type_name(smi::ValueType type) {
   }
   return "text";
 }
+
+std::string group_members(const smi::MetricGroup& group, std::string_view quote) {
+  std::string out;
+  for (const smi::MetricId id : group.members) {
+    out += fmt::format("{}{}{}{}", out.empty() ? "" : ", ", quote, smi::find_metric(id)->name, quote);
+  }
+  return out;
+}
 }  // namespace
 
 int run_catalogue(const CommonOptions& options, bool markdown) {
@@ -390,6 +398,12 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
                                 {"instance", std::string(m.instance_label)},
                                 {"help", std::string(m.help)}});
     }
+    doc["groups"] = Json::array();
+    for (const smi::MetricGroup& g : smi::metric_groups()) {
+      Json members = Json::array();
+      for (const smi::MetricId id : g.members) members.push_back(std::string(smi::find_metric(id)->name));
+      doc["groups"].push_back({{"name", std::string(g.name)}, {"help", std::string(g.help)}, {"metrics", members}});
+    }
     print_json(doc);
     return kExitOk;
   }
@@ -405,6 +419,11 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
                          smi::scope_name(m.scope), smi::kind_name(m.kind),
                          m.instance_label.empty() ? "-" : m.instance_label, m.help);
     }
+    out += "\n## Groups\n\n`-m GROUP` stands for these metrics (each command shows those of its kind).\n\n"
+           "| group | metrics | help |\n|---|---|---|\n";
+    for (const smi::MetricGroup& g : smi::metric_groups()) {
+      out += fmt::format("| `{}` | {} | {} |\n", g.name, group_members(g, "`"), g.help);
+    }
     print(out);
     return kExitOk;
   }
@@ -418,7 +437,13 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
                std::string(smi::unit_symbol(m.unit)), std::string(smi::scope_name(m.scope)),
                std::string(smi::kind_name(m.kind)), std::string(m.instance_label), std::string(m.help)});
   }
-  print(options.format == Format::csv ? csv : table.str());
+  if (options.format == Format::csv) {
+    print(csv);
+    return kExitOk;
+  }
+  Table groups({"GROUP", "HELP (-m GROUP; catalogue --json lists the metrics)"});
+  for (const smi::MetricGroup& g : smi::metric_groups()) groups.add({std::string(g.name), std::string(g.help)});
+  print(table.str() + "\n" + groups.str());
   return kExitOk;
 }
 

@@ -46,6 +46,10 @@ std::vector<std::uint32_t> selected_devices(const smi::System& system, const Com
 // that hung, a fault) is named on stderr and makes the exit code kExitReadFailure.
 int finish_with_faults(const DeviceSource& system, const std::vector<std::uint32_t>& selected);
 
+// hipstack-smi with no command: a header, one row per GPU in 80 columns, then the processes (local
+// only: `local` is null with --host). origin names where the data comes from ("host node1").
+int run_overview(const DeviceSource& source, const LocalSource* local, const CommonOptions& options,
+                 const std::string& origin);
 int run_list(const DeviceSource& system, const CommonOptions& options);
 int run_static(const DeviceSource& system, const CommonOptions& options);
 int run_metric(const DeviceSource& system, const CommonOptions& options);

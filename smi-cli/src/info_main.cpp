@@ -15,9 +15,12 @@
 #include <cstring>
 #include <string>
 
+#include "units.hpp"
+
 namespace {
 
 using namespace hipstack;
+using hipstack::cli::human_bytes;
 using Json = nlohmann::ordered_json;
 
 constexpr int kExitOk = 0, kExitCheckFailed = 1, kExitBadArguments = 2, kExitNotWritten = 3;
@@ -39,16 +42,11 @@ std::string status_key(smi::InstallCheck::Status status) {
   return key;
 }
 
-// "64 GiB (68719476736 B)": exact bytes, with a readable size in front.
+// "64 GiB (68719476736 B)": exact bytes, with a readable size in front (units.hpp's spelling).
 std::string bytes_text(std::uint64_t bytes) {
   if (bytes == 0) return "0";
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
-  if (unit == 0) return fmt::format("{} B", bytes);
-  return fmt::format("{:.{}f} {} ({} B)", value, value == static_cast<double>(static_cast<std::uint64_t>(value)) ? 0 : 2,
-                     kUnits[unit], bytes);
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  return fmt::format("{} ({} B)", human_bytes(static_cast<double>(bytes)), bytes);
 }
 
 // One "  Key:   value" line, skipped when the value is unknown (0 or empty).

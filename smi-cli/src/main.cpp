@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,22 @@ std::vector<std::string> split_list(const std::vector<std::string>& values) {
     }
   }
   return out;
+}
+
+// A -m name: a catalogue metric, or a group (`-m temperature`) standing for its members. Each name
+// is added once, in the order given; false for a name that is neither.
+bool expand_metric(const std::string& name, std::vector<std::string>& out) {
+  const auto add = [&out](std::string_view metric) {
+    if (std::find(out.begin(), out.end(), metric) == out.end()) out.emplace_back(metric);
+  };
+  if (smi::find_metric(name) != nullptr) {
+    add(name);
+    return true;
+  }
+  const smi::MetricGroup* group = smi::find_metric_group(name);
+  if (group == nullptr) return false;
+  for (const smi::MetricId id : group->members) add(smi::find_metric(id)->name);
+  return true;
 }
 
 std::vector<std::string> long_option_names(const CLI::App& app) {
@@ -92,9 +109,17 @@ std::string unknown_word_hint(const CLI::App& app, int argc, char** argv) {
   return {};
 }
 
+// Where the default view's data comes from: this machine by name, or the capture read instead.
+std::string origin_of(const smi::OpenOptions& open) {
+  if (!open.sysfs_root.empty()) return "capture " + open.sysfs_root;
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "host (name unknown)";
+  return std::string("host ") + name;
+}
+
 // The commands that read through a DeviceSource, and so also work against a daemon (--host).
 bool works_remotely(const std::string& command) {
-  for (const char* name : {"list", "static", "metric", "ras", "health", "partition"}) {
+  for (const char* name : {"", "list", "static", "metric", "ras", "health", "partition"}) {
     if (command == name) return true;
   }
   return false;
@@ -169,12 +194,20 @@ int exit_now(int code) {
 
 int run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--rocm-smi") return run_rocm_smi_compat(argc, argv, i);
+    if (std::string_view(argv[i]) != "--rocm-smi") continue;
+    std::vector<std::string> default_view_args;
+    const int code = run_rocm_smi_compat(argc, argv, i, default_view_args);
+    if (code != kRocmSmiDefaultView) return code;
+    // `--rocm-smi` alone: rocm-smi's own answer is its summary; ours is the default view.
+    std::vector<char*> args = {argv[0]};
+    for (std::string& arg : default_view_args) args.push_back(arg.data());
+    args.push_back(nullptr);
+    return run(static_cast<int>(args.size()) - 1, args.data());
   }
 
   CLI::App app{"hipstack-smi: GPU identity, telemetry and topology for AMD and NVIDIA GPUs"};
   app.fallthrough();
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);  // none: the default view (overview.cpp)
   app.set_version_flag("--version", "hipstack-smi " + std::string(smi::library_version()), "Print the version and exit");
   smi::OpenOptions open;
   CommonOptions common;
@@ -184,8 +217,16 @@ int run(int argc, char** argv) {
   bool csv = false;
   app.add_option("--sysfs-root", open.sysfs_root, "Read DIR in place of /sys (a recorded capture)");
   app.add_option("--procfs-root", open.procfs_root, "Read DIR in place of /proc");
-  app.add_option("-g,--gpu", gpus, "Devices by index, BDF or UUID (repeat or comma-separate)");
-  app.add_option("-m,--metrics", metrics, "Only these metrics (catalogue names, comma-separated)");
+  // One value per -g and -m (repeat or comma-separate): a following word is never taken as a device.
+  app.add_option("-g,--gpu", gpus, "Devices by index, BDF or UUID, or all (repeat or comma-separate)")
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
+  app.add_option("-m,--metrics", metrics, "Only these metrics or groups (temperature, power, memory, clocks, ...; "
+                                         "`hipstack-smi catalogue` lists both), comma-separated")
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
   auto* json_flag = app.add_flag("--json", json, "Machine-readable JSON (schema hipstack-smi/v1)");
   app.add_flag("--csv", csv, "Machine-readable CSV")->excludes(json_flag);
   app.add_flag("-v,--verbose", common.verbose, "Say where each value came from and why backends are absent");
@@ -280,18 +321,18 @@ int run(int argc, char** argv) {
   }
   common.format = json ? Format::json : csv ? Format::csv : Format::table;
   common.gpus = split_list(gpus);
-  common.metrics = split_list(metrics);
-  for (const std::string& name : common.metrics) {
-    if (smi::find_metric(name) == nullptr) {
+  for (const std::string& name : split_list(metrics)) {
+    if (!expand_metric(name, common.metrics)) {
       std::vector<std::string> names;
+      for (const smi::MetricGroup& group : smi::metric_groups()) names.emplace_back(group.name);
       for (const smi::MetricInfo& info : smi::catalogue()) names.emplace_back(info.name);
-      std::fprintf(stderr, "hipstack-smi: unknown metric \"%s\".%s (`hipstack-smi catalogue` lists them all)\n", name.c_str(),
-                   did_you_mean(closest_words(name, names, 6)).c_str());
+      std::fprintf(stderr, "hipstack-smi: unknown metric or group \"%s\".%s (`hipstack-smi catalogue` lists them all)\n",
+                   name.c_str(), did_you_mean(closest_words(name, names, 6)).c_str());
       return kExitBadArguments;
     }
   }
 
-  const std::string command = app.get_subcommands().front()->get_name();
+  const std::string command = app.get_subcommands().empty() ? std::string() : app.get_subcommands().front()->get_name();
   change.reset = command == "reset";
   if (!power_cap_text.empty()) {
     try {
@@ -343,6 +384,7 @@ int run(int argc, char** argv) {
     }
 #ifdef HIPSTACK_SMI_REMOTE
     const auto source = connect_remote({host, tls_ca, tls_cert, tls_key});
+    if (command.empty()) return run_overview(*source, nullptr, common, "hipstack-smid at " + host);
     if (command == "list") return run_list(*source, common);
     if (command == "static") return run_static(*source, common);
     if (command == "metric") return run_metric(*source, common);
@@ -385,6 +427,7 @@ int run(int argc, char** argv) {
   }
   const LocalSource local(*system, read_deadline);
   const auto dispatch = [&]() -> int {
+    if (command.empty()) return run_overview(local, &local, common, origin_of(open));
     if (command == "list") return run_list(local, common);
     if (command == "static") return run_static(local, common);
     if (command == "metric") return run_metric(local, common);

@@ -1,18 +1,21 @@
 #include "render.hpp"
 
+#include "units.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 
 namespace hipstack::cli {
 
 std::string Table::str() const {
   std::vector<std::size_t> widths(header_.size(), 0);
   auto measure = [&widths](const std::vector<std::string>& row) {
-    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
   };
   measure(header_);
   for (const auto& row : rows_) measure(row);
@@ -22,7 +25,7 @@ std::string Table::str() const {
     for (std::size_t i = 0; i < widths.size(); ++i) {
       const std::string& cell = i < row.size() ? row[i] : std::string();
       line += cell;
-      if (i + 1 < widths.size()) line.append(widths[i] - cell.size() + 2, ' ');
+      if (i + 1 < widths.size()) line.append(widths[i] - display_width(cell) + 2, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line;
@@ -48,9 +51,10 @@ std::string value_text(const smi::Reading& reading) {
 
 std::string value_with_unit(const smi::Reading& reading) {
   const smi::MetricInfo* info = smi::find_metric(reading.id);
-  const std::string value = value_text(reading);
-  if (!reading.ok() || info == nullptr || smi::unit_symbol(info->unit).empty()) return value;
-  return fmt::format("{} {}", value, smi::unit_symbol(info->unit));
+  const std::optional<double> number = reading.number();
+  // Unitless numbers stay exact (counters beyond 2^53 must not round); quantities read as people read them.
+  if (!reading.ok() || info == nullptr || !number || smi::unit_symbol(info->unit).empty()) return value_text(reading);
+  return human_quantity(*number, info->unit);
 }
 
 namespace {

@@ -30,7 +30,7 @@ class Table {
 
 // Value as people read it: numbers without trailing zeros, text as is, "N/A" when not ok.
 std::string value_text(const smi::Reading& reading);
-// Value with its unit symbol: "45 C", "1.2 GiB" stays in bytes: "1288490188 B".
+// Value as tables print it (units.hpp): "45 °C", "145.5 GiB", "50 GB/s"; unitless values exact.
 std::string value_with_unit(const smi::Reading& reading);
 
 // {"status": "ok", "value": 45.0, "unit": "C"} and the instanced form; see docs/cli.md.

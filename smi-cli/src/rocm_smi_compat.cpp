@@ -188,7 +188,7 @@ int usage_error(const std::string& what) {
 
 }  // namespace
 
-int run_rocm_smi_compat(int argc, char** argv, int compat_flag) {
+int run_rocm_smi_compat(int argc, char** argv, int compat_flag, std::vector<std::string>& default_view_args) {
   bool json = false;
   bool all = false;
   bool driver = false;
@@ -236,7 +236,13 @@ int run_rocm_smi_compat(int argc, char** argv, int compat_flag) {
     meminfo = {"all"};
     driver = true;
   }
-  if (wanted.empty() && meminfo.empty() && !driver) return usage_error("no flag to show (try -a)");
+  if (wanted.empty() && meminfo.empty() && !driver) {
+    if (json) return usage_error("--json needs a flag to show (try -a)");
+    if (!open.sysfs_root.empty()) default_view_args.insert(default_view_args.end(), {"--sysfs-root", open.sysfs_root});
+    if (!open.procfs_root.empty()) default_view_args.insert(default_view_args.end(), {"--procfs-root", open.procfs_root});
+    for (const std::string& d : device_selectors) default_view_args.insert(default_view_args.end(), {"-g", d});
+    return kRocmSmiDefaultView;
+  }
 
   const smi::System system = smi::System::open(open);
   std::vector<std::uint32_t> devices;

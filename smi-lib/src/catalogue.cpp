@@ -35,9 +35,62 @@ constexpr std::array kCatalogue = {
 #undef HIPSTACK_SMI_X
 };
 
+// The groups of `-m GROUP`. A metric may be in several (power_cap: power and limits).
+using enum MetricId;
+constexpr MetricId kTemperature[] = {temperature_edge, temperature_junction, temperature_memory, temperature_hbm,
+                                     temperature_vr_gfx, temperature_vr_soc, temperature_vr_mem,
+                                     temperature_edge_critical, temperature_junction_critical,
+                                     temperature_memory_critical, temperature_edge_emergency,
+                                     temperature_junction_emergency, temperature_memory_emergency};
+constexpr MetricId kPower[] = {power_average, power_current, energy_consumed, power_cap, power_cap_min, power_cap_max,
+                               power_cap_default};
+constexpr MetricId kMemory[] = {vram_total, vram_used, vram_free, vram_reserved, vram_visible_total,
+                                vram_visible_used, gtt_total, gtt_used, bar1_total, bar1_used, vram_vendor};
+constexpr MetricId kClocks[] = {clock_sclk, clock_mclk, clock_fclk, clock_socclk, clock_vclk, clock_dclk, clock_dcefclk,
+                                clock_sclk_xcc, clock_sm, clock_video, clock_sclk_max, clock_mclk_max, clock_sm_max,
+                                clock_video_max, dpm_level_current};
+constexpr MetricId kActivity[] = {gpu_busy, memory_busy, media_busy, encoder_busy, decoder_busy,
+                                  gfx_activity_accumulated};
+constexpr MetricId kPcie[] = {pcie_speed, pcie_width, pcie_speed_max, pcie_width_max, pcie_bandwidth, pcie_rx, pcie_tx,
+                              pcie_replay_count, pcie_nak_sent_count, pcie_nak_received_count, pcie_recovery_count};
+constexpr MetricId kXgmi[] = {xgmi_link_speed, xgmi_link_width, xgmi_read_data, xgmi_write_data, xgmi_hive_id,
+                              xgmi_physical_id, nvlink_state};
+constexpr MetricId kErrors[] = {ecc_mode, ecc_corrected_volatile, ecc_uncorrected_volatile, ecc_corrected_aggregate,
+                                ecc_uncorrected_aggregate, ras_correctable, ras_uncorrectable, ras_deferred,
+                                retired_pages, remapped_rows, remapped_rows_pending, remapped_rows_failed,
+                                bad_pages_reserved, bad_pages_pending, bad_pages_failed, bad_page_threshold};
+constexpr MetricId kThrottle[] = {throttle_status, violation_accumulation_count, violation_residency,
+                                  performance_level, performance_state, power_profile};
+constexpr MetricId kFan[] = {fan_speed, fan_pwm, fan_speed_max};
+constexpr MetricId kVoltage[] = {voltage_gfx, voltage_soc, voltage_memory, voltage_northbridge};
+constexpr MetricId kPartition[] = {compute_partition, memory_partition, compute_partition_available,
+                                   memory_partition_available, mig_mode};
+
+constexpr MetricGroup kGroups[] = {
+    {"temperature", "Temperatures and their critical and emergency limits", kTemperature},
+    {"power", "Power draw, energy and the power cap with its limits", kPower},
+    {"memory", "VRAM, CPU-visible VRAM, GTT and BAR1: totals and use", kMemory},
+    {"clocks", "Current clocks, their maxima and the current DPM levels", kClocks},
+    {"activity", "Engine busy shares and activity counters", kActivity},
+    {"pcie", "PCIe link now and at most, bandwidth and link error counters", kPcie},
+    {"xgmi", "XGMI and NVLink links: state, speed, width and data moved", kXgmi},
+    {"errors", "ECC and RAS error counts, retired and remapped memory", kErrors},
+    {"throttle", "Throttle status, violation residencies, performance level and profile", kThrottle},
+    {"fan", "Fan speed and duty cycle", kFan},
+    {"voltage", "Core, SoC and memory voltages", kVoltage},
+    {"partition", "Compute and memory partition modes (MIG mode)", kPartition},
+};
+
 }  // namespace
 
 std::span<const MetricInfo> catalogue() noexcept { return kCatalogue; }
+
+std::span<const MetricGroup> metric_groups() noexcept { return kGroups; }
+
+const MetricGroup* find_metric_group(std::string_view name) noexcept {
+  const auto it = std::find_if(std::begin(kGroups), std::end(kGroups), [name](const MetricGroup& g) { return g.name == name; });
+  return it == std::end(kGroups) ? nullptr : &*it;
+}
 
 const MetricInfo* find_metric(MetricId id) noexcept {
   const auto it = std::find_if(kCatalogue.begin(), kCatalogue.end(), [id](const MetricInfo& m) { return m.id == id; });

@@ -77,5 +77,29 @@ TEST(Catalogue, CViewMatchesCxx) {
   EXPECT_EQ(hipstack_smi_metric_by_name("power_average")->id, static_cast<std::uint32_t>(HIPSTACK_SMI_METRIC_power_average));
 }
 
+// -m accepts a metric or a group name, so the two must never collide; a group lists device metrics
+// once each, and the named groups of issue 15 exist.
+TEST(Catalogue, GroupsAreDistinctFromMetricsAndWellFormed) {
+  std::set<std::string_view> names;
+  for (const MetricGroup& g : metric_groups()) {
+    EXPECT_TRUE(names.insert(g.name).second) << g.name;
+    EXPECT_EQ(find_metric(g.name), nullptr) << "a group shares its name with a metric: " << g.name;
+    EXPECT_EQ(find_metric_group(g.name), &g);
+    EXPECT_FALSE(g.help.empty()) << g.name;
+    EXPECT_FALSE(g.members.empty()) << g.name;
+    std::set<MetricId> seen;
+    for (const MetricId id : g.members) {
+      const MetricInfo* info = find_metric(id);
+      ASSERT_NE(info, nullptr) << g.name;
+      EXPECT_TRUE(seen.insert(id).second) << g.name << " lists " << info->name << " twice";
+      EXPECT_EQ(info->scope, Scope::device) << g.name << ": " << info->name;
+    }
+  }
+  for (const char* wanted : {"temperature", "power", "memory", "clocks", "activity", "pcie", "errors"}) {
+    EXPECT_NE(find_metric_group(wanted), nullptr) << wanted;
+  }
+  EXPECT_EQ(find_metric_group("no_such_group"), nullptr);
+}
+
 }  // namespace
 }  // namespace hipstack::smi

@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import unittest
@@ -30,7 +31,6 @@ class ExitCodes(unittest.TestCase):
     def test_bad_arguments_exit_2(self):
         run("metric", "--no-such-flag", expect=2)
         run("no-such-command", expect=2)
-        run(expect=2)  # a subcommand is required
         run("metric", "-m", "no_such_metric", "--sysfs-root", sys_root("real/lact/rx6900xt"), expect=2)
         run("monitor", "-w", "-1", expect=2)
         run("list", "--json", "--csv", expect=2)
@@ -143,11 +143,33 @@ class Guidance(unittest.TestCase):
     def test_mistyped_metric(self):
         root = sys_root("real/lact/rx6900xt")
         proc = run("metric", "-m", "temperatur_edge", "--sysfs-root", root, expect=2)
-        self.assertIn('unknown metric "temperatur_edge". Did you mean temperature_edge?', proc.stderr)
+        self.assertIn('unknown metric or group "temperatur_edge". Did you mean temperature_edge?', proc.stderr)
         # A beginning lists the general names first.
         proc = run("metric", "-m", "gpu_busy,temp", "--sysfs-root", root, expect=2)
-        self.assertIn('unknown metric "temp". Did you mean temperature_hbm, temperature_edge,', proc.stderr)
+        self.assertIn('unknown metric or group "temp". Did you mean temperature, temperature_hbm, temperature_edge,', proc.stderr)
         self.assertIn("hipstack-smi catalogue", proc.stderr)
+
+    def test_metric_groups(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        groups = {g["name"]: g["metrics"] for g in json.loads(run("catalogue", "--json").stdout)["groups"]}
+        self.assertIn("temperature_junction_critical", groups["temperature"])
+        for command in ("metric", "static"):
+            with self.subTest(command=command):
+                shown = json.loads(run(command, "-g", "0", "-m", "temperature", "--json", "--sysfs-root", root).stdout)
+                names = set(shown["devices"][0]["metrics"])
+                self.assertTrue(names, command)
+                self.assertTrue(names <= set(groups["temperature"]), names)
+        live = set(json.loads(run("metric", "-g", "0", "-m", "temperature", "--json", "--sysfs-root", root).stdout)
+                   ["devices"][0]["metrics"])
+        self.assertIn("temperature_junction", live)
+        # A group and a metric together, a name given twice: each metric once.
+        both = run("metric", "-g", "0", "-m", "power,gpu_busy,power_current", "--csv", "--sysfs-root", root).stdout
+        names = [row["metric"] for row in csv.DictReader(io.StringIO(both))]
+        self.assertEqual(sorted(names), sorted(set(names)))
+        self.assertIn("gpu_busy", names)
+        self.assertIn("power_current", names)
+        proc = run("metric", "-m", "temprature", "--sysfs-root", root, expect=2)
+        self.assertIn('unknown metric or group "temprature". Did you mean temperature?', proc.stderr)
 
     def test_all_gpus_on_every_command(self):
         root = sys_root("constructed/mi300x-8gpu-faults")
@@ -203,6 +225,156 @@ class Tables(unittest.TestCase):
         self.assertIn("backend amdgpu: absent", proc.stderr)
 
 
+def gpu_rows(text):
+    """The default view's GPU table: its header line and one list of cells per row."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("GPU NAME"))
+    rows = []
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        rows.append(line)
+    return lines[start], rows
+
+
+def cells_of(header, row):
+    """A default-view row cut at its header's column starts: {"GPU": "0", "TEMP": "35°C", ...}."""
+    names = ("GPU", "NAME", "TEMP", "POWER/CAP", "VRAM USED/TOTAL", "BUSY", "SCLK/MCLK", "MODE", "HEALTH")
+    starts = [header.index(n) for n in names] + [None]
+    return {n: row[starts[i]:starts[i + 1]].strip() for i, n in enumerate(names)}
+
+
+class DefaultView(unittest.TestCase):
+    """hipstack-smi with no command: one screen, 80 columns, every GPU and its processes (issue 15)."""
+
+    def test_fits_80_columns_with_one_row_per_gpu(self):
+        for name in ("constructed/mi300x-8gpu-spx-nps1", "constructed/mi300x-8gpu-cpx-nps1",
+                     "constructed/mi300x-8gpu-faults"):
+            with self.subTest(capture=name):
+                out = run("--sysfs-root", sys_root(name)).stdout
+                for line in out.splitlines():
+                    self.assertLessEqual(len(line), 80, line)
+                self.assertNotIn("\x1b", out)  # not a terminal: no colour
+                header, rows = gpu_rows(out)
+                self.assertEqual([r.split()[0] for r in rows], [str(i) for i in range(8)])
+                self.assertTrue(out.startswith("hipstack-smi "), out)
+                self.assertIn(f"capture {sys_root(name)}", out)
+                self.assertIn("PID", out)  # the bundled captures have GPU processes
+
+    def test_rows_agree_with_the_other_commands(self):
+        root = sys_root("constructed/mi300x-8gpu-faults")
+        header, rows = gpu_rows(run("--sysfs-root", root).stdout)
+        health = json.loads(run("health", "--json", "--sysfs-root", root, expect=1).stdout)
+        metrics = json.loads(run("metric", "--json", "--sysfs-root", root).stdout)
+        static = json.loads(run("static", "--json", "--sysfs-root", root).stdout)
+        self.assertEqual(len(rows), 8)
+        for row, verdict, sampled, facts in zip(rows, health["devices"], metrics["devices"], static["devices"]):
+            cells = cells_of(header, row)
+            self.assertEqual(cells["HEALTH"], verdict["overall"], row)
+            m = sampled["metrics"]
+            self.assertEqual(cells["TEMP"], f"{m['temperature_junction']['value']:.0f}°C", row)
+            cap = facts["metrics"]["power_cap"]["value"]
+            self.assertEqual(cells["POWER/CAP"], f"{m['power_current']['value']:.0f}/{cap:.0f} W", row)
+            used, total = m["vram_used"]["value"], facts["metrics"]["vram_total"]["value"]
+            self.assertEqual(cells["VRAM USED/TOTAL"], f"{used / 2**30:.1f}/{total / 2**30:.1f} GiB {100 * used / total:.0f}%")
+            self.assertEqual(cells["BUSY"], f"{m['gpu_busy']['value']:.0f}%")
+            self.assertEqual(cells["SCLK/MCLK"], f"{m['clock_sclk']['value']:.0f}/{m['clock_mclk']['value']:.0f}")
+            self.assertEqual(cells["MODE"], "SPX/NPS1")
+        doc = json.loads(run("--json", "--sysfs-root", root).stdout)
+        self.assertEqual(doc["command"], "overview")
+        self.assertEqual([d["health"] for d in doc["devices"]], [d["overall"] for d in health["devices"]])
+        self.assertEqual(doc["devices"][0]["vram_total_bytes"], 206141652992)
+        self.assertEqual({p["pid"] for p in doc["processes"]}, {60011, 48213, 48214, 52890, 51007})
+
+    def test_selection_and_rocm_smi_alone(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        _, rows = gpu_rows(run("--sysfs-root", root, "-g", "2,5").stdout)
+        self.assertEqual([r.split()[0] for r in rows], ["2", "5"])
+        _, ours = gpu_rows(run("--sysfs-root", root).stdout)
+        _, compat = gpu_rows(run("--rocm-smi", "--sysfs-root", root).stdout)
+        self.assertEqual(compat, ours)
+        _, one = gpu_rows(run("--rocm-smi", "-d", "3", "--sysfs-root", root).stdout)
+        self.assertEqual([r.split()[0] for r in one], ["3"])
+
+    def test_no_gpus_is_an_error_with_the_reason(self):
+        proc = run("--sysfs-root", sys_root("real/lact/hd7870"), expect=3)
+        self.assertIn("no GPUs found", proc.stderr)
+
+    def test_colour_only_on_a_terminal_and_never_with_no_color(self):
+        import pty
+        root = sys_root("constructed/mi300x-8gpu-faults")
+
+        def on_tty(env):
+            main, sub = pty.openpty()
+            proc = subprocess.Popen([SMI, "--sysfs-root", root], stdout=sub, stderr=subprocess.DEVNULL, env=env)
+            os.close(sub)
+            data = b""
+            while True:
+                try:
+                    chunk = os.read(main, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+            os.close(main)
+            self.assertEqual(proc.wait(timeout=60), 0)
+            return data.decode()
+
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+        coloured = on_tty(env)
+        self.assertIn("\x1b[1;31mFAIL\x1b[0m", coloured)
+        self.assertNotIn("\x1b", on_tty(dict(env, NO_COLOR="1")))
+
+
+class HumanUnits(unittest.TestCase):
+    """Tables read as people read them (docs/cli.md "Units"); JSON and CSV keep exact values."""
+    CAPTURES_SEEN = ("constructed/mi300x-8gpu-spx-nps1", "constructed/mi300x-8gpu-cpx-nps1",
+                     "constructed/mi300x-8gpu-faults", "real/lact/rx6600")
+
+    def test_no_table_prints_raw_bytes(self):
+        raw = re.compile(r"\b\d{7,}(\.\d+)? ?B(/s)?\b")
+        for name in self.CAPTURES_SEEN:
+            for command in (["list"], ["static"], ["metric"], ["ras"], ["partition"], ["topology"], ["process"],
+                            ["bad-pages"], ["monitor", "-i", "1"], []):
+                with self.subTest(capture=name, command=command):
+                    proc = subprocess.run([SMI, "--sysfs-root", sys_root(name), *command], capture_output=True,
+                                          text=True, timeout=60)
+                    self.assertNotIn(proc.returncode, (2, -6, -11), proc.stderr)
+                    self.assertIsNone(raw.search(proc.stdout), proc.stdout)
+
+    def table_value(self, out, metric):
+        for line in out.splitlines():
+            fields = line.split(None, 1)
+            if fields and fields[0] == metric:
+                return fields[1].strip()
+        self.fail(f"{metric} not in the table:\n{out}")
+
+    def test_values_match_the_exact_json(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        doc = json.loads(run("--sysfs-root", root, "metric", "-g", "0", "--json").stdout)
+        metrics = doc["devices"][0]["metrics"]
+        table = run("--sysfs-root", root, "metric", "-g", "0").stdout
+        used = metrics["vram_used"]["value"]
+        self.assertEqual(metrics["vram_used"]["unit"], "B")
+        self.assertEqual(self.table_value(table, "vram_used"), f"{used / 2**20:.1f} MiB")
+        self.assertEqual(self.table_value(table, "temperature_junction"),
+                         f"{metrics['temperature_junction']['value']:g} °C")
+        self.assertEqual(self.table_value(table, "pcie_width"), f"x{metrics['pcie_width']['value']}")
+        energy = metrics["energy_consumed"]["value"]
+        self.assertEqual(self.table_value(table, "energy_consumed"), f"{energy / 1e6:.1f} MJ")
+        static = run("--sysfs-root", root, "static", "-g", "0").stdout
+        total = json.loads(run("--sysfs-root", root, "static", "-g", "0", "--json").stdout)["devices"][0]["metrics"]
+        self.assertEqual(self.table_value(static, "vram_total"), f"{total['vram_total']['value'] / 2**30:.1f} GiB")
+
+    def test_machine_outputs_keep_exact_bytes(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        rows = list(csv.DictReader(io.StringIO(run("--sysfs-root", root, "metric", "-g", "0", "--csv").stdout)))
+        used = next(r for r in rows if r["metric"] == "vram_used")
+        self.assertEqual(used["unit"], "B")
+        self.assertRegex(used["value"], r"^\d{7,}$")
+
+
 class RocmSmiCompat(unittest.TestCase):
     def test_json_keys_and_values_as_rocm_smi_prints_them(self):
         root = sys_root("real/lact/rx6900xt")
@@ -234,7 +406,7 @@ class RocmSmiCompat(unittest.TestCase):
     def test_unsupported_flags_are_bad_arguments(self):
         proc = run("--rocm-smi", "--setsclk", "3", expect=2)
         self.assertIn("--setsclk", proc.stderr)
-        run("--rocm-smi", expect=2)
+        run("--rocm-smi", "--json", expect=2)  # alone, --rocm-smi is the default view (DefaultView)
         run("--rocm-smi", "--showmeminfo", "flash", expect=2)
 
 

@@ -69,6 +69,15 @@ struct MetricInfo {
 HIPSTACK_SMI_CXX_API std::span<const MetricInfo> catalogue() noexcept;
 HIPSTACK_SMI_CXX_API const MetricInfo* find_metric(MetricId id) noexcept;
 HIPSTACK_SMI_CXX_API const MetricInfo* find_metric(std::string_view name) noexcept;
+// Named sets of catalogue metrics, for `-m temperature` and the like (docs/metrics.md, "Groups").
+// Defined once beside the catalogue; no group shares a name with a metric.
+struct MetricGroup {
+  std::string_view name;
+  std::string_view help;
+  std::span<const MetricId> members;  // in the order tables list them
+};
+HIPSTACK_SMI_CXX_API std::span<const MetricGroup> metric_groups() noexcept;
+HIPSTACK_SMI_CXX_API const MetricGroup* find_metric_group(std::string_view name) noexcept;
 HIPSTACK_SMI_CXX_API std::string_view unit_symbol(Unit unit) noexcept;  // "C", "W", "MHz", "B", ...
 HIPSTACK_SMI_CXX_API std::string_view unit_name(Unit unit) noexcept;    // "celsius", "watt", ...
 HIPSTACK_SMI_CXX_API std::string_view kind_name(Kind kind) noexcept;    // "identity", "static", "live", "counter"

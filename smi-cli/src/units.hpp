@@ -1,0 +1,24 @@
+// Quantities as people read them, one spelling for every table of hipstack-smi and hipstack-info
+// (docs/cli.md "Units"): binary prefixes for memory, decimal ones for bandwidth and energy, °C,
+// sensible precision. JSON and CSV keep the exact value and the catalogue's unit symbol.
+#pragma once
+
+#include <hipstack/smi.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace hipstack::cli {
+
+// "191.98 GiB", "50 GB/s", "45 °C", "748 W", "2100 MHz", "97.5 %", "1.24 MJ", "16 GT/s", "x16".
+std::string human_quantity(double value, smi::Unit unit);
+// Memory with binary prefixes: "512 B", "64 KiB", "145.5 GiB", "1.11 TiB".
+std::string human_bytes(double bytes);
+// "145.5 / 192 GiB (76 %)": used and total in the total's prefix, and the share used.
+std::string used_of_total(double used, double total);
+// The unit as tables print it ("°C" where the catalogue's symbol is "C").
+std::string_view display_symbol(smi::Unit unit) noexcept;
+// Columns a UTF-8 text takes on a terminal (each code point one column: no wide characters here).
+std::size_t display_width(std::string_view text) noexcept;
+
+}  // namespace hipstack::cli
