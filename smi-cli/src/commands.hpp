@@ -50,6 +50,13 @@ int finish_with_faults(const DeviceSource& system, const std::vector<std::uint32
 // only: `local` is null with --host). origin names where the data comes from ("host node1").
 int run_overview(const DeviceSource& source, const LocalSource* local, const CommonOptions& options,
                  const std::string& origin);
+struct QueryOptions {
+  bool no_header = false;  // CSV and table: no header line
+  bool no_units = false;   // table: values without units; CSV header: names without "[unit]"
+};
+// `query -m FIELDS`: one row per GPU; fields are device fields (is_query_field), metrics or groups.
+int run_query(const DeviceSource& source, const CommonOptions& options, const QueryOptions& query);
+bool is_query_field(std::string_view name);  // index, vendor, backend, bdf, uuid, name
 int run_list(const DeviceSource& system, const CommonOptions& options);
 int run_static(const DeviceSource& system, const CommonOptions& options);
 int run_metric(const DeviceSource& system, const CommonOptions& options);

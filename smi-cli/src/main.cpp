@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "nvidia_smi_compat.hpp"
 #include "rocm_smi_compat.hpp"
 #include "suggest.hpp"
 #ifdef HIPSTACK_SMI_REMOTE
@@ -119,7 +120,7 @@ std::string origin_of(const smi::OpenOptions& open) {
 
 // The commands that read through a DeviceSource, and so also work against a daemon (--host).
 bool works_remotely(const std::string& command) {
-  for (const char* name : {"", "list", "static", "metric", "ras", "health", "partition"}) {
+  for (const char* name : {"", "list", "static", "metric", "query", "ras", "health", "partition"}) {
     if (command == name) return true;
   }
   return false;
@@ -192,7 +193,29 @@ int exit_now(int code) {
   return code;
 }
 
+// `--nvidia-smi --query-gpu=... --format=csv`: opened and ended as every other command.
+int run_nvidia_smi(int argc, char** argv, int compat_flag) {
+  NvidiaSmiRequest request;
+  if (const auto error = parse_nvidia_smi_args(argc, argv, compat_flag, request)) return nvidia_smi_usage(*error);
+  request.open.vendor_shutdown = false;
+#ifdef HIPSTACK_CLI_NORMAL_EXIT
+  request.open.vendor_shutdown = true;
+#endif
+  const std::optional<smi::System> system = open_within(request.open, LocalSource::kDefaultDeadline);
+  if (!system) {
+    std::fprintf(stderr, "hipstack-smi: finding the GPUs took longer than %lld ms: a read of the GPUs' files is stuck\n",
+                 static_cast<long long>(LocalSource::kDefaultDeadline.count()));
+    return exit_stuck(kExitReadFailure);
+  }
+  const LocalSource local(*system);
+  const int code = run_nvidia_smi_query(local, request);
+  return local.any_stuck() ? exit_stuck(code) : exit_now(code);
+}
+
 int run(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--nvidia-smi") return run_nvidia_smi(argc, argv, i);
+  }
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) != "--rocm-smi") continue;
     std::vector<std::string> default_view_args;
@@ -251,6 +274,10 @@ int run(int argc, char** argv) {
   unsigned interval_ms = 0;
   process->add_option("--interval-ms", interval_ms, "Measure engine busy over this interval (ms)")
       ->check(CLI::Range(0u, 60000u));
+  auto* query = app.add_subcommand("query", "One row per GPU of the -m fields: index, name, uuid, bdf, any metric or group");
+  QueryOptions query_options;
+  query->add_flag("--no-header", query_options.no_header, "No header line (table and CSV)");
+  query->add_flag("--no-units", query_options.no_units, "Values without units; CSV header names without [unit]");
   app.add_subcommand("topology", "Links between GPUs (XGMI/PCIe, hops, weight, NUMA)");
   auto* monitor = app.add_subcommand("monitor", "Refreshing view of the main live metrics");
   double watch_s = 1.0;
@@ -321,9 +348,15 @@ int run(int argc, char** argv) {
   }
   common.format = json ? Format::json : csv ? Format::csv : Format::table;
   common.gpus = split_list(gpus);
+  const std::string command = app.get_subcommands().empty() ? std::string() : app.get_subcommands().front()->get_name();
   for (const std::string& name : split_list(metrics)) {
+    if (command == "query" && is_query_field(name)) {
+      if (std::find(common.metrics.begin(), common.metrics.end(), name) == common.metrics.end()) common.metrics.push_back(name);
+      continue;
+    }
     if (!expand_metric(name, common.metrics)) {
       std::vector<std::string> names;
+      if (command == "query") names = {"index", "vendor", "backend", "bdf", "uuid", "name"};
       for (const smi::MetricGroup& group : smi::metric_groups()) names.emplace_back(group.name);
       for (const smi::MetricInfo& info : smi::catalogue()) names.emplace_back(info.name);
       std::fprintf(stderr, "hipstack-smi: unknown metric or group \"%s\".%s (`hipstack-smi catalogue` lists them all)\n",
@@ -332,7 +365,6 @@ int run(int argc, char** argv) {
     }
   }
 
-  const std::string command = app.get_subcommands().empty() ? std::string() : app.get_subcommands().front()->get_name();
   change.reset = command == "reset";
   if (!power_cap_text.empty()) {
     try {
@@ -370,7 +402,7 @@ int run(int argc, char** argv) {
   };
   if (!host.empty()) {
     if (!works_remotely(command) || change.any()) {
-      std::fprintf(stderr, "hipstack-smi: %s%s is not available with --host (list, static, metric, ras, health and partition are)\n",
+      std::fprintf(stderr, "hipstack-smi: %s%s is not available with --host (list, static, metric, query, ras, health and partition are)\n",
                    command.c_str(), change.any() ? " with a change" : "");
       return kExitBadArguments;
     }
@@ -388,6 +420,7 @@ int run(int argc, char** argv) {
     if (command == "list") return run_list(*source, common);
     if (command == "static") return run_static(*source, common);
     if (command == "metric") return run_metric(*source, common);
+    if (command == "query") return run_query(*source, common, query_options);
     if (command == "ras") return run_ras(*source, common);
     if (command == "health") return run_health(*source, common, health_policy);
     return run_partition(*source, common);
@@ -431,6 +464,7 @@ int run(int argc, char** argv) {
     if (command == "list") return run_list(local, common);
     if (command == "static") return run_static(local, common);
     if (command == "metric") return run_metric(local, common);
+    if (command == "query") return run_query(local, common, query_options);
     if (command == "process") return run_process(local, common, interval_ms);
     if (command == "topology") return run_topology(local, common);
     if (command == "monitor") return run_monitor(local, common, watch_s, iterations);

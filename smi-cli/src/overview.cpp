@@ -205,6 +205,17 @@ std::string gpu_table(std::vector<GpuRow>& rows, bool colour_on) {
   return out;
 }
 
+// A header line within kScreenWidth: a long one (a capture's path) keeps its end, where the names are.
+std::string fit_line(const std::string& text) {
+  if (display_width(text) <= kScreenWidth) return text;
+  const std::size_t space = text.find(' ');
+  const std::string head = space == std::string::npos ? std::string() : text.substr(0, space + 1);
+  const std::size_t keep = kScreenWidth - display_width(head) - 1;  // 1 for the ellipsis
+  std::size_t start = text.size() - keep;
+  while (start < text.size() && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) ++start;  // whole characters
+  return head + "…" + text.substr(start);
+}
+
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -272,8 +283,8 @@ int run_overview(const DeviceSource& source, const LocalSource* local, const Com
   const bool colour_on = isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
   std::string driver_text;
   for (const std::string& driver : drivers) driver_text += (driver_text.empty() ? "" : ", ") + driver;
-  std::string out = fmt::format("hipstack-smi {}  {}\n{}{}\n\n", smi::library_version(), utc_now(), origin,
-                                driver_text.empty() ? "" : "  driver " + driver_text);
+  std::string out = fmt::format("hipstack-smi {}  {}\n{}\n{}\n", smi::library_version(), utc_now(), fit_line(origin),
+                                driver_text.empty() ? "" : fit_line("driver " + driver_text) + "\n");
   if (rows.empty()) {
     print(out);
     std::fprintf(stderr, "hipstack-smi: no GPUs found%s (`hipstack-smi list -v` says which backends are absent and why)\n",

@@ -80,6 +80,8 @@ Json single_json(const smi::Reading& r, bool with_unit) {
 
 }  // namespace
 
+Json reading_json(const smi::Reading& reading) { return single_json(reading, true); }
+
 Json readings_json(const std::vector<smi::Reading>& readings) {
   Json metrics = Json::object();
   for (const smi::Reading& r : readings) {

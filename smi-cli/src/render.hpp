@@ -35,6 +35,8 @@ std::string value_with_unit(const smi::Reading& reading);
 
 // {"status": "ok", "value": 45.0, "unit": "C"} and the instanced form; see docs/cli.md.
 Json readings_json(const std::vector<smi::Reading>& readings);
+// One reading as {"status": "ok", "value": 45.0, "unit": "C"} (the instance is the caller's to name).
+Json reading_json(const smi::Reading& reading);
 Json device_json(const smi::DeviceSummary& device);  // "fault": null, or why the GPU cannot be read
 
 // "GPU 0  0000:03:00.0  NAME  EXTRA" for the head of a device's block; a GPU that cannot be read

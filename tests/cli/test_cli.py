@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import unittest
 
 SMI = None
@@ -258,8 +259,18 @@ class DefaultView(unittest.TestCase):
                 header, rows = gpu_rows(out)
                 self.assertEqual([r.split()[0] for r in rows], [str(i) for i in range(8)])
                 self.assertTrue(out.startswith("hipstack-smi "), out)
-                self.assertIn(f"capture {sys_root(name)}", out)
+                self.assertRegex(out.splitlines()[1], f"^capture .*{name}/sys$")
                 self.assertIn("PID", out)  # the bundled captures have GPU processes
+
+    def test_a_long_capture_path_is_cut_to_fit(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            deep = os.path.join(tmp, *(["a-long-folder-name"] * 6), "node")
+            os.makedirs(deep)
+            os.symlink(os.path.abspath(sys_root("constructed/mi300x-8gpu-spx-nps1")), os.path.join(deep, "sys"))
+            out = run("--sysfs-root", os.path.join(deep, "sys")).stdout
+            origin = out.splitlines()[1]
+            self.assertEqual(len(origin), 80, origin)
+            self.assertTrue(origin.startswith("capture …") and origin.endswith("a-long-folder-name/node/sys"), origin)
 
     def test_rows_agree_with_the_other_commands(self):
         root = sys_root("constructed/mi300x-8gpu-faults")
@@ -325,6 +336,100 @@ class DefaultView(unittest.TestCase):
         coloured = on_tty(env)
         self.assertIn("\x1b[1;31mFAIL\x1b[0m", coloured)
         self.assertNotIn("\x1b", on_tty(dict(env, NO_COLOR="1")))
+
+
+class Query(unittest.TestCase):
+    """query -m FIELDS and --nvidia-smi --query-gpu: one row per GPU for scripts (issue 15)."""
+    DONE_WHEN = ("index,name,memory.used,memory.total,temperature.gpu,power.draw,utilization.gpu")
+
+    def test_query_mixes_identity_static_and_live(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        out = run("query", "-m", "index,name,vram_used,vram_total,power_current", "--csv", "--no-header", "--no-units",
+                  "--sysfs-root", root).stdout
+        rows = list(csv.reader(io.StringIO(out)))
+        self.assertEqual(len(rows), 8)
+        doc = json.loads(run("metric", "--json", "--sysfs-root", root).stdout)
+        total = json.loads(run("static", "--json", "-m", "vram_total", "--sysfs-root", root).stdout)
+        for row, live, facts in zip(rows, doc["devices"], total["devices"]):
+            self.assertEqual(row[0], str(live["index"]))
+            self.assertEqual(row[1], "AMD Instinct MI300X")
+            self.assertEqual(int(row[2]), live["metrics"]["vram_used"]["value"])
+            self.assertEqual(int(row[3]), facts["metrics"]["vram_total"]["value"])
+            self.assertEqual(float(row[4]), live["metrics"]["power_current"]["value"])
+        header = run("query", "-m", "index,vram_used,power", "--csv", "--sysfs-root", root).stdout.splitlines()[0]
+        self.assertTrue(header.startswith("index,vram_used [B],power_average [W],power_current [W]"), header)
+        table = run("query", "-m", "index,vram_total", "--sysfs-root", root).stdout.splitlines()
+        self.assertEqual(table[1].split(None, 1)[1].strip(), "192.0 GiB")
+        run("query", "--sysfs-root", root, expect=2)  # no fields
+        proc = run("query", "-m", "indx", "--sysfs-root", root, expect=2)
+        self.assertIn("Did you mean index?", proc.stderr)
+
+    def test_nvidia_smi_query_on_every_capture(self):
+        for name in ("constructed/mi300x-8gpu-spx-nps1", "constructed/mi300x-8gpu-cpx-nps1",
+                     "constructed/mi300x-8gpu-faults"):
+            with self.subTest(capture=name):
+                root = sys_root(name)
+                out = run("--nvidia-smi", f"--query-gpu={self.DONE_WHEN}", "--format=csv,noheader,nounits",
+                          "--sysfs-root", root).stdout
+                lines = out.splitlines()
+                self.assertEqual(len(lines), 8)
+                doc = json.loads(run("metric", "--json", "--sysfs-root", root).stdout)
+                for line, device in zip(lines, doc["devices"]):
+                    fields = line.split(", ")
+                    self.assertEqual(len(fields), 7, line)
+                    m = device["metrics"]
+                    self.assertEqual(fields[0], str(device["index"]))
+                    self.assertEqual(fields[2], str(-(-m["vram_used"]["value"] // 2**20)))
+                    self.assertEqual(fields[4], f"{m['temperature_junction']['value']:.0f}")
+                    self.assertEqual(fields[5], f"{m['power_current']['value']:.2f}")
+                    self.assertEqual(fields[6], f"{m['gpu_busy']['value']:.0f}")
+
+    def test_nvidia_smi_header_units_and_selection(self):
+        root = sys_root("constructed/mi300x-8gpu-faults")
+        out = run("--nvidia-smi", "--query-gpu", "index,pci.bus_id,memory.used,power.limit,fan.speed",
+                  "--format=csv", "-i", "1,6", "--sysfs-root", root).stdout.splitlines()
+        self.assertEqual(out[0], "index, pci.bus_id, memory.used [MiB], power.limit [W], fan.speed [%]")
+        self.assertEqual(len(out), 3)
+        self.assertTrue(out[1].startswith("1, 00000000:27:00.0, "), out[1])
+        self.assertTrue(out[1].endswith(" MiB, 750.00 W, [N/A]"), out[1])
+        self.assertTrue(out[2].startswith("6, 00000000:C7:00.0, "), out[2])
+        for bad in (["--query-gpu=index"], ["--query-gpu=index", "--format=json"],
+                    ["--query-gpu=index,temprature.gpu", "--format=csv"], ["--format=csv"],
+                    ["--query-gpu=index", "--format=csv,noheadr"], ["-L"]):
+            with self.subTest(args=bad):
+                proc = run("--nvidia-smi", *bad, "--sysfs-root", root, expect=2)
+                self.assertIn("hipstack-smi --nvidia-smi:", proc.stderr)
+        self.assertIn("Did you mean temperature.gpu?",
+                      run("--nvidia-smi", "--query-gpu=temprature.gpu", "--format=csv", expect=2).stderr)
+
+    def test_nvidia_smi_against_nvml(self):
+        """The scripted NVML (fake_nvml) as the source: the NVIDIA GPU's fields are NVML's values."""
+        assert_fake_nvml(self)
+        env = dict(os.environ, HIPSTACK_NVML_LIBRARY=os.environ["FAKE_NVML_FULL"],
+                   HIPSTACK_FAKE_NVML_SCRIPT=f"{os.environ['FAKE_NVML_SCRIPTS_DIR']}/h100x2-mig.txt")
+        root = sys_root("real/lact/rx6900xt")
+        proc = subprocess.run([SMI, "--nvidia-smi", "--query-gpu=index,name,uuid,pci.bus_id,memory.total,memory.used,"
+                               "power.draw,clocks.sm,pstate,mig.mode.current", "--format=csv,noheader,nounits",
+                               "--sysfs-root", root], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(len(lines), 3)
+        doc = json.loads(subprocess.run([SMI, "metric", "--json", "-g", "1", "--sysfs-root", root], capture_output=True,
+                                        text=True, env=env, timeout=60, check=True).stdout)
+        facts = json.loads(subprocess.run([SMI, "static", "--json", "-g", "1", "--sysfs-root", root], capture_output=True,
+                                          text=True, env=env, timeout=60, check=True).stdout)
+        device, m, s = doc["devices"][0], doc["devices"][0]["metrics"], facts["devices"][0]["metrics"]
+        fields = lines[1].split(", ")
+        self.assertEqual(fields[0], "1")
+        self.assertEqual(fields[1], device["name"])
+        self.assertEqual(fields[2], device["uuid"])
+        self.assertEqual(fields[3].lower(), "0000" + device["bdf"])
+        self.assertEqual(fields[4], str(-(-s["vram_total"]["value"] // 2**20)))
+        self.assertEqual(fields[5], str(-(-m["vram_used"]["value"] // 2**20)))
+        self.assertEqual(fields[6], f"{m['power_average']['value']:.2f}")
+        self.assertEqual(fields[7], f"{m['clock_sm']['value']:.0f}")
+        self.assertEqual(fields[8], m["performance_state"]["value"])
+        self.assertEqual(fields[9], "Enabled" if s["mig_mode"]["value"] == "enabled" else "Disabled")
 
 
 class HumanUnits(unittest.TestCase):
