@@ -116,8 +116,8 @@ std::string NvmlBackend::fault(std::size_t device) const {
 
 void NvmlBackend::sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const {
   const NvidiaGpu& gpu = gpus_.at(device);
-  if (options.identity) read_identity(*library_, gpu, out);
-  if (options.static_info) read_static(*library_, gpu, out);
+  if (options.identity) read_identity(*library_, gpu, options, out);
+  if (options.static_info) read_static(*library_, gpu, options, out);
   if (options.live) read_live(*library_, gpu, options, out);
 }
 

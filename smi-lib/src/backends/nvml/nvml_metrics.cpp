@@ -37,6 +37,14 @@ const char* architecture_name(unsigned arch) {
 
 const char* enabled_text(int state) { return state != 0 ? "enabled" : "disabled"; }
 
+// Whether a sample asked for any of ids (an empty list asks for everything).
+bool wanted(const SampleOptions& options, std::initializer_list<MetricId> ids) {
+  if (options.metrics.empty()) return true;
+  return std::any_of(ids.begin(), ids.end(), [&options](MetricId id) {
+    return std::find(options.metrics.begin(), options.metrics.end(), id) != options.metrics.end();
+  });
+}
+
 // Calls NVML for one device and reports what it said. Every call below is its own statement,
 // before the value it writes is read: as one argument list (number(id, name, call(&v), v)) the
 // order of evaluation is unspecified, and GCC reads v first.
@@ -226,70 +234,87 @@ Return read_string(Return (*fn)(Device, char*, unsigned), Device device, unsigne
   return code;
 }
 
-void read_identity(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out) {
+void read_identity(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
   p.list().text(MetricId::vendor, "nvidia", "NVML");
   p.list().text(MetricId::uuid, gpu.uuid, "nvmlDeviceGetUUID");
   p.list().text(MetricId::marketing_name, gpu.name, "nvmlDeviceGetName");
   p.list().text(MetricId::driver_name, "nvidia", "NVML");
-  PciInfo pci{};
-  const Return pci_code = p.call(api.pci_info, &pci);
-  p.text(MetricId::bdf, "nvmlDeviceGetPciInfo", pci_code, pci_code == kSuccess ? normalise_bdf(pci.busId) : "");
-  p.text(MetricId::pci_vendor_id, "nvmlDeviceGetPciInfo", pci_code, fmt::format("0x{:04x}", pci.pciDeviceId & 0xffff));
-  p.text(MetricId::pci_device_id, "nvmlDeviceGetPciInfo", pci_code, fmt::format("0x{:04x}", pci.pciDeviceId >> 16));
-  p.text(MetricId::pci_subsystem_vendor_id, "nvmlDeviceGetPciInfo", pci_code,
-         fmt::format("0x{:04x}", pci.pciSubSystemId & 0xffff));
-  p.text(MetricId::pci_subsystem_device_id, "nvmlDeviceGetPciInfo", pci_code,
-         fmt::format("0x{:04x}", pci.pciSubSystemId >> 16));
-  p.string_metric(MetricId::serial_number, "nvmlDeviceGetSerial", api.serial, kSerialSize);
-  p.string_metric(MetricId::product_number, "nvmlDeviceGetBoardPartNumber", api.part_number, kPartNumberSize);
-  p.string_metric(MetricId::vbios_version, "nvmlDeviceGetVbiosVersion", api.vbios_version, kVbiosSize);
-
-  std::array<char, kDriverVersionSize + 1> driver{};
-  const Return driver_code =
-      api.driver_version == nullptr ? Probe::kMissing : api.driver_version(driver.data(), kDriverVersionSize);
-  p.text(MetricId::driver_version, "nvmlSystemGetDriverVersion", driver_code, driver.data());
-  int cuda = 0;
-  const Return cuda_code = api.cuda_version == nullptr ? Probe::kMissing : api.cuda_version(&cuda);
-  p.text(MetricId::cuda_driver_version, "nvmlSystemGetCudaDriverVersion", cuda_code,
-         fmt::format("{}.{}", cuda / 1000, (cuda % 1000) / 10));
-
-  int major = 0;
-  int minor = 0;
-  const Return cc_code = p.call(api.compute_capability, &major, &minor);
-  p.text(MetricId::compute_capability, "nvmlDeviceGetCudaComputeCapability", cc_code, fmt::format("{}.{}", major, minor));
-  // The compiler target, as gfx942 is for AMD: nvcc -arch=sm_90.
-  p.text(MetricId::gfx_target, "nvmlDeviceGetCudaComputeCapability", cc_code, fmt::format("sm_{}{}", major, minor));
-  unsigned arch = 0;
-  const Return arch_code = p.call(api.architecture, &arch);
-  if (arch_code == kSuccess && architecture_name(arch) == nullptr) {
-    p.list().failed(MetricId::architecture, ENOENT, fmt::format("nvmlDeviceGetArchitecture: unknown value {}", arch));
-  } else {
-    p.text(MetricId::architecture, "nvmlDeviceGetArchitecture", arch_code, arch_code == kSuccess ? architecture_name(arch) : "");
+  if (want({MetricId::bdf, MetricId::pci_vendor_id, MetricId::pci_device_id, MetricId::pci_subsystem_vendor_id,
+            MetricId::pci_subsystem_device_id})) {
+    PciInfo pci{};
+    const Return pci_code = p.call(api.pci_info, &pci);
+    p.text(MetricId::bdf, "nvmlDeviceGetPciInfo", pci_code, pci_code == kSuccess ? normalise_bdf(pci.busId) : "");
+    p.text(MetricId::pci_vendor_id, "nvmlDeviceGetPciInfo", pci_code, fmt::format("0x{:04x}", pci.pciDeviceId & 0xffff));
+    p.text(MetricId::pci_device_id, "nvmlDeviceGetPciInfo", pci_code, fmt::format("0x{:04x}", pci.pciDeviceId >> 16));
+    p.text(MetricId::pci_subsystem_vendor_id, "nvmlDeviceGetPciInfo", pci_code,
+           fmt::format("0x{:04x}", pci.pciSubSystemId & 0xffff));
+    p.text(MetricId::pci_subsystem_device_id, "nvmlDeviceGetPciInfo", pci_code,
+           fmt::format("0x{:04x}", pci.pciSubSystemId >> 16));
+  }
+  if (want({MetricId::serial_number})) p.string_metric(MetricId::serial_number, "nvmlDeviceGetSerial", api.serial, kSerialSize);
+  if (want({MetricId::product_number})) {
+    p.string_metric(MetricId::product_number, "nvmlDeviceGetBoardPartNumber", api.part_number, kPartNumberSize);
+  }
+  if (want({MetricId::vbios_version})) {
+    p.string_metric(MetricId::vbios_version, "nvmlDeviceGetVbiosVersion", api.vbios_version, kVbiosSize);
+  }
+  if (want({MetricId::driver_version})) {
+    std::array<char, kDriverVersionSize + 1> driver{};
+    const Return driver_code =
+        api.driver_version == nullptr ? Probe::kMissing : api.driver_version(driver.data(), kDriverVersionSize);
+    p.text(MetricId::driver_version, "nvmlSystemGetDriverVersion", driver_code, driver.data());
+  }
+  if (want({MetricId::cuda_driver_version})) {
+    int cuda = 0;
+    const Return cuda_code = api.cuda_version == nullptr ? Probe::kMissing : api.cuda_version(&cuda);
+    p.text(MetricId::cuda_driver_version, "nvmlSystemGetCudaDriverVersion", cuda_code,
+           fmt::format("{}.{}", cuda / 1000, (cuda % 1000) / 10));
+  }
+  if (want({MetricId::compute_capability, MetricId::gfx_target})) {
+    int major = 0;
+    int minor = 0;
+    const Return cc_code = p.call(api.compute_capability, &major, &minor);
+    p.text(MetricId::compute_capability, "nvmlDeviceGetCudaComputeCapability", cc_code, fmt::format("{}.{}", major, minor));
+    // The compiler target, as gfx942 is for AMD: nvcc -arch=sm_90.
+    p.text(MetricId::gfx_target, "nvmlDeviceGetCudaComputeCapability", cc_code, fmt::format("sm_{}{}", major, minor));
+  }
+  if (want({MetricId::architecture})) {
+    unsigned arch = 0;
+    const Return arch_code = p.call(api.architecture, &arch);
+    if (arch_code == kSuccess && architecture_name(arch) == nullptr) {
+      p.list().failed(MetricId::architecture, ENOENT, fmt::format("nvmlDeviceGetArchitecture: unknown value {}", arch));
+    } else {
+      p.text(MetricId::architecture, "nvmlDeviceGetArchitecture", arch_code, arch_code == kSuccess ? architecture_name(arch) : "");
+    }
   }
   p.list().text(MetricId::device_type, "discrete", "NVML");
 }
 
-void read_static(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out) {
+void read_static(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
-  MemoryV2 memory{};
-  memory.version = kMemoryV2Version;
-  Return memory_code = p.call(api.memory_v2, &memory);
-  if (memory_code != kSuccess) {
-    Memory old{};
-    memory_code = p.call(api.memory, &old);
-    memory.total = old.total;
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  if (want({MetricId::vram_total})) {
+    MemoryV2 memory{};
+    memory.version = kMemoryV2Version;
+    Return memory_code = p.call(api.memory_v2, &memory);
+    if (memory_code != kSuccess) {
+      Memory old{};
+      memory_code = p.call(api.memory, &old);
+      memory.total = old.total;
+    }
+    p.number(MetricId::vram_total, "nvmlDeviceGetMemoryInfo", memory_code, static_cast<double>(memory.total));
   }
-  p.number(MetricId::vram_total, "nvmlDeviceGetMemoryInfo", memory_code, static_cast<double>(memory.total));
-  Bar1Memory bar1{};
-  {
+  if (want({MetricId::bar1_total})) {
+    Bar1Memory bar1{};
     const Return code = p.call(api.bar1_memory, &bar1);
     p.number(MetricId::bar1_total, "nvmlDeviceGetBAR1MemoryInfo", code, static_cast<double>(bar1.bar1Total));
   }
-  DeviceAttributes attributes{};
-  {
+  if (want({MetricId::compute_units})) {
+    DeviceAttributes attributes{};
     const Return code = p.call(api.attributes, &attributes);
     p.number(MetricId::compute_units, "nvmlDeviceGetAttributes", code, attributes.multiprocessorCount);
   }
@@ -300,60 +325,68 @@ void read_static(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>&
                                                  {MetricId::clock_sm_max, kClockSm},
                                                  {MetricId::clock_video_max, kClockVideo}};
   for (const auto& [id, type] : max_clocks) {
-    p.fetch<unsigned>(id, "nvmlDeviceGetMaxClockInfo", api.max_clock, 1.0, type);
+    if (want({id})) p.fetch<unsigned>(id, "nvmlDeviceGetMaxClockInfo", api.max_clock, 1.0, type);
   }
-  unsigned low = 0;
-  unsigned high = 0;
-  const Return constraints = p.call(api.power_limit_constraints, &low, &high);
-  p.number(MetricId::power_cap_min, "nvmlDeviceGetPowerManagementLimitConstraints", constraints, low / 1000.0);
-  p.number(MetricId::power_cap_max, "nvmlDeviceGetPowerManagementLimitConstraints", constraints, high / 1000.0);
-  p.fetch<unsigned>(MetricId::power_cap_default, "nvmlDeviceGetPowerManagementDefaultLimit", api.power_limit_default, 1000.0);  // mW
-  p.fetch<unsigned>(MetricId::power_cap, "nvmlDeviceGetEnforcedPowerLimit", api.power_limit_enforced, 1000.0);  // mW
-
-  unsigned generation = 0;
-  const Return gen_code = p.call(api.max_pcie_generation, &generation);
-  if (gen_code == kSuccess && !generation_speed(generation)) {
-    p.list().malformed(MetricId::pcie_speed_max, fmt::format("nvmlDeviceGetMaxPcieLinkGeneration: generation {}", generation));
-  } else {
-    p.number(MetricId::pcie_speed_max, "nvmlDeviceGetMaxPcieLinkGeneration", gen_code, generation_speed(generation).value_or(0));
+  if (want({MetricId::power_cap_min, MetricId::power_cap_max})) {
+    unsigned low = 0;
+    unsigned high = 0;
+    const Return constraints = p.call(api.power_limit_constraints, &low, &high);
+    p.number(MetricId::power_cap_min, "nvmlDeviceGetPowerManagementLimitConstraints", constraints, low / 1000.0);
+    p.number(MetricId::power_cap_max, "nvmlDeviceGetPowerManagementLimitConstraints", constraints, high / 1000.0);
   }
-  p.fetch<unsigned>(MetricId::pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth", api.max_pcie_width, 1.0);
-  p.fetch<unsigned>(MetricId::numa_node, "nvmlDeviceGetNumaNodeId", api.numa_node, 1.0);
+  if (want({MetricId::power_cap_default})) {
+    p.fetch<unsigned>(MetricId::power_cap_default, "nvmlDeviceGetPowerManagementDefaultLimit", api.power_limit_default, 1000.0);  // mW
+  }
+  if (want({MetricId::power_cap})) {
+    p.fetch<unsigned>(MetricId::power_cap, "nvmlDeviceGetEnforcedPowerLimit", api.power_limit_enforced, 1000.0);  // mW
+  }
+  if (want({MetricId::pcie_speed_max})) {
+    unsigned generation = 0;
+    const Return gen_code = p.call(api.max_pcie_generation, &generation);
+    if (gen_code == kSuccess && !generation_speed(generation)) {
+      p.list().malformed(MetricId::pcie_speed_max, fmt::format("nvmlDeviceGetMaxPcieLinkGeneration: generation {}", generation));
+    } else {
+      p.number(MetricId::pcie_speed_max, "nvmlDeviceGetMaxPcieLinkGeneration", gen_code, generation_speed(generation).value_or(0));
+    }
+  }
+  if (want({MetricId::pcie_width_max})) p.fetch<unsigned>(MetricId::pcie_width_max, "nvmlDeviceGetMaxPcieLinkWidth", api.max_pcie_width, 1.0);
+  if (want({MetricId::numa_node})) p.fetch<unsigned>(MetricId::numa_node, "nvmlDeviceGetNumaNodeId", api.numa_node, 1.0);
 
   const std::pair<MetricId, int> thresholds[] = {{MetricId::temperature_junction_critical, kThresholdSlowdown},
                                                  {MetricId::temperature_junction_emergency, kThresholdShutdown},
                                                  {MetricId::temperature_memory_critical, kThresholdMemMax}};
   for (const auto& [id, type] : thresholds) {
-    p.fetch<unsigned>(id, "nvmlDeviceGetTemperatureThreshold", api.temperature_threshold, 1.0, type);
+    if (want({id})) p.fetch<unsigned>(id, "nvmlDeviceGetTemperatureThreshold", api.temperature_threshold, 1.0, type);
   }
 
   EnableState current = 0;
   EnableState pending = 0;
-  Return code = p.call(api.ecc_mode, &current, &pending);
-  p.text(MetricId::ecc_mode, "nvmlDeviceGetEccMode", code, enabled_text(current));
-  unsigned mig_current = 0;
-  unsigned mig_pending = 0;
-  code = p.call(api.mig_mode, &mig_current, &mig_pending);
-  p.text(MetricId::mig_mode, "nvmlDeviceGetMigMode", code, enabled_text(static_cast<int>(mig_current)));
-  code = p.call(api.persistence_mode, &current);
-  p.text(MetricId::persistence_mode, "nvmlDeviceGetPersistenceMode", code, enabled_text(current));
-  int mode = 0;
-  code = p.call(api.compute_mode, &mode);
-  const char* mode_name = mode == 0 ? "default" : mode == 2 ? "prohibited" : mode == 3 ? "exclusive_process" : "exclusive_thread";
-  p.text(MetricId::compute_mode, "nvmlDeviceGetComputeMode", code, mode_name);
+  if (want({MetricId::ecc_mode})) {
+    const Return code = p.call(api.ecc_mode, &current, &pending);
+    p.text(MetricId::ecc_mode, "nvmlDeviceGetEccMode", code, enabled_text(current));
+  }
+  if (want({MetricId::mig_mode})) {
+    unsigned mig_current = 0;
+    unsigned mig_pending = 0;
+    const Return code = p.call(api.mig_mode, &mig_current, &mig_pending);
+    p.text(MetricId::mig_mode, "nvmlDeviceGetMigMode", code, enabled_text(static_cast<int>(mig_current)));
+  }
+  if (want({MetricId::persistence_mode})) {
+    const Return code = p.call(api.persistence_mode, &current);
+    p.text(MetricId::persistence_mode, "nvmlDeviceGetPersistenceMode", code, enabled_text(current));
+  }
+  if (want({MetricId::compute_mode})) {
+    int mode = 0;
+    const Return code = p.call(api.compute_mode, &mode);
+    const char* mode_name = mode == 0 ? "default" : mode == 2 ? "prohibited" : mode == 3 ? "exclusive_process" : "exclusive_thread";
+    p.text(MetricId::compute_mode, "nvmlDeviceGetComputeMode", code, mode_name);
+  }
 }
 
 void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
-  // Some NVML calls cost milliseconds (energy ~4 ms on H200): ask only for what was requested.
-  auto want = [&options](std::initializer_list<MetricId> ids) {
-    if (options.metrics.empty()) return true;
-    for (const MetricId id : ids) {
-      if (std::find(options.metrics.begin(), options.metrics.end(), id) != options.metrics.end()) return true;
-    }
-    return false;
-  };
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
   unsigned value = 0;
   if (want({MetricId::temperature_junction})) {
     p.fetch<unsigned>(MetricId::temperature_junction, "nvmlDeviceGetTemperature", api.temperature, 1.0, kTemperatureGpu);
