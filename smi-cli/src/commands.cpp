@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <thread>
 
 namespace hipstack::cli {
@@ -244,7 +246,83 @@ int run_process(const LocalSource& system, const CommonOptions& options, unsigne
   return finish_with_faults(system, selected);
 }
 
-int run_topology(const LocalSource& system, const CommonOptions& options) {
+namespace {
+
+// One cell of the topology matrix, in the spirit of `nvidia-smi topo -m`: the closest way between
+// the two GPUs. Legend in kTopologyLegend.
+std::string matrix_cell(const std::map<smi::MetricId, const smi::Reading*>& cell) {
+  const auto text = [&cell](smi::MetricId id) {
+    const auto it = cell.find(id);
+    return it != cell.end() && it->second->ok() ? value_text(*it->second) : std::string();
+  };
+  const std::string nvlinks = text(smi::MetricId::link_nvlink_count);
+  if (!nvlinks.empty() && nvlinks != "0") return "NV" + nvlinks;
+  const std::string type = text(smi::MetricId::link_type);
+  const std::string hops = text(smi::MetricId::link_hops);
+  if (type == "xgmi") return hops.empty() || hops == "1" ? "XGMI" : "XGMI" + hops;
+  static const std::map<std::string, std::string> kPath = {{"board", "BRD"},       {"switch", "PIX"},
+                                                            {"switches", "PXB"},    {"host_bridge", "PHB"},
+                                                            {"numa_node", "NODE"}, {"system", "SYS"}};
+  if (const auto it = kPath.find(text(smi::MetricId::link_pcie_path)); it != kPath.end()) return it->second;
+  if (type == "pcie") return hops.empty() ? "PCIE" : "PCIE" + hops;
+  return "?";
+}
+
+constexpr std::pair<const char*, const char*> kTopologyLegend[] = {
+    {"X", "the GPU itself"},
+    {"NV#", "joined by # active NVLinks (directly or through NVSwitches)"},
+    {"XGMI", "a direct XGMI link (XGMI# : # hops over XGMI)"},
+    {"BRD", "PCIe, on the same board"},
+    {"PIX", "PCIe, through one PCIe switch"},
+    {"PXB", "PCIe, through several PCIe switches, not a host bridge"},
+    {"PHB", "PCIe, through the host bridge of one CPU"},
+    {"NODE", "PCIe, between host bridges of one NUMA node"},
+    {"SYS", "PCIe and the CPUs' interconnect (across NUMA nodes)"},
+    {"PCIE#", "PCIe, # hops in the KFD topology (the driver gives no path)"},
+    {"?", "the link could not be read"},
+};
+
+std::string topology_matrix(const LocalSource& system, const std::vector<std::uint32_t>& selected,
+                            const std::vector<smi::Link>& links) {
+  std::vector<std::string> header = {""};
+  for (const std::uint32_t i : selected) header.push_back(fmt::format("GPU{}", i));
+  header.emplace_back("NUMA");
+  Table table(header);
+  std::set<std::string> used;
+  smi::SampleOptions numa;
+  numa.static_info = true;
+  numa.live = false;
+  numa.metrics = {smi::MetricId::numa_node};
+  for (const std::uint32_t from : selected) {
+    std::vector<std::string> row = {fmt::format("GPU{}", from)};
+    for (const std::uint32_t to : selected) {
+      std::string cell = "X";
+      if (from != to) {
+        cell = "?";
+        for (const smi::Link& link : links) {
+          if (link.from != from || link.to != to) continue;
+          std::map<smi::MetricId, const smi::Reading*> readings;
+          for (const smi::Reading& r : link.readings) readings[r.id] = &r;
+          cell = matrix_cell(readings);
+        }
+      }
+      used.insert(cell.starts_with("NV") ? "NV#" : cell.starts_with("XGMI") ? "XGMI" : cell.starts_with("PCIE") ? "PCIE#" : cell);
+      row.push_back(cell);
+    }
+    const auto facts = system.sample(from, numa);
+    row.push_back(facts.empty() || !facts.front().ok() ? "N/A" : value_text(facts.front()));
+    table.add(std::move(row));
+  }
+  std::string out = table.str() + "\nLegend:\n";
+  for (const auto& [code, meaning] : kTopologyLegend) {
+    if (used.contains(code)) out += fmt::format("  {:<6}{}\n", code, meaning);
+  }
+  return out + "  NUMA  the NUMA node closest to the GPU (numa_node; -1: none)\n`topology --list`: every pair's facts.\n";
+}
+
+}  // namespace
+
+int run_topology(const LocalSource& system, const CommonOptions& options, bool as_list) {
   const auto selected = selected_devices(system, options);
   auto chosen = [&selected](std::uint32_t i) { return std::find(selected.begin(), selected.end(), i) != selected.end(); };
   const auto found = system.links();
@@ -279,6 +357,7 @@ int run_topology(const LocalSource& system, const CommonOptions& options) {
   }
   if (options.format == Format::json) print_json(doc);
   else if (options.format == Format::csv) print(csv);
+  else if (!as_list && !selected.empty()) print(topology_matrix(system, selected, links));
   else if (table.empty()) print("No links between GPUs.\n");
   else print(table.str());
   return kExitOk;

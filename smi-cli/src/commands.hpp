@@ -61,7 +61,8 @@ int run_list(const DeviceSource& system, const CommonOptions& options);
 int run_static(const DeviceSource& system, const CommonOptions& options);
 int run_metric(const DeviceSource& system, const CommonOptions& options);
 int run_process(const LocalSource& system, const CommonOptions& options, unsigned interval_ms);
-int run_topology(const LocalSource& system, const CommonOptions& options);
+// A matrix of the closest link between each pair of GPUs with a legend; as_list: every pair's facts.
+int run_topology(const LocalSource& system, const CommonOptions& options, bool as_list);
 int run_monitor(const DeviceSource& system, const CommonOptions& options, double interval_s, long iterations);
 int run_health(const DeviceSource& system, const CommonOptions& options, const std::string& policy_file);
 // RAS counts, retired pages and ECC totals as a sampled view (like `metric`, restricted to them).

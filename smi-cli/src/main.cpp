@@ -278,7 +278,9 @@ int run(int argc, char** argv) {
   QueryOptions query_options;
   query->add_flag("--no-header", query_options.no_header, "No header line (table and CSV)");
   query->add_flag("--no-units", query_options.no_units, "Values without units; CSV header names without [unit]");
-  app.add_subcommand("topology", "Links between GPUs (XGMI/PCIe, hops, weight, NUMA)");
+  auto* topology = app.add_subcommand("topology", "Links between GPUs as a matrix (XGMI/NVLink/PCIe path, NUMA node)");
+  bool topology_list = false;
+  topology->add_flag("--list", topology_list, "Every GPU pair with its link facts (type, hops, weight, bandwidth)");
   auto* monitor = app.add_subcommand("monitor", "Refreshing view of the main live metrics");
   double watch_s = 1.0;
   long iterations = 0;
@@ -466,7 +468,7 @@ int run(int argc, char** argv) {
     if (command == "metric") return run_metric(local, common);
     if (command == "query") return run_query(local, common, query_options);
     if (command == "process") return run_process(local, common, interval_ms);
-    if (command == "topology") return run_topology(local, common);
+    if (command == "topology") return run_topology(local, common, topology_list);
     if (command == "monitor") return run_monitor(local, common, watch_s, iterations);
     if (command == "health") return run_health(local, common, health_policy);
     if (command == "ras") return run_ras(local, common);

@@ -432,6 +432,63 @@ class Query(unittest.TestCase):
         self.assertEqual(fields[9], "Enabled" if s["mig_mode"]["value"] == "enabled" else "Disabled")
 
 
+class TopologyMatrix(unittest.TestCase):
+    """topology prints the matrix of `nvidia-smi topo -m` with a legend; --list and JSON keep the pairs."""
+
+    def matrix(self, root, *extra, env=None):
+        proc = subprocess.run([SMI, "topology", "--sysfs-root", root, *extra], capture_output=True, text=True,
+                              timeout=60, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        header = lines[0].split()
+        rows = {}
+        for line in lines[1:]:
+            if not line.strip():
+                break
+            cells = line.split()
+            rows[cells[0]] = dict(zip(header, cells[1:]))
+        return header, rows, proc.stdout
+
+    def test_xgmi_node(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        header, rows, out = self.matrix(root)
+        gpus = [f"GPU{i}" for i in range(8)]
+        self.assertEqual(header, gpus + ["NUMA"])
+        pairs = json.loads(run("topology", "--json", "--sysfs-root", root).stdout)["links"]
+        for link in pairs:
+            cell = rows[f"GPU{link['from']}"][f"GPU{link['to']}"]
+            self.assertEqual(cell, "XGMI" if link["metrics"]["link_type"]["value"] == "xgmi" else cell)
+        for g in gpus:
+            self.assertEqual(rows[g][g], "X")
+        numa = json.loads(run("static", "--json", "-m", "numa_node", "--sysfs-root", root).stdout)["devices"]
+        for d in numa:
+            self.assertEqual(rows[f"GPU{d['index']}"]["NUMA"], str(d["metrics"]["numa_node"]["value"]))
+        self.assertIn("  XGMI  a direct XGMI link", out)
+        self.assertNotIn("PXB", out)  # the legend names only what the matrix shows
+        for line in out.splitlines():
+            self.assertLessEqual(len(line), 80, line)
+        listed = run("topology", "--list", "--sysfs-root", root).stdout
+        self.assertTrue(listed.startswith("FROM  TO  TYPE"), listed)
+        self.assertEqual(len(listed.splitlines()), 1 + 8 * 7)
+
+    def test_pcie_and_nvlink_codes(self):
+        assert_fake_nvml(self)
+        env = dict(os.environ, HIPSTACK_NVML_LIBRARY=os.environ["FAKE_NVML_FULL"],
+                   HIPSTACK_FAKE_NVML_SCRIPT=f"{os.environ['FAKE_NVML_SCRIPTS_DIR']}/h100x2-mig.txt")
+        root = sys_root("real/lact/rx6900xt")
+        _, rows, out = self.matrix(root, env=env)
+        pairs = json.loads(subprocess.run([SMI, "topology", "--json", "--sysfs-root", root], capture_output=True,
+                                          text=True, env=env, timeout=60, check=True).stdout)["links"]
+        codes = {"board": "BRD", "switch": "PIX", "switches": "PXB", "host_bridge": "PHB", "numa_node": "NODE",
+                 "system": "SYS"}
+        self.assertTrue(pairs)
+        for link in pairs:
+            m = link["metrics"]
+            nvlinks = m.get("link_nvlink_count", {}).get("value", 0)
+            expected = f"NV{nvlinks}" if nvlinks else codes[m["link_pcie_path"]["value"]]
+            self.assertEqual(rows[f"GPU{link['from']}"][f"GPU{link['to']}"], expected, link)
+
+
 class HumanUnits(unittest.TestCase):
     """Tables read as people read them (docs/cli.md "Units"); JSON and CSV keep exact values."""
     CAPTURES_SEEN = ("constructed/mi300x-8gpu-spx-nps1", "constructed/mi300x-8gpu-cpx-nps1",
