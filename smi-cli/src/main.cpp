@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "help_examples.hpp"
 #include "nvidia_smi_compat.hpp"
 #include "rocm_smi_compat.hpp"
 #include "suggest.hpp"
@@ -331,6 +332,8 @@ int run(int argc, char** argv) {
   capture->add_flag("--processes", capture_processes, "Also record GPU processes (KFD and DRM fdinfo)");
   capture->add_flag("--pcie-bw", common.pcie_throughput, "Also record pcie_bw (blocks 1 s per GPU)");
   app.add_subcommand("version", "Library version and backends");
+  app.footer(help_examples(""));
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) sub->footer(help_examples(sub->get_name()));
 
   try {
     app.parse(argc, argv);

@@ -150,6 +150,30 @@ class Guidance(unittest.TestCase):
         self.assertIn('unknown metric or group "temp". Did you mean temperature, temperature_hbm, temperature_edge,', proc.stderr)
         self.assertIn("hipstack-smi catalogue", proc.stderr)
 
+    def test_every_help_ends_with_examples_that_work(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        commands = ["list", "static", "metric", "process", "query", "topology", "monitor", "event", "health", "ras",
+                    "bad-pages", "partition", "set", "reset", "catalogue", "capture", "version"]
+        top = run("--help").stdout
+        self.assertIn("Examples:", top)
+        for command in [None] + commands:
+            with self.subTest(command=command):
+                text = run("--help").stdout if command is None else run(command, "--help").stdout
+                examples = text[text.index("Examples:"):].splitlines()[1:]
+                self.assertGreaterEqual(len(examples), 2, text)
+                for line in examples:
+                    words = line.split("(")[0].split()
+                    self.assertIn("hipstack-smi", words, line)
+                    words = words[words.index("hipstack-smi") + 1:]
+                    # Run those that end by themselves and write nothing: on the capture, as a user would.
+                    # (A dry run may be refused on the capture, exit 4 or 5; an example must never be bad arguments.)
+                    if (command in ("monitor", "event", "capture") or ">" in words or "--host" in words
+                            or "--config" in words or (line.lstrip().startswith("sudo") and "--dry-run" not in words)):
+                        continue
+                    proc = subprocess.run([SMI, *words, "--sysfs-root", root], capture_output=True, text=True, timeout=60)
+                    self.assertGreaterEqual(proc.returncode, 0, f"{line}: {proc.stderr}")
+                    self.assertNotEqual(proc.returncode, 2, f"{line}: {proc.stderr}")
+
     def test_metric_groups(self):
         root = sys_root("constructed/mi300x-8gpu-spx-nps1")
         groups = {g["name"]: g["metrics"] for g in json.loads(run("catalogue", "--json").stdout)["groups"]}
