@@ -20,10 +20,8 @@
 #include "help_examples.hpp"
 #include "nvidia_smi_compat.hpp"
 #include "rocm_smi_compat.hpp"
-#include "suggest.hpp"
-#ifdef HIPSTACK_SMI_REMOTE
 #include "remote_source.hpp"
-#endif
+#include "suggest.hpp"
 
 namespace {
 
@@ -126,31 +124,6 @@ bool works_remotely(const std::string& command) {
   }
   return false;
 }
-
-#ifndef HIPSTACK_SMI_REMOTE
-// --host: the gRPC client is a separate program (hipstack-smi-remote, built from these sources),
-// so that this one starts without loading gRPC. It gets the same arguments.
-int exec_remote(char** argv) {
-  std::vector<std::filesystem::path> candidates;
-  if (const char* given = std::getenv("HIPSTACK_SMI_REMOTE")) candidates.emplace_back(given);
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    candidates.push_back(self.parent_path() / "hipstack-smi-remote");
-    candidates.push_back(self.parent_path().parent_path() / "libexec/hipstack/hipstack-smi-remote");
-  }
-  for (const auto& path : candidates) {
-    if (::access(path.c_str(), X_OK) == 0) {
-      ::execv(path.c_str(), argv);
-      std::fprintf(stderr, "hipstack-smi: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
-      return kExitReadFailure;
-    }
-  }
-  std::fprintf(stderr, "hipstack-smi: --host needs hipstack-smi-remote (next to hipstack-smi, in ../libexec/hipstack, "
-                       "or named by HIPSTACK_SMI_REMOTE): not found\n");
-  return kExitReadFailure;
-}
-#endif
 
 // Output that could not be written (a full disk, a closed pipe) is a failure, named on stderr: a
 // script must not take a cut-short answer for a complete one. Checked once, where the process ends.
@@ -419,19 +392,7 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "hipstack-smi: --tls-cert and --tls-key go together, and need --tls-ca\n");
       return kExitBadArguments;
     }
-#ifdef HIPSTACK_SMI_REMOTE
-    const auto source = connect_remote({host, tls_ca, tls_cert, tls_key});
-    if (command.empty()) return run_overview(*source, nullptr, common, "hipstack-smid at " + host);
-    if (command == "list") return run_list(*source, common);
-    if (command == "static") return run_static(*source, common);
-    if (command == "metric") return run_metric(*source, common);
-    if (command == "query") return run_query(*source, common, query_options);
-    if (command == "ras") return run_ras(*source, common);
-    if (command == "health") return run_health(*source, common, health_policy);
-    return run_partition(*source, common);
-#else
-    return exec_remote(argv);
-#endif
+    return run_on_host({host, tls_ca, tls_cert, tls_key}, command, common, query_options, health_policy, argv);
   }
   if (command == "catalogue") return run_catalogue(common, markdown);
   if (command == "event") return run_event(open, common, event_watch_s, event_looks);

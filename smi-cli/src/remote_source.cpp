@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "commands.hpp"
 #include "hipstack/monitor/v1/monitor.grpc.pb.h"
 
 namespace hipstack::cli {
@@ -218,5 +219,18 @@ class RemoteSource final : public DeviceSource {
 }  // namespace
 
 std::unique_ptr<DeviceSource> connect_remote(const RemoteOptions& options) { return std::make_unique<RemoteSource>(options); }
+
+int run_on_host(const RemoteOptions& remote, const std::string& command, const CommonOptions& common,
+                const QueryOptions& query, const std::string& health_policy, char** /*argv*/) {
+  const auto source = connect_remote(remote);
+  if (command.empty()) return run_overview(*source, nullptr, common, "hipstack-smid at " + remote.host);
+  if (command == "list") return run_list(*source, common);
+  if (command == "static") return run_static(*source, common);
+  if (command == "metric") return run_metric(*source, common);
+  if (command == "query") return run_query(*source, common, query);
+  if (command == "ras") return run_ras(*source, common);
+  if (command == "health") return run_health(*source, common, health_policy);
+  return run_partition(*source, common);
+}
 
 }  // namespace hipstack::cli

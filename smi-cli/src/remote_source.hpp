@@ -19,4 +19,13 @@ struct RemoteOptions {
 // Connects (waiting at most timeout_ms); throws smi::Error(read_failure) naming the host.
 std::unique_ptr<DeviceSource> connect_remote(const RemoteOptions& options);
 
+struct CommonOptions;
+struct QueryOptions;
+
+// `--host ... COMMAND`, its arguments checked. Each program links one definition: hipstack-smi runs
+// hipstack-smi-remote with the same arguments (on_host_exec.cpp), so that it starts without loading
+// gRPC (about 10 ms); hipstack-smi-remote asks the daemon (remote_source.cpp).
+int run_on_host(const RemoteOptions& remote, const std::string& command, const CommonOptions& common,
+                const QueryOptions& query, const std::string& health_policy, char** argv);
+
 }  // namespace hipstack::cli
