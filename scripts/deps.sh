@@ -8,6 +8,8 @@ test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev roc
                python3-grpcio python3-grpc-tools python3-protobuf python3-h2 python3-yaml dbus dbus-daemon openssl
                fuse3 libfuse3-dev
                lintian rpmlint rpm debootstrap)
+# cli.monitor runs the human views in tmux at 80x30 (no line may wrap).
+test_packages+=(tmux)
 # installer.repos checks hipstack-install's dnf path with dnf --installroot (tests/installer/test_repos.sh).
 test_packages+=(dnf)
 # rpmbuild's find-debuginfo strips the rpm packages' binaries with eu-strip (packaging.packages);

@@ -201,51 +201,6 @@ int run_ras(const DeviceSource& system, const CommonOptions& options) {
   return run_sampled(system, options, "ras", what);
 }
 
-int run_process(const LocalSource& system, const CommonOptions& options, unsigned interval_ms) {
-  const auto selected = selected_devices(system, options);
-  Json doc = document("process");
-  doc["devices"] = Json::array();
-  std::string csv = "device,bdf,pid,name,user,metric,instance,status,value,unit\n";
-  Table table({"GPU", "PID", "NAME", "USER", "VRAM", "GTT", "CU", "QUEUES", "ENGINES"});
-  for (const std::uint32_t index : selected) {
-    const auto found = system.processes(index, interval_ms);
-    const smi::DeviceSummary device = system.devices().at(index);  // after the scan: names a GPU whose read hung
-    Json d = device_json(device);
-    d["processes"] = Json::array();
-    for (const smi::ProcessInfo& p : found.value_or(std::vector<smi::ProcessInfo>{})) {
-      Json pj;
-      pj["pid"] = p.pid;
-      pj["name"] = p.name;
-      pj["user"] = p.user;
-      pj["metrics"] = readings_json(p.readings);
-      d["processes"].push_back(std::move(pj));
-      std::map<smi::MetricId, std::string> cell;
-      std::string engines;
-      for (const smi::Reading& r : p.readings) {
-        const smi::MetricInfo* info = smi::find_metric(r.id);
-        csv += csv_row({std::to_string(device.index), device.bdf, std::to_string(p.pid), p.name, p.user,
-                        std::string(info ? info->name : ""), r.instance, std::string(smi::status_name(r.status)),
-                        r.ok() ? value_text(r) : "", info ? std::string(smi::unit_symbol(info->unit)) : ""});
-        if (r.id == smi::MetricId::process_engine_busy && r.ok()) {
-          engines += fmt::format("{}{}={}%", engines.empty() ? "" : " ", r.instance, value_text(r));
-        } else {
-          cell[r.id] = value_with_unit(r);
-        }
-      }
-      table.add({std::to_string(device.index), std::to_string(p.pid), p.name, p.user,
-                 cell[smi::MetricId::process_vram], cell[smi::MetricId::process_gtt],
-                 cell[smi::MetricId::process_cu_occupancy], cell[smi::MetricId::process_queues],
-                 engines.empty() ? "N/A" : engines});
-    }
-    doc["devices"].push_back(std::move(d));
-  }
-  if (options.format == Format::json) print_json(doc);
-  else if (options.format == Format::csv) print(csv);
-  else if (table.empty()) print("No GPU processes found.\n");
-  else print(table.str());
-  return finish_with_faults(system, selected);
-}
-
 namespace {
 
 // One cell of the topology matrix, in the spirit of `nvidia-smi topo -m`: the closest way between
@@ -361,56 +316,6 @@ int run_topology(const LocalSource& system, const CommonOptions& options, bool a
   else if (table.empty()) print("No links between GPUs.\n");
   else print(table.str());
   return kExitOk;
-}
-
-int run_monitor(const DeviceSource& system, const CommonOptions& options, double interval_s, long iterations) {
-  using smi::MetricId;
-  const MetricId columns[] = {MetricId::temperature_edge, MetricId::temperature_junction, MetricId::temperature_memory,
-                              MetricId::power_average,    MetricId::power_current,        MetricId::clock_sclk,
-                              MetricId::clock_mclk,       MetricId::gpu_busy,             MetricId::memory_busy,
-                              MetricId::vram_used,        MetricId::fan_speed};
-  const auto selected = selected_devices(system, options);
-  smi::SampleOptions what;
-  what.live = true;
-  std::string csv_header = "time,device";
-  for (const MetricId id : columns) csv_header += fmt::format(",{}", smi::find_metric(id)->name);
-  csv_header += ",fault";
-  bool faulted = false;
-  if (options.format == Format::csv) print(csv_header + "\n");
-  for (long i = 0; iterations <= 0 || i < iterations; ++i) {
-    if (i > 0) std::this_thread::sleep_for(std::chrono::duration<double>(interval_s));
-    const auto now = std::chrono::system_clock::now();
-    const double t = std::chrono::duration<double>(now.time_since_epoch()).count();
-    std::vector<std::string> header = {"GPU"};
-    for (const MetricId id : columns) header.emplace_back(smi::find_metric(id)->name);
-    Table table(header);
-    Json doc = document("monitor");
-    doc["time"] = t;
-    doc["devices"] = Json::array();
-    const auto devices = system.devices();  // faults are checked again on every round
-    faulted = faulted || any_fault(devices, selected);
-    for (const std::uint32_t index : selected) {
-      const auto readings = system.sample(index, what);
-      std::vector<std::string> row = {std::to_string(index)};
-      std::string csv = fmt::format("{:.3f},{}", t, index);
-      for (const MetricId id : columns) {
-        const auto it = std::find_if(readings.begin(), readings.end(), [id](const smi::Reading& r) { return r.id == id; });
-        row.push_back(it == readings.end() ? "N/A" : value_with_unit(*it));
-        csv += "," + (it == readings.end() || !it->ok() ? std::string() : value_text(*it));
-      }
-      table.add(row);
-      if (options.format == Format::csv) print(csv + "," + csv_field(devices[index].fault) + "\n");
-      Json d;
-      d["index"] = index;
-      d["fault"] = devices[index].fault.empty() ? Json(nullptr) : Json(devices[index].fault);
-      d["metrics"] = readings_json(filter(readings, options));
-      doc["devices"].push_back(std::move(d));
-    }
-    if (options.format == Format::json) print(doc.dump() + "\n");  // one JSON document per line
-    else if (options.format == Format::table) print(table.str() + fault_lines(devices, selected) + "\n");
-    std::fflush(stdout);
-  }
-  return faulted ? kExitReadFailure : kExitOk;
 }
 
 int run_version(const smi::System* system, const CommonOptions& options) {

@@ -33,7 +33,8 @@ enum ExitCode : int {
 struct CommonOptions {
   Format format = Format::table;
   std::vector<std::string> gpus;        // -g selectors; empty = all devices
-  std::vector<std::string> metrics;     // --metrics names; empty = all
+  std::vector<std::string> metrics;     // --metrics names, groups expanded; empty = all
+  std::vector<std::string> named_metrics;  // those named one by one, not through a group
   bool show_unsupported = false;
   bool pcie_throughput = false;
   bool verbose = false;
@@ -60,7 +61,13 @@ bool is_query_field(std::string_view name);  // index, vendor, backend, bdf, uui
 int run_list(const DeviceSource& system, const CommonOptions& options);
 int run_static(const DeviceSource& system, const CommonOptions& options);
 int run_metric(const DeviceSource& system, const CommonOptions& options);
-int run_process(const LocalSource& system, const CommonOptions& options, unsigned interval_ms);
+struct ProcessOptions {
+  unsigned interval_ms = 0;  // engine busy measured over this interval (0: since the previous look)
+  bool watch = false;        // -w or -i given: a look every watch_s seconds
+  double watch_s = 1.0;
+  long iterations = 0;       // 0: until interrupted
+};
+int run_process(const LocalSource& system, const CommonOptions& options, const ProcessOptions& process);
 // A matrix of the closest link between each pair of GPUs with a legend; as_list: every pair's facts.
 int run_topology(const LocalSource& system, const CommonOptions& options, bool as_list);
 int run_monitor(const DeviceSource& system, const CommonOptions& options, double interval_s, long iterations);

@@ -245,9 +245,14 @@ int run(int argc, char** argv) {
   auto* metric = app.add_subcommand("metric", "Live metrics (temperatures, power, clocks, use, memory, PCIe)");
   metric->add_flag("--pcie-bw", common.pcie_throughput, "Also measure PCIe throughput (amdgpu: blocks 1 s)");
   auto* process = app.add_subcommand("process", "Processes using the GPUs");
-  unsigned interval_ms = 0;
-  process->add_option("--interval-ms", interval_ms, "Measure engine busy over this interval (ms)")
+  ProcessOptions process_options;
+  process->add_option("--interval-ms", process_options.interval_ms, "Measure engine busy over this interval (ms)")
       ->check(CLI::Range(0u, 60000u));
+  auto* process_watch = process->add_option("-w,--watch", process_options.watch_s, "Watch: seconds between looks (default 1)")
+                            ->check(CLI::Range(0.01, 3600.0));
+  auto* process_rounds = process->add_option("-i,--iterations", process_options.iterations,
+                                             "Watch: stop after N looks (0: run until interrupted)")
+                             ->check(CLI::Range(0L, 1000000000L));
   auto* query = app.add_subcommand("query", "One row per GPU of the -m fields: index, name, uuid, bdf, any metric or group");
   QueryOptions query_options;
   query->add_flag("--no-header", query_options.no_header, "No header line (table and CSV)");
@@ -325,6 +330,7 @@ int run(int argc, char** argv) {
     return kExitBadArguments;
   }
   common.format = json ? Format::json : csv ? Format::csv : Format::table;
+  process_options.watch = process_watch->count() > 0 || process_rounds->count() > 0;
   common.gpus = split_list(gpus);
   const std::string command = app.get_subcommands().empty() ? std::string() : app.get_subcommands().front()->get_name();
   for (const std::string& name : split_list(metrics)) {
@@ -332,6 +338,7 @@ int run(int argc, char** argv) {
       if (std::find(common.metrics.begin(), common.metrics.end(), name) == common.metrics.end()) common.metrics.push_back(name);
       continue;
     }
+    if (smi::find_metric(name) != nullptr) common.named_metrics.push_back(name);
     if (!expand_metric(name, common.metrics)) {
       std::vector<std::string> names;
       if (command == "query") names = {"index", "vendor", "backend", "bdf", "uuid", "name"};
@@ -400,11 +407,11 @@ int run(int argc, char** argv) {
     return run_capture(open.sysfs_root, open.procfs_root, capture_dir, capture_processes, common.pcie_throughput);
   }
   // A one-shot process: the kernel releases NVML's handles at exit, sooner than nvmlShutdown would
-  // (measured: 1.5-3 ms of a 33 ms cold run on an H100). `event` and `monitor` run on and keep it.
+  // (measured: 1.5-3 ms of a 33 ms cold run on an H100). `event`, `monitor` and `process -w` run on and keep it.
 #ifdef HIPSTACK_CLI_NORMAL_EXIT
   open.vendor_shutdown = true;  // sanitizer builds clean up, so LeakSanitizer reports only real leaks
 #else
-  open.vendor_shutdown = command == "event" || command == "monitor";
+  open.vendor_shutdown = command == "event" || command == "monitor" || (command == "process" && process_options.watch);
 #endif
   const std::chrono::milliseconds read_deadline(read_deadline_ms);
   std::optional<smi::System> system;
@@ -424,6 +431,17 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "backend %s: %s (%s)\n", b.name.c_str(), b.present ? "present" : "absent", b.reason.c_str());
     }
   }
+  // No GPU at all: every command that reads GPUs says why, naming each backend's reason (no
+  // driver, nothing under --sysfs-root, no permission), and exits 3, so that a script never takes
+  // an empty table for a healthy node. `version` answers, and `event` waits for GPUs to appear.
+  if (system->devices().empty() && command != "version" && command != "event") {
+    std::string why;
+    for (const smi::BackendStatus& b : system->backends()) {
+      why += fmt::format("\n  {}: {}", b.name, b.present ? "loaded, but it lists no GPU" : b.reason);
+    }
+    std::fprintf(stderr, "hipstack-smi: no GPUs found:%s\n", why.c_str());
+    return exit_now(kExitNoSuchDevice);
+  }
   const LocalSource local(*system, read_deadline);
   const auto dispatch = [&]() -> int {
     if (command.empty()) return run_overview(local, &local, common, origin_of(open));
@@ -431,7 +449,7 @@ int run(int argc, char** argv) {
     if (command == "static") return run_static(local, common);
     if (command == "metric") return run_metric(local, common);
     if (command == "query") return run_query(local, common, query_options);
-    if (command == "process") return run_process(local, common, interval_ms);
+    if (command == "process") return run_process(local, common, process_options);
     if (command == "topology") return run_topology(local, common, topology_list);
     if (command == "monitor") return run_monitor(local, common, watch_s, iterations);
     if (command == "health") return run_health(local, common, health_policy);

@@ -74,6 +74,32 @@ std::string human_quantity(double value, smi::Unit unit) {
   return fmt::format("{} {}", number(value), display_symbol(unit));
 }
 
+ColumnUnit column_unit(smi::Unit unit) noexcept {
+  switch (unit) {
+    case smi::Unit::byte: return {"GiB", 1024.0 * 1024 * 1024, 1};
+    case smi::Unit::byte_per_second: return {"GB/s", 1e9, 2};
+    case smi::Unit::joule: return {"kJ", 1e3, 1};
+    case smi::Unit::gigatransfer_per_second:
+    case smi::Unit::second: return {display_symbol(unit), 1, 1};
+    case smi::Unit::lane: return {"lanes", 1, 0};
+    case smi::Unit::none:
+    case smi::Unit::count: return {"", 1, 0};
+    case smi::Unit::celsius:
+    case smi::Unit::watt:
+    case smi::Unit::percent:
+    case smi::Unit::megahertz:
+    case smi::Unit::rpm:
+    case smi::Unit::millivolt: break;
+  }
+  return {display_symbol(unit), 1, 0};
+}
+
+std::string column_number(double value, const ColumnUnit& unit) {
+  double scaled = value / unit.divisor;
+  if (std::fabs(scaled) < 0.5 * std::pow(10.0, -unit.decimals)) scaled = 0;  // no "-0.0"
+  return fmt::format("{:.{}f}", scaled, unit.decimals);
+}
+
 std::size_t display_width(std::string_view text) noexcept {
   std::size_t width = 0;
   for (const char c : text) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;

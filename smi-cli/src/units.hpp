@@ -18,6 +18,16 @@ std::string human_bytes(double bytes);
 std::string used_of_total(double used, double total);
 // The unit as tables print it ("°C" where the catalogue's symbol is "C").
 std::string_view display_symbol(smi::Unit unit) noexcept;
+// A column of one quantity (monitor): every value in the same unit, so the unit goes in the header
+// once and the cells are bare numbers. Memory in GiB, bandwidth in GB/s, energy in kJ; others in the
+// catalogue's unit, rounded to what a column needs.
+struct ColumnUnit {
+  std::string_view symbol;  // "GiB", "°C", "" for text and counts
+  double divisor = 1;
+  int decimals = 0;
+};
+ColumnUnit column_unit(smi::Unit unit) noexcept;
+std::string column_number(double value, const ColumnUnit& unit);
 // Columns a UTF-8 text takes on a terminal (each code point one column: no wide characters here).
 std::size_t display_width(std::string_view text) noexcept;
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <pwd.h>
 
+#include <algorithm>
+
 #include "parse.hpp"
 
 namespace hipstack::smi::detail {
@@ -10,6 +12,15 @@ namespace hipstack::smi::detail {
 std::string process_name(const FsView& fs, std::int32_t pid) {
   const FileText comm = fs.read_text(fmt::format("/proc/{}/comm", pid));
   return comm.ok() ? comm.text : std::string();
+}
+
+std::string process_command_line(const FsView& fs, std::int32_t pid) {
+  const FileBytes cmdline = fs.read_bytes(fmt::format("/proc/{}/cmdline", pid), kCommandLineLimit);
+  if (!cmdline.ok()) return {};
+  std::string text(cmdline.bytes.begin(), cmdline.bytes.end());
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  std::replace(text.begin(), text.end(), '\0', ' ');
+  return text;
 }
 
 std::string process_user(const FsView& fs, std::int32_t pid) {

@@ -282,6 +282,7 @@ std::vector<ProcessInfo> System::processes(std::uint32_t device, unsigned interv
   for (ProcessInfo& p : processes) {
     make_printable(p.name);  // a process's comm is chosen by whoever started it
     make_printable(p.user);
+    make_printable(p.command_line);  // so are its arguments
     make_printable(p.readings);
   }
   return processes;

@@ -243,10 +243,22 @@ class Tables(unittest.TestCase):
         for line in out[1:]:
             self.assertTrue(line[uuid_column:].startswith("GPU-"), line)
 
-    def test_no_gpus(self):
-        out = run("list", "--sysfs-root", sys_root("real/lact/hd7870")).stdout
-        self.assertIn("No GPUs found", out)
-        proc = run("list", "-v", "--sysfs-root", sys_root("real/lact/hd7870"))
+    def test_no_gpus_is_exit_3_with_each_backends_reason(self):
+        empty = sys_root("real/lact/hd7870")  # a card the amdgpu driver does not drive
+        for command in ("list", "static", "metric", "process", "topology", "monitor", "health", "ras", "bad-pages",
+                        "partition"):
+            with self.subTest(command=command):
+                proc = run(command, "--sysfs-root", empty, expect=3)
+                self.assertEqual(proc.stdout, "")
+                self.assertIn("hipstack-smi: no GPUs found:\n  amdgpu: no card bound to amdgpu", proc.stderr)
+                self.assertIn("\n  nvml: ", proc.stderr)
+        with tempfile.TemporaryDirectory() as wrong:  # a --sysfs-root that is no sys folder
+            proc = run("metric", "--sysfs-root", wrong, expect=3)
+            self.assertIn(f"  amdgpu: no DRM cards under {wrong}/class/drm", proc.stderr)
+        proc = run("query", "-m", "index", "--sysfs-root", empty, expect=3)
+        self.assertIn("no GPUs found", proc.stderr)
+        self.assertIn("hipstack-smi", run("version", "--sysfs-root", empty).stdout)
+        proc = run("list", "-v", "--sysfs-root", empty, expect=3)
         self.assertIn("backend amdgpu: absent", proc.stderr)
 
 

@@ -3,9 +3,9 @@
 
 Usage: test_golden.py HIPSTACK_SMI CAPTURES_DIR GOLDEN_DIR
 
-Each view's output is compared with GOLDEN_DIR/<capture>.<view>.txt, byte for byte, after the two
-things that differ from run to run are replaced: the UTC time of the default view's header and the
-capture's path. A change to a view shows up as a diff here; after a deliberate one, rerun with
+Each view's output is compared with GOLDEN_DIR/<capture>.<view>.txt, byte for byte, after what differs
+from run to run is replaced: the UTC time of the default view's header, monitor's clock column and
+the capture's path. A change to a view shows up as a diff here; after a deliberate one, rerun with
 HIPSTACK_GOLDEN_UPDATE=1 to rewrite the files and review them in the commit.
 """
 import difflib
@@ -23,12 +23,14 @@ VIEWS = {
     "nvidia-smi": ["--nvidia-smi", "--query-gpu=index,name,memory.used,memory.total,temperature.gpu,power.draw,"
                    "utilization.gpu", "--format=csv"],
     "topology": ["topology"],
+    "monitor": ["monitor", "-i", "1"],
     "metric-gpu0": ["metric", "-g", "0"],
 }
 
 
 def normalise(text, root):
     text = text.replace(root, "CAPTURE")
+    text = re.sub(r"^\d\d:\d\d:\d\d ", "HH:MM:SS ", text, flags=re.MULTILINE)  # monitor's time column
     return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "YYYY-MM-DD HH:MM:SS UTC", text)
 
 

@@ -218,9 +218,9 @@ class StuckReads(unittest.TestCase):
         self.assertLess(time.monotonic() - start, 10)  # one deadline, not one per round
         rows = list(csv.DictReader(io.StringIO(proc.stdout.decode())))
         self.assertEqual(len(rows), 3 * 8)  # every round lists every GPU
-        faulted = {r["device"] for r in rows if r["fault"]}
+        faulted = {r["index"] for r in rows if r["fault"]}
         self.assertEqual(len(faulted), 1, faulted)
-        self.assertTrue(all(r["temperature_junction"] for r in rows if r["device"] not in faulted))
+        self.assertTrue(all(r["temperature_junction [C]"] for r in rows if r["index"] not in faulted))
 
     def stuck_and_others(self, command, key, *extra):
         """Runs `command --json` with a 500 ms deadline: one GPU named stuck, the others listed."""

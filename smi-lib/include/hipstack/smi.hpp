@@ -232,8 +232,9 @@ struct Partition {
 
 struct ProcessInfo {
   std::int32_t pid = 0;
-  std::string name;
+  std::string name;          // /proc/<pid>/comm
   std::string user;
+  std::string command_line;  // /proc/<pid>/cmdline, arguments joined by spaces (at most 4 KiB read)
   std::vector<Reading> readings;  // PROCESS-scope readings for this device
 };
 

@@ -193,6 +193,7 @@
   X(456, process_type,           NONE, TEXT,    PROCESS, LIVE, "", "Kind of GPU client: compute, graphics or compute+graphics.") \
   X(457, process_gpu_instance_id, NONE, INTEGER, PROCESS, LIVE, "", "MIG GPU instance the process runs in.") \
   X(458, process_compute_instance_id, NONE, INTEGER, PROCESS, LIVE, "", "MIG compute instance the process runs in.") \
+  X(459, process_partitions,     NONE, TEXT,    PROCESS, LIVE, "", "Partitions of the GPU (indices, comma-separated) where the process holds memory or queues.") \
   /* links between GPUs: 500..549 */                                                                       \
   X(500, link_type,              NONE, TEXT,    LINK, STATIC, "", "Link type between two GPUs: xgmi, pcie or self.") \
   X(501, link_hops,              COUNT, INTEGER, LINK, STATIC, "", "Hops between two GPUs.")               \

@@ -25,6 +25,7 @@ struct ProcessUsage {
   std::optional<std::int64_t> cu_occupancy;
   std::optional<std::int64_t> sdma;
   std::int64_t queues = 0;
+  std::set<std::size_t> partitions;  // indices of the KFD nodes (partitions) it holds memory or queues on
   // fdinfo, summed over distinct DRM clients of this device
   std::optional<std::int64_t> drm_vram;
   std::optional<std::int64_t> drm_gtt;
@@ -42,11 +43,14 @@ std::int64_t kib_to_bytes(std::string_view text) {
 
 void read_kfd_process(const FsView& fs, const AmdGpu& gpu, ProcessUsage& usage) {
   const std::string dir = fmt::format("{}/{}", kKfdProc, usage.pid);
-  for (const KfdNode& node : gpu.kfd) {
+  for (std::size_t i = 0; i < gpu.kfd.size(); ++i) {
+    const KfdNode& node = gpu.kfd[i];
     if (node.gpu_id == 0) continue;
     if (const FileText vram = fs.read_text(fmt::format("{}/vram_{}", dir, node.gpu_id)); vram.ok()) {
       usage.from_kfd = true;
-      usage.kfd_vram = usage.kfd_vram.value_or(0) + parse_int(vram.text).value_or(0);
+      const std::int64_t bytes = parse_int(vram.text).value_or(0);
+      usage.kfd_vram = usage.kfd_vram.value_or(0) + bytes;
+      if (bytes > 0) usage.partitions.insert(i);
     }
     if (const FileText sdma = fs.read_text(fmt::format("{}/sdma_{}", dir, node.gpu_id)); sdma.ok()) {
       usage.sdma = usage.sdma.value_or(0) + parse_int(sdma.text).value_or(0);
@@ -59,8 +63,10 @@ void read_kfd_process(const FsView& fs, const AmdGpu& gpu, ProcessUsage& usage) 
     const FileText gpuid = fs.read_text(dir + "/queues/" + queue + "/gpuid");
     if (!gpuid.ok()) continue;
     const auto id = parse_uint(gpuid.text).value_or(0);
-    if (std::any_of(gpu.kfd.begin(), gpu.kfd.end(), [id](const KfdNode& n) { return n.gpu_id == id; })) {
+    const auto node = std::find_if(gpu.kfd.begin(), gpu.kfd.end(), [id](const KfdNode& n) { return n.gpu_id == id; });
+    if (node != gpu.kfd.end()) {
       ++usage.queues;
+      usage.partitions.insert(static_cast<std::size_t>(node - gpu.kfd.begin()));
     }
   }
 }
@@ -150,6 +156,7 @@ std::vector<ProcessInfo> AmdgpuBackend::processes(std::size_t device, unsigned i
     info.pid = pid;
     info.name = process_name(fs_, pid);
     info.user = process_user(fs_, pid);
+    info.command_line = process_command_line(fs_, pid);
     ReadingList list(info.readings);
     const std::string kfd_dir = fmt::format("{}/{}", kKfdProc, pid);
     if (usage.kfd_vram) list.integer(MetricId::process_vram, *usage.kfd_vram, kfd_dir + "/vram_<gpu_id>");
@@ -159,6 +166,13 @@ std::vector<ProcessInfo> AmdgpuBackend::processes(std::size_t device, unsigned i
     else list.failed(MetricId::process_gtt, ENOENT, "no fdinfo drm-memory-gtt");
     if (usage.cu_occupancy) list.integer(MetricId::process_cu_occupancy, *usage.cu_occupancy, kfd_dir + "/stats_<gpu_id>");
     else list.failed(MetricId::process_cu_occupancy, ENOENT, "no KFD cu_occupancy");
+    if (!usage.partitions.empty()) {
+      std::string indices;
+      for (const std::size_t i : usage.partitions) indices += fmt::format("{}{}", indices.empty() ? "" : ",", i);
+      list.text(MetricId::process_partitions, indices, kfd_dir + "/vram_<gpu_id> and queues/*/gpuid");
+    } else {
+      list.failed(MetricId::process_partitions, ENOENT, "no KFD memory or queues on this GPU");
+    }
     if (usage.from_kfd) list.integer(MetricId::process_queues, usage.queues, kfd_dir + "/queues");
     else list.failed(MetricId::process_queues, ENOENT, "not a KFD (compute) client");
     if (usage.sdma) list.integer(MetricId::process_sdma_usage, *usage.sdma, kfd_dir + "/sdma_<gpu_id>");

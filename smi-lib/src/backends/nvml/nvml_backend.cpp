@@ -219,6 +219,7 @@ std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigne
               "NVML process lists");
     seen.info.name = process_name(fs_, seen.info.pid);
     seen.info.user = process_user(fs_, seen.info.pid);
+    seen.info.command_line = process_command_line(fs_, seen.info.pid);
     result.push_back(std::move(seen.info));
   }
   return result;
