@@ -5,8 +5,9 @@
 #   that the run selects skipped, did not run or is not registered;
 #   2. an AddressSanitizer + UndefinedBehaviorSanitizer build and its unit tests;
 #   3. libFuzzer targets built with clang, each run for a short time;
-#   4. the packages as users meet them: the whole release (superbuild), its container images, release
-#      N+1 upgrading this build's packages, the signed repositories (Debian 12 chroots; root, network).
+#   4. the packages as users meet them: the whole release (superbuild), its container images, the
+#      signed repositories (Debian 12 chroots; root, network). Release N+1 upgrading this build's
+#      packages is one more whole build: label long, run by hand (docs/packaging.md, "Tests").
 # Usage: scripts/test.sh            (set HIPSTACK_TEST_QUICK=1 to skip steps 2 to 4)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,11 +69,11 @@ cmake --build "$top/build-fuzz" -j "$jobs" --target fuzz_gpu_metrics fuzz_text_p
 run_ctest 3-fuzz "$top/build-fuzz" -L fuzz
 # 4. The packages as users meet them (docs/packaging.md, docs/superbuild.md): the whole release made
 # by superbuild/build.sh, installed from its signed apt repository in a Debian 12 chroot (a HIP program
-# for gfx90a with the installed packages, rocminfo, purge) and with rpm --root; release N+1 built and
-# installed over this build's packages (upgrade, side by side, switch, purge); the release's container
-# images run with podman; the signed repositories and hipstack-install. Needs root and deb.debian.org
-# (the tests skip, 77, without them). Two at a time: the chroot installs wait on the network and dpkg
-# while the release builds use the processors; they share one debootstrap base (flock).
+# for gfx90a with the installed packages, rocminfo, purge) and with rpm --root; the release's container
+# images run with podman; the signed repositories and hipstack-install; deps.sh on a fresh Debian 12.
+# Needs root and deb.debian.org (the tests skip, 77, without them). Two at a time: the chroot installs
+# wait on the network and dpkg while the release build uses the processors; they share one
+# debootstrap base (flock).
 echo "== packages, repositories, installs and images"
 run_ctest 4-packages "$top/build-ci" -L "install-chroot|superbuild-release"
 echo "== all tests passed"
