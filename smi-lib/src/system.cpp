@@ -197,16 +197,37 @@ std::uint32_t System::resolve(std::string_view selector) const {
     return out;
   };
   const std::string wanted = lower(selector);
+  // "0000:03:00.0" or "03:00.0"; a UUID with or without its "GPU-" prefix.
+  const auto same_bdf = [&wanted](const std::string& bdf) { return wanted == bdf || (bdf.size() > 5 && wanted == bdf.substr(5)); };
+  const auto same_id = [&wanted](const std::string& id) {
+    return wanted == id || (id.rfind("gpu-", 0) == 0 && wanted == id.substr(4));
+  };
   for (const auto& slot : impl_->devices) {
-    const std::string bdf = lower(slot.summary.bdf);
     const std::string uuid = lower(slot.summary.uuid);
-    // "0000:03:00.0", "03:00.0", full UUID, or the UUID without its "GPU-" prefix.
-    if (wanted == bdf || (bdf.size() > 5 && wanted == bdf.substr(5)) || wanted == uuid ||
-        (uuid.rfind("gpu-", 0) == 0 && wanted == uuid.substr(4))) {
+    if (same_bdf(lower(slot.summary.bdf)) || same_id(uuid)) return slot.summary.index;
+    // rocminfo's and hipstack-info's form of an AMD GPU: "GPU-" and the 16 hex digits of its unique
+    // id, which are the last 16 of hipstack's UUID (backends/amdgpu/discovery.cpp, make_uuid).
+    std::string digits = uuid.rfind("gpu-", 0) == 0 ? uuid.substr(4) : std::string();
+    std::erase(digits, '-');
+    if (slot.summary.vendor == "amd" && digits.size() == 32 && (wanted == "gpu-" + digits.substr(16))) {
       return slot.summary.index;
     }
   }
-  throw Error(Error::Code::no_such_device, fmt::format("no device matches \"{}\" (index, BDF or UUID)", selector));
+  // A partition's BDF or id ("GPU-.../3", a MIG instance) stands for the GPU it is part of.
+  for (const auto& slot : impl_->devices) {
+    if (!slot.summary.fault.empty()) continue;
+    std::vector<Partition> partitions;
+    try {
+      partitions = slot.backend->partitions(slot.local);
+    } catch (const Error&) {
+      continue;  // a GPU whose partitions cannot be read is not the one asked for by a partition's name
+    }
+    for (const Partition& p : partitions) {
+      if ((!p.bdf.empty() && same_bdf(lower(p.bdf))) || (!p.id.empty() && same_id(lower(p.id)))) return slot.summary.index;
+    }
+  }
+  throw Error(Error::Code::no_such_device,
+              fmt::format("no device matches \"{}\" (index, BDF or UUID of a GPU or of a partition)", selector));
 }
 
 std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& options) const {

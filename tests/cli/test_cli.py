@@ -111,6 +111,28 @@ class Selection(unittest.TestCase):
         doc = json.loads(run("list", "--json", "-g", "1,5", "-g", "1", "--sysfs-root", root).stdout)
         self.assertEqual([d["index"] for d in doc["devices"]], [1, 5])
 
+    def test_partitions_and_every_uuid_form_select_their_gpu(self):
+        root = sys_root("constructed/mi300x-8gpu-cpx-nps1")
+        devices = json.loads(run("partition", "--json", "--sysfs-root", root).stdout)["devices"]
+        for device in (devices[0], devices[6]):
+            for p in device["partition_list"][1:4]:
+                for selector in (p["bdf"], p["bdf"][5:], p["id"], p["id"].lower()):
+                    doc = json.loads(run("list", "--json", "-g", selector, "--sysfs-root", root).stdout)
+                    self.assertEqual([d["index"] for d in doc["devices"]], [device["index"]], selector)
+        # hipstack-info prints rocminfo's form, GPU-<unique id>: each agent's names its GPU.
+        info = os.path.join(os.path.dirname(SMI), "hipstack-info")
+        agents = json.loads(subprocess.run([info, "--json", "--sysfs-root", root], capture_output=True, text=True,
+                                           timeout=60).stdout)["agents"]
+        gpus = [a for a in agents if a["uuid"]]
+        self.assertEqual(len(gpus), 64)
+        by_bdf = {d["bdf"]: d["index"] for d in json.loads(run("list", "--json", "--sysfs-root", root).stdout)["devices"]}
+        for agent in gpus[::9]:
+            doc = json.loads(run("list", "--json", "-g", agent["uuid"], "--sysfs-root", root).stdout)
+            self.assertEqual(doc["devices"][0]["bdf"][:10], agent["bdf"][:10], agent["uuid"])
+            self.assertIn(doc["devices"][0]["bdf"], by_bdf)
+        proc = run("list", "-g", "GPU-0000000000000000", "--sysfs-root", root, expect=3)
+        self.assertIn("index, BDF or UUID of a GPU or of a partition", proc.stderr)
+
     def test_metric_filter(self):
         doc = json.loads(run("metric", "--json", "-m", "power_average,clock_sclk", "--sysfs-root",
                              sys_root("real/lact/rx6900xt")).stdout)
