@@ -1,7 +1,6 @@
 // hipstack-smi monitor: one line per GPU and round, in the spirit of `nvidia-smi dmon`, for people (a
 // table that fits 80 columns with the default set, a time column, short titles over a unit line) and
 // for scripts (CSV with units in the header, JSON one document per line). docs/cli.md, "monitor".
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -9,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <optional>
 #include <thread>
@@ -121,26 +119,6 @@ unsigned terminal_rows() {
   return 24;
 }
 
-std::string clock_text(std::chrono::system_clock::time_point now, bool milliseconds) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  std::tm local{};
-  ::localtime_r(&seconds, &local);
-  std::string text = fmt::format("{:%H:%M:%S}", local);
-  if (milliseconds) {
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-    text += fmt::format(".{:03}", ms);
-  }
-  return text;
-}
-
-std::string iso_utc(std::chrono::system_clock::time_point now) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z", utc, ms);
-}
-
 // The table: "time gpu title..." over "unit" lines, then right-aligned cells. Widths grow (and the
 // header is printed again) when a value is wider than any before it.
 class MonitorTable {
@@ -249,7 +227,7 @@ int run_monitor(const DeviceSource& system, const CommonOptions& options, double
           out += csv_row(header);
         }
         for (const std::uint32_t index : selected) {
-          std::vector<std::string> fields = {iso_utc(now), std::to_string(index), devices[index].bdf};
+          std::vector<std::string> fields = {utc_iso(now), std::to_string(index), devices[index].bdf};
           for (const Column& c : columns) {
             const smi::Reading* r = c.find(readings[index]);
             fields.push_back(r == nullptr || !r->ok() ? std::string() : value_text(*r));
@@ -270,7 +248,7 @@ int run_monitor(const DeviceSource& system, const CommonOptions& options, double
           out += table->header();
           lines_since_header = 2;
         }
-        const std::string time = clock_text(now, milliseconds);
+        const std::string time = local_clock(now, milliseconds);
         for (std::size_t i = 0; i < selected.size(); ++i) out += table->row(time, selected[i], cells[i]);
         lines_since_header += static_cast<unsigned>(selected.size());
         if (faults != last_faults) {  // a fault is named when it appears, not on every round

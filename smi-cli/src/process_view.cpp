@@ -1,10 +1,8 @@
 // hipstack-smi process: the processes using each GPU, once or watched (-w/-i, in the spirit of
 // `nvidia-smi pmon`), with their command line and the partition or MIG instance they run in.
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <chrono>
-#include <ctime>
 #include <map>
 #include <thread>
 
@@ -38,21 +36,6 @@ std::string place(const std::map<smi::MetricId, const smi::Reading*>& cell) {
   const std::string gi = text(smi::MetricId::process_gpu_instance_id);
   if (!gi.empty()) return fmt::format("GI {}/CI {}", gi, text(smi::MetricId::process_compute_instance_id));
   return "-";
-}
-
-std::string utc_iso(std::chrono::system_clock::time_point now) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z", utc, ms);
-}
-
-std::string local_clock(std::chrono::system_clock::time_point now) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  std::tm local{};
-  ::localtime_r(&seconds, &local);
-  return fmt::format("{:%H:%M:%S}", local);
 }
 
 // One look at every selected GPU, in the command's format. A single look has no time column; a
@@ -120,7 +103,7 @@ Look look(const LocalSource& system, const CommonOptions& options, const std::ve
                                       shown(smi::MetricId::process_queues),
                                       engines.empty() ? "N/A" : engines,
                                       cut(p.command_line.empty() ? "-" : p.command_line, kCommandColumn)};
-      if (timed) row.insert(row.begin(), local_clock(now));
+      if (timed) row.insert(row.begin(), local_clock(now, false));
       table.add(std::move(row));
     }
     doc["devices"].push_back(std::move(d));
@@ -130,7 +113,7 @@ Look look(const LocalSource& system, const CommonOptions& options, const std::ve
   } else if (options.format == Format::csv) {
     result.out = csv;
   } else if (table.empty()) {
-    result.out = timed ? fmt::format("{}  no GPU processes\n", local_clock(now)) : "No GPU processes found.\n";
+    result.out = timed ? fmt::format("{}  no GPU processes\n", local_clock(now, false)) : "No GPU processes found.\n";
   } else {
     result.out = table.str();
   }

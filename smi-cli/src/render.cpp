@@ -2,11 +2,13 @@
 
 #include "units.hpp"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <optional>
 
@@ -171,6 +173,25 @@ std::string csv_row(const std::vector<std::string>& fields) {
   }
   out += '\n';
   return out;
+}
+
+std::string local_clock(std::chrono::system_clock::time_point when, bool milliseconds) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(when);
+  std::tm local{};
+  ::localtime_r(&seconds, &local);
+  std::string text = fmt::format("{:%H:%M:%S}", local);
+  if (milliseconds) {
+    text += fmt::format(".{:03}", std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count() % 1000);
+  }
+  return text;
+}
+
+std::string utc_iso(std::chrono::system_clock::time_point when) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(when);
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count() % 1000;
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z", utc, ms);
 }
 
 }  // namespace hipstack::cli

@@ -6,6 +6,7 @@
 #include <hipstack/smi.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,11 @@ void print(const std::string& text);
 void print_json(const Json& doc);
 // {"schema": "hipstack-smi/v1", "command": ...}: the head of every JSON document.
 Json document(std::string_view command);
+
+// A time as watching commands print it: "05:37:41" (local; ".251" added with milliseconds), and
+// "2026-11-27T05:37:41.681Z" (UTC, ISO 8601) in their CSV.
+std::string local_clock(std::chrono::system_clock::time_point when, bool milliseconds);
+std::string utc_iso(std::chrono::system_clock::time_point when);
 
 // CSV field quoting (RFC 4180).
 std::string csv_field(std::string_view text);
