@@ -213,14 +213,15 @@ std::uint32_t System::resolve(std::string_view selector) const {
       return slot.summary.index;
     }
   }
-  // A partition's BDF or id ("GPU-.../3", a MIG instance) stands for the GPU it is part of.
+  // A partition's BDF or id ("GPU-.../3", a MIG instance) stands for the GPU it is part of. Names
+  // only: a selector must never wait on a partition's files (a stuck read would hang -g).
   for (const auto& slot : impl_->devices) {
     if (!slot.summary.fault.empty()) continue;
     std::vector<Partition> partitions;
     try {
-      partitions = slot.backend->partitions(slot.local);
+      partitions = slot.backend->partition_names(slot.local);
     } catch (const Error&) {
-      continue;  // a GPU whose partitions cannot be read is not the one asked for by a partition's name
+      continue;  // a GPU whose partitions cannot be named is not the one asked for by a partition's name
     }
     for (const Partition& p : partitions) {
       if ((!p.bdf.empty() && same_bdf(lower(p.bdf))) || (!p.id.empty() && same_id(lower(p.id)))) return slot.summary.index;
@@ -287,7 +288,7 @@ Reading System::read(std::uint32_t device, MetricId id) const {
 std::vector<Partition> System::partitions(std::uint32_t device) const {
   std::shared_lock lock(impl_->mutex);
   const auto& slot = impl_->slot(device);
-  std::vector<Partition> partitions = slot.backend->partitions(slot.local);
+  std::vector<Partition> partitions = slot.backend->partition_names(slot.local);
   for (Partition& p : partitions) {
     make_printable(p.id);
     make_printable(p.bdf);

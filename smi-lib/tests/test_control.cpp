@@ -325,6 +325,7 @@ class ReadOnlyBackend final : public detail::Backend {
   std::string fault(std::size_t) const override { return {}; }
   void sample(std::size_t, const SampleOptions&, std::vector<Reading>&) const override {}
   std::vector<Partition> partitions(std::size_t) const override { return {}; }
+  std::vector<Partition> partition_names(std::size_t) const override { return {}; }
   std::vector<ProcessInfo> processes(std::size_t, unsigned) const override { return {}; }
   std::vector<Link> links() const override { return {}; }
   std::vector<BadPage> bad_pages(std::size_t) const override { return {}; }

@@ -258,6 +258,29 @@ class StuckReads(unittest.TestCase):
         self.assertEqual(proc.stdout, b"")
         self.assertIn(b"topology: no answer within 500 ms: a read of the node's topology files is stuck", proc.stderr)
 
+    def test_selecting_by_partition_reads_no_partition_file(self):
+        # -g matches partitions by the names discovery already knows: a stuck mem_banks file (read
+        # by `partition`, not by discovery) neither hangs an unknown selector nor hides a partition's.
+        shutil.rmtree(self.root)
+        shutil.copytree(f"{CAPTURES}/constructed/mi300x-8gpu-cpx-nps1/sys", self.root, symlinks=True)
+        partitions = json.loads(run("partition", "--json", "--sysfs-root", self.root).stdout)["devices"][2]
+        wanted = partitions["partition_list"][5]
+        nodes = os.path.join(self.root, "class/kfd/kfd/topology/nodes")
+        for node in os.listdir(nodes):
+            banks = os.path.join(nodes, node, "mem_banks/0/properties")
+            if os.path.exists(banks):
+                self.make_fifo(os.path.relpath(banks, self.root))
+        for selector, expect in (("GPU-0000000000000000", 3), (wanted["bdf"], 0), (wanted["id"], 0)):
+            start = time.monotonic()
+            proc = subprocess.run([SMI, "list", "--json", "-g", selector, "--read-deadline-ms", "500",
+                                   "--sysfs-root", self.root], capture_output=True, timeout=20)
+            self.assertLess(time.monotonic() - start, 10, selector)
+            self.assertEqual(proc.returncode, expect, (selector, proc.stderr))
+            if expect == 0:
+                self.assertEqual([d["index"] for d in json.loads(proc.stdout)["devices"]], [partitions["index"]])
+            else:
+                self.assertIn(b"no device matches", proc.stderr)
+
     def test_stuck_while_finding_the_gpus(self):
         self.make_fifo("class/drm/card3/device/uevent")
         start = time.monotonic()

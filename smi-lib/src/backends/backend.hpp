@@ -26,6 +26,9 @@ class Backend {
   // Appends DEVICE-scope readings of the requested kinds.
   virtual void sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const = 0;
   [[nodiscard]] virtual std::vector<Partition> partitions(std::size_t device) const = 0;
+  // Each partition's index, id and BDF, without readings, from what discovery already holds or the
+  // driver answers at once (no sysfs reads, which may block): what a -g selector is matched against.
+  [[nodiscard]] virtual std::vector<Partition> partition_names(std::size_t device) const = 0;
   [[nodiscard]] virtual std::vector<ProcessInfo> processes(std::size_t device, unsigned interval_ms) const = 0;
   // Links between this backend's devices, in its own device numbers.
   [[nodiscard]] virtual std::vector<Link> links() const = 0;

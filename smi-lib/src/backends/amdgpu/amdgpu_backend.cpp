@@ -91,11 +91,11 @@ void AmdgpuBackend::sample(std::size_t device, const SampleOptions& options, std
   if (options.live) read_live(fs_, gpu, options, out);
 }
 
-std::vector<Partition> AmdgpuBackend::partitions(std::size_t device) const {
+std::vector<Partition> AmdgpuBackend::partition_names(std::size_t device) const {
   const AmdGpu& gpu = gpus_.at(device);
   std::vector<Partition> result;
   for (std::size_t i = 0; i < gpu.kfd.size(); ++i) {
-    const KfdNode& node = gpu.kfd[i];
+    const KfdNode& node = gpu.kfd[i];  // its properties were read at discovery
     Partition p;
     p.index = static_cast<std::uint32_t>(i);
     p.id = fmt::format("{}/{}", gpu.uuid, i);
@@ -103,6 +103,16 @@ std::vector<Partition> AmdgpuBackend::partitions(std::size_t device) const {
     p.bdf = PciAddress{static_cast<std::uint32_t>(node.prop("domain")), static_cast<std::uint32_t>(location >> 8),
                        static_cast<std::uint32_t>((location >> 3) & 0x1f), static_cast<std::uint32_t>(location & 7)}
                 .text();
+    result.push_back(std::move(p));
+  }
+  return result;
+}
+
+std::vector<Partition> AmdgpuBackend::partitions(std::size_t device) const {
+  const AmdGpu& gpu = gpus_.at(device);
+  std::vector<Partition> result = partition_names(device);
+  for (Partition& p : result) {
+    const KfdNode& node = gpu.kfd[p.index];
     ReadingList list(p.readings);
     const std::string source = fmt::format("KFD node {}", node.node);
     if (node.prop("simd_per_cu") > 0) {
@@ -124,7 +134,6 @@ std::vector<Partition> AmdgpuBackend::partitions(std::size_t device) const {
     } else {
       list.failed(MetricId::partition_render_minor, ENOENT, source + ": no drm_render_minor");
     }
-    result.push_back(std::move(p));
   }
   return result;
 }

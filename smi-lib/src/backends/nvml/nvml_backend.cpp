@@ -77,6 +77,13 @@ NvlinkPeers nvlink_peers(const Api& api, Device device) {
   return peers;
 }
 
+// A partition's id: its MIG device UUID, or "<gpu uuid>/<index>" where NVML gives none (MIG off).
+std::string partition_id(const Api& api, const NvidiaGpu& gpu, Device handle, std::size_t index, std::string& uuid,
+                         Return& uuid_code) {
+  uuid_code = api.uuid == nullptr ? kErrorFunctionNotFound : read_string(api.uuid, handle, kUuidSize, uuid);
+  return uuid_code == kSuccess ? uuid : fmt::format("{}/{}", gpu.uuid, index);
+}
+
 }  // namespace
 
 NvmlBackend::NvmlBackend(const FsView& fs, std::unique_ptr<Library> library, std::vector<NvidiaGpu> gpus)
@@ -121,6 +128,25 @@ void NvmlBackend::sample(std::size_t device, const SampleOptions& options, std::
   if (options.live) read_live(*library_, gpu, options, out);
 }
 
+std::vector<Partition> NvmlBackend::partition_names(std::size_t device) const {
+  const NvidiaGpu& gpu = gpus_.at(device);
+  const Api& api = library_->api();
+  if (gpu.handle == nullptr) return {};
+  auto migs = mig_devices(api, gpu.handle);
+  if (migs.empty()) migs.push_back(gpu.handle);
+  std::vector<Partition> result;
+  for (std::size_t i = 0; i < migs.size(); ++i) {
+    Partition p;
+    p.index = static_cast<std::uint32_t>(i);
+    p.bdf = gpu.bdf;
+    std::string uuid;
+    Return uuid_code = kSuccess;
+    p.id = partition_id(api, gpu, migs[i], i, uuid, uuid_code);
+    result.push_back(std::move(p));
+  }
+  return result;
+}
+
 std::vector<Partition> NvmlBackend::partitions(std::size_t device) const {
   const NvidiaGpu& gpu = gpus_.at(device);
   const Api& api = library_->api();
@@ -134,8 +160,8 @@ std::vector<Partition> NvmlBackend::partitions(std::size_t device) const {
     p.index = static_cast<std::uint32_t>(i);
     p.bdf = gpu.bdf;
     std::string uuid;
-    const Return uuid_code = api.uuid == nullptr ? kErrorFunctionNotFound : read_string(api.uuid, migs[i], kUuidSize, uuid);
-    p.id = uuid_code == kSuccess ? uuid : fmt::format("{}/{}", gpu.uuid, i);
+    Return uuid_code = kSuccess;
+    p.id = partition_id(api, gpu, migs[i], i, uuid, uuid_code);
     ReadingList list(p.readings);
     auto report = [&](MetricId id, const char* function, Return code, std::int64_t value) {
       if (code == kSuccess) list.integer(id, value, function);

@@ -28,6 +28,7 @@ class NvmlBackend final : public Backend {
   [[nodiscard]] std::string fault(std::size_t device) const override;
   void sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const override;
   [[nodiscard]] std::vector<Partition> partitions(std::size_t device) const override;
+  [[nodiscard]] std::vector<Partition> partition_names(std::size_t device) const override;
   [[nodiscard]] std::vector<smi::ProcessInfo> processes(std::size_t device, unsigned interval_ms) const override;
   [[nodiscard]] std::vector<Link> links() const override;
   [[nodiscard]] std::vector<BadPage> bad_pages(std::size_t device) const override;
