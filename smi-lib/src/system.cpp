@@ -288,7 +288,7 @@ Reading System::read(std::uint32_t device, MetricId id) const {
 std::vector<Partition> System::partitions(std::uint32_t device) const {
   std::shared_lock lock(impl_->mutex);
   const auto& slot = impl_->slot(device);
-  std::vector<Partition> partitions = slot.backend->partition_names(slot.local);
+  std::vector<Partition> partitions = slot.backend->partitions(slot.local);
   for (Partition& p : partitions) {
     make_printable(p.id);
     make_printable(p.bdf);
