@@ -3,11 +3,14 @@
 //
 // For every X(member, signature, names...) of the X-macro:
 //   * FAKE_NVML_DECLARE_IMPL declares `extern "C" fake_nvml_impl_<member>` with exactly `signature`
-//     (hidden); fake_nvml.cpp defines it, and a definition with another signature is a compile error
-//     (conflicting declarations of a C function).
-//   * FAKE_NVML_EXPORT_NAMES declares, for each exported name the variant keeps, a default-visibility
-//     alias of that implementation whose assembler name is the NVML name (`__asm__("nvmlInit_v2")`).
-//     An alias of an implementation that is not defined in the translation unit does not compile.
+//     (hidden); one of the fake_*.cpp files defines it, and a definition with another signature is a
+//     compile error (conflicting declarations of a C function).
+//   * FAKE_NVML_EXPORT_DEFINED_HERE declares, in the file that defines the member, for each exported
+//     name the variant keeps, a default-visibility alias of that implementation whose assembler name is
+//     the NVML name (`__asm__("nvmlInit_v2")`). An alias of an implementation that is not defined in the
+//     translation unit does not compile.
+//   * FAKE_NVML_REQUIRE_EXPORTED (once, in fake_nvml.cpp) makes the link fail for a member that no file
+//     exports, or that two files export.
 //
 // Variants (FAKE_NVML_VARIANT): 1 full (every name), 2 old (only the last, oldest, name of each
 // member, and not the members an older driver lacks), 3 broken (no nvmlDeviceGetHandleByIndex*).
@@ -81,8 +84,26 @@
 #define FAKE_NVML_ALIAS(member, name, id)                                                         \
   extern "C" fake_nvml_sig_##member FAKE_NVML_CAT(fake_nvml_export_, id) __asm__(name)            \
       __attribute__((alias("fake_nvml_impl_" #member), visibility("default")));
-#define FAKE_NVML_EMIT_1(member, name) FAKE_NVML_ALIAS(member, name, __COUNTER__)
+#define FAKE_NVML_EMIT_1(member, name) FAKE_NVML_ALIAS(member, name, FAKE_NVML_CAT3(member, _, __COUNTER__))
 #define FAKE_NVML_EMIT_0(member, name)
 #define FAKE_NVML_EXPORT_ONE(member, name, last) \
   FAKE_NVML_CAT(FAKE_NVML_EMIT_, FAKE_NVML_KEEP(member, last))(member, name)
-#define FAKE_NVML_EXPORT_NAMES(member, signature, ...) FAKE_NVML_FOR_EACH(FAKE_NVML_EXPORT_ONE, member, __VA_ARGS__)
+
+// ---- Exports, from the file that defines the implementation ----------------------------------------
+// An alias must be in the translation unit that defines its target, so each fake_*.cpp exports its own
+// members: it marks each one with `#define FAKE_NVML_DEFINED_HERE_<member> FAKE_NVML_PROBE()` and ends
+// with HIPSTACK_NVML_SYMBOLS(FAKE_NVML_EXPORT_DEFINED_HERE). Every member so exported also gets the
+// hidden alias fake_nvml_exported_<member>, which FAKE_NVML_REQUIRE_EXPORTED references for every
+// member: one that no file exports fails the link ("hidden symbol ... isn't defined"), one that two
+// files export is defined twice.
+#define FAKE_NVML_IS_HERE(member) FAKE_NVML_IS_PROBE(FAKE_NVML_CAT(FAKE_NVML_DEFINED_HERE_, member))
+#define FAKE_NVML_EXPORT_DEFINED_HERE(member, signature, ...) \
+  FAKE_NVML_CAT(FAKE_NVML_EXPORT_HERE_, FAKE_NVML_IS_HERE(member))(member, __VA_ARGS__)
+#define FAKE_NVML_EXPORT_HERE_0(member, ...)
+#define FAKE_NVML_EXPORT_HERE_1(member, ...)                                                          \
+  extern "C" fake_nvml_sig_##member fake_nvml_exported_##member                                       \
+      __attribute__((alias("fake_nvml_impl_" #member), visibility("hidden")));                        \
+  FAKE_NVML_FOR_EACH(FAKE_NVML_EXPORT_ONE, member, __VA_ARGS__)
+#define FAKE_NVML_REQUIRE_EXPORTED(member, signature, ...)                                              \
+  extern "C" __attribute__((visibility("hidden"))) fake_nvml_sig_##member fake_nvml_exported_##member; \
+  [[gnu::used]] static fake_nvml_sig_##member* const fake_nvml_required_##member = &fake_nvml_exported_##member;
