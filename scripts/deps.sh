@@ -10,6 +10,8 @@ test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev roc
                lintian rpmlint rpm debootstrap)
 # cli.monitor runs the human views in tmux at 80x30 (no line may wrap).
 test_packages+=(tmux)
+# cli.docs renders the man pages (man-db) and drives the generated completions in bash, zsh and fish.
+test_packages+=(man-db zsh fish)
 # installer.repos checks hipstack-install's dnf path with dnf --installroot (tests/installer/test_repos.sh).
 test_packages+=(dnf)
 # rpmbuild's find-debuginfo strips the rpm packages' binaries with eu-strip (packaging.packages);

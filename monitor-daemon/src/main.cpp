@@ -20,6 +20,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli_docs.hpp"
 #include "config.hpp"
 #include "dbus_service.hpp"
 #include "grpc_server.hpp"
@@ -234,6 +235,23 @@ void raise_descriptor_limit() {
   }
 }
 
+// What the man page says beyond the options.
+cli_docs::ProgramDocs program_docs() {
+  cli_docs::ProgramDocs docs;
+  docs.name = "hipstack-smid";
+  docs.section = 8;
+  docs.description =
+      "hipstack-smid samples every GPU of the node through libhipstack-smi and serves the samples as a Prometheus "
+      "/metrics page (with /healthz and /readyz), a gRPC API (hipstack.monitor.v1) and a D-Bus interface "
+      "(org.hipstack.Monitor1). It runs in the foreground under systemd (Type=notify, watchdog); SIGHUP reloads "
+      "the configuration, SIGTERM stops it.";
+  docs.exit_status = {{"0", "stopped by SIGTERM or SIGINT, or --once done"},
+                      {"1", "could not start (address in use, ...)"},
+                      {"2", "bad arguments or a configuration refused (naming file:line)"}};
+  docs.see_also = {"hipstack-smi(1)", "systemd.service(5)"};
+  return docs;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"hipstack-smid: GPU monitoring daemon (Prometheus /metrics, gRPC hipstack.monitor.v1, D-Bus)"};
   std::string config_path;
@@ -253,9 +271,15 @@ int run(int argc, char** argv) {
         }
         return std::string();
       });
-  app.add_option("--sysfs-root", sysfs_root, "Read DIR in place of /sys (a capture)");
+  app.add_option("--sysfs-root", sysfs_root, "Read DIR in place of /sys (a capture)")->type_name("DIR");
   app.add_flag("--foreground", foreground, "Run in the foreground (the only mode: systemd supervises the daemon)");
   app.add_flag("--once", once, "Sample once, print /metrics to stdout and exit");
+  try {
+    if (const auto kind = cli_docs::requested(argc, argv)) return cli_docs::print(*kind, app, program_docs(), kVersion);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "hipstack-smid: %s\n", e.what());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,7 @@
 #include "help_examples.hpp"
 
+#include <hipstack/smi.hpp>
+
 #include <array>
 #include <utility>
 
@@ -51,6 +53,44 @@ std::string help_examples(std::string_view command) {
     return out;
   }
   return {};
+}
+
+cli_docs::ProgramDocs smi_program_docs() {
+  cli_docs::ProgramDocs docs;
+  docs.name = "hipstack-smi";
+  docs.section = 1;
+  docs.description =
+      "hipstack-smi shows and changes the state of AMD GPUs (amdgpu: sysfs, hwmon, gpu_metrics, KFD) and NVIDIA "
+      "GPUs (NVML, loaded at run time). Without a command it prints one screen: every GPU with its temperature, "
+      "power, memory, use and clocks, then the processes using them.\n\n"
+      "Every value comes from the source that holds the fact; a value a GPU does not report is said to be "
+      "unsupported, never shown as 0. Tables use human units; --json and --csv keep raw numbers in the units "
+      "of the metric catalogue (hipstack-smi catalogue). With --host, the read commands ask a hipstack-smid "
+      "instead of this machine. --rocm-smi and --nvidia-smi accept the options of those tools "
+      "(docs/rocm-smi-compat.md, docs/nvidia-smi-compat.md).";
+  docs.exit_status = {
+      {"0", "success"},
+      {"1", "a GPU could not be read, a read failed, or the output could not be written; health: a GPU is unhealthy"},
+      {"2", "bad arguments (the closest known command, option or metric is named)"},
+      {"3", "no such device: -g matched nothing, or no GPU was found (each backend's reason on stderr)"},
+      {"4", "a change was refused (unsafe state, not supported, or the driver said no)"},
+      {"5", "a change needs root; nothing was written"},
+      {"6", "a change was written and takes effect after the printed next step"},
+      {"7", "a change was written but the driver did not reach the new state"},
+      {"8", "health: a GPU's verdict is UNKNOWN (none of its checks could be evaluated)"},
+  };
+  docs.see_also = {"hipstack-info(1)", "hipstack-validate(1)", "hipstack-smid(8)", "nvidia-smi(1)", "rocm-smi(1)"};
+  std::vector<std::string> metrics = {"index", "name", "uuid", "bdf"};  // query's identity fields
+  for (const smi::MetricGroup& group : smi::metric_groups()) metrics.emplace_back(group.name);
+  for (const smi::MetricInfo& metric : smi::catalogue()) metrics.emplace_back(metric.name);
+  docs.value_words["--metrics"] = metrics;
+  docs.comma_lists = {"--metrics", "--gpu"};
+  docs.value_words["--gpu"] = {"all"};  // indexes, BDFs and UUIDs are the machine's
+  docs.value_words["--compute-mode"] = {"SPX", "DPX", "TPX", "QPX", "CPX"};
+  docs.value_words["--memory-mode"] = {"NPS1", "NPS2", "NPS4", "NPS8"};
+  docs.value_words["--perf-level"] = {"auto", "low", "high", "manual", "profile_standard", "profile_min_sclk",
+                                      "profile_min_mclk", "profile_peak"};
+  return docs;
 }
 
 }  // namespace hipstack::cli

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string>
 
+#include "cli_docs.hpp"
 #include "units.hpp"
 
 namespace {
@@ -242,6 +243,22 @@ std::string render_text(const std::vector<smi::Agent>& agents, const std::vector
   return out;
 }
 
+// What the man page says beyond the options.
+cli_docs::ProgramDocs program_docs() {
+  cli_docs::ProgramDocs docs;
+  docs.name = "hipstack-info";
+  docs.description =
+      "hipstack-info lists the node's CPU and GPU agents as rocminfo does (KFD topology for AMD GPUs, NVML and the "
+      "CUDA driver for NVIDIA GPUs) and checks that the installation can run GPU programs: driver loaded, device "
+      "nodes present and accessible, runtimes loadable. Each failed check comes with advice.";
+  docs.exit_status = {{"0", "usable: no check failed (or --no-checks)"},
+                      {"1", "a check failed, or the agents could not be read"},
+                      {"2", "bad arguments"},
+                      {"3", "the output could not be written"}};
+  docs.see_also = {"hipstack-smi(1)", "hipstack-validate(1)", "rocminfo(1)"};
+  return docs;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"hipstack-info: rocminfo-style report of CPU and GPU agents, and install checks with advice"};
   smi::OpenOptions open;
@@ -253,6 +270,12 @@ int run(int argc, char** argv) {
   app.add_flag("--json", json, "Machine-readable JSON (schema hipstack-info/v1)");
   app.add_flag("--no-checks", no_checks, "Only the report: no runtime probe, no install checks (exit 0)");
   app.add_flag("--version", version, "Print the version and exit");
+  try {
+    if (const auto kind = cli_docs::requested(argc, argv)) return cli_docs::print(*kind, app, program_docs(), smi::library_version());
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "hipstack-info: %s\n", e.what());
+    return kExitBadArguments;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

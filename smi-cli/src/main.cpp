@@ -212,8 +212,8 @@ int run(int argc, char** argv) {
   std::vector<std::string> metrics;
   bool json = false;
   bool csv = false;
-  app.add_option("--sysfs-root", open.sysfs_root, "Read DIR in place of /sys (a recorded capture)");
-  app.add_option("--procfs-root", open.procfs_root, "Read DIR in place of /proc");
+  app.add_option("--sysfs-root", open.sysfs_root, "Read DIR in place of /sys (a recorded capture)")->type_name("DIR");
+  app.add_option("--procfs-root", open.procfs_root, "Read DIR in place of /proc")->type_name("DIR");
   // One value per -g and -m (repeat or comma-separate): a following word is never taken as a device.
   app.add_option("-g,--gpu", gpus, "Devices by index, BDF or UUID, or all (repeat or comma-separate)")
       ->expected(1)
@@ -239,6 +239,12 @@ int run(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--tls-cert", tls_cert, "With --tls-ca: client certificate (PEM) for mutual TLS")->check(CLI::ExistingFile);
   app.add_option("--tls-key", tls_key, "With --tls-cert: its private key (PEM)")->check(CLI::ExistingFile);
+
+  // Taken before parsing (run() above); here so that --help, the man page and completions name them.
+  bool rocm_smi_mode = false, nvidia_smi_mode = false;  // never set: run() took the command line already
+  app.add_flag("--rocm-smi", rocm_smi_mode, "rocm-smi's options follow (--showtemp, --showuse, ...); alone: the default view");
+  app.add_flag("--nvidia-smi", nvidia_smi_mode,
+               "nvidia-smi's query options follow: --query-gpu=FIELDS --format=csv[,noheader][,nounits]");
 
   app.add_subcommand("list", "List GPUs");
   app.add_subcommand("static", "Identity and static facts (IDs, firmware, memory sizes, limits, DPM levels)");
@@ -313,6 +319,14 @@ int run(int argc, char** argv) {
   app.footer(help_examples(""));
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) sub->footer(help_examples(sub->get_name()));
 
+  try {
+    if (const auto kind = cli_docs::requested(argc, argv)) {
+      return cli_docs::print(*kind, app, smi_program_docs(), smi::library_version());
+    }
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "hipstack-smi: %s\n", e.what());
+    return kExitBadArguments;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -79,9 +79,9 @@ include(${CMAKE_CURRENT_LIST_DIR}/HipstackPackagingFiles.cmake)
 #   validation     hipstack-validationX.Y.Z   hipstack-validate, thresholds, kernel programs
 #   hip_headers    hipstack-hip-portabilityX.Y.Z  the HIP portability headers (include/hipstack-hip)
 #   daemon_system  hipstack-monitor           unit, sysusers, tmpfiles, D-Bus policy, /etc/hipstack
-#   meta_smi       hipstack-smi               (depends only)
+#   meta_smi       hipstack-smi               links to hipstack-smi and hipstack-info man pages, completions
 #   meta_dev       hipstack-smi-dev           (depends only: devel, hip_headers)
-#   meta_validation hipstack-validation       (depends only)
+#   meta_validation hipstack-validation       links to hipstack-validate man page, completions
 #   meta_all       hipstack                   (depends only: smi, monitor, validation)
 set(_hipstack_versioned_components smi_lib devel runtime daemon validation hip_headers)
 set(_hipstack_package_smi_lib hipstack-smi-lib${PROJECT_VERSION})
@@ -116,7 +116,7 @@ set(_hipstack_description_meta "\nThis metapackage depends on the packages of it
 function(hipstack_packaging_configure)
   # Every install component must map to a package, or its files would silently be left out.
   get_cmake_property(components COMPONENTS)
-  set(known ${_hipstack_versioned_components} daemon_system)
+  set(known ${_hipstack_versioned_components} daemon_system meta_smi meta_validation)
   foreach(component IN LISTS components)
     if(NOT component IN_LIST known)
       message(FATAL_ERROR "install component '${component}' has no package: add it to the table in "

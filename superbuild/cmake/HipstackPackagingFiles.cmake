@@ -72,11 +72,13 @@ macro(_hipstack_packaging_common)
   # sources while cpack runs: the rpm debuginfo packages get the sources under this prefix.
   set(CPACK_BUILD_SOURCE_DIRS ${HIPSTACK_DEBUG_SOURCE_DIR})
   set(CPACK_RPM_BUILD_SOURCE_DIRS_PREFIX /usr/src/debug/hipstack-${PROJECT_VERSION})
-  # Directories other packages own (the filesystem, systemd, D-Bus): never ours to list.
+  # Directories other packages own (the filesystem, systemd, D-Bus, man, the shells): never ours to list.
   set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
       /opt /usr/lib/systemd /usr/lib/systemd/system /usr/lib/sysusers.d /usr/lib/tmpfiles.d
       /usr/share/dbus-1 /usr/share/dbus-1/system.d /usr/share/doc /usr/lib/debug /usr/lib/debug/.build-id
-      /usr/src/debug)
+      /usr/src/debug /usr/share/man /usr/share/man/man1 /usr/share/man/man8 /usr/share/bash-completion
+      /usr/share/bash-completion/completions /usr/share/zsh /usr/share/zsh/vendor-completions /usr/share/fish
+      /usr/share/fish/vendor_completions.d)
   # Reproducible rpms: fixed build host, build time and file times from SOURCE_DATE_EPOCH.
   set(CPACK_RPM_SPEC_MORE_DEFINE
       "%define _buildhost reproducible

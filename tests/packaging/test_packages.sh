@@ -70,6 +70,22 @@ grep -qx /etc/hipstack/hipstack-smid.conf "$work/monitor-control/conffiles" || f
 dpkg-deb --fsys-tarfile "$(deb hipstack-monitor all)" | tar -xO ./usr/lib/systemd/system/hipstack-smid.service |
   grep "^ExecStart=/opt/hipstack/sbin/hipstack-smid --config /etc/hipstack/hipstack-smid.conf$" >/dev/null ||
   fail "the unit does not start /opt/hipstack/sbin/hipstack-smid"
+# Man pages and completions: the files in the versioned package of each program, links to them through
+# /opt/hipstack in the unversioned package, where man, bash-completion, zsh and fish look.
+docs_check() {  # PROGRAM SECTION VERSIONED-PACKAGE UNVERSIONED-PACKAGE ARCH
+  local own links
+  own=$(dpkg-deb -c "$(deb "$3" amd64)" | awk '{print $6}')
+  links=$(dpkg-deb -c "$(deb "$4" "$5")" | awk '{print $6, $7, $8}')
+  for f in "share/man/man$2/$1.$2.gz" "share/bash-completion/completions/$1" "share/zsh/vendor-completions/_$1" \
+           "share/fish/vendor_completions.d/$1.fish"; do
+    grep -qx "\./opt/hipstack-$v/$f" <<<"$own" || fail "$3 lacks /opt/hipstack-$v/$f"
+    grep -qx "\./usr/$f -> /opt/hipstack/$f" <<<"$links" || fail "$4 has no link /usr/$f -> /opt/hipstack/$f"
+  done
+}
+docs_check hipstack-smi 1 hipstack-smi-cli$v hipstack-smi all
+docs_check hipstack-info 1 hipstack-smi-cli$v hipstack-smi all
+docs_check hipstack-smid 8 hipstack-monitor$v hipstack-monitor all
+[ -e "$build/validation/validate" ] && docs_check hipstack-validate 1 hipstack-validation$v hipstack-validation all
 dpkg-deb -e "$(deb hipstack-smi-lib$v amd64)" "$work/lib-control"
 grep -q "update-alternatives --install /opt/hipstack hipstack /opt/hipstack-$v " "$work/lib-control/postinst" ||
   fail "the library's postinst does not register /opt/hipstack"

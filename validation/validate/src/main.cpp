@@ -18,6 +18,7 @@
 #include <optional>
 #include <system_error>
 
+#include "cli_docs.hpp"
 #include "node.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
@@ -80,6 +81,25 @@ std::string list_modules() {
   return out;
 }
 
+// What the man page says beyond the options.
+hipstack::cli_docs::ProgramDocs program_docs() {
+  hipstack::cli_docs::ProgramDocs docs;
+  docs.name = "hipstack-validate";
+  docs.description =
+      "hipstack-validate checks a GPU node by levels: 1 software checks, 2 quick kernels, 3 GEMM, a longer memory "
+      "test, stress and peer-to-peer, 4 long runs. Kernel programs run as separate processes while telemetry is "
+      "sampled; results are judged against thresholds.json. A test that could not run is SKIP, never PASS.";
+  docs.exit_status = {{"0", "every test passed (warnings allowed)"},
+                      {"1", "a test failed"},
+                      {"2", "bad arguments, a bad thresholds file, or output that could not be written"},
+                      {"3", "no such GPU"},
+                      {"8", "nothing failed, but a selected GPU was judged by no test (result UNKNOWN)"}};
+  docs.see_also = {"hipstack-smi(1)", "hipstack-info(1)"};
+  docs.comma_lists = {"--device", "--tests"};
+  for (const Module& module : modules()) docs.value_words["--tests"].emplace_back(module.test);
+  return docs;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,18 +120,30 @@ int main(int argc, char** argv) {
   app.add_option("-t,--tests", test_args, "only these modules (comma list), at the chosen level's settings")
       ->delimiter(',');
   app.add_flag("--json", json, "print the result as JSON");
-  app.add_option("--json-file", json_file, "also write the JSON result to this file (the table still prints)");
+  app.add_option("--json-file", json_file, "also write the JSON result to this file (the table still prints)")
+      ->type_name("FILE");
   app.add_option("-c,--config", config, "thresholds file (default /etc/hipstack/validate-thresholds.json, then the "
-                                        "installed thresholds.json)");
+                                        "installed thresholds.json)")
+      ->type_name("FILE");
   app.add_option("--module-dir", module_dir, "folder of the kernel programs (default: $HIPSTACK_VALIDATE_MODULES, "
-                                             "then the installed libexec/hipstack/validation)");
+                                             "then the installed libexec/hipstack/validation)")
+      ->type_name("DIR");
   app.add_option("--timeout", timeout, "limit every module to this many seconds (default: each module's own "
                                        "limit for the level, shown by --list)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--sysfs-root", sysfs_root, "read GPUs from this sysfs tree (a capture) instead of /sys");
+  app.add_option("--sysfs-root", sysfs_root, "read GPUs from this sysfs tree (a capture) instead of /sys")
+      ->type_name("DIR");
   app.add_flag("--list", list, "list the modules and what each level runs, then exit");
   app.add_flag("-q,--quiet", quiet, "no progress lines on stderr");
   app.add_flag("--version", version, "print the version and exit");
+  try {
+    if (const auto kind = hipstack::cli_docs::requested(argc, argv)) {
+      return hipstack::cli_docs::print(*kind, app, program_docs(), smi::library_version());
+    }
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "hipstack-validate: {}\n", e.what());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,44 @@
+// Man pages and shell completions (bash, zsh, fish) generated from a program's CLI11 definition, so
+// they cannot drift from --help: each program answers `--generate-docs KIND` with one of them, and the
+// build installs what that prints (docs/cli.md, "Man pages and completion").
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hipstack::cli_docs {
+
+// What a man page says beyond the options and commands: prose the App does not hold.
+struct ProgramDocs {
+  std::string name;         // "hipstack-smi"
+  int section = 1;          // 1 for commands, 8 for daemons
+  std::string description;  // DESCRIPTION paragraphs, separated by blank lines
+  std::vector<std::pair<std::string, std::string>> exit_status;  // code, meaning
+  std::vector<std::string> see_also;                              // "hipstack-info(1)"
+  // Words an option's value is completed from ("--metrics" -> the catalogue's names). Options whose
+  // validator lists its values (CLI::IsMember) or names a file or folder need no entry.
+  std::map<std::string, std::vector<std::string>> value_words;
+  std::vector<std::string> comma_lists;  // options whose value is a comma-separated list ("--metrics")
+};
+
+enum class Kind { man, bash, zsh, fish };
+
+std::string man_page(const CLI::App& app, const ProgramDocs& docs, std::string_view version);
+std::string bash_completion(const CLI::App& app, const ProgramDocs& docs);
+std::string zsh_completion(const CLI::App& app, const ProgramDocs& docs);
+std::string fish_completion(const CLI::App& app, const ProgramDocs& docs);
+
+// `PROGRAM --generate-docs KIND` (the first arguments): the kind asked for, or nothing. Looked for
+// before parsing, so the option is in no help text and no completion. A bad kind throws
+// std::invalid_argument naming the kinds.
+std::optional<Kind> requested(int argc, char** argv);
+
+// Prints the document of that kind to stdout; 0, or 1 when it could not be written (a message on stderr).
+int print(Kind kind, const CLI::App& app, const ProgramDocs& docs, std::string_view version);
+
+}  // namespace hipstack::cli_docs
