@@ -43,6 +43,10 @@ struct CommonOptions {
 // Resolves -g selectors (throws smi::Error for an unknown one); all devices when none given.
 std::vector<std::uint32_t> selected_devices(const DeviceSource& source, const CommonOptions& options);
 std::vector<std::uint32_t> selected_devices(const smi::System& system, const CommonOptions& options);
+// Whether `partition` shows partition P of DEVICE: every partition, unless -g names partitions of it
+// by their own BDF or id (`-g GPU-.../3`) and no selector names the device itself.
+bool partition_selected(const smi::DeviceSummary& device, const smi::Partition& p,
+                        const std::vector<smi::Partition>& partitions, const CommonOptions& options);
 // The end of a command whose output lists the selected GPUs: a GPU that could not be read (a read
 // that hung, a fault) is named on stderr and makes the exit code kExitReadFailure.
 int finish_with_faults(const DeviceSource& system, const std::vector<std::uint32_t>& selected);

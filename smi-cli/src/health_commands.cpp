@@ -145,6 +145,7 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
     }
     Table table({"PARTITION", "ID", "BDF", "COMPUTE UNITS", "XCCS", "MEMORY", "RENDER MINOR", "GI", "CI"});
     for (const smi::Partition& p : parts) {
+      if (!partition_selected(device, p, parts, options)) continue;
       d["partition_list"].push_back({{"index", p.index}, {"id", p.id}, {"bdf", p.bdf}, {"metrics", readings_json(p.readings)}});
       std::map<MetricId, std::string> cell;
       for (const smi::Reading& r : p.readings) {

@@ -644,6 +644,25 @@ class Partition(unittest.TestCase):
         text = run("partition", "-g", "0", "--sysfs-root", sys_root("constructed/mi300x-8gpu-spx-nps1")).stdout
         self.assertIn("compute: SPX (available: SPX, DPX, QPX, CPX)", text)
 
+    def test_a_partition_selector_shows_that_partition(self):
+        root = sys_root("constructed/mi300x-8gpu-cpx-nps1")
+        every = json.loads(run("partition", "--json", "--sysfs-root", root).stdout)["devices"]
+        gpu = every[2]
+        third, sixth = gpu["partition_list"][3], gpu["partition_list"][6]
+
+        def shown(*selectors):
+            args = [a for s in selectors for a in ("-g", s)]
+            devices = json.loads(run("partition", "--json", *args, "--sysfs-root", root).stdout)["devices"]
+            return [(d["index"], [p["index"] for p in d["partition_list"]]) for d in devices]
+
+        self.assertEqual(shown(third["id"]), [(gpu["index"], [3])])
+        self.assertEqual(shown(third["bdf"][5:], sixth["id"].lower()), [(gpu["index"], [3, 6])])
+        self.assertEqual(shown(third["id"], str(gpu["index"])), [(gpu["index"], list(range(8)))])  # the GPU too
+        self.assertEqual(shown(gpu["bdf"]), [(gpu["index"], list(range(8)))])  # partition 0's BDF is the GPU's
+        text = run("partition", "-g", third["id"], "--sysfs-root", root).stdout
+        self.assertIn(third["id"], text)
+        self.assertNotIn(sixth["id"], text)
+
 
 class Health(unittest.TestCase):
     def test_exit_codes(self):
