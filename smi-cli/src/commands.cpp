@@ -1,4 +1,5 @@
 #include "commands.hpp"
+#include "table_values.hpp"
 
 #include <fmt/format.h>
 
@@ -33,11 +34,14 @@ std::string metric_label(const smi::Reading& r) {
 }
 
 // One device's readings as a "metric value" table (not-supported rows only with --show-unsupported).
-std::string readings_table(const std::vector<smi::Reading>& readings, const CommonOptions& options) {
+std::string readings_table(const std::vector<smi::Reading>& readings, const CommonOptions& options,
+                           const TableContext& context) {
   Table table({"METRIC", "VALUE"});
   for (const smi::Reading& r : readings) {
     if (!r.ok() && r.status == smi::Status::not_supported && !options.show_unsupported) continue;
-    std::string value = value_with_unit(r);
+    const std::optional<std::string> shown = table_value(r, readings, context, options.show_unsupported);
+    if (!shown) continue;
+    std::string value = *shown;
     if (r.status == smi::Status::error || r.status == smi::Status::unavailable) {
       value = fmt::format("{} ({})", smi::status_name(r.status), r.detail);
     } else if (options.verbose && !r.detail.empty()) {
@@ -81,11 +85,20 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
         break;
       }
       case Format::csv: csv_readings(csv, device, readings); break;
-      case Format::table:
+      case Format::table: {
+        // Limits, windows and decoding facts the table prints beside the values asked for.
+        TableContext context{device.vendor, {}};
+        if (auto extra = context_metrics(readings); !extra.empty()) {
+          smi::SampleOptions more;
+          more.identity = more.static_info = more.live = true;
+          more.metrics = std::move(extra);
+          context.readings = system.sample(index, more);
+        }
         text += device_heading(device, device.uuid);
-        text += readings_table(readings, options);
+        text += readings_table(readings, options, context);
         text += '\n';
         break;
+      }
     }
   }
   if (options.format == Format::json) print_json(doc);

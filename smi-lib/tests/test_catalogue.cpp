@@ -101,5 +101,19 @@ TEST(Catalogue, GroupsAreDistinctFromMetricsAndWellFormed) {
   EXPECT_EQ(find_metric_group("no_such_group"), nullptr);
 }
 
+// Throttle bits are named only where the vendor documents them (NVML; MI300's SMU 13.0.6 firmware).
+TEST(ThrottleReasons, NamedWhereDocumented) {
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(throttle_reasons("nvidia", "", 0x44), (Names{"sw_power_cap", "hw_thermal_slowdown"}));
+  EXPECT_EQ(throttle_reasons("nvidia", "", 0x1), (Names{"gpu_idle"}));
+  EXPECT_EQ(throttle_reasons("nvidia", "", 0x200), (Names{"bit9"}));  // no name in NVML's list
+  EXPECT_EQ(throttle_reasons("nvidia", "", 0), Names{});
+  EXPECT_EQ(throttle_reasons("amd", "gfx942", 0x4), (Names{"socket_thermal"}));
+  EXPECT_EQ(throttle_reasons("amd", "gfx942", 0x13), (Names{"prochot", "ppt", "hbm_thermal"}));
+  EXPECT_EQ(throttle_reasons("amd", "gfx942", 1ull << 40), (Names{"bit40"}));
+  EXPECT_EQ(throttle_reasons("amd", "gfx1030", 0x4), std::nullopt);  // ASIC-specific, undocumented
+  EXPECT_EQ(throttle_reasons("amd", "", 0x4), std::nullopt);
+}
+
 }  // namespace
 }  // namespace hipstack::smi

@@ -577,10 +577,11 @@ class HumanUnits(unittest.TestCase):
         table = run("--sysfs-root", root, "metric", "-g", "0").stdout
         used = metrics["vram_used"]["value"]
         self.assertEqual(metrics["vram_used"]["unit"], "B")
-        self.assertEqual(self.table_value(table, "vram_used"), f"{used / 2**20:.1f} MiB")
-        self.assertEqual(self.table_value(table, "temperature_junction"),
-                         f"{metrics['temperature_junction']['value']:g} °C")
-        self.assertEqual(self.table_value(table, "pcie_width"), f"x{metrics['pcie_width']['value']}")
+        # Each value first; its limit or total follows (HumanTables).
+        self.assertTrue(self.table_value(table, "vram_used").startswith(f"{used / 2**20:.1f} MiB / "))
+        self.assertTrue(self.table_value(table, "temperature_junction").startswith(
+            f"{metrics['temperature_junction']['value']:g} °C (crit "))
+        self.assertTrue(self.table_value(table, "pcie_width").startswith(f"x{metrics['pcie_width']['value']} (max x"))
         energy = metrics["energy_consumed"]["value"]
         self.assertEqual(self.table_value(table, "energy_consumed"), f"{energy / 1e6:.1f} MJ")
         static = run("--sysfs-root", root, "static", "-g", "0").stdout
@@ -628,6 +629,67 @@ class RocmSmiCompat(unittest.TestCase):
         self.assertIn("--setsclk", proc.stderr)
         run("--rocm-smi", "--json", expect=2)  # alone, --rocm-smi is the default view (DefaultView)
         run("--rocm-smi", "--showmeminfo", "flash", expect=2)
+
+
+class HumanTables(unittest.TestCase):
+    """Item 2: tables say values as the vendor and people read them; JSON keeps the raw ones."""
+
+    def rows(self, *args, env=None):
+        """METRIC -> VALUE of the table of one GPU."""
+        proc = subprocess.run([SMI, *args], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertTrue(lines[1].startswith("METRIC"), lines[:2])
+        return dict(re.match(r"(\S+)\s+(.*)$", line).groups() for line in lines[2:] if line.strip())
+
+    def test_firmware_in_rocm_smi_form_absent_blocks_left_out(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        raw = json.loads(run("static", "--json", "-g", "0", "-m", "firmware_version", "--sysfs-root", root).stdout)
+        raw = {k: v["value"] for k, v in raw["devices"][0]["metrics"]["firmware_version"]["instances"].items()}
+        self.assertEqual(raw["smc"], "0x00555b00")  # JSON unchanged
+        rows = self.rows("static", "-g", "0", "-m", "firmware_version", "--sysfs-root", root)
+        self.assertEqual(rows["firmware_version[smc]"], "00.85.91.00")  # rocm-smi: the four bytes in decimal
+        self.assertEqual(rows["firmware_version[ta_xgmi]"], "32.00.01.19")
+        self.assertEqual(rows["firmware_version[sos]"], "0x0036024b")  # rocm-smi: hex
+        self.assertEqual(rows["firmware_version[vcn]"], "0x0611300c")
+        self.assertEqual(rows["firmware_version[mec]"], str(int(raw["mec"], 16)))  # rocm-smi: decimal
+        absent = sorted(k for k, v in raw.items() if int(v, 16) == 0)
+        self.assertTrue(absent)
+        for block in absent:
+            self.assertNotIn(f"firmware_version[{block}]", rows)
+        every = self.rows("static", "-g", "0", "-m", "firmware_version", "--show-unsupported", "--sysfs-root", root)
+        self.assertIn("ce", absent)
+        self.assertEqual(every["firmware_version[ce]"], "0")
+        self.assertEqual(every["firmware_version[asd]"], "0x00000000")
+
+    def test_live_values_beside_their_limits(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        limits = json.loads(run("static", "--json", "-g", "0", "--sysfs-root", root).stdout)["devices"][0]["metrics"]
+        rows = self.rows("metric", "-g", "0", "--sysfs-root", root)
+        crit = limits["temperature_junction_critical"]["value"]
+        self.assertRegex(rows["temperature_junction"], rf"^\d+ °C \(crit {crit:g} °C\)$")
+        self.assertRegex(rows["power_current"], rf"^\d+ W \(cap {limits['power_cap']['value']:g} W\)$")
+        self.assertRegex(rows["clock_sclk"], r"^\d+ MHz \(max 2100 MHz\)$")
+        self.assertRegex(rows["vram_used"], r"^[\d.]+ MiB / 192\.0 GiB \(\d+ %\)$")
+        only = self.rows("metric", "-g", "0", "-m", "temperature_junction", "--sysfs-root", root)
+        self.assertEqual(list(only), ["temperature_junction"])  # the limit is beside it, not a row of its own
+
+    def test_violation_residency_as_a_share_of_its_window(self):
+        root = sys_root("constructed/mi300x-8gpu-faults")
+        rows = self.rows("metric", "-g", "6", "-m", "violation_residency", "--sysfs-root", root)
+        self.assertEqual(rows["violation_residency[socket_thermal]"], "2764938 (40.0 % of the time)")  # of 6912346
+        self.assertEqual(rows["violation_residency[ppt]"], "0 (0.0 % of the time)")
+
+    def test_throttle_bits_named(self):
+        assert_fake_nvml(self)
+        env = dict(os.environ, HIPSTACK_NVML_LIBRARY=os.environ["FAKE_NVML_FULL"],
+                   HIPSTACK_FAKE_NVML_SCRIPT=f"{os.environ['FAKE_NVML_SCRIPTS_DIR']}/h100x2-mig.txt")
+        empty = tempfile.mkdtemp(prefix="no-amd-")  # a sysfs root without AMD GPUs: only the fake's
+        self.addCleanup(os.rmdir, empty)
+        first = self.rows("metric", "-g", "0", "-m", "throttle_status", "--sysfs-root", empty, env=env)
+        self.assertEqual(first["throttle_status"], "0x4: sw_power_cap")
+        second = self.rows("metric", "-g", "1", "-m", "throttle_status", "--sysfs-root", empty, env=env)
+        self.assertEqual(second["throttle_status"], "0x0: none")
 
 
 class Partition(unittest.TestCase):

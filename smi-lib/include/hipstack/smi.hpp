@@ -78,6 +78,15 @@ struct MetricGroup {
 };
 HIPSTACK_SMI_CXX_API std::span<const MetricGroup> metric_groups() noexcept;
 HIPSTACK_SMI_CXX_API const MetricGroup* find_metric_group(std::string_view name) noexcept;
+// The reasons a throttle_status value names, as the vendor documents its bits: NVML's clock-event
+// reasons ("sw_power_cap", ...) on NVIDIA GPUs; on AMD GPUs of gfx_target gfx942 (MI300, SMU 13.0.6)
+// the firmware's THROTTLER_* bits ("prochot", "ppt", "socket_thermal", "vr_thermal", "hbm_thermal",
+// the names of violation_residency's instances). Nothing where this GPU's bits are ASIC-specific and
+// undocumented: a set bit is then not attributed. Empty: no bit set. A set bit without a name is
+// "bitN". docs/cli.md, "Units".
+HIPSTACK_SMI_CXX_API std::optional<std::vector<std::string>> throttle_reasons(std::string_view vendor,
+                                                                            std::string_view gfx_target,
+                                                                            std::uint64_t bits);
 HIPSTACK_SMI_CXX_API std::string_view unit_symbol(Unit unit) noexcept;  // "C", "W", "MHz", "B", ...
 HIPSTACK_SMI_CXX_API std::string_view unit_name(Unit unit) noexcept;    // "celsius", "watt", ...
 HIPSTACK_SMI_CXX_API std::string_view kind_name(Kind kind) noexcept;    // "identity", "static", "live", "counter"
