@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,12 +57,17 @@ int finish_with_faults(const DeviceSource& system, const std::vector<std::uint32
 int run_overview(const DeviceSource& source, const LocalSource* local, const CommonOptions& options,
                  const std::string& origin);
 struct QueryOptions {
-  bool no_header = false;  // CSV and table: no header line
-  bool no_units = false;   // table: values without units; CSV header: names without "[unit]"
+  bool no_header = false;   // CSV and table: no header line
+  bool no_units = false;    // table: values without units; CSV header: names without "[unit]"
+  bool partitions = false;  // one row per partition (compute partition, MIG instance) instead of per GPU
 };
-// `query -m FIELDS`: one row per GPU; fields are device fields (is_query_field), metrics or groups.
+// `query -m FIELDS`: one row per GPU (or partition); fields are query fields (query_fields()),
+// metrics or groups.
 int run_query(const DeviceSource& source, const CommonOptions& options, const QueryOptions& query);
-bool is_query_field(std::string_view name);  // index, vendor, backend, bdf, uuid, name
+// The fields query knows besides the catalogue: the GPU's (index, vendor, backend, bdf, uuid, name)
+// and, with --partitions, the partition's (partition_index, partition_id, partition_bdf).
+std::span<const std::string_view> query_fields();
+bool is_query_field(std::string_view name);
 int run_list(const DeviceSource& system, const CommonOptions& options);
 int run_static(const DeviceSource& system, const CommonOptions& options);
 int run_metric(const DeviceSource& system, const CommonOptions& options);

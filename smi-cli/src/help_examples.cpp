@@ -5,6 +5,8 @@
 #include <array>
 #include <utility>
 
+#include "commands.hpp"
+
 namespace hipstack::cli {
 namespace {
 
@@ -23,7 +25,8 @@ constexpr Examples kExamples[] = {
                 "hipstack-smi metric --pcie-bw -g 0000:05:00.0"}},
     {"process", {"hipstack-smi process", "hipstack-smi process --interval-ms 500 --json", ""}},
     {"query", {"hipstack-smi query -m index,name,vram_used,vram_total,power_current",
-               "hipstack-smi query -m index,temperature --csv --no-header --no-units", ""}},
+               "hipstack-smi query -m index,temperature --csv --no-header --no-units",
+               "hipstack-smi query --partitions -m index,partition_index,partition_bdf,partition_memory"}},
     {"topology", {"hipstack-smi topology", "hipstack-smi topology --list", "hipstack-smi topology --json"}},
     {"monitor", {"hipstack-smi monitor", "hipstack-smi monitor -w 5 -i 12 --csv > node.csv", ""}},
     {"event", {"hipstack-smi event", "hipstack-smi event --json -w 2", ""}},
@@ -80,7 +83,7 @@ cli_docs::ProgramDocs smi_program_docs() {
       {"8", "health: a GPU's verdict is UNKNOWN (none of its checks could be evaluated)"},
   };
   docs.see_also = {"hipstack-info(1)", "hipstack-validate(1)", "hipstack-smid(8)", "nvidia-smi(1)", "rocm-smi(1)"};
-  std::vector<std::string> metrics = {"index", "name", "uuid", "bdf"};  // query's identity fields
+  std::vector<std::string> metrics(query_fields().begin(), query_fields().end());
   for (const smi::MetricGroup& group : smi::metric_groups()) metrics.emplace_back(group.name);
   for (const smi::MetricInfo& metric : smi::catalogue()) metrics.emplace_back(metric.name);
   docs.value_words["--metrics"] = metrics;

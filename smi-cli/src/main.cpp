@@ -263,6 +263,9 @@ int run(int argc, char** argv) {
   QueryOptions query_options;
   query->add_flag("--no-header", query_options.no_header, "No header line (table and CSV)");
   query->add_flag("--no-units", query_options.no_units, "Values without units; CSV header names without [unit]");
+  query->add_flag("--partitions", query_options.partitions,
+                  "One row per partition (compute partition, MIG instance): partition_index, partition_id, partition_bdf and "
+                  "partition metrics; a GPU's metrics are its own");
   auto* topology = app.add_subcommand("topology", "Links between GPUs as a matrix (XGMI/NVLink/PCIe path, NUMA node)");
   bool topology_list = false;
   topology->add_flag("--list", topology_list, "Every GPU pair with its link facts (type, hops, weight, bandwidth)");
@@ -355,7 +358,7 @@ int run(int argc, char** argv) {
     if (smi::find_metric(name) != nullptr) common.named_metrics.push_back(name);
     if (!expand_metric(name, common.metrics)) {
       std::vector<std::string> names;
-      if (command == "query") names = {"index", "vendor", "backend", "bdf", "uuid", "name"};
+      if (command == "query") names.assign(query_fields().begin(), query_fields().end());
       for (const smi::MetricGroup& group : smi::metric_groups()) names.emplace_back(group.name);
       for (const smi::MetricInfo& info : smi::catalogue()) names.emplace_back(info.name);
       std::fprintf(stderr, "hipstack-smi: unknown metric or group \"%s\".%s (`hipstack-smi catalogue` lists them all)\n",

@@ -1,6 +1,7 @@
 // hipstack-smi query: one row per GPU for any mix of identity, static and live metrics, for people
 // (a table in human units) and for scripts (--csv --no-header --no-units; --json).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -11,20 +12,24 @@
 namespace hipstack::cli {
 namespace {
 
-// The device's own fields, before the catalogue's metrics.
-constexpr std::string_view kDeviceFields[] = {"index", "vendor", "backend", "bdf", "uuid", "name"};
+// The GPU's own fields, then the partition's (with --partitions), before the catalogue's metrics.
+constexpr std::string_view kFields[] = {"index", "vendor", "backend", "bdf", "uuid", "name",
+                                        "partition_index", "partition_id", "partition_bdf"};
 
-bool is_device_field(std::string_view name) {
-  return std::find(std::begin(kDeviceFields), std::end(kDeviceFields), name) != std::end(kDeviceFields);
-}
+bool is_partition_field(std::string_view name) { return name.starts_with("partition_") && is_query_field(name); }
 
-std::string device_field(const smi::DeviceSummary& d, std::string_view name) {
+// A GPU's field, or its partition's (P is null in a row per GPU).
+std::string field_text(const smi::DeviceSummary& d, const smi::Partition* p, std::string_view name) {
   if (name == "index") return std::to_string(d.index);
   if (name == "vendor") return d.vendor;
   if (name == "backend") return d.backend;
   if (name == "bdf") return d.bdf;
   if (name == "uuid") return d.uuid;
-  return d.name;
+  if (name == "name") return d.name;
+  if (p == nullptr) return "N/A";
+  if (name == "partition_index") return std::to_string(p->index);
+  if (name == "partition_id") return p->id;
+  return p->bdf;  // partition_bdf
 }
 
 // One column: a device field, or a metric (with its instance for instanced metrics).
@@ -48,15 +53,31 @@ struct Column {
   }
 };
 
+// One row of the output: a GPU, or one of its partitions.
+struct Row {
+  std::uint32_t device;
+  const smi::Partition* partition;  // null in a row per GPU
+};
+
 }  // namespace
 
-bool is_query_field(std::string_view name) { return is_device_field(name); }
+std::span<const std::string_view> query_fields() { return kFields; }
+
+bool is_query_field(std::string_view name) {
+  return std::find(std::begin(kFields), std::end(kFields), name) != std::end(kFields);
+}
 
 int run_query(const DeviceSource& source, const CommonOptions& options, const QueryOptions& query) {
   if (options.metrics.empty()) {
-    std::fprintf(stderr, "hipstack-smi: query: give the fields with -m (device fields: index, vendor, backend, bdf, uuid, "
-                         "name; any catalogue metric or group)\n");
+    std::fprintf(stderr, "hipstack-smi: query: give the fields with -m (%s; any catalogue metric or group)\n",
+                 fmt::format("{}", fmt::join(query_fields(), ", ")).c_str());
     return kExitBadArguments;
+  }
+  for (const std::string& name : options.metrics) {
+    if (is_partition_field(name) && !query.partitions) {
+      std::fprintf(stderr, "hipstack-smi: query: %s is a partition's field: add --partitions\n", name.c_str());
+      return kExitBadArguments;
+    }
   }
   const auto devices = source.devices();
   const auto selected = selected_devices(source, options);
@@ -65,11 +86,30 @@ int run_query(const DeviceSource& source, const CommonOptions& options, const Qu
   what.static_info = true;
   what.live = true;
   for (const std::string& name : options.metrics) {
-    if (const smi::MetricInfo* info = smi::find_metric(name)) what.metrics.push_back(info->id);
+    const smi::MetricInfo* info = smi::find_metric(name);
+    if (info != nullptr && info->scope != smi::Scope::partition) what.metrics.push_back(info->id);
   }
+  // A partition's metrics come with the partition; the GPU's are read once for all its rows.
   std::map<std::uint32_t, std::vector<smi::Reading>> readings;
-  for (const std::uint32_t index : selected) readings[index] = what.metrics.empty() ? std::vector<smi::Reading>{}
-                                                                                     : source.sample(index, what);
+  std::map<std::uint32_t, std::vector<smi::Partition>> partitions;
+  std::vector<Row> rows;
+  for (const std::uint32_t index : selected) {
+    readings[index] = what.metrics.empty() ? std::vector<smi::Reading>{} : source.sample(index, what);
+    if (!query.partitions) {
+      rows.push_back({index, nullptr});
+      continue;
+    }
+    partitions[index] = source.partitions(index);
+  }
+  for (const std::uint32_t index : query.partitions ? selected : std::vector<std::uint32_t>{}) {
+    const std::vector<smi::Partition>& list = partitions[index];  // the map is complete: rows point into it
+    for (const smi::Partition& p : list) {
+      if (partition_selected(devices.at(index), p, list, options)) rows.push_back({index, &p});
+    }
+  }
+  const auto readings_of = [&](const Row& row, const smi::MetricInfo& info) -> const std::vector<smi::Reading>& {
+    return info.scope == smi::Scope::partition && row.partition != nullptr ? row.partition->readings : readings[row.device];
+  };
   // Columns in the order asked; an instanced metric gets one column per instance any GPU has.
   std::vector<Column> columns;
   for (const std::string& name : options.metrics) {
@@ -79,8 +119,8 @@ int run_query(const DeviceSource& source, const CommonOptions& options, const Qu
       continue;
     }
     std::vector<std::string> instances;
-    for (const auto& [index, list] : readings) {
-      for (const smi::Reading& r : list) {
+    for (const Row& row : rows) {
+      for (const smi::Reading& r : readings_of(row, *info)) {
         if (r.id == info->id && std::find(instances.begin(), instances.end(), r.instance) == instances.end()) {
           instances.push_back(r.instance);
         }
@@ -92,31 +132,34 @@ int run_query(const DeviceSource& source, const CommonOptions& options, const Qu
 
   const auto human = query.no_units ? value_text : value_with_unit;
   Json doc = document("query");
-  doc["devices"] = Json::array();
+  const char* const list_key = query.partitions ? "partitions" : "devices";
+  doc[list_key] = Json::array();
   std::vector<std::string> header;
   for (const Column& c : columns) header.push_back(c.title(!query.no_units && options.format == Format::csv));
   Table table(header);
   std::string csv = query.no_header ? std::string() : csv_row(header);
-  for (const std::uint32_t index : selected) {
-    const smi::DeviceSummary& device = devices.at(index);
+  for (const Row& at : rows) {
+    const smi::DeviceSummary& device = devices.at(at.device);
     std::vector<std::string> row, csv_fields;
     Json fields = Json::object();
     for (const Column& c : columns) {
       if (c.metric == nullptr) {
-        const std::string value = device_field(device, c.field);
+        const std::string value = field_text(device, at.partition, c.field);
         row.push_back(value);
         csv_fields.push_back(value);
-        fields[c.field] = c.field == "index" ? Json(device.index) : Json(value);
+        if (c.field == "index") fields[c.field] = device.index;
+        else if (c.field == "partition_index" && at.partition != nullptr) fields[c.field] = at.partition->index;
+        else fields[c.field] = value;
         continue;
       }
-      const smi::Reading* r = c.find(readings[index]);
+      const smi::Reading* r = c.find(readings_of(at, *c.metric));
       row.push_back(r == nullptr ? "N/A" : human(*r));
       csv_fields.push_back(r == nullptr || !r->ok() ? "N/A" : value_text(*r));
       fields[c.title(false)] = r == nullptr ? Json(nullptr) : reading_json(*r);
     }
     table.add(std::move(row));
     csv += csv_row(csv_fields);
-    doc["devices"].push_back(std::move(fields));
+    doc[list_key].push_back(std::move(fields));
   }
   if (options.format == Format::json) print_json(doc);
   else if (options.format == Format::csv) print(csv);

@@ -400,6 +400,43 @@ class Query(unittest.TestCase):
     """query -m FIELDS and --nvidia-smi --query-gpu: one row per GPU for scripts (issue 15)."""
     DONE_WHEN = ("index,name,memory.used,memory.total,temperature.gpu,power.draw,utilization.gpu")
 
+    def test_partitions_one_row_each(self):
+        root = sys_root("constructed/mi300x-8gpu-cpx-nps1")
+        known = json.loads(run("partition", "--json", "--sysfs-root", root).stdout)["devices"]
+        fields = "index,partition_index,partition_id,partition_bdf,partition_memory,partition_compute_units,temperature_junction"
+        doc = json.loads(run("query", "--partitions", "--json", "-m", fields, "--sysfs-root", root).stdout)
+        rows = doc["partitions"]
+        self.assertEqual(len(rows), 64)
+        gpu_temps = {d["index"]: d["metrics"]["temperature_junction"]["value"]
+                     for d in json.loads(run("metric", "--json", "-m", "temperature_junction", "--sysfs-root",
+                                             root).stdout)["devices"]}
+        for row in rows:
+            p = known[row["index"]]["partition_list"][row["partition_index"]]
+            self.assertEqual((row["partition_id"], row["partition_bdf"]), (p["id"], p["bdf"]))
+            self.assertEqual(row["partition_memory"]["value"], p["metrics"]["partition_memory"]["value"])
+            self.assertEqual(row["partition_compute_units"]["value"], p["metrics"]["partition_compute_units"]["value"])
+            self.assertEqual(row["temperature_junction"]["value"], gpu_temps[row["index"]])  # the GPU's own
+        target = known[3]["partition_list"][5]
+        out = run("query", "--partitions", "-g", target["id"], "-m", "index,partition_index,partition_bdf", "--csv",
+                  "--no-header", "--sysfs-root", root).stdout
+        self.assertEqual(out, f"3,5,{target['bdf']}\n")
+        proc = run("query", "-m", "index,partition_id", "--sysfs-root", root, expect=2)
+        self.assertIn("partition_id is a partition's field: add --partitions", proc.stderr)
+
+    def test_partitions_of_mig_instances(self):
+        assert_fake_nvml(self)
+        env = dict(os.environ, HIPSTACK_NVML_LIBRARY=os.environ["FAKE_NVML_FULL"],
+                   HIPSTACK_FAKE_NVML_SCRIPT=f"{os.environ['FAKE_NVML_SCRIPTS_DIR']}/h100x2-mig.txt")
+        empty = tempfile.mkdtemp(prefix="no-amd-")
+        self.addCleanup(os.rmdir, empty)
+        known = json.loads(subprocess.run([SMI, "partition", "--json", "--sysfs-root", empty], capture_output=True,
+                                          env=env, check=True, timeout=60).stdout)["devices"]
+        proc = subprocess.run([SMI, "query", "--partitions", "--csv", "--no-header", "-m", "index,partition_id",
+                               "--sysfs-root", empty], capture_output=True, text=True, env=env, check=True, timeout=60)
+        expected = "".join(f"{d['index']},{p['id']}\n" for d in known for p in d["partition_list"])
+        self.assertEqual(proc.stdout, expected)
+        self.assertIn("MIG-", expected)
+
     def test_query_mixes_identity_static_and_live(self):
         root = sys_root("constructed/mi300x-8gpu-spx-nps1")
         out = run("query", "-m", "index,name,vram_used,vram_total,power_current", "--csv", "--no-header", "--no-units",
