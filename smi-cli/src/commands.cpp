@@ -283,17 +283,30 @@ constexpr std::pair<const char*, const char*> kTopologyLegend[] = {
     {"?", "the link could not be read"},
 };
 
+// Where each GPU sits among the CPUs: its NUMA node and the CPUs closest to it.
+std::vector<smi::Reading> affinity(const LocalSource& system, std::uint32_t device) {
+  smi::SampleOptions what;
+  what.static_info = true;
+  what.live = false;
+  what.metrics = {smi::MetricId::numa_node, smi::MetricId::cpu_affinity};
+  return system.sample(device, what);
+}
+
+std::string affinity_text(const std::vector<smi::Reading>& facts, smi::MetricId id) {
+  for (const smi::Reading& r : facts) {
+    if (r.id == id && r.ok()) return value_text(r);
+  }
+  return "N/A";
+}
+
 std::string topology_matrix(const LocalSource& system, const std::vector<std::uint32_t>& selected,
                             const std::vector<smi::Link>& links) {
   std::vector<std::string> header = {""};
   for (const std::uint32_t i : selected) header.push_back(fmt::format("GPU{}", i));
   header.emplace_back("NUMA");
+  header.emplace_back("CPU AFFINITY");
   Table table(header);
   std::set<std::string> used;
-  smi::SampleOptions numa;
-  numa.static_info = true;
-  numa.live = false;
-  numa.metrics = {smi::MetricId::numa_node};
   for (const std::uint32_t from : selected) {
     std::vector<std::string> row = {fmt::format("GPU{}", from)};
     for (const std::uint32_t to : selected) {
@@ -310,15 +323,18 @@ std::string topology_matrix(const LocalSource& system, const std::vector<std::ui
       used.insert(cell.starts_with("NV") ? "NV#" : cell.starts_with("XGMI") ? "XGMI" : cell.starts_with("PCIE") ? "PCIE#" : cell);
       row.push_back(cell);
     }
-    const auto facts = system.sample(from, numa);
-    row.push_back(facts.empty() || !facts.front().ok() ? "N/A" : value_text(facts.front()));
+    const auto facts = affinity(system, from);
+    row.push_back(affinity_text(facts, smi::MetricId::numa_node));
+    row.push_back(affinity_text(facts, smi::MetricId::cpu_affinity));
     table.add(std::move(row));
   }
   std::string out = table.str() + "\nLegend:\n";
   for (const auto& [code, meaning] : kTopologyLegend) {
     if (used.contains(code)) out += fmt::format("  {:<6}{}\n", code, meaning);
   }
-  return out + "  NUMA  the NUMA node closest to the GPU (numa_node; -1: none)\n`topology --list`: every pair's facts.\n";
+  return out + "Columns:\n  NUMA          the NUMA node closest to the GPU (numa_node; -1: none)\n"
+               "  CPU AFFINITY  the CPUs closest to the GPU (cpu_affinity: local_cpulist)\n"
+               "`topology --list`: every pair's facts.\n";
 }
 
 }  // namespace
@@ -333,6 +349,12 @@ int run_topology(const LocalSource& system, const CommonOptions& options, bool a
   }
   const std::vector<smi::Link>& links = *found;
   Json doc = document("topology");
+  if (options.format == Format::json) {
+    doc["gpus"] = Json::array();
+    for (const std::uint32_t index : selected) {
+      doc["gpus"].push_back({{"index", index}, {"metrics", readings_json(affinity(system, index))}});
+    }
+  }
   doc["links"] = Json::array();
   std::string csv = "from,to,metric,status,value,unit\n";
   Table table({"FROM", "TO", "TYPE", "HOPS", "WEIGHT", "NVLINKS", "PCIE PATH", "BANDWIDTH", "NUMA DISTANCE"});

@@ -2,6 +2,7 @@
 
 #include <hipstack/smi.hpp>
 
+#include "backends/cpu_affinity.hpp"
 #include "parse.hpp"
 
 namespace hipstack::smi::detail {
@@ -154,6 +155,16 @@ TEST(GfxTarget, FromKfdVersion) {
   EXPECT_EQ(gfx_target_name(90010), "gfx90a");
   EXPECT_EQ(gfx_target_name(110003), "gfx1103");
   EXPECT_EQ(gfx_target_name(100300), "gfx1030");
+}
+
+// local_cpulist: numbers and ranges only; anything else is malformed, never passed on as text.
+TEST(CpuList, KernelListsOnly) {
+  EXPECT_EQ(parse_cpu_list("0-47,96-143\n"), "0-47,96-143");
+  EXPECT_EQ(parse_cpu_list("5"), "5");
+  for (const char* bad : {"", "\n", "0-", "-1", ",1", "1,,2", "0-3 4", "0x1", "\x1b[31m0"}) {
+    EXPECT_EQ(parse_cpu_list(bad), std::nullopt) << bad;
+  }
+  EXPECT_EQ(parse_cpu_list(std::string(5000, '1')), std::nullopt);  // bounded
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -548,7 +549,7 @@ class TopologyMatrix(unittest.TestCase):
         root = sys_root("constructed/mi300x-8gpu-spx-nps1")
         header, rows, out = self.matrix(root)
         gpus = [f"GPU{i}" for i in range(8)]
-        self.assertEqual(header, gpus + ["NUMA"])
+        self.assertEqual(header, gpus + ["NUMA", "CPU", "AFFINITY"])  # "CPU AFFINITY": one column
         pairs = json.loads(run("topology", "--json", "--sysfs-root", root).stdout)["links"]
         for link in pairs:
             cell = rows[f"GPU{link['from']}"][f"GPU{link['to']}"]
@@ -558,13 +559,44 @@ class TopologyMatrix(unittest.TestCase):
         numa = json.loads(run("static", "--json", "-m", "numa_node", "--sysfs-root", root).stdout)["devices"]
         for d in numa:
             self.assertEqual(rows[f"GPU{d['index']}"]["NUMA"], str(d["metrics"]["numa_node"]["value"]))
+        # CPU affinity is the kernel's local_cpulist of each GPU's PCI device, in the matrix and in JSON.
+        listed = {d["index"]: d["bdf"] for d in json.loads(run("list", "--json", "--sysfs-root", root).stdout)["devices"]}
+        cards = {}
+        for card in os.listdir(os.path.join(root, "class/drm")):
+            uevent = os.path.join(root, "class/drm", card, "device/uevent")
+            if os.path.exists(os.path.join(root, "class/drm", card, "device/local_cpulist")) and os.path.exists(uevent):
+                slot = [l.split("=", 1)[1] for l in open(uevent).read().splitlines() if l.startswith("PCI_SLOT_NAME=")]
+                if slot:
+                    cards[slot[0]] = open(os.path.join(root, "class/drm", card, "device/local_cpulist")).read().strip()
+        gpus_json = json.loads(run("topology", "--json", "--sysfs-root", root).stdout)["gpus"]
+        self.assertEqual(len(gpus_json), 8)
+        for g in gpus_json:
+            expected = cards[listed[g["index"]]]
+            self.assertEqual(g["metrics"]["cpu_affinity"]["value"], expected)
+            self.assertEqual(rows[f"GPU{g['index']}"]["CPU"], expected)
+        self.assertEqual(len({c for c in cards.values()}), 2)  # two sockets' halves
         self.assertIn("  XGMI  a direct XGMI link", out)
         self.assertNotIn("PXB", out)  # the legend names only what the matrix shows
         for line in out.splitlines():
             self.assertLessEqual(len(line), 80, line)
-        listed = run("topology", "--list", "--sysfs-root", root).stdout
-        self.assertTrue(listed.startswith("FROM  TO  TYPE"), listed)
-        self.assertEqual(len(listed.splitlines()), 1 + 8 * 7)
+        pair_list = run("topology", "--list", "--sysfs-root", root).stdout
+        self.assertTrue(pair_list.startswith("FROM  TO  TYPE"), pair_list)
+        self.assertEqual(len(pair_list.splitlines()), 1 + 8 * 7)
+
+    def test_cpu_affinity_malformed_is_an_error(self):
+        base = tempfile.mkdtemp(prefix="smi-cpus-")
+        self.addCleanup(shutil.rmtree, base, True)
+        root = os.path.join(base, "sys")
+        shutil.copytree(sys_root("real/lact/rx6900xt"), root, symlinks=True)
+        path = os.path.join(root, "class/drm/card0/device/local_cpulist")
+        os.unlink(path)
+        with open(path, "w") as f:
+            f.write("0-15\x1b[31m\n")
+        metrics = json.loads(run("static", "--json", "-m", "cpu_affinity", "--sysfs-root", root).stdout)["devices"][0]["metrics"]
+        self.assertEqual(metrics["cpu_affinity"]["status"], "error")
+        self.assertIn("local_cpulist: not a CPU list", metrics["cpu_affinity"]["detail"])
+        _, rows, _ = self.matrix(root)
+        self.assertEqual(rows["GPU0"]["CPU"], "N/A")
 
     def test_pcie_and_nvlink_codes(self):
         assert_fake_nvml(self)

@@ -98,6 +98,7 @@
   X(147, bad_page_threshold,     COUNT, INTEGER, DEVICE, STATIC, "", "Retired pages at which the driver marks the GPU bad.") \
   X(148, compute_partition_available, NONE, TEXT, DEVICE, STATIC, "", "Compute partition modes the GPU accepts, comma-separated.") \
   X(149, memory_partition_available, NONE, TEXT, DEVICE, STATIC, "", "Memory partition modes the GPU accepts, comma-separated.") \
+  X(150, cpu_affinity,           NONE, TEXT,    DEVICE, STATIC, "", "CPUs closest to the GPU, as the kernel lists them for its PCI device (local_cpulist), e.g. 0-47,96-143.") \
   /* live metrics: 200..399 */                                                                             \
   X(200, temperature_edge,       CELSIUS, REAL, DEVICE, LIVE, "", "Edge temperature.")                      \
   X(201, temperature_junction,   CELSIUS, REAL, DEVICE, LIVE, "", "Junction (hotspot) temperature.")        \

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "../cpu_affinity.hpp"
 #include "sysfs_values.hpp"
 
 namespace hipstack::smi::detail::amdgpu {
@@ -304,6 +305,7 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
   }
   read_caches_by_level(values, gpu);
   values.number(MetricId::numa_node, dev_file("numa_node"));
+  read_cpu_affinity(fs, dev_file("local_cpulist"), list);
 
   std::optional<std::uint64_t> hive;
   if (!gpu.kfd.empty() && gpu.kfd.front().has_prop("hive_id")) hive = gpu.kfd.front().prop("hive_id");

@@ -8,6 +8,8 @@
 #include <map>
 
 #include "../../process_owner.hpp"
+#include "../../readings.hpp"
+#include "../cpu_affinity.hpp"
 
 namespace hipstack::smi::detail {
 namespace nvml {
@@ -124,7 +126,14 @@ std::string NvmlBackend::fault(std::size_t device) const {
 void NvmlBackend::sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const {
   const NvidiaGpu& gpu = gpus_.at(device);
   if (options.identity) read_identity(*library_, gpu, options, out);
-  if (options.static_info) read_static(*library_, gpu, options, out);
+  if (options.static_info) {
+    read_static(*library_, gpu, options, out);
+    const auto& wanted = options.metrics;
+    if (wanted.empty() || std::find(wanted.begin(), wanted.end(), MetricId::cpu_affinity) != wanted.end()) {
+      ReadingList list(out);  // the kernel's list for the PCI device, as for every vendor
+      read_cpu_affinity(fs_, gpu.bdf.empty() ? std::string() : "/sys/bus/pci/devices/" + gpu.bdf + "/local_cpulist", list);
+    }
+  }
   if (options.live) read_live(*library_, gpu, options, out);
 }
 
