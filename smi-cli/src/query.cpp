@@ -59,6 +59,67 @@ struct Row {
   const smi::Partition* partition;  // null in a row per GPU
 };
 
+// The rows of a query with what they show: each GPU's readings of the GPU-scope fields (read once
+// for all its rows) and, with --partitions, its partitions, whose readings come with them.
+struct Rows {
+  std::map<std::uint32_t, std::vector<smi::Reading>> readings;
+  std::map<std::uint32_t, std::vector<smi::Partition>> partitions;  // rows point into it: filled first
+  std::vector<Row> rows;
+
+  [[nodiscard]] const std::vector<smi::Reading>& readings_of(const Row& row, const smi::MetricInfo& info) const {
+    return info.scope == smi::Scope::partition && row.partition != nullptr ? row.partition->readings
+                                                                           : readings.at(row.device);
+  }
+};
+
+Rows gather_rows(const DeviceSource& source, const CommonOptions& options, const QueryOptions& query,
+                 const std::vector<smi::DeviceSummary>& devices, const std::vector<std::uint32_t>& selected) {
+  smi::SampleOptions what;
+  what.identity = true;
+  what.static_info = true;
+  what.live = true;
+  for (const std::string& name : options.metrics) {
+    const smi::MetricInfo* info = smi::find_metric(name);
+    if (info != nullptr && info->scope != smi::Scope::partition) what.metrics.push_back(info->id);
+  }
+  Rows out;
+  for (const std::uint32_t index : selected) {
+    out.readings[index] = what.metrics.empty() ? std::vector<smi::Reading>{} : source.sample(index, what);
+    if (query.partitions) out.partitions[index] = source.partitions(index);
+    else out.rows.push_back({index, nullptr});
+  }
+  for (const std::uint32_t index : query.partitions ? selected : std::vector<std::uint32_t>{}) {
+    const std::vector<smi::Partition>& list = out.partitions[index];
+    for (const smi::Partition& p : list) {
+      if (partition_selected(devices.at(index), p, list, options)) out.rows.push_back({index, &p});
+    }
+  }
+  return out;
+}
+
+// Columns in the order asked; an instanced metric gets one column per instance any row has.
+std::vector<Column> columns_of(const CommonOptions& options, const Rows& data) {
+  std::vector<Column> columns;
+  for (const std::string& name : options.metrics) {
+    const smi::MetricInfo* info = smi::find_metric(name);
+    if (info == nullptr) {
+      columns.push_back({name, nullptr, {}});
+      continue;
+    }
+    std::vector<std::string> instances;
+    for (const Row& row : data.rows) {
+      for (const smi::Reading& r : data.readings_of(row, *info)) {
+        if (r.id == info->id && std::find(instances.begin(), instances.end(), r.instance) == instances.end()) {
+          instances.push_back(r.instance);
+        }
+      }
+    }
+    if (instances.empty()) instances.emplace_back();
+    for (const std::string& instance : instances) columns.push_back({name, info, instance});
+  }
+  return columns;
+}
+
 }  // namespace
 
 std::span<const std::string_view> query_fields() { return kFields; }
@@ -81,54 +142,12 @@ int run_query(const DeviceSource& source, const CommonOptions& options, const Qu
   }
   const auto devices = source.devices();
   const auto selected = selected_devices(source, options);
-  smi::SampleOptions what;
-  what.identity = true;
-  what.static_info = true;
-  what.live = true;
-  for (const std::string& name : options.metrics) {
-    const smi::MetricInfo* info = smi::find_metric(name);
-    if (info != nullptr && info->scope != smi::Scope::partition) what.metrics.push_back(info->id);
-  }
-  // A partition's metrics come with the partition; the GPU's are read once for all its rows.
-  std::map<std::uint32_t, std::vector<smi::Reading>> readings;
-  std::map<std::uint32_t, std::vector<smi::Partition>> partitions;
-  std::vector<Row> rows;
-  for (const std::uint32_t index : selected) {
-    readings[index] = what.metrics.empty() ? std::vector<smi::Reading>{} : source.sample(index, what);
-    if (!query.partitions) {
-      rows.push_back({index, nullptr});
-      continue;
-    }
-    partitions[index] = source.partitions(index);
-  }
-  for (const std::uint32_t index : query.partitions ? selected : std::vector<std::uint32_t>{}) {
-    const std::vector<smi::Partition>& list = partitions[index];  // the map is complete: rows point into it
-    for (const smi::Partition& p : list) {
-      if (partition_selected(devices.at(index), p, list, options)) rows.push_back({index, &p});
-    }
-  }
-  const auto readings_of = [&](const Row& row, const smi::MetricInfo& info) -> const std::vector<smi::Reading>& {
-    return info.scope == smi::Scope::partition && row.partition != nullptr ? row.partition->readings : readings[row.device];
+  const Rows data = gather_rows(source, options, query, devices, selected);
+  const std::vector<Row>& rows = data.rows;
+  const auto readings_of = [&data](const Row& row, const smi::MetricInfo& info) -> const std::vector<smi::Reading>& {
+    return data.readings_of(row, info);
   };
-  // Columns in the order asked; an instanced metric gets one column per instance any GPU has.
-  std::vector<Column> columns;
-  for (const std::string& name : options.metrics) {
-    const smi::MetricInfo* info = smi::find_metric(name);
-    if (info == nullptr) {
-      columns.push_back({name, nullptr, {}});
-      continue;
-    }
-    std::vector<std::string> instances;
-    for (const Row& row : rows) {
-      for (const smi::Reading& r : readings_of(row, *info)) {
-        if (r.id == info->id && std::find(instances.begin(), instances.end(), r.instance) == instances.end()) {
-          instances.push_back(r.instance);
-        }
-      }
-    }
-    if (instances.empty()) instances.emplace_back();
-    for (const std::string& instance : instances) columns.push_back({name, info, instance});
-  }
+  const std::vector<Column> columns = columns_of(options, data);
 
   const auto human = query.no_units ? value_text : value_with_unit;
   Json doc = document("query");
