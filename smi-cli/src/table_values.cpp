@@ -80,9 +80,11 @@ std::string throttle_text(const smi::Reading& r, const std::vector<smi::Reading>
   const auto bits = static_cast<std::uint64_t>(*r.number());
   const smi::Reading* gfx = find(MetricId::gfx_target, "", shown, context);
   const auto* target = gfx != nullptr ? std::get_if<std::string>(&gfx->value) : nullptr;
+  // NVML documents 0 as "no reason"; an amdgpu driver that does not report throttling in gpu_metrics
+  // also writes 0 (MI300 on later kernels), so there 0 says only that no bit is set.
+  if (bits == 0) return context.vendor == "nvidia" ? "0x0: none" : "0x0: no bit set";
   const auto reasons = smi::throttle_reasons(context.vendor, target != nullptr ? *target : "", bits);
   if (!reasons) return fmt::format("0x{:x} (this GPU's throttle bits are not documented: not decoded)", bits);
-  if (reasons->empty()) return "0x0: none";
   return fmt::format("0x{:x}: {}", bits, fmt::join(*reasons, ", "));
 }
 

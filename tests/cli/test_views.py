@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -460,6 +461,30 @@ class HumanTables(unittest.TestCase):
         self.assertEqual(first["throttle_status"], "0x4: sw_power_cap")
         second = self.rows("metric", "-g", "1", "-m", "throttle_status", "--sysfs-root", empty, env=env)
         self.assertEqual(second["throttle_status"], "0x0: none")
+
+    def test_mi300_throttle_bits_named_and_zero_not_called_none(self):
+        # An MI300X (gfx942) whose driver writes gpu_metrics v1.4: a 288-byte table, throttle_status at 40.
+        base = tempfile.mkdtemp(prefix="smi-throttle-")
+        self.addCleanup(shutil.rmtree, base, True)
+        root = os.path.join(base, "sys")
+        shutil.copytree(sys_root("constructed/mi300x-8gpu-spx-nps1"), root, symlinks=True)
+        path = os.path.join(root, "class/drm/card0/device/gpu_metrics")
+        for bits, shown in ((0x4, "0x4: socket_thermal"), (0x11, "0x11: prochot, hbm_thermal"),
+                            (0x0, "0x0: no bit set")):
+            table = bytearray(288)
+            table[0:4] = struct.pack("<HBB", 288, 1, 4)
+            table[40:44] = struct.pack("<I", bits)
+            os.unlink(path)
+            with open(path, "wb") as f:
+                f.write(table)
+            rows = self.rows("metric", "-g", "0", "-m", "throttle_status,gpu_metrics_version", "--sysfs-root", root)
+            self.assertEqual(rows["gpu_metrics_version"], "1.4")
+            self.assertEqual(rows["throttle_status"], shown)
+        # Other ASICs' bits differ and are not documented: a set bit is not guessed at, 0 is still 0.
+        other = self.rows("metric", "-m", "throttle_status", "--sysfs-root", sys_root("real/lact/rx7600s"))
+        self.assertEqual(other["throttle_status"], "0x2 (this GPU's throttle bits are not documented: not decoded)")
+        idle = self.rows("metric", "-m", "throttle_status", "--sysfs-root", sys_root("real/lact/rx6900xt"))
+        self.assertEqual(idle["throttle_status"], "0x0: no bit set")
 
 
 if __name__ == "__main__":
