@@ -274,12 +274,7 @@ int run(int argc, char** argv) {
   app.add_option("--sysfs-root", sysfs_root, "Read DIR in place of /sys (a capture)")->type_name("DIR");
   app.add_flag("--foreground", foreground, "Run in the foreground (the only mode: systemd supervises the daemon)");
   app.add_flag("--once", once, "Sample once, print /metrics to stdout and exit");
-  try {
-    if (const auto kind = cli_docs::requested(argc, argv)) return cli_docs::print(*kind, app, program_docs(), kVersion);
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "hipstack-smid: %s\n", e.what());
-    return 2;
-  }
+  if (const auto code = cli_docs::answer(argc, argv, app, program_docs, kVersion)) return *code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

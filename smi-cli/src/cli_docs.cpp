@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <stdexcept>
 
 #include "cli_docs_model.hpp"
 
@@ -190,23 +189,20 @@ std::string man_page(const CLI::App& app, const ProgramDocs& docs, std::string_v
   return out;
 }
 
-std::optional<Kind> requested(int argc, char** argv) {
+std::optional<int> answer(int argc, char** argv, const CLI::App& app, ProgramDocs (*make_docs)(),
+                          std::string_view version) {
   if (argc < 2 || std::string_view(argv[1]) != "--generate-docs") return std::nullopt;
+  const ProgramDocs docs = make_docs();
   const std::string_view kind = argc > 2 ? argv[2] : "";
-  if (kind == "man") return Kind::man;
-  if (kind == "bash") return Kind::bash;
-  if (kind == "zsh") return Kind::zsh;
-  if (kind == "fish") return Kind::fish;
-  throw std::invalid_argument(fmt::format("--generate-docs: \"{}\" is not one of man, bash, zsh, fish", kind));
-}
-
-int print(Kind kind, const CLI::App& app, const ProgramDocs& docs, std::string_view version) {
   std::string text;
-  switch (kind) {
-    case Kind::man: text = man_page(app, docs, version); break;
-    case Kind::bash: text = bash_completion(app, docs); break;
-    case Kind::zsh: text = zsh_completion(app, docs); break;
-    case Kind::fish: text = fish_completion(app, docs); break;
+  if (kind == "man") text = man_page(app, docs, version);
+  else if (kind == "bash") text = bash_completion(app, docs);
+  else if (kind == "zsh") text = zsh_completion(app, docs);
+  else if (kind == "fish") text = fish_completion(app, docs);
+  if (text.empty()) {
+    std::fprintf(stderr, "%s: --generate-docs: \"%.*s\" is not one of man, bash, zsh, fish\n", docs.name.c_str(),
+                 static_cast<int>(kind.size()), kind.data());
+    return 2;
   }
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
     std::fprintf(stderr, "%s: cannot write the output: %s\n", docs.name.c_str(), std::strerror(errno));

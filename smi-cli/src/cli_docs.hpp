@@ -26,19 +26,15 @@ struct ProgramDocs {
   std::vector<std::string> comma_lists;  // options whose value is a comma-separated list ("--metrics")
 };
 
-enum class Kind { man, bash, zsh, fish };
-
 std::string man_page(const CLI::App& app, const ProgramDocs& docs, std::string_view version);
 std::string bash_completion(const CLI::App& app, const ProgramDocs& docs);
 std::string zsh_completion(const CLI::App& app, const ProgramDocs& docs);
 std::string fish_completion(const CLI::App& app, const ProgramDocs& docs);
 
-// `PROGRAM --generate-docs KIND` (the first arguments): the kind asked for, or nothing. Looked for
-// before parsing, so the option is in no help text and no completion. A bad kind throws
-// std::invalid_argument naming the kinds.
-std::optional<Kind> requested(int argc, char** argv);
-
-// Prints the document of that kind to stdout; 0, or 1 when it could not be written (a message on stderr).
-int print(Kind kind, const CLI::App& app, const ProgramDocs& docs, std::string_view version);
+// `PROGRAM --generate-docs KIND` (the first arguments), looked for before parsing so that the option
+// is in no help text and no completion: the exit code once the document is printed (0; 1 when stdout
+// could not be written; 2 for an unknown KIND, named on stderr), or nothing when not asked for.
+// DOCS is made only when asked for.
+std::optional<int> answer(int argc, char** argv, const CLI::App& app, ProgramDocs (*docs)(), std::string_view version);
 
 }  // namespace hipstack::cli_docs

@@ -270,12 +270,7 @@ int run(int argc, char** argv) {
   app.add_flag("--json", json, "Machine-readable JSON (schema hipstack-info/v1)");
   app.add_flag("--no-checks", no_checks, "Only the report: no runtime probe, no install checks (exit 0)");
   app.add_flag("--version", version, "Print the version and exit");
-  try {
-    if (const auto kind = cli_docs::requested(argc, argv)) return cli_docs::print(*kind, app, program_docs(), smi::library_version());
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "hipstack-info: %s\n", e.what());
-    return kExitBadArguments;
-  }
+  if (const auto code = cli_docs::answer(argc, argv, app, program_docs, smi::library_version())) return *code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

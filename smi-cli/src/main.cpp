@@ -322,14 +322,7 @@ int run(int argc, char** argv) {
   app.footer(help_examples(""));
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) sub->footer(help_examples(sub->get_name()));
 
-  try {
-    if (const auto kind = cli_docs::requested(argc, argv)) {
-      return cli_docs::print(*kind, app, smi_program_docs(), smi::library_version());
-    }
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "hipstack-smi: %s\n", e.what());
-    return kExitBadArguments;
-  }
+  if (const auto code = cli_docs::answer(argc, argv, app, smi_program_docs, smi::library_version())) return *code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -136,14 +136,7 @@ int main(int argc, char** argv) {
   app.add_flag("--list", list, "list the modules and what each level runs, then exit");
   app.add_flag("-q,--quiet", quiet, "no progress lines on stderr");
   app.add_flag("--version", version, "print the version and exit");
-  try {
-    if (const auto kind = hipstack::cli_docs::requested(argc, argv)) {
-      return hipstack::cli_docs::print(*kind, app, program_docs(), smi::library_version());
-    }
-  } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "hipstack-validate: {}\n", e.what());
-    return 2;
-  }
+  if (const auto code = hipstack::cli_docs::answer(argc, argv, app, program_docs, smi::library_version())) return *code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
