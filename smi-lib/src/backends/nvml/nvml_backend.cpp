@@ -79,11 +79,24 @@ NvlinkPeers nvlink_peers(const Api& api, Device device) {
   return peers;
 }
 
-// A partition's id: its MIG device UUID, or "<gpu uuid>/<index>" where NVML gives none (MIG off).
-std::string partition_id(const Api& api, const NvidiaGpu& gpu, Device handle, std::size_t index, std::string& uuid,
-                         Return& uuid_code) {
+// The partitions' handles: the MIG devices, or the GPU itself as its one partition (MIG off).
+std::vector<Device> partition_handles(const Api& api, const NvidiaGpu& gpu) {
+  if (gpu.handle == nullptr) return {};
+  auto handles = mig_devices(api, gpu.handle);
+  if (handles.empty()) handles.push_back(gpu.handle);
+  return handles;
+}
+
+// A partition's index, BDF and id (its MIG device UUID, or "<gpu uuid>/<index>" where NVML gives
+// none); UUID and UUID_CODE are what nvmlDeviceGetUUID answered.
+Partition named_partition(const Api& api, const NvidiaGpu& gpu, Device handle, std::size_t index, std::string& uuid,
+                          Return& uuid_code) {
+  Partition p;
+  p.index = static_cast<std::uint32_t>(index);
+  p.bdf = gpu.bdf;
   uuid_code = api.uuid == nullptr ? kErrorFunctionNotFound : read_string(api.uuid, handle, kUuidSize, uuid);
-  return uuid_code == kSuccess ? uuid : fmt::format("{}/{}", gpu.uuid, index);
+  p.id = uuid_code == kSuccess ? uuid : fmt::format("{}/{}", gpu.uuid, index);
+  return p;
 }
 
 }  // namespace
@@ -139,19 +152,12 @@ void NvmlBackend::sample(std::size_t device, const SampleOptions& options, std::
 
 std::vector<Partition> NvmlBackend::partition_names(std::size_t device) const {
   const NvidiaGpu& gpu = gpus_.at(device);
-  const Api& api = library_->api();
-  if (gpu.handle == nullptr) return {};
-  auto migs = mig_devices(api, gpu.handle);
-  if (migs.empty()) migs.push_back(gpu.handle);
+  const auto handles = partition_handles(library_->api(), gpu);
   std::vector<Partition> result;
-  for (std::size_t i = 0; i < migs.size(); ++i) {
-    Partition p;
-    p.index = static_cast<std::uint32_t>(i);
-    p.bdf = gpu.bdf;
+  for (std::size_t i = 0; i < handles.size(); ++i) {
     std::string uuid;
     Return uuid_code = kSuccess;
-    p.id = partition_id(api, gpu, migs[i], i, uuid, uuid_code);
-    result.push_back(std::move(p));
+    result.push_back(named_partition(library_->api(), gpu, handles[i], i, uuid, uuid_code));
   }
   return result;
 }
@@ -159,18 +165,13 @@ std::vector<Partition> NvmlBackend::partition_names(std::size_t device) const {
 std::vector<Partition> NvmlBackend::partitions(std::size_t device) const {
   const NvidiaGpu& gpu = gpus_.at(device);
   const Api& api = library_->api();
-  if (gpu.handle == nullptr) return {};
-  auto migs = mig_devices(api, gpu.handle);
-  const bool whole_gpu = migs.empty();
-  if (whole_gpu) migs.push_back(gpu.handle);  // without MIG the GPU is its one partition
+  const auto migs = partition_handles(api, gpu);
+  const bool whole_gpu = migs.size() == 1 && migs.front() == gpu.handle;
   std::vector<Partition> result;
   for (std::size_t i = 0; i < migs.size(); ++i) {
-    Partition p;
-    p.index = static_cast<std::uint32_t>(i);
-    p.bdf = gpu.bdf;
     std::string uuid;
     Return uuid_code = kSuccess;
-    p.id = partition_id(api, gpu, migs[i], i, uuid, uuid_code);
+    Partition p = named_partition(api, gpu, migs[i], i, uuid, uuid_code);
     ReadingList list(p.readings);
     auto report = [&](MetricId id, const char* function, Return code, std::int64_t value) {
       if (code == kSuccess) list.integer(id, value, function);
