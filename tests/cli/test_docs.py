@@ -36,31 +36,29 @@ def run(args, **kwargs):
     return subprocess.run(args, capture_output=True, text=True, timeout=60, **kwargs)
 
 
-def help_options(text):
-    """The option spellings a --help text lists ("  -g,--gpu TEXT  ..." -> -g, --gpu)."""
-    out = []
-    section = None
+def help_section(text, title):
+    """The lines of one section of a --help text ("Options:", "Subcommands:")."""
+    lines, section = [], None
     for line in text.splitlines():
         if re.match(r"^\S.*:$", line):
             section = line
-            continue
+        elif section == title:
+            lines.append(line)
+    return lines
+
+
+def help_options(text):
+    """The option spellings a --help text lists ("  -g,--gpu TEXT  ..." -> -g, --gpu)."""
+    out = []
+    for line in help_section(text, "Options:"):
         match = re.match(r"^  (-[^ ]+)", line)
-        if section == "Options:" and match:
+        if match:
             out += [s for s in match.group(1).split(",") if s.startswith("-")]
     return out
 
 
 def help_commands(text):
-    out = []
-    section = None
-    for line in text.splitlines():
-        if re.match(r"^\S.*:$", line):
-            section = line
-            continue
-        match = re.match(r"^  ([a-z][a-z-]*)\s", line)
-        if section == "Subcommands:" and match:
-            out.append(match.group(1))
-    return out
+    return [m.group(1) for m in (re.match(r"^  ([a-z][a-z-]*)\s", line) for line in help_section(text, "Subcommands:")) if m]
 
 
 def contexts(program):
@@ -69,6 +67,12 @@ def contexts(program):
     result = [("", help_options(top))]
     for command in help_commands(top):
         result.append((command, help_options(run([program, command, "--help"]).stdout)))
+    # Every context lists at least -h/--help: an empty list would mean --help was not understood,
+    # and the checks over it would pass on nothing.
+    for command, options in result:
+        assert {"-h", "--help"} <= set(options), (program, command, options)
+    if name_of(program) == "hipstack-smi":
+        assert len(result) > 15 and len(result[0][1]) > 15, result
     return result
 
 
