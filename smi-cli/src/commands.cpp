@@ -121,36 +121,18 @@ std::vector<std::uint32_t> selected_devices(const smi::System& system, const Com
   return selected_devices(LocalSource(system), options);
 }
 
-namespace {
-
-std::string lowercase(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-// The forms System::resolve accepts: a BDF with or without its domain, an id with or without "GPU-".
-bool selector_names(std::string_view selector, std::string_view bdf, std::string_view id) {
-  const std::string wanted = lowercase(selector), b = lowercase(bdf), i = lowercase(id);
-  const bool by_bdf = !b.empty() && (wanted == b || (b.size() > 5 && wanted == b.substr(5)));
-  const bool by_id = !i.empty() && (wanted == i || (i.starts_with("gpu-") && wanted == i.substr(4)));
-  return by_bdf || by_id;
-}
-
-}  // namespace
-
 bool partition_selected(const smi::DeviceSummary& device, const smi::Partition& p,
                         const std::vector<smi::Partition>& partitions, const CommonOptions& options) {
   bool names_partitions = false;
   for (const std::string& selector : options.gpus) {
-    if (selector == "all" || selector == std::to_string(device.index) || selector_names(selector, device.bdf, device.uuid)) {
+    if (selector == "all" || selector == std::to_string(device.index) || smi::selector_names(selector, device.bdf, device.uuid)) {
       return true;  // the whole GPU was asked for
     }
-    for (const smi::Partition& other : partitions) names_partitions |= selector_names(selector, other.bdf, other.id);
+    for (const smi::Partition& other : partitions) names_partitions |= smi::selector_names(selector, other.bdf, other.id);
   }
   if (!names_partitions) return true;  // selected by a form only the GPU has (rocminfo's GPU-<id>)
   return std::any_of(options.gpus.begin(), options.gpus.end(),
-                     [&p](const std::string& selector) { return selector_names(selector, p.bdf, p.id); });
+                     [&p](const std::string& selector) { return smi::selector_names(selector, p.bdf, p.id); });
 }
 
 std::vector<std::uint32_t> selected_devices(const DeviceSource& system, const CommonOptions& options) {

@@ -182,6 +182,23 @@ std::vector<BackendStatus> System::backends() const {
   return impl_->statuses;
 }
 
+namespace {
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+bool selector_names(std::string_view selector, std::string_view bdf, std::string_view id) {
+  const std::string wanted = lowercase(selector), b = lowercase(bdf), i = lowercase(id);
+  const bool by_bdf = !b.empty() && (wanted == b || (b.size() > 5 && wanted == b.substr(5)));
+  const bool by_id = !i.empty() && (wanted == i || (i.starts_with("gpu-") && wanted == i.substr(4)));
+  return by_bdf || by_id;
+}
+
 std::uint32_t System::resolve(std::string_view selector) const {
   std::shared_lock lock(impl_->mutex);
   if (selector.empty()) throw Error(Error::Code::invalid_argument, "empty device selector");
@@ -191,20 +208,10 @@ std::uint32_t System::resolve(std::string_view selector) const {
     impl_->slot(index);
     return index;
   }
-  auto lower = [](std::string_view s) {
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-  };
-  const std::string wanted = lower(selector);
-  // "0000:03:00.0" or "03:00.0"; a UUID with or without its "GPU-" prefix.
-  const auto same_bdf = [&wanted](const std::string& bdf) { return wanted == bdf || (bdf.size() > 5 && wanted == bdf.substr(5)); };
-  const auto same_id = [&wanted](const std::string& id) {
-    return wanted == id || (id.rfind("gpu-", 0) == 0 && wanted == id.substr(4));
-  };
+  const std::string wanted = lowercase(selector);
   for (const auto& slot : impl_->devices) {
-    const std::string uuid = lower(slot.summary.uuid);
-    if (same_bdf(lower(slot.summary.bdf)) || same_id(uuid)) return slot.summary.index;
+    if (selector_names(selector, slot.summary.bdf, slot.summary.uuid)) return slot.summary.index;
+    const std::string uuid = lowercase(slot.summary.uuid);
     // rocminfo's and hipstack-info's form of an AMD GPU: "GPU-" and the 16 hex digits of its unique
     // id, which are the last 16 of hipstack's UUID (backends/amdgpu/discovery.cpp, make_uuid).
     std::string digits = uuid.rfind("gpu-", 0) == 0 ? uuid.substr(4) : std::string();
@@ -224,7 +231,7 @@ std::uint32_t System::resolve(std::string_view selector) const {
       continue;  // a GPU whose partitions cannot be named is not the one asked for by a partition's name
     }
     for (const Partition& p : partitions) {
-      if ((!p.bdf.empty() && same_bdf(lower(p.bdf))) || (!p.id.empty() && same_id(lower(p.id)))) return slot.summary.index;
+      if (selector_names(selector, p.bdf, p.id)) return slot.summary.index;
     }
   }
   throw Error(Error::Code::no_such_device,

@@ -214,6 +214,11 @@ struct SampleOptions {
 // Compare addresses from different sources only after this.
 HIPSTACK_SMI_CXX_API std::string normalise_bdf(std::string_view bdf);
 
+// Whether a -g selector names the GPU or partition with this BDF and id (UUID): the BDF with or
+// without its domain ("0000:03:00.0", "03:00.0"), the id with or without "GPU-", in any case. The
+// one rule System::resolve and the CLI's partition views match by.
+HIPSTACK_SMI_CXX_API bool selector_names(std::string_view selector, std::string_view bdf, std::string_view id);
+
 // Text made safe for any output, as the library makes every string it returns (api.md, "Text"):
 // valid UTF-8 stays, a backslash doubles, control characters and invalid bytes become "\xNN".
 // For programs that echo what they were given (a selector in an error message).
