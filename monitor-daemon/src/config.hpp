@@ -26,6 +26,10 @@ struct Config {
   std::string dbus = "system";                   // bus for org.hipstack.Monitor1: system, session or off
   std::chrono::milliseconds fast_interval{1000};  // live metrics (power, clocks, use, temperatures)
   std::chrono::milliseconds slow_interval{30000}; // identity, static facts and health
+  // Activity over a window (SM, tensor, DRAM active, link rates: WINDOW-kind metrics): each look
+  // ends one window and starts the next. Slower than the live metrics because a GPM look costs
+  // milliseconds per NVIDIA GPU; 0 turns them off.
+  std::chrono::milliseconds window_interval{10000};
   std::chrono::milliseconds read_deadline{2000};  // a device sample slower than this is stale
   std::vector<std::string> metrics;               // exported metrics (catalogue names); empty = all
   std::string sysfs_root;                         // "" = live /sys

@@ -59,6 +59,7 @@ struct SamplerPool {
     std::size_t history_share = 0;
     Clock::time_point next_fast{};
     Clock::time_point next_slow{};
+    Clock::time_point next_window{};
     bool taken = false;
     [[nodiscard]] Clock::time_point due() const { return std::min(next_fast, next_slow); }
   };
@@ -124,7 +125,24 @@ bool predecessor_free(SamplerPool::Work& w) {
 
 // One sample of one device (live; facts, partitions and health too when slow_due), published as
 // its new snapshot and kept in its history.
-void sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, std::size_t history_share, bool slow_due) {
+// The WINDOW-kind metrics the configuration exports (all when it names none; none when it names
+// only others).
+std::vector<smi::MetricId> window_metrics(const std::vector<smi::MetricId>& wanted, bool& any) {
+  std::vector<smi::MetricId> out;
+  for (const smi::MetricId id : wanted) {
+    if (smi::find_metric(id)->kind == smi::Kind::window) out.push_back(id);
+  }
+  any = wanted.empty() || !out.empty();
+  return out;
+}
+
+bool is_window_reading(const smi::Reading& r) {
+  const smi::MetricInfo* info = smi::find_metric(r.id);
+  return info != nullptr && info->kind == smi::Kind::window;
+}
+
+void sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, std::size_t history_share, bool slow_due,
+                   bool window_due) {
   const Config& config = pool.config;
   const smi::System& system = *pool.system;
   const std::vector<smi::MetricId>& wanted = pool.wanted;
@@ -151,6 +169,23 @@ void sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, s
     smi::SampleOptions live;
     live.metrics = wanted;
     snapshot->live = system.sample(index, live);
+    // The window metrics ride with the live ones; between window looks the last window's carry over.
+    bool any_window = false;
+    smi::SampleOptions window;
+    window.live = false;
+    window.window = true;
+    window.metrics = window_metrics(wanted, any_window);
+    if (window_due && any_window) {
+      auto averages = system.sample(index, window);
+      snapshot->live.insert(snapshot->live.end(), std::make_move_iterator(averages.begin()),
+                            std::make_move_iterator(averages.end()));
+    } else if (any_window && config.window_interval.count() > 0) {
+      std::lock_guard lock(state.mutex);
+      if (state.snapshot) {
+        std::copy_if(state.snapshot->live.begin(), state.snapshot->live.end(), std::back_inserter(snapshot->live),
+                     is_window_reading);
+      }
+    }
     snapshot->live_at = Clock::now();
     snapshot->live_wall = std::chrono::system_clock::now();
     snapshot->have_live = true;
@@ -217,11 +252,12 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
     next->taken = true;
     const bool free = predecessor_free(*next);
     const bool slow_due = now >= next->next_slow;
+    const bool window_due = pool->config.window_interval.count() > 0 && now >= next->next_window;
     const std::uint32_t index = next->index;
     const std::shared_ptr<DeviceState> state = next->state;
     const std::size_t history_share = next->history_share;
     lock.unlock();
-    if (free) sample_device(*pool, index, *state, history_share, slow_due);
+    if (free) sample_device(*pool, index, *state, history_share, slow_due, window_due);
     lock.lock();
     // `work` never changes size after the start: the entry is still there.
     SamplerPool::Work& w = *std::find_if(pool->work.begin(), pool->work.end(), [index](const auto& x) { return x.index == index; });
@@ -231,8 +267,10 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
       continue;
     }
     if (slow_due) w.next_slow = Clock::now() + pool->config.slow_interval;
-    w.next_fast += pool->config.fast_interval;
-    if (w.next_fast < Clock::now()) w.next_fast = Clock::now();
+    if (window_due) w.next_window = Clock::now() + pool->config.window_interval;
+    // On schedule, or at least half an interval from now when behind: a late device catches up
+    // without a burst of samples (two in one millisecond would share a history timestamp).
+    w.next_fast = std::max(w.next_fast + pool->config.fast_interval, Clock::now() + pool->config.fast_interval / 2);
     pool->progress->fetch_add(1);
     pool->cv.notify_all();  // a worker waiting with every device taken may take this one
   }

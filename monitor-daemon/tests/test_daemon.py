@@ -553,6 +553,97 @@ class NotifyTests(DaemonTest):
 
 
 # ------------------------------------------------------------------------------------------------
+# Activity over a window: the firmware's accumulators move between looks
+
+
+class FirmwareTable:
+    """Rewrites one card's gpu_metrics (v1.6, 1664 bytes) as the firmware would while the GPU runs
+    at `gfx_percent`: every 10 ms, 10 more samples on accumulation_counter, their activity on
+    gfx_activity_acc and 10 ms on system_clock_counter. Each table replaces the file atomically."""
+
+    ACCUMULATION_COUNTER, GFX_ACTIVITY_ACC, SYSTEM_CLOCK = 32, 68, 24  # byte offsets in gpu_metrics v1.6
+
+    def __init__(self, path, gfx_percent):
+        self.path, self.gfx_percent = path, gfx_percent
+        with open(path, "rb") as f:
+            self.table = bytearray(f.read())
+        self.assert_v16()
+        self.samples = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def assert_v16(self):
+        size, fmt, content = int.from_bytes(self.table[0:2], "little"), self.table[2], self.table[3]
+        if (size, fmt, content) != (1664, 1, 6):
+            raise AssertionError("%s: expected a gpu_metrics v1.6 table, got %d bytes v%d.%d" % (self.path, size, fmt, content))
+
+    def write(self):
+        def put(offset, width, value):
+            self.table[offset:offset + width] = (value % (1 << (8 * width))).to_bytes(width, "little")
+        put(self.ACCUMULATION_COUNTER, 4, self.samples)
+        put(self.GFX_ACTIVITY_ACC, 4, self.samples * self.gfx_percent)
+        put(self.SYSTEM_CLOCK, 8, self.samples * 1000000)
+        tmp = self.path + ".new"
+        with open(tmp, "wb") as f:
+            f.write(self.table)
+        os.replace(tmp, self.path)
+
+    def run(self):
+        while not self.stop.wait(0.01):
+            self.samples += 10
+            self.write()
+
+    def __enter__(self):
+        self.write()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+class WindowTests(DaemonTest):
+    def copy_spx(self):
+        root = os.path.join(self.tempdir(), "sys")
+        subprocess.run(["cp", "-a", spx(), root], check=True)
+        return root
+
+    def test_window_metrics_are_averages_between_looks(self):
+        """graphics_active is the accumulators' growth over the window: exactly the firmware's 60 %,
+        for the one GPU whose table moves; the seven recorded tables that do not move export none."""
+        root = self.copy_spx()
+        config = self.config("fast_interval_ms = 50\nwindow_interval_ms = 200\n")
+        with FirmwareTable(os.path.join(root, "class/drm/card0/device/gpu_metrics"), 60):
+            d = self.start(sysfs=root, config=config)
+            family = "hipstack_gpu_graphics_active_ratio"
+            body, samples = self.wait_metrics(d.port, lambda b: re.search("^%s{" % family, b, re.M), timeout=10)
+            active = series(samples, family)
+            self.assertEqual(len(active), 1, active)
+            self.assertEqual(active[0][0]["gpu"], "0")
+            self.assertAlmostEqual(active[0][1], 0.6, places=9)
+            promtool_check(self, body)
+
+    def test_window_interval_0_turns_them_off(self):
+        root = self.copy_spx()
+        config = self.config("fast_interval_ms = 20\nwindow_interval_ms = 0\n")
+        with FirmwareTable(os.path.join(root, "class/drm/card0/device/gpu_metrics"), 60):
+            d = self.start(sysfs=root, config=config)
+            wait_ready(d.port)
+            # Live samples that saw the firmware's accumulator move three times (three windows of
+            # 50 ms, had the window been on), and still no window metric.
+            seen = set()
+
+            def moved(body):
+                for labels, value in series(parse_metrics(body), "hipstack_gpu_gfx_activity_accumulated_total", gpu="0"):
+                    seen.add(value)
+                return len(seen) >= 4
+            body, _ = self.wait_metrics(d.port, moved, timeout=10)
+            self.assertGreaterEqual(len(seen), 4, seen)
+            self.assert_family(body, "hipstack_gpu_graphics_active_ratio", present=False)
+
+
+# ------------------------------------------------------------------------------------------------
 # A device whose sysfs read blocks
 
 

@@ -211,6 +211,14 @@ int run_metric(const DeviceSource& system, const CommonOptions& options) {
   smi::SampleOptions what;
   what.live = true;
   what.pcie_throughput = options.pcie_throughput;
+  what.window = options.window_asked || std::any_of(options.metrics.begin(), options.metrics.end(), [](const std::string& name) {
+                  return smi::find_metric(name)->kind == smi::Kind::window;
+                });
+  if (what.window) {
+    for (const std::string& name : options.metrics) what.metrics.push_back(smi::find_metric(name)->id);
+    system.open_windows(selected_devices(system, options), what, options.window_ms);
+    what.metrics.clear();  // run_sampled adds them again
+  }
   return run_sampled(system, options, "metric", what);
 }
 

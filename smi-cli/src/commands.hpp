@@ -38,6 +38,10 @@ struct CommonOptions {
   std::vector<std::string> named_metrics;  // those named one by one, not through a group
   bool show_unsupported = false;
   bool pcie_throughput = false;
+  // WINDOW-kind metrics (`metric -m activity`, sm_active, ...): asked for when -m names one or
+  // --window-ms is given; averages over window_ms.
+  unsigned window_ms = 1000;
+  bool window_asked = false;  // --window-ms given
   bool verbose = false;
 };
 

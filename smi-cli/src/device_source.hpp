@@ -26,6 +26,10 @@ class DeviceSource {
   [[nodiscard]] virtual std::vector<smi::Partition> partitions(std::uint32_t device) const = 0;
   // policy_file: health thresholds ("" = defaults); a remote source uses the daemon's.
   [[nodiscard]] virtual smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const = 0;
+  // Before a sample with what.window: start each device's window and wait window_ms, so the sample
+  // reports the averages over that window. A remote source answers from the daemon's own windows.
+  virtual void open_windows(const std::vector<std::uint32_t>& /*devices*/, const smi::SampleOptions& /*what*/,
+                            unsigned /*window_ms*/) const {}
 };
 
 // The library on this machine, each read bounded by a deadline: a read that hangs (a wedged driver,
@@ -42,6 +46,9 @@ class LocalSource final : public DeviceSource {
   [[nodiscard]] std::vector<smi::Reading> sample(std::uint32_t device, const smi::SampleOptions& what) const override;
   [[nodiscard]] std::vector<smi::Partition> partitions(std::uint32_t device) const override;
   [[nodiscard]] smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const override;
+  // Takes every device's first look, then waits once (not once per device).
+  void open_windows(const std::vector<std::uint32_t>& devices, const smi::SampleOptions& what,
+                    unsigned window_ms) const override;
   // Local only (the daemon does not serve these): nothing when the read did not return in time;
   // stuck_fault() then says why. A process scan may take interval_ms more than the deadline.
   [[nodiscard]] std::optional<std::vector<smi::ProcessInfo>> processes(std::uint32_t device, unsigned interval_ms) const;

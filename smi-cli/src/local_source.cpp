@@ -19,6 +19,7 @@ bool asked_for(const smi::MetricInfo& info, const smi::SampleOptions& what) {
     case smi::Kind::static_info: return what.static_info;
     case smi::Kind::live:
     case smi::Kind::counter: return what.live;
+    case smi::Kind::window: return what.window;
   }
   return false;
 }
@@ -61,6 +62,19 @@ std::vector<smi::DeviceSummary> LocalSource::devices() const {
     if (d.fault.empty()) d.fault = stuck_fault(d.index);
   }
   return out;
+}
+
+void LocalSource::open_windows(const std::vector<std::uint32_t>& devices, const smi::SampleOptions& what,
+                               unsigned window_ms) const {
+  smi::SampleOptions first;
+  first.live = false;
+  first.window = true;
+  for (const smi::MetricId id : what.metrics) {
+    if (smi::find_metric(id)->kind == smi::Kind::window) first.metrics.push_back(id);
+  }
+  if (!what.metrics.empty() && first.metrics.empty()) return;
+  for (const std::uint32_t device : devices) (void)sample(device, first);  // the readings say "needs two looks"
+  std::this_thread::sleep_for(std::chrono::milliseconds(window_ms));
 }
 
 std::vector<smi::Reading> LocalSource::sample(std::uint32_t device, const smi::SampleOptions& what) const {

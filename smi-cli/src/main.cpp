@@ -250,6 +250,11 @@ int run(int argc, char** argv) {
   app.add_subcommand("static", "Identity and static facts (IDs, firmware, memory sizes, limits, DPM levels)");
   auto* metric = app.add_subcommand("metric", "Live metrics (temperatures, power, clocks, use, memory, PCIe)");
   metric->add_flag("--pcie-bw", common.pcie_throughput, "Also measure PCIe throughput (amdgpu: blocks 1 s)");
+  metric->add_option("--window-ms", common.window_ms,
+                     "Measure the activity metrics (SM, tensor, DRAM active, link rates) over MS; default 1000 "
+                     "when -m names one")
+      ->check(CLI::Range(10u, 600000u))
+      ->each([&common](const std::string&) { common.window_asked = true; });
   auto* process = app.add_subcommand("process", "Processes using the GPUs");
   ProcessOptions process_options;
   process->add_option("--interval-ms", process_options.interval_ms, "Measure engine busy over this interval (ms)")

@@ -85,6 +85,7 @@ bool kind_wanted(smi::Kind kind, const smi::SampleOptions& what) {
     case smi::Kind::static_info: return what.static_info;
     case smi::Kind::live:
     case smi::Kind::counter: return what.live;
+    case smi::Kind::window: return what.window;
   }
   return false;
 }

@@ -38,6 +38,7 @@ HIPSTACK_SAME(HIPSTACK_SMI_KIND_IDENTITY, Kind::identity);
 HIPSTACK_SAME(HIPSTACK_SMI_KIND_STATIC, Kind::static_info);
 HIPSTACK_SAME(HIPSTACK_SMI_KIND_LIVE, Kind::live);
 HIPSTACK_SAME(HIPSTACK_SMI_KIND_COUNTER, Kind::counter);
+HIPSTACK_SAME(HIPSTACK_SMI_KIND_WINDOW, Kind::window);
 HIPSTACK_SAME(HIPSTACK_SMI_CONTROL_APPLIED, ControlOutcome::applied);
 HIPSTACK_SAME(HIPSTACK_SMI_CONTROL_PENDING, ControlOutcome::pending);
 HIPSTACK_SAME(HIPSTACK_SMI_CONTROL_PLANNED, ControlOutcome::planned);
@@ -209,6 +210,7 @@ hipstack_smi_result hipstack_smi_sample_device(const hipstack_smi_system* system
     options.static_info = (what & HIPSTACK_SMI_SAMPLE_STATIC) != 0;
     options.live = (what & HIPSTACK_SMI_SAMPLE_LIVE) != 0;
     options.pcie_throughput = (what & HIPSTACK_SMI_SAMPLE_PCIE_THROUGHPUT) != 0;
+    options.window = (what & HIPSTACK_SMI_SAMPLE_WINDOW) != 0;
     auto result = std::make_unique<hipstack_smi_sample>();
     result->readings = system->system.sample(device, options);
     result->views.reserve(result->readings.size());

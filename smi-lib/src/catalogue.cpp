@@ -25,7 +25,8 @@ constexpr Scope DEVICE = Scope::device, PARTITION = Scope::partition, PROCESS = 
                 LINK = Scope::link;
 }
 namespace k {
-constexpr Kind IDENTITY = Kind::identity, STATIC = Kind::static_info, LIVE = Kind::live, COUNTER = Kind::counter;
+constexpr Kind IDENTITY = Kind::identity, STATIC = Kind::static_info, LIVE = Kind::live, COUNTER = Kind::counter,
+               WINDOW = Kind::window;
 }
 
 constexpr std::array kCatalogue = {
@@ -50,7 +51,11 @@ constexpr MetricId kClocks[] = {clock_sclk, clock_mclk, clock_fclk, clock_socclk
                                 clock_sclk_xcc, clock_sm, clock_video, clock_sclk_max, clock_mclk_max, clock_sm_max,
                                 clock_video_max, dpm_level_current};
 constexpr MetricId kActivity[] = {gpu_busy, memory_busy, media_busy, encoder_busy, decoder_busy,
-                                  gfx_activity_accumulated};
+                                  gfx_activity_accumulated, graphics_active, sm_active, sm_occupancy,
+                                  tensor_active, fp64_active, fp32_active, fp16_active, dram_active,
+                                  memory_active, xcp_busy, pcie_rx_rate, pcie_tx_rate, pcie_bandwidth_average,
+                                  nvlink_rx_rate, nvlink_tx_rate, xgmi_read_rate, xgmi_write_rate,
+                                  violation_share};
 constexpr MetricId kPcie[] = {pcie_speed, pcie_width, pcie_speed_max, pcie_width_max, pcie_bandwidth, pcie_rx, pcie_tx,
                               pcie_replay_count, pcie_nak_sent_count, pcie_nak_received_count, pcie_recovery_count};
 constexpr MetricId kXgmi[] = {xgmi_link_speed, xgmi_link_width, xgmi_read_data, xgmi_write_data, xgmi_hive_id,
@@ -71,7 +76,7 @@ constexpr MetricGroup kGroups[] = {
     {"power", "Power draw, energy and the power cap with its limits", kPower},
     {"memory", "VRAM, CPU-visible VRAM, GTT and BAR1: totals and use", kMemory},
     {"clocks", "Current clocks, their maxima and the current DPM levels", kClocks},
-    {"activity", "Engine busy shares and activity counters", kActivity},
+    {"activity", "Engine busy shares, activity counters and the activity over a window (SM, tensor, DRAM, links)", kActivity},
     {"pcie", "PCIe link now and at most, bandwidth and link error counters", kPcie},
     {"xgmi", "XGMI and NVLink links: state, speed, width and data moved", kXgmi},
     {"errors", "ECC and RAS error counts, retired and remapped memory", kErrors},
@@ -149,6 +154,7 @@ std::string_view kind_name(Kind kind) noexcept {
     case Kind::static_info: return "static";
     case Kind::live: return "live";
     case Kind::counter: return "counter";
+    case Kind::window: return "window";
   }
   return "live";
 }

@@ -36,6 +36,7 @@ bool kind_selected(Kind kind, const SampleOptions& options) {
     case Kind::live:
     case Kind::counter:
       return options.live;
+    case Kind::window: return options.window;
   }
   return false;
 }
@@ -284,6 +285,7 @@ Reading System::read(std::uint32_t device, MetricId id) const {
   options.identity = info->kind == Kind::identity;
   options.static_info = info->kind == Kind::static_info;
   options.live = info->kind == Kind::live || info->kind == Kind::counter;
+  options.window = info->kind == Kind::window;
   for (Reading& r : sample(device, options)) {
     if (r.id == id) return std::move(r);
   }

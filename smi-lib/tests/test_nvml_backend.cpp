@@ -2,7 +2,11 @@
 // an older driver's symbol names, a missing required symbol, no driver, and both vendors at once.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "capture_helpers.hpp"
@@ -245,6 +249,124 @@ TEST(NvmlBackend, BothVendorsInOneSystem) {
   EXPECT_DOUBLE_EQ(number_of(system.sample(0, {}), "temperature_edge"), 56);
   EXPECT_DOUBLE_EQ(number_of(system.sample(1, {}), "temperature_junction"), 41);
   EXPECT_EQ(text_of(system.sample(1, everything()), "vendor"), "nvidia");
+}
+
+SampleOptions window_only(unsigned window_ms = 0) {
+  SampleOptions options;
+  options.live = false;
+  options.window = true;
+  options.window_ms = window_ms;
+  return options;
+}
+
+TEST(NvmlGpm, FirstLookStartsTheWindowTheNextReportsIt) {
+  const System system = open_fake("h100x2-mig.txt");
+  const Reading first = reading_of(system.sample(0, window_only()), "sm_active");
+  EXPECT_EQ(first.status, Status::unavailable);
+  EXPECT_EQ(first.error_code, ENODATA);
+  EXPECT_NE(first.detail.find("needs two looks"), std::string::npos) << first.detail;
+  const auto r = system.sample(0, window_only());
+  // The bf16 GEMM the script describes: busy SMs and tensor pipes, modest DRAM.
+  EXPECT_DOUBLE_EQ(number_of(r, "sm_active"), 96.7);
+  EXPECT_DOUBLE_EQ(number_of(r, "tensor_active"), 93.8);
+  EXPECT_DOUBLE_EQ(number_of(r, "dram_active"), 24.0);
+  EXPECT_DOUBLE_EQ(number_of(r, "graphics_active"), 99.1);
+  EXPECT_DOUBLE_EQ(number_of(r, "sm_occupancy"), 12.4);
+  EXPECT_DOUBLE_EQ(number_of(r, "fp64_active"), 0.0);
+  EXPECT_DOUBLE_EQ(number_of(r, "pcie_rx_rate"), 1024.0 * 1024 * 1024);  // 1024 MiB/s
+  EXPECT_DOUBLE_EQ(number_of(r, "nvlink_rx_rate", "0"), 2048.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(number_of(r, "nvlink_tx_rate", "0"), 1536.0 * 1024 * 1024);
+  EXPECT_NE(reading_of(r, "sm_active").detail.find("GPM SM_UTIL over"), std::string::npos);
+  // One link's metric refused: that reading says which GPM metric, the others stand.
+  const Reading l1 = reading_of(r, "nvlink_rx_rate", "1");
+  EXPECT_EQ(l1.status, Status::not_supported);
+  EXPECT_NE(l1.detail.find("NVLINK_L1_RX_PER_SEC"), std::string::npos) << l1.detail;
+  // Links without a scripted value exist (18 on an H100) and are not supported, never 0.
+  EXPECT_EQ(reading_of(r, "nvlink_tx_rate", "17").status, Status::not_supported);
+  // AMD-only sources are not supported on an NVIDIA GPU.
+  EXPECT_EQ(reading_of(r, "xcp_busy").status, Status::not_supported);
+  // Live metrics were not asked for.
+  EXPECT_EQ(reading_of(r, "gpu_busy").detail, "absent from the sample");
+}
+
+TEST(NvmlGpm, WindowMsTakesBothLooksInOneCall) {
+  const System system = open_fake("h200.txt");
+  const auto r = system.sample(0, window_only(20));
+  EXPECT_DOUBLE_EQ(number_of(r, "sm_active"), 0.0);  // idle, and measured
+  EXPECT_DOUBLE_EQ(number_of(r, "pcie_tx_rate"), 0.5 * 1024 * 1024);
+  EXPECT_EQ(reading_of(r, "nvlink_rx_rate").status, Status::not_supported);  // no NVLink in the script
+  EXPECT_NE(reading_of(r, "nvlink_rx_rate").detail.find("no NVLink"), std::string::npos);
+}
+
+TEST(NvmlGpm, GpusWithoutGpmAndOlderDriversSayWhy) {
+  {
+    const System system = open_fake("h100x2-mig.txt");  // GPU 1 answers nvmlGpmQueryDeviceSupport with NOT_SUPPORTED
+    const Reading r = reading_of(system.sample(1, window_only(1)), "tensor_active");
+    EXPECT_EQ(r.status, Status::not_supported);
+    EXPECT_NE(r.detail.find("nvmlGpmQueryDeviceSupport"), std::string::npos) << r.detail;
+  }
+  {
+    const System system = open_fake("h200.txt", FAKE_NVML_OLD);
+    const Reading r = reading_of(system.sample(0, window_only(1)), "sm_active");
+    EXPECT_EQ(r.status, Status::not_supported);
+    EXPECT_NE(r.detail.find("GPM: not in"), std::string::npos) << r.detail;
+  }
+}
+
+// A script of h200.txt plus `extra` lines, in a file of its own.
+System open_h200_with(const std::string& extra, const std::string& tag) {
+  std::ifstream in(script("h200.txt"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string path = ::testing::TempDir() + "gpm-" + tag + "-" + std::to_string(::getpid()) + ".txt";
+  std::ofstream(path) << text << "\n" << extra << "\n";
+  ::setenv("HIPSTACK_FAKE_NVML_SCRIPT", path.c_str(), 1);
+  OpenOptions options;
+  options.nvml_library = FAKE_NVML_FULL;
+  options.enable_amdgpu = false;
+  return System::open(options);
+}
+
+TEST(NvmlGpm, FailuresBecomeStatusesNamingTheCall) {
+  {
+    const System system = open_h200_with("0.gpm_sample_get.error = TIMEOUT", "sample");
+    const Reading r = reading_of(system.sample(0, window_only(1)), "dram_active");
+    EXPECT_EQ(r.status, Status::unavailable);
+    EXPECT_NE(r.detail.find("nvmlGpmSampleGet"), std::string::npos) << r.detail;
+  }
+  {
+    const System system = open_h200_with("0.gpm_metrics_get.error = GPU_IS_LOST", "metrics");
+    const Reading r = reading_of(system.sample(0, window_only(1)), "sm_active");
+    EXPECT_EQ(r.status, Status::error);
+    EXPECT_NE(r.detail.find("nvmlGpmMetricsGet"), std::string::npos) << r.detail;
+  }
+  {
+    const System system = open_h200_with("0.gpm.metric.101 = 1\n0.gpm.metric.2.error = NO_PERMISSION", "permission");
+    const auto r = system.sample(0, window_only(1));
+    EXPECT_EQ(reading_of(r, "sm_active").status, Status::unavailable);
+    EXPECT_DOUBLE_EQ(number_of(r, "tensor_active"), 0.0);
+  }
+  {
+    const System system = open_h200_with("gpm_sample_alloc.error = MEMORY", "alloc");
+    const Reading r = reading_of(system.sample(0, window_only(1)), "sm_active");
+    EXPECT_EQ(r.status, Status::error);
+    EXPECT_NE(r.detail.find("nvmlGpmSampleAlloc"), std::string::npos) << r.detail;
+  }
+}
+
+TEST(NvmlGpm, AValueThatIsNoShareIsAnError) {
+  std::ifstream in(script("h200.txt"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  text.replace(text.find("0.gpm.metric.2   = 0.0"), 22, "0.gpm.metric.2   = -3");
+  const std::string path = ::testing::TempDir() + "gpm-negative-" + std::to_string(::getpid()) + ".txt";
+  std::ofstream(path) << text;
+  ::setenv("HIPSTACK_FAKE_NVML_SCRIPT", path.c_str(), 1);
+  OpenOptions options;
+  options.nvml_library = FAKE_NVML_FULL;
+  options.enable_amdgpu = false;
+  const System system = System::open(options);
+  const Reading r = reading_of(system.sample(0, window_only(1)), "sm_active");
+  EXPECT_EQ(r.status, Status::error);
+  EXPECT_NE(r.detail.find("-3 is not a share or a rate"), std::string::npos) << r.detail;
 }
 
 }  // namespace

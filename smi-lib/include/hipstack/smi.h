@@ -54,7 +54,8 @@ typedef enum hipstack_smi_kind {
   HIPSTACK_SMI_KIND_IDENTITY = 0,
   HIPSTACK_SMI_KIND_STATIC = 1,
   HIPSTACK_SMI_KIND_LIVE = 2,
-  HIPSTACK_SMI_KIND_COUNTER = 3 /* live, and only grows while the driver is loaded */
+  HIPSTACK_SMI_KIND_COUNTER = 3, /* live, and only grows while the driver is loaded */
+  HIPSTACK_SMI_KIND_WINDOW = 4   /* an average over the window between two looks (HIPSTACK_SMI_SAMPLE_WINDOW) */
 } hipstack_smi_kind;
 
 /* One constant per catalogue row: HIPSTACK_SMI_METRIC_<name>. */
@@ -108,7 +109,10 @@ enum {
   HIPSTACK_SMI_SAMPLE_IDENTITY = 1,
   HIPSTACK_SMI_SAMPLE_STATIC = 2,
   HIPSTACK_SMI_SAMPLE_LIVE = 4,
-  HIPSTACK_SMI_SAMPLE_PCIE_THROUGHPUT = 8 /* amdgpu: the pcie_bw read blocks one second */
+  HIPSTACK_SMI_SAMPLE_PCIE_THROUGHPUT = 8, /* amdgpu: the pcie_bw read blocks one second */
+  /* WINDOW-kind metrics: averages since this system's previous window look at the device (the first
+     look of a system reports them unavailable) */
+  HIPSTACK_SMI_SAMPLE_WINDOW = 16
 };
 
 typedef struct hipstack_smi_system hipstack_smi_system;

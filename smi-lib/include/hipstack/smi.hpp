@@ -46,7 +46,9 @@ enum class Unit : std::uint8_t {
 enum class ValueType : std::uint8_t { integer, real, text };
 enum class Scope : std::uint8_t { device, partition, process, link };
 // counter: a live reading that only grows while the driver is loaded (sampled with the live ones).
-enum class Kind : std::uint8_t { identity, static_info, live, counter };
+// window: an average over the window between two looks at the device's counters (engine, SM,
+// tensor and DRAM activity, link rates): sampled only when SampleOptions::window asks.
+enum class Kind : std::uint8_t { identity, static_info, live, counter, window };
 
 enum class MetricId : std::uint32_t {
 #define HIPSTACK_SMI_X(id, name, unit, type, scope, kind, instance, help) name = id,
@@ -89,7 +91,7 @@ HIPSTACK_SMI_CXX_API std::optional<std::vector<std::string>> throttle_reasons(st
                                                                             std::uint64_t bits);
 HIPSTACK_SMI_CXX_API std::string_view unit_symbol(Unit unit) noexcept;  // "C", "W", "MHz", "B", ...
 HIPSTACK_SMI_CXX_API std::string_view unit_name(Unit unit) noexcept;    // "celsius", "watt", ...
-HIPSTACK_SMI_CXX_API std::string_view kind_name(Kind kind) noexcept;    // "identity", "static", "live", "counter"
+HIPSTACK_SMI_CXX_API std::string_view kind_name(Kind kind) noexcept;    // "identity", "static", "live", "counter", "window"
 HIPSTACK_SMI_CXX_API std::string_view scope_name(Scope scope) noexcept;
 
 enum class Status : std::uint8_t {
@@ -206,6 +208,14 @@ struct SampleOptions {
   bool static_info = false;
   bool live = true;
   bool pcie_throughput = false;  // amdgpu pcie_bw blocks ~1 s; NVML samples 20 ms per direction
+  // WINDOW-kind metrics (docs/activity.md): averages over the time since
+  // this System's previous window look at the device (NVIDIA: two GPM samples; AMD: gpu_metrics
+  // accumulators differenced). The first look of a System reports them unavailable, unless
+  // window_ms > 0: it then takes a look, waits that long and takes the second. A look costs a
+  // GPM sample (~0.2-0.7 ms) and the metrics' computation (1-6 ms) per NVIDIA GPU: ask at a slower
+  // rate than the live metrics.
+  bool window = false;
+  unsigned window_ms = 0;
   std::vector<MetricId> metrics;  // only these (empty: all); backends skip calls nobody asked for
 };
 

@@ -12,6 +12,8 @@
  *   scope     DEVICE PARTITION PROCESS LINK
  *   kind      IDENTITY (never changes while the driver is loaded) STATIC (changes only on reconfiguration)
  *             LIVE (sampled) COUNTER (sampled, only grows while the driver is loaded: Prometheus counters)
+ *             WINDOW (an average over the window between two looks at the device's counters: sampled
+ *             only when asked, see SampleOptions::window)
  *   instance  "" for a single value, else the name of the instance label (e.g. "level", "stack", "ip")
  *   help      one sentence for humans and exporters
  */
@@ -175,6 +177,25 @@
   X(306, bad_pages_reserved,     COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages retired and reserved by the driver.") \
   X(307, bad_pages_pending,      COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages waiting to be retired (after a reset).") \
   X(308, bad_pages_failed,       COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages the driver failed to retire.") \
+  /* activity over a window between two looks: 310..349 */                                                 \
+  X(310, graphics_active,        PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the graphics/compute engine was busy (NVIDIA GPM GRAPHICS_UTIL; AMD gpu_metrics gfx_activity_acc).") \
+  X(311, sm_active,              PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the SMs had at least one warp resident, averaged over all SMs (NVIDIA GPM SM_UTIL).") \
+  X(312, sm_occupancy,           PERCENT, REAL, DEVICE, WINDOW, "", "Resident warps as a share of the SMs' maximum, averaged over the window (NVIDIA GPM SM_OCCUPANCY).") \
+  X(313, tensor_active,          PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the tensor (matrix) pipes were busy, any precision (NVIDIA GPM ANY_TENSOR_UTIL).") \
+  X(314, fp64_active,            PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the FP64 pipes (not tensor) were busy (NVIDIA GPM FP64_UTIL).") \
+  X(315, fp32_active,            PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the FP32 pipes (not tensor) were busy (NVIDIA GPM FP32_UTIL).") \
+  X(316, fp16_active,            PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the FP16 pipes (not tensor) were busy (NVIDIA GPM FP16_UTIL).") \
+  X(317, dram_active,            PERCENT, REAL, DEVICE, WINDOW, "", "DRAM bandwidth used as a share of its maximum, averaged over the window (NVIDIA GPM DRAM_BW_UTIL).") \
+  X(318, memory_active,          PERCENT, REAL, DEVICE, WINDOW, "", "Memory controller (UMC) activity averaged over the window (AMD gpu_metrics mem_activity_acc).") \
+  X(319, xcp_busy,               PERCENT, REAL, DEVICE, WINDOW, "xcp", "Graphics busy of one compute partition (XCP), averaged over its XCCs and the window (AMD gpu_metrics xcp_stats gfx_busy_acc).") \
+  X(320, pcie_rx_rate,           BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "", "PCIe bytes received per second, averaged over the window (NVIDIA GPM PCIE_RX_PER_SEC).") \
+  X(321, pcie_tx_rate,           BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "", "PCIe bytes transmitted per second, averaged over the window (NVIDIA GPM PCIE_TX_PER_SEC).") \
+  X(322, pcie_bandwidth_average, BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "", "PCIe bandwidth, both directions, averaged over the window (AMD gpu_metrics pcie_bandwidth_acc).") \
+  X(323, nvlink_rx_rate,         BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "link", "Bytes received per second over one NVLink, averaged over the window (NVIDIA GPM NVLINK_Ln_RX_PER_SEC).") \
+  X(324, nvlink_tx_rate,         BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "link", "Bytes transmitted per second over one NVLink, averaged over the window (NVIDIA GPM NVLINK_Ln_TX_PER_SEC).") \
+  X(325, xgmi_read_rate,         BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "link", "Bytes read per second over one XGMI link, averaged over the window (AMD gpu_metrics xgmi_read_data_acc).") \
+  X(326, xgmi_write_rate,        BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "link", "Bytes written per second over one XGMI link, averaged over the window (AMD gpu_metrics xgmi_write_data_acc).") \
+  X(327, violation_share,        PERCENT, REAL, DEVICE, WINDOW, "reason", "Share of the window's firmware samples during which a throttle reason (prochot, ppt, socket_thermal, vr_thermal, hbm_thermal) was active (AMD gpu_metrics residencies).") \
   /* partitions: 400..449 */                                                                               \
   X(400, partition_compute_units, COUNT, INTEGER, PARTITION, STATIC, "", "Compute units in the partition.") \
   X(401, partition_xccs,    COUNT, INTEGER, PARTITION, STATIC, "", "XCCs in the partition.")           \

@@ -59,6 +59,11 @@
 // Members an older driver does not have at all (old variant).
 #define FAKE_NVML_OLD_LACKS_memory_v2 FAKE_NVML_PROBE()
 #define FAKE_NVML_OLD_LACKS_total_energy FAKE_NVML_PROBE()
+#define FAKE_NVML_OLD_LACKS_gpm_query_support FAKE_NVML_PROBE()
+#define FAKE_NVML_OLD_LACKS_gpm_sample_alloc FAKE_NVML_PROBE()
+#define FAKE_NVML_OLD_LACKS_gpm_sample_free FAKE_NVML_PROBE()
+#define FAKE_NVML_OLD_LACKS_gpm_sample_get FAKE_NVML_PROBE()
+#define FAKE_NVML_OLD_LACKS_gpm_metrics_get FAKE_NVML_PROBE()
 // The required member the broken variant lacks.
 #define FAKE_NVML_BROKEN_LACKS_device_by_index FAKE_NVML_PROBE()
 

@@ -1,6 +1,7 @@
 // Internal to the fake libnvidia-ml.so.1: device structures, library state, script lookups and entry-point macros.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -19,6 +20,12 @@ struct hipstack::smi::detail::nvml::nvmlDevice_st {
   nvmlDevice_st* parent = nullptr;
   std::string prefix;     // key prefix: "0." or "0.mig.1."
   std::vector<nvmlDevice_st*> mig_slots;  // physical devices: max_mig_devices entries, nullptr where empty
+};
+
+// GPM samples (nvmlGpmSampleAlloc): which device the last nvmlGpmSampleGet read, and when.
+struct hipstack::smi::detail::nvml::nvmlGpmSample_st {
+  const nvmlDevice_st* device = nullptr;  // null until nvmlGpmSampleGet fills it
+  unsigned long long sequence = 0;        // order of the nvmlGpmSampleGet calls (1, 2, ...)
 };
 
 namespace fake_nvml {
@@ -42,6 +49,9 @@ struct State {
   // Devices of earlier init/shutdown cycles are kept, never freed, so that a stale handle can never
   // compare equal to a new one.
   std::vector<std::unique_ptr<DeviceState>> retired;
+  // GPM samples allocated and not freed (they outlive init/shutdown cycles, as buffers of the caller).
+  std::map<const nvmlGpmSample_st*, std::unique_ptr<nvmlGpmSample_st>> gpm_samples;
+  unsigned long long gpm_sequence = 0;
 };
 
 State& state();

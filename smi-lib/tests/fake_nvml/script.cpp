@@ -8,6 +8,7 @@
 #include <charconv>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -140,7 +141,7 @@ constexpr Named kValueTypeNames[] = {{"double", 0}, {"uint", 1},   {"ulong", 2},
 
 enum class Type {
   str, u16, u32, u64, bytes, boolean, ret, cuda, cc, arch, cmode, pstate, level, reasons, procs, addrs, vtype,
-  field, bus_id
+  field, bus_id, real
 };
 enum class Scope { device, mig, both };
 
@@ -154,8 +155,8 @@ struct Rule {
 #define FAKE_NVML_MEMBER_NAME(member, ...) #member,
 constexpr const char* kMembers[] = {HIPSTACK_NVML_SYMBOLS(FAKE_NVML_MEMBER_NAME)};
 #undef FAKE_NVML_MEMBER_NAME
-constexpr std::string_view kGlobalMembers[] = {"init", "shutdown", "error_string", "device_count",
-                                               "driver_version", "cuda_version"};
+constexpr std::string_view kGlobalMembers[] = {"init",           "shutdown",      "error_string",     "device_count",
+                                               "driver_version", "cuda_version",  "gpm_sample_alloc", "gpm_sample_free"};
 
 bool is_global_member(std::string_view m) {
   return std::find(std::begin(kGlobalMembers), std::end(kGlobalMembers), m) != std::end(kGlobalMembers);
@@ -290,6 +291,9 @@ constexpr Rule kDeviceRules[] = {
     {"compute_instance_id", Type::u32, Scope::mig},
     {"topology", Type::level, Scope::device},
     {"topology.{n}", Type::level, Scope::device},
+    {"gpm.supported", Type::boolean, Scope::device},
+    {"gpm.metric.{n}", Type::real, Scope::device},
+    {"gpm.metric.{n}.error", Type::ret, Scope::device},
 };
 
 constexpr Rule kGlobalRules[] = {
@@ -298,6 +302,7 @@ constexpr Rule kGlobalRules[] = {
     {"device_count.error", Type::ret},
     {"driver_version.error", Type::ret},
     {"cuda_version.error", Type::ret},
+    {"gpm_sample_alloc.error", Type::ret},
     {"device_count", Type::u32},
     {"driver_version", Type::str, Scope::both, nv::kDriverVersionSize},
     {"cuda_version", Type::cuda},
@@ -338,6 +343,7 @@ bool value_ok(const Rule& rule, std::string_view v, std::string& error) {
     case Type::vtype: return parse_value_type(v).has_value() || fail("a value type (double, uint, ulong, ullong, sllong, sint, ushort)");
     case Type::field: return true;  // checked once its type is known (cross_check)
     case Type::bus_id: return parse_bus_id(v).has_value() || fail("a PCI bus id such as 00000000:00:06.0");
+    case Type::real: return parse_real(v).has_value() || fail("a decimal number such as 93.8 or -1");
   }
   return false;
 }
@@ -557,6 +563,15 @@ std::optional<int> parse_value_type(std::string_view text) {
   auto v = parse_named(text, kValueTypeNames, true);
   if (!v || *v > 6) return std::nullopt;
   return static_cast<int>(*v);
+}
+
+std::optional<double> parse_real(std::string_view text) {
+  const std::string copy(text);
+  if (copy.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size()) return std::nullopt;
+  return value;
 }
 
 std::optional<nv::Value> parse_field_value(std::string_view text, int value_type) {

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "../../fs_view.hpp"
+#include "../../readings.hpp"
+#include "gpu_metrics.hpp"
 #include "../../parse.hpp"
 #include "../backend.hpp"
 
@@ -120,6 +122,10 @@ class AmdgpuBackend final : public Backend {
   // fdinfo engine counters from the previous processes() call, for busy percentages.
   mutable std::mutex engine_mutex_;
   mutable std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> engine_last_;  // key -> (ns, wall ns)
+  // gpu_metrics of the previous window look at each device (activity_window.cpp).
+  mutable std::mutex window_mutex_;
+  mutable std::map<std::size_t, GpuMetrics> window_last_;
+  void read_window(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const;
 };
 
 // RAS (ras.cpp).
@@ -130,6 +136,21 @@ std::optional<BadPageTable> parse_bad_pages(std::string_view text, std::string& 
 std::vector<BadPage> read_bad_pages(const FsView& fs, const AmdGpu& gpu, std::string& error);
 void read_ras(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out);
 void read_bad_page_threshold(const FsView& fs, std::vector<Reading>& out);
+
+// One read of device/gpu_metrics, decoded for this GPU's ASIC (live_metrics.cpp).
+struct GpuMetricsRead {
+  bool ok = false;
+  GpuMetrics metrics;    // the header only when !ok
+  int error_code = 0;    // errno of the read; EINVAL when the table did not decode
+  std::string problem;   // what failed and where ("" when ok)
+};
+GpuMetricsRead read_gpu_metrics(const FsView& fs, const AmdGpu& gpu);
+
+// The WINDOW-kind readings of the window between two looks that options asks for: activity and
+// violation shares divide each accumulator's growth by accumulation_counter's (the firmware adds one
+// sample's value per count), link rates divide bytes by the driver's timestamps. A counter that went
+// backwards beyond a 32-bit wrap means the GPU or driver restarted: the window is then unavailable.
+void window_readings(const GpuMetrics& before, const GpuMetrics& after, const SampleOptions& options, ReadingList& list);
 
 // The parts of sample(); each appends readings for one kind.
 void read_identity(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out);

@@ -237,6 +237,39 @@ void read_energy(ReadingList& list, const GpuMetrics& gm, const std::vector<Read
 
 }  // namespace
 
+GpuMetricsRead read_gpu_metrics(const FsView& fs, const AmdGpu& gpu) {
+  GpuMetricsRead out;
+  if (gpu.device_dir.empty()) {
+    out.error_code = ENOENT;
+    out.problem = "no DRM card";
+    return out;
+  }
+  const std::string dev = gpu.device_dir + "/";
+  const FileBytes blob = fs.read_bytes(dev + "gpu_metrics", kGpuMetricsMax);
+  if (!blob.ok()) {
+    out.error_code = blob.error;
+    out.problem = fs.host_path(dev + "gpu_metrics") + ": " + std::strerror(blob.error);
+    return out;
+  }
+  // APU tables decode per ASIC (device id, SMU firmware version): their units differ by family.
+  GpuMetricsSource source;
+  source.pci_device_id = gpu.device_id;
+  if (const FileText fw = fs.read_text(dev + "fw_version/smc_fw_version"); fw.ok()) {
+    if (const auto version = parse_hex(fw.text); version && *version <= 0xffffffffu) {
+      source.smc_fw_version = static_cast<std::uint32_t>(*version);
+    }
+  }
+  GpuMetricsDecode decoded = decode_gpu_metrics(blob.bytes, source);
+  if (!decoded.ok) {
+    out.error_code = EINVAL;
+    out.problem = fs.host_path(dev + "gpu_metrics") + ": " + decoded.error;
+    return out;
+  }
+  out.ok = true;
+  out.metrics = std::move(decoded.metrics);
+  return out;
+}
+
 void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   SysfsValues values(fs, out);
   ReadingList& list = values.list();
@@ -246,34 +279,14 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   const std::string hw = gpu.hwmon_dir.empty() ? std::string() : gpu.hwmon_dir + "/";
   auto hw_file = [&hw](const char* name) { return hw.empty() ? std::string() : hw + name; };
 
-  GpuMetrics gm;
-  std::string gm_problem;
-  if (has_card) {
-    const FileBytes blob = fs.read_bytes(dev + "gpu_metrics", kGpuMetricsMax);
-    if (blob.ok()) {
-      // APU tables decode per ASIC (device id, SMU firmware version): their units differ by family.
-      GpuMetricsSource source;
-      source.pci_device_id = gpu.device_id;
-      if (const FileText fw = fs.read_text(dev + "fw_version/smc_fw_version"); fw.ok()) {
-        if (const auto version = parse_hex(fw.text); version && *version <= 0xffffffffu) {
-          source.smc_fw_version = static_cast<std::uint32_t>(*version);
-        }
-      }
-      GpuMetricsDecode decoded = decode_gpu_metrics(blob.bytes, source);
-      if (decoded.ok) {
-        gm = std::move(decoded.metrics);
-        list.text(MetricId::gpu_metrics_version, fmt::format("{}.{}", gm.format_revision, gm.content_revision),
-                  dev + "gpu_metrics");
-      } else {
-        gm_problem = fs.host_path(dev + "gpu_metrics") + ": " + decoded.error;
-        list.malformed(MetricId::gpu_metrics_version, gm_problem);
-      }
-    } else {
-      list.failed(MetricId::gpu_metrics_version, blob.error,
-                  fs.host_path(dev + "gpu_metrics") + ": " + std::strerror(blob.error));
-    }
+  GpuMetricsRead table = read_gpu_metrics(fs, gpu);
+  const GpuMetrics& gm = table.metrics;
+  const std::string& gm_problem = table.problem;
+  if (table.ok) {
+    list.text(MetricId::gpu_metrics_version, fmt::format("{}.{}", gm.format_revision, gm.content_revision),
+              dev + "gpu_metrics");
   } else {
-    list.failed(MetricId::gpu_metrics_version, ENOENT, "no DRM card");
+    list.failed(MetricId::gpu_metrics_version, table.error_code, table.problem);
   }
 
   values.number(MetricId::temperature_edge, temp_input(gpu, "edge"), kMilliPerUnit, gm.temperature_edge);

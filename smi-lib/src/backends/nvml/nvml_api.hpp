@@ -118,6 +118,42 @@ struct FieldValue {          // nvmlFieldValue_t
   Value value;
 };
 
+// GPU Performance Monitoring (GPM, Hopper and later): a metric is computed from two samples of the
+// device's counters (nvmlGpmMetricsGet), so it is an average over the time between them.
+using GpmSample = struct nvmlGpmSample_st*;  // nvmlGpmSample_t (opaque, nvmlGpmSampleAlloc)
+struct GpmSupport {          // nvmlGpmSupport_t
+  unsigned int version;      // kGpmSupportVersion
+  unsigned int isSupportedDevice;
+};
+constexpr unsigned kGpmSupportVersion = 1;
+struct GpmMetric {           // nvmlGpmMetric_t
+  unsigned int metricId;     // in: NVML_GPM_METRIC_*
+  Return nvmlReturn;         // out: this metric's status
+  double value;              // out: valid when nvmlReturn is SUCCESS
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;              // out: may be null
+};
+// nvmlGpmMetricsGet_t with our own array length: NVML reads and writes numMetrics entries, and its
+// own NVML_GPM_METRIC_MAX (98 in CUDA 12.0, larger since) only bounds numMetrics.
+constexpr unsigned kGpmMetricsCapacity = 64;
+struct GpmMetricsGet {
+  unsigned int version;      // kGpmMetricsGetVersion
+  unsigned int numMetrics;
+  GpmSample sample1;
+  GpmSample sample2;
+  GpmMetric metrics[kGpmMetricsCapacity];
+};
+constexpr unsigned kGpmMetricsGetVersion = 1;
+// nvmlGpmMetricId_t: utilisations are percent (0..100), the per-second ones MiB/s.
+constexpr unsigned kGpmGraphicsUtil = 1, kGpmSmUtil = 2, kGpmSmOccupancy = 3, kGpmAnyTensorUtil = 5,
+                   kGpmDramBwUtil = 10, kGpmFp64Util = 11, kGpmFp32Util = 12, kGpmFp16Util = 13,
+                   kGpmPcieTxPerSec = 20, kGpmPcieRxPerSec = 21;
+// NVML_GPM_METRIC_NVLINK_L<k>_RX_PER_SEC = 62 + 2k, _TX_PER_SEC = 63 + 2k, k < 18.
+constexpr unsigned kGpmNvlinkL0RxPerSec = 62;
+
 // X(member, signature, exported names newest first...). `required` members must resolve or the
 // backend is absent; every other member may be missing (an older driver) and reads as not supported.
 #define HIPSTACK_NVML_SYMBOLS(X)                                                                              \
@@ -182,7 +218,12 @@ struct FieldValue {          // nvmlFieldValue_t
   X(mig_device_by_index, Return(Device, unsigned, Device*), "nvmlDeviceGetMigDeviceHandleByIndex")            \
   X(gpu_instance_id, Return(Device, unsigned*), "nvmlDeviceGetGpuInstanceId")                                 \
   X(compute_instance_id, Return(Device, unsigned*), "nvmlDeviceGetComputeInstanceId")                         \
-  X(common_ancestor, Return(Device, Device, int*), "nvmlDeviceGetTopologyCommonAncestor")
+  X(common_ancestor, Return(Device, Device, int*), "nvmlDeviceGetTopologyCommonAncestor")                    \
+  X(gpm_query_support, Return(Device, GpmSupport*), "nvmlGpmQueryDeviceSupport")                              \
+  X(gpm_sample_alloc, Return(GpmSample*), "nvmlGpmSampleAlloc")                                               \
+  X(gpm_sample_free, Return(GpmSample), "nvmlGpmSampleFree")                                                  \
+  X(gpm_sample_get, Return(Device, GpmSample), "nvmlGpmSampleGet")                                           \
+  X(gpm_metrics_get, Return(GpmMetricsGet*), "nvmlGpmMetricsGet")
 
 // Topology levels (nvmlGpuTopologyLevel_t).
 constexpr int kTopologyInternal = 0, kTopologySingle = 10, kTopologyMultiple = 20, kTopologyHostBridge = 30,

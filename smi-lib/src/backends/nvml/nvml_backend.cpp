@@ -106,6 +106,7 @@ NvmlBackend::NvmlBackend(const FsView& fs, std::unique_ptr<Library> library, std
   for (const NvidiaGpu& gpu : gpus_) {
     const auto migs = mig_devices(library_->api(), gpu.handle);
     partition_counts_.push_back(migs.empty() ? 1u : static_cast<std::uint32_t>(migs.size()));
+    gpm_.push_back(std::make_unique<GpmWindow>());
   }
 }
 
@@ -148,6 +149,7 @@ void NvmlBackend::sample(std::size_t device, const SampleOptions& options, std::
     }
   }
   if (options.live) read_live(*library_, gpu, options, out);
+  if (options.window && gpu.handle != nullptr) gpm_.at(device)->read(*library_, gpu, options, out);
 }
 
 std::vector<Partition> NvmlBackend::partition_names(std::size_t device) const {

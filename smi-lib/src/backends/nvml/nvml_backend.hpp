@@ -2,7 +2,9 @@
 // catalogue and units as the amdgpu backend. MIG instances are the GPU's partitions (read-only).
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,33 @@ struct NvidiaGpu {
   std::string uuid;
   std::string name;
   std::string fault;  // why discovery could not use it (handle refused, lost); handle is null when refused
+};
+
+// One GPU's GPM window (nvml_gpm.cpp): the sample of the last look and the one the next look fills,
+// so each look costs one nvmlGpmSampleGet and one nvmlGpmMetricsGet. Safe to call from several
+// threads; the samples are freed with it (before the backend shuts NVML down).
+class GpmWindow {
+ public:
+  GpmWindow() = default;
+  GpmWindow(const GpmWindow&) = delete;
+  GpmWindow& operator=(const GpmWindow&) = delete;
+  ~GpmWindow();
+  // Appends the WINDOW-kind readings options asks for.
+  void read(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out);
+
+ private:
+  std::string prepare(const Library& lib, const NvidiaGpu& gpu);
+
+  std::mutex mutex_;
+  const Library* library_ = nullptr;
+  bool prepared_ = false;
+  std::string unusable_;  // why GPM cannot be used on this GPU ("" when it can)
+  int unusable_errno_ = 0;
+  GpmSample last_ = nullptr;
+  GpmSample next_ = nullptr;
+  bool have_last_ = false;
+  std::chrono::steady_clock::time_point last_at_;
+  unsigned links_ = 0;  // NVLinks of the GPU
 };
 
 class NvmlBackend final : public Backend {
@@ -38,6 +67,8 @@ class NvmlBackend final : public Backend {
   std::unique_ptr<Library> library_;
   std::vector<NvidiaGpu> gpus_;
   std::vector<std::uint32_t> partition_counts_;
+  // After library_: destroyed first, while NVML is still initialised.
+  std::vector<std::unique_ptr<GpmWindow>> gpm_;
 };
 
 // One NVML device's readings (nvml_metrics.cpp).
