@@ -1,7 +1,8 @@
 // hipstack-smi event: follows the GPUs and prints one line (or one JSON object) per change as it
 // happens: devices appearing and disappearing, throttling, ECC/RAS error counts rising, bad pages,
-// partition mode changes, counters restarting (a reset or a driver reload), and a device becoming
-// unreadable or readable again. Each look re-opens the System, so devices that come and go are seen.
+// partition mode changes, counters restarting (a reset or a driver reload), XID errors, and a device
+// becoming unreadable or readable again. Each look re-opens the System, so devices that come and go
+// are seen; one System stays open for the XIDs, which NVML queues only for a registration that lives.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -30,6 +31,7 @@ struct DeviceState {
   smi::DeviceSummary device;
   std::map<std::pair<MetricId, std::string>, smi::Reading> readings;  // by metric and instance
   bool readable = true;  // some followed reading was ok
+  std::map<std::string, smi::Reading> xids;  // xid_errors by XID code, from the long-lived System
 };
 
 struct Event {
@@ -52,7 +54,22 @@ std::string metric_label(MetricId id, const std::string& instance) {
   return instance.empty() ? name : fmt::format("{}[{}]", name, instance);
 }
 
-std::map<std::string, DeviceState> look(const smi::OpenOptions& open, const CommonOptions& options) {
+// Each GPU's XID counts (by UUID) from the System that stays registered for them.
+std::map<std::string, std::map<std::string, smi::Reading>> xid_counts(const smi::System& watch) {
+  smi::SampleOptions what;
+  what.metrics = {MetricId::xid_errors};
+  std::map<std::string, std::map<std::string, smi::Reading>> out;
+  for (const smi::DeviceSummary& d : watch.devices()) {
+    auto& counts = out[d.uuid];
+    for (smi::Reading& r : watch.sample(d.index, what)) {
+      if (r.ok()) counts.emplace(r.instance, std::move(r));
+    }
+  }
+  return out;
+}
+
+std::map<std::string, DeviceState> look(const smi::OpenOptions& open, const CommonOptions& options, const smi::System& watch) {
+  auto xids = xid_counts(watch);
   const smi::System system = smi::System::open(open);
   smi::SampleOptions what;
   what.static_info = true;
@@ -79,14 +96,29 @@ std::map<std::string, DeviceState> look(const smi::OpenOptions& open, const Comm
       state.readable = state.readable || r.ok();
       state.readings.emplace(std::make_pair(r.id, r.instance), std::move(r));
     }
+    if (auto it = xids.find(state.device.uuid); it != xids.end()) state.xids = std::move(it->second);
     out.emplace(state.device.uuid, std::move(state));
   }
   return out;
 }
 
+// One event per XID error that arrived since the previous look (its detail says what the code means).
+void xid_events(const DeviceState& before, const DeviceState& after, std::vector<Event>& events) {
+  for (const auto& [code, now] : after.xids) {
+    const auto it = before.xids.find(code);
+    const std::int64_t was = it == before.xids.end() ? 0 : static_cast<std::int64_t>(it->second.number().value_or(0));
+    const auto count = static_cast<std::int64_t>(now.number().value_or(0));
+    if (count > was) {
+      events.push_back({"xid", &after.device, metric_label(MetricId::xid_errors, code), std::to_string(was),
+                        std::to_string(count), now.detail});
+    }
+  }
+}
+
 // The events between two looks at one device.
 void compare(const DeviceState& before, const DeviceState& after, std::vector<Event>& events) {
   const smi::DeviceSummary* device = &after.device;
+  xid_events(before, after, events);
   if (before.readable != after.readable) {
     events.push_back({after.readable ? "readable" : "unreadable", device, "", "", "",
                       after.readable ? "the device answers again"
@@ -140,6 +172,7 @@ std::vector<Event> changes(const std::map<std::string, DeviceState>& before, con
     const auto it = before.find(uuid);
     if (it == before.end()) {
       events.push_back({"device-added", &state.device, "", "", "", "a GPU appeared"});
+      xid_events(DeviceState{}, state, events);
     } else {
       compare(it->second, state, events);
     }
@@ -169,11 +202,18 @@ void print_event(const Event& e, const CommonOptions& options) {
 
 int run_event(const smi::OpenOptions& open, const CommonOptions& options, double interval_s, long looks) {
   if (options.format == Format::csv) print("time,event,device,bdf,uuid,metric,before,after,message\n");
-  std::map<std::string, DeviceState> previous = look(open, options);
+  const smi::System watch = smi::System::open(open);  // registered for XIDs from now on
+  std::map<std::string, DeviceState> previous = look(open, options, watch);
+  // XIDs the first look found arrived after the registration: they are news too.
+  for (const auto& [uuid, state] : previous) {
+    std::vector<Event> first;
+    xid_events(DeviceState{}, state, first);
+    for (const Event& e : first) print_event(e, options);
+  }
   const auto interval = std::chrono::duration<double>(interval_s);
   for (long n = 1; looks == 0 || n < looks; ++n) {
     std::this_thread::sleep_for(interval);
-    std::map<std::string, DeviceState> current = look(open, options);
+    std::map<std::string, DeviceState> current = look(open, options, watch);
     for (const Event& e : changes(previous, current)) print_event(e, options);
     previous = std::move(current);
   }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -367,6 +368,68 @@ TEST(NvmlGpm, AValueThatIsNoShareIsAnError) {
   const Reading r = reading_of(system.sample(0, window_only(1)), "sm_active");
   EXPECT_EQ(r.status, Status::error);
   EXPECT_NE(r.detail.find("-3 is not a share or a rate"), std::string::npos) << r.detail;
+}
+
+SampleOptions xids_only() {
+  SampleOptions options;
+  options.metrics = {MetricId::xid_errors, MetricId::xid_last, MetricId::xid_last_time};
+  return options;
+}
+
+TEST(NvmlXid, CountedPerCodeAsTheDriverQueuesThem) {
+  const System system = open_fake("h100x2-mig.txt");
+  const double opened = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto r = system.sample(0, xids_only());
+  EXPECT_DOUBLE_EQ(number_of(r, "xid_errors", "13"), 2);
+  EXPECT_DOUBLE_EQ(number_of(r, "xid_errors", "31"), 1);
+  EXPECT_DOUBLE_EQ(number_of(r, "xid_last"), 31);
+  EXPECT_NE(reading_of(r, "xid_last").detail.find("XID 31: GPU memory page fault"), std::string::npos);
+  EXPECT_NEAR(number_of(r, "xid_last_time"), opened, 60);
+  r = system.sample(0, xids_only());  // the next batch: one double-bit ECC error
+  EXPECT_DOUBLE_EQ(number_of(r, "xid_errors", "13"), 2);
+  EXPECT_DOUBLE_EQ(number_of(r, "xid_errors", "48"), 1);
+  EXPECT_DOUBLE_EQ(number_of(r, "xid_last"), 48);
+  EXPECT_NE(reading_of(r, "xid_errors", "48").detail.find("double-bit ECC error"), std::string::npos);
+  r = system.sample(0, xids_only());  // nothing new: the counts stay
+  EXPECT_DOUBLE_EQ(number_of(r, "xid_errors", "31"), 1);
+  EXPECT_DOUBLE_EQ(number_of(r, "xid_last"), 48);
+  // Counted for the GPU the event names, not for the others.
+  const Reading other = reading_of(system.sample(1, xids_only()), "xid_errors");
+  EXPECT_EQ(other.status, Status::not_supported);
+  EXPECT_NE(other.detail.find("nvmlDeviceGetSupportedEventTypes"), std::string::npos) << other.detail;
+}
+
+TEST(NvmlXid, NoneYetIsUnavailableNeverZero) {
+  const System system = open_fake("h200.txt");
+  const auto r = system.sample(0, xids_only());
+  for (const char* name : {"xid_errors", "xid_last", "xid_last_time"}) {
+    const Reading x = reading_of(r, name);
+    EXPECT_EQ(x.status, Status::unavailable) << name;
+    EXPECT_NE(x.detail.find("no XID error since"), std::string::npos) << x.detail;
+  }
+  // Asked for with the other live metrics: the same.
+  EXPECT_EQ(reading_of(system.sample(0, {}), "xid_last").status, Status::unavailable);
+}
+
+TEST(NvmlXid, EventApiFailuresNameTheCall) {
+  {
+    const System system = open_h200_with("event_set_wait.error = UNKNOWN", "wait");
+    const Reading r = reading_of(system.sample(0, xids_only()), "xid_errors");
+    EXPECT_EQ(r.status, Status::error);
+    EXPECT_NE(r.detail.find("nvmlEventSetWait"), std::string::npos) << r.detail;
+  }
+  {
+    const System system = open_h200_with("0.register_events.error = NO_PERMISSION", "register");
+    const Reading r = reading_of(system.sample(0, xids_only()), "xid_last");
+    EXPECT_EQ(r.status, Status::unavailable);
+    EXPECT_NE(r.detail.find("nvmlDeviceRegisterEvents"), std::string::npos) << r.detail;
+  }
+  {
+    const System system = open_h200_with("event_set_create.error = MEMORY", "create");
+    const Reading r = reading_of(system.sample(0, xids_only()), "xid_last");
+    EXPECT_EQ(r.status, Status::error);
+    EXPECT_NE(r.detail.find("nvmlEventSetCreate"), std::string::npos) << r.detail;
+  }
 }
 
 }  // namespace

@@ -161,6 +161,25 @@ class EventTest(unittest.TestCase):
                             "--json", "event", "-w", "0.01", "-i", "3"], capture_output=True, text=True, timeout=60)
         self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
 
+    def test_xid_errors_come_out_as_they_arrive(self):
+        """NVIDIA XIDs (fake NVML, h100x2-mig.txt): the errors queued before the first drain come out
+        with the first look, the next batch with the next look; each names its code and meaning."""
+        fake = os.environ.get("FAKE_NVML_FULL")
+        self.assertTrue(fake and os.path.exists(fake), "fake NVML not found (FAKE_NVML_FULL, set by ctest)")
+        env = dict(os.environ, HIPSTACK_NVML_LIBRARY=fake,
+                   HIPSTACK_FAKE_NVML_SCRIPT=os.path.join(os.environ["FAKE_NVML_SCRIPTS_DIR"], "h100x2-mig.txt"))
+        empty = tempfile.mkdtemp(prefix="event-xid-")
+        self.addCleanup(shutil.rmtree, empty, True)
+        r = subprocess.run([SMI, "--sysfs-root", empty, "--json", "event", "-w", "0.01", "-i", "3"], capture_output=True,
+                           text=True, timeout=60, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        events = [json.loads(line) for line in r.stdout.splitlines()]
+        self.assertEqual([(e["event"], e["gpu"], e["metric"], e["before"], e["after"]) for e in events],
+                         [("xid", 0, "xid_errors[13]", "0", "2"), ("xid", 0, "xid_errors[31]", "0", "1"),
+                          ("xid", 0, "xid_errors[48]", "0", "1")])
+        self.assertIn("XID 48: double-bit ECC error", events[2]["message"])
+        self.assertEqual(events[0]["uuid"], "GPU-5d3a1c2e-8f47-4b1e-9c6d-2a7e0f9b3c41")
+
     def test_bad_arguments(self):
         for args in (["event", "-w", "0"], ["event", "-i", "-1"], ["event", "-w", "x"]):
             r = subprocess.run([SMI] + args, capture_output=True, text=True, timeout=10)

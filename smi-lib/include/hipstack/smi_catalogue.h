@@ -195,6 +195,10 @@
   X(324, nvlink_tx_rate,         BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "link", "Bytes transmitted per second over one NVLink, averaged over the window (NVIDIA GPM NVLINK_Ln_TX_PER_SEC).") \
   X(325, xgmi_read_rate,         BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "link", "Bytes read per second over one XGMI link, averaged over the window (AMD gpu_metrics xgmi_read_data_acc).") \
   X(326, xgmi_write_rate,        BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "link", "Bytes written per second over one XGMI link, averaged over the window (AMD gpu_metrics xgmi_write_data_acc).") \
+  /* events: 350..359 */                                                                                    \
+  X(350, xid_errors,             COUNT, INTEGER, DEVICE, COUNTER, "xid", "XID errors the NVIDIA driver reported since this program registered for them, by XID code (NVML XID critical-error events).") \
+  X(351, xid_last,               NONE, INTEGER, DEVICE, LIVE, "", "Code of the latest XID error reported since this program registered for them.") \
+  X(352, xid_last_time,          SECOND, REAL,  DEVICE, LIVE, "", "When the latest XID error was reported, in seconds since the Unix epoch.") \
   X(327, violation_share,        PERCENT, REAL, DEVICE, WINDOW, "reason", "Share of the window's firmware samples during which a throttle reason (prochot, ppt, socket_thermal, vr_thermal, hbm_thermal) was active (AMD gpu_metrics residencies).") \
   /* partitions: 400..449 */                                                                               \
   X(400, partition_compute_units, COUNT, INTEGER, PARTITION, STATIC, "", "Compute units in the partition.") \

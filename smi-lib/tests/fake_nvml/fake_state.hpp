@@ -28,6 +28,11 @@ struct hipstack::smi::detail::nvml::nvmlGpmSample_st {
   unsigned long long sequence = 0;        // order of the nvmlGpmSampleGet calls (1, 2, ...)
 };
 
+// Event sets (nvmlEventSetCreate): the devices registered for XID events, in registration order.
+struct hipstack::smi::detail::nvml::nvmlEventSet_st {
+  std::vector<const nvmlDevice_st*> registered;
+};
+
 namespace fake_nvml {
 
 using namespace hipstack::smi::detail::nvml;
@@ -52,6 +57,14 @@ struct State {
   // GPM samples allocated and not freed (they outlive init/shutdown cycles, as buffers of the caller).
   std::map<const nvmlGpmSample_st*, std::unique_ptr<nvmlGpmSample_st>> gpm_samples;
   unsigned long long gpm_sequence = 0;
+  // Event sets, and each registered device's scripted XIDs: batches, the batch now delivered, and
+  // how many of it were delivered.
+  std::map<const nvmlEventSet_st*, std::unique_ptr<nvmlEventSet_st>> event_sets;
+  struct XidQueue {
+    std::vector<std::vector<unsigned long long>> batches;
+    std::size_t batch = 0, delivered = 0;
+  };
+  std::map<const nvmlDevice_st*, XidQueue> xid_queues;
 };
 
 State& state();

@@ -141,7 +141,7 @@ constexpr Named kValueTypeNames[] = {{"double", 0}, {"uint", 1},   {"ulong", 2},
 
 enum class Type {
   str, u16, u32, u64, bytes, boolean, ret, cuda, cc, arch, cmode, pstate, level, reasons, procs, addrs, vtype,
-  field, bus_id, real
+  field, bus_id, real, xids
 };
 enum class Scope { device, mig, both };
 
@@ -156,7 +156,8 @@ struct Rule {
 constexpr const char* kMembers[] = {HIPSTACK_NVML_SYMBOLS(FAKE_NVML_MEMBER_NAME)};
 #undef FAKE_NVML_MEMBER_NAME
 constexpr std::string_view kGlobalMembers[] = {"init",           "shutdown",      "error_string",     "device_count",
-                                               "driver_version", "cuda_version",  "gpm_sample_alloc", "gpm_sample_free"};
+                                               "driver_version", "cuda_version",  "gpm_sample_alloc", "gpm_sample_free",
+                                               "event_set_create", "event_set_free", "event_set_wait"};
 
 bool is_global_member(std::string_view m) {
   return std::find(std::begin(kGlobalMembers), std::end(kGlobalMembers), m) != std::end(kGlobalMembers);
@@ -294,6 +295,8 @@ constexpr Rule kDeviceRules[] = {
     {"gpm.supported", Type::boolean, Scope::device},
     {"gpm.metric.{n}", Type::real, Scope::device},
     {"gpm.metric.{n}.error", Type::ret, Scope::device},
+    {"supported_events", Type::u64, Scope::device},
+    {"xid_events", Type::xids, Scope::device},
 };
 
 constexpr Rule kGlobalRules[] = {
@@ -303,6 +306,8 @@ constexpr Rule kGlobalRules[] = {
     {"driver_version.error", Type::ret},
     {"cuda_version.error", Type::ret},
     {"gpm_sample_alloc.error", Type::ret},
+    {"event_set_create.error", Type::ret},
+    {"event_set_wait.error", Type::ret},
     {"device_count", Type::u32},
     {"driver_version", Type::str, Scope::both, nv::kDriverVersionSize},
     {"cuda_version", Type::cuda},
@@ -344,6 +349,7 @@ bool value_ok(const Rule& rule, std::string_view v, std::string& error) {
     case Type::field: return true;  // checked once its type is known (cross_check)
     case Type::bus_id: return parse_bus_id(v).has_value() || fail("a PCI bus id such as 00000000:00:06.0");
     case Type::real: return parse_real(v).has_value() || fail("a decimal number such as 93.8 or -1");
+    case Type::xids: return parse_xid_batches(v).has_value() || fail("XID codes separated by commas, batches by | (79, 13 | 48)");
   }
   return false;
 }
@@ -563,6 +569,20 @@ std::optional<int> parse_value_type(std::string_view text) {
   auto v = parse_named(text, kValueTypeNames, true);
   if (!v || *v > 6) return std::nullopt;
   return static_cast<int>(*v);
+}
+
+std::optional<std::vector<std::vector<unsigned long long>>> parse_xid_batches(std::string_view text) {
+  std::vector<std::vector<unsigned long long>> batches;
+  for (std::string_view batch : split(text, '|')) {
+    std::vector<unsigned long long> codes;
+    for (std::string_view item : split_list(batch)) {
+      const auto code = parse_uint(item);
+      if (!code || *code > 0xffffffffULL) return std::nullopt;
+      codes.push_back(*code);
+    }
+    batches.push_back(std::move(codes));
+  }
+  return batches;
 }
 
 std::optional<double> parse_real(std::string_view text) {

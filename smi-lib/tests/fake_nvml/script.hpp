@@ -42,7 +42,9 @@ std::optional<int> parse_topology_level(std::string_view text);
 std::optional<unsigned long long> parse_event_reasons(std::string_view text);
 std::optional<int> parse_value_type(std::string_view text);
 std::optional<nv::Value> parse_field_value(std::string_view text, int value_type);
-std::optional<double> parse_real(std::string_view text);  // strtod's forms: 93.8, -1, 1e3, nan
+std::optional<double> parse_real(std::string_view text);
+// "79, 13 | 48": the XIDs of each drain, batches separated by '|' (an empty batch is allowed).
+std::optional<std::vector<std::vector<unsigned long long>>> parse_xid_batches(std::string_view text);  // strtod's forms: 93.8, -1, 1e3, nan
 std::optional<std::vector<nv::ProcessInfo>> parse_processes(std::string_view text);
 std::optional<std::vector<unsigned long long>> parse_addresses(std::string_view text);
 

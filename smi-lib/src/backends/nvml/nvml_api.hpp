@@ -154,6 +154,17 @@ constexpr unsigned kGpmGraphicsUtil = 1, kGpmSmUtil = 2, kGpmSmOccupancy = 3, kG
 // NVML_GPM_METRIC_NVLINK_L<k>_RX_PER_SEC = 62 + 2k, _TX_PER_SEC = 63 + 2k, k < 18.
 constexpr unsigned kGpmNvlinkL0RxPerSec = 62;
 
+// Events (nvmlEventSet*): the driver queues the events of the types a set registered for.
+using EventSet = struct nvmlEventSet_st*;  // nvmlEventSet_t (opaque)
+struct EventData {           // nvmlEventData_t (the _v2 wait's layout, 32 bytes)
+  Device device;
+  unsigned long long eventType;
+  unsigned long long eventData;   // the XID code for kEventXidCriticalError (999: unknown XID)
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+constexpr unsigned long long kEventSingleBitEcc = 0x1, kEventDoubleBitEcc = 0x2, kEventXidCriticalError = 0x8;
+
 // X(member, signature, exported names newest first...). `required` members must resolve or the
 // backend is absent; every other member may be missing (an older driver) and reads as not supported.
 #define HIPSTACK_NVML_SYMBOLS(X)                                                                              \
@@ -223,7 +234,12 @@ constexpr unsigned kGpmNvlinkL0RxPerSec = 62;
   X(gpm_sample_alloc, Return(GpmSample*), "nvmlGpmSampleAlloc")                                               \
   X(gpm_sample_free, Return(GpmSample), "nvmlGpmSampleFree")                                                  \
   X(gpm_sample_get, Return(Device, GpmSample), "nvmlGpmSampleGet")                                           \
-  X(gpm_metrics_get, Return(GpmMetricsGet*), "nvmlGpmMetricsGet")
+  X(gpm_metrics_get, Return(GpmMetricsGet*), "nvmlGpmMetricsGet")                                            \
+  X(event_set_create, Return(EventSet*), "nvmlEventSetCreate")                                                \
+  X(event_set_free, Return(EventSet), "nvmlEventSetFree")                                                     \
+  X(supported_event_types, Return(Device, unsigned long long*), "nvmlDeviceGetSupportedEventTypes")          \
+  X(register_events, Return(Device, unsigned long long, EventSet), "nvmlDeviceRegisterEvents")                \
+  X(event_set_wait, Return(EventSet, EventData*, unsigned), "nvmlEventSetWait_v2")
 
 // Topology levels (nvmlGpuTopologyLevel_t).
 constexpr int kTopologyInternal = 0, kTopologySingle = 10, kTopologyMultiple = 20, kTopologyHostBridge = 30,

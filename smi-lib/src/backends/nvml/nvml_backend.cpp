@@ -108,6 +108,7 @@ NvmlBackend::NvmlBackend(const FsView& fs, std::unique_ptr<Library> library, std
     partition_counts_.push_back(migs.empty() ? 1u : static_cast<std::uint32_t>(migs.size()));
     gpm_.push_back(std::make_unique<GpmWindow>());
   }
+  xids_ = std::make_unique<XidWatch>(*library_, gpus_);
 }
 
 DeviceSummary NvmlBackend::summary(std::size_t device) const {
@@ -148,7 +149,10 @@ void NvmlBackend::sample(std::size_t device, const SampleOptions& options, std::
       read_cpu_affinity(fs_, gpu.bdf.empty() ? std::string() : "/sys/bus/pci/devices/" + gpu.bdf + "/local_cpulist", list);
     }
   }
-  if (options.live) read_live(*library_, gpu, options, out);
+  if (options.live) {
+    read_live(*library_, gpu, options, out);
+    xids_->read(device, options, out);
+  }
   if (options.window && gpu.handle != nullptr) gpm_.at(device)->read(*library_, gpu, options, out);
 }
 

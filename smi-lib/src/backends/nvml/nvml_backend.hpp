@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -48,6 +49,39 @@ class GpmWindow {
   unsigned links_ = 0;  // NVLinks of the GPU
 };
 
+// XID critical-error events of every GPU (nvml_events.cpp): one NVML event set, registered at
+// discovery, drained without waiting whenever XID readings are asked for. Freed before NVML shuts down.
+class XidWatch {
+ public:
+  XidWatch(const Library& lib, const std::vector<NvidiaGpu>& gpus);
+  XidWatch(const XidWatch&) = delete;
+  XidWatch& operator=(const XidWatch&) = delete;
+  ~XidWatch();
+  // Appends the XID readings of `device` options asks for, after draining the queue.
+  void read(std::size_t device, const SampleOptions& options, std::vector<Reading>& out);
+
+ private:
+  struct Xids {
+    bool registered = false;
+    std::string unavailable;  // why not registered
+    int error_code = 0;
+    std::chrono::system_clock::time_point since;  // when registered
+    std::map<unsigned long long, std::int64_t> counts;  // XID code -> events
+    bool any = false;
+    unsigned long long last = 0;
+    std::chrono::system_clock::time_point last_at;
+  };
+  void drain();
+
+  const Library& library_;
+  std::mutex mutex_;
+  EventSet set_ = nullptr;
+  std::vector<Device> handles_;
+  std::vector<Xids> devices_;
+  std::string drain_error_;  // the last drain's failure ("" when it emptied the queue)
+  int drain_errno_ = 0;
+};
+
 class NvmlBackend final : public Backend {
  public:
   NvmlBackend(const FsView& fs, std::unique_ptr<Library> library, std::vector<NvidiaGpu> gpus);
@@ -69,6 +103,7 @@ class NvmlBackend final : public Backend {
   std::vector<std::uint32_t> partition_counts_;
   // After library_: destroyed first, while NVML is still initialised.
   std::vector<std::unique_ptr<GpmWindow>> gpm_;
+  std::unique_ptr<XidWatch> xids_;
 };
 
 // One NVML device's readings (nvml_metrics.cpp).
