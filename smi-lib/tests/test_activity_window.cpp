@@ -88,6 +88,23 @@ TEST(ActivityWindow, AccumulatorsDividedByTheFirmwareSamples) {
   EXPECT_EQ(reading_of(r, "violation_share", "hbm_thermal").detail, "absent from the sample");
 }
 
+TEST(ActivityWindow, ClockBelowHostLimitSharesAverageTheXccs) {
+  // v1.8, two partitions of one XCC each: low utilisation held the clock in 500 and 300 of the
+  // window's 1000 samples (40 % on average); the PPT limit never did.
+  auto table = [](std::uint64_t samples, std::uint64_t low0, std::uint64_t low1) {
+    GpuMetricsBlob b(1, 8);
+    b.set("accumulation_counter", samples).set("num_partition", 2);
+    b.set_xcp(0, "gfx_low_utilization_acc", low0, 0).set_xcp(1, "gfx_low_utilization_acc", low1, 0);
+    b.set_xcp(0, "gfx_below_host_limit_ppt_acc", 7, 0).set_xcp(1, "gfx_below_host_limit_ppt_acc", 7, 0);
+    return b;
+  };
+  const auto r = window(table(1000, 100, 300), table(2000, 600, 600));
+  EXPECT_DOUBLE_EQ(number_of(r, "violation_share", "gfx_low_utilization"), 40.0);
+  EXPECT_DOUBLE_EQ(number_of(r, "violation_share", "gfx_below_host_limit_ppt"), 0.0);
+  // v1.8 has no single gfx_below_host_limit (v1.7's): absent, not 0.
+  EXPECT_EQ(reading_of(r, "violation_share", "gfx_below_host_limit").detail, "absent from the sample");
+}
+
 TEST(ActivityWindow, ThirtyTwoBitAccumulatorsWrap) {
   GpuMetricsBlob before(1, 8);
   before.set("accumulation_counter", 0xffffff00u).set("gfx_activity_acc", 0xfffff000u);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "amdgpu.hpp"
+#include "gpu_metrics.hpp"
 
 namespace hipstack::smi::detail::amdgpu {
 namespace {
@@ -187,6 +188,46 @@ std::optional<double> pcie_accumulator_unit(std::string_view layout) {
   return std::nullopt;
 }
 
+// The per-XCC "graphics clock below the host's limit" and "low utilisation" accumulators of v1.7 and
+// v1.8 (xcp_stats), averaged over every XCC of every partition, as violation_share reasons. False
+// when the table has none.
+bool clock_below_limit_shares(const GpuMetrics& before, const GpuMetrics& after, SampleWindow& window, ReadingList& list) {
+  using Member = std::vector<double> GpuMetricsPartition::*;
+  const std::tuple<const char*, const char*, Member> kinds[] = {
+      {"gfx_below_host_limit", "gfx_below_host_limit_acc", &GpuMetricsPartition::gfx_below_host_limit_acc},
+      {"gfx_below_host_limit_ppt", "gfx_below_host_limit_ppt_acc", &GpuMetricsPartition::gfx_below_host_limit_ppt_acc},
+      {"gfx_below_host_limit_thermal", "gfx_below_host_limit_thm_acc", &GpuMetricsPartition::gfx_below_host_limit_thm_acc},
+      {"gfx_low_utilization", "gfx_low_utilization_acc", &GpuMetricsPartition::gfx_low_utilization_acc},
+      {"gfx_below_host_limit_total", "gfx_below_host_limit_total_acc", &GpuMetricsPartition::gfx_below_host_limit_total_acc}};
+  bool any = false;
+  for (const auto& [reason, field, member] : kinds) {
+    double sum_before = 0, sum_after = 0;
+    std::size_t xccs = 0;
+    bool matched = after.xcp_stats.size() == before.xcp_stats.size();
+    for (std::size_t p = 0; matched && p < after.xcp_stats.size(); ++p) {
+      const auto& a = before.xcp_stats[p].*member;
+      const auto& b = after.xcp_stats[p].*member;
+      if (a.size() != b.size()) matched = false;
+      for (std::size_t x = 0; matched && x < b.size(); ++x) {
+        sum_before += a[x];
+        sum_after += b[x];
+        ++xccs;
+      }
+    }
+    if (xccs == 0) continue;
+    any = true;
+    if (!matched) {
+      list.failed(MetricId::violation_share, ENODATA, "gpu_metrics: the partitions changed between the looks: the next window starts now",
+                  reason);
+      continue;
+    }
+    // The XCCs' mean accumulator; each counts samples (0 or 1 each): times 100 for a percentage.
+    const double n = static_cast<double>(xccs);
+    window.average(MetricId::violation_share, sum_before / n, sum_after / n, field, 100.0, 1.0, reason);
+  }
+  return any;
+}
+
 }  // namespace
 
 void window_readings(const GpuMetrics& before, const GpuMetrics& after, const SampleOptions& options, ReadingList& list) {
@@ -223,6 +264,7 @@ void window_readings(const GpuMetrics& before, const GpuMetrics& after, const Sa
       window.average(MetricId::violation_share, as_double(before.*member), as_double(after.*member), field, 100.0, 1.0,
                      reason);
     }
+    any = clock_below_limit_shares(before, after, window, list) || any;
     if (!any) list.failed(MetricId::violation_share, ENOENT, fmt::format("gpu_metrics {}: no throttler residencies", window.layout()));
   }
 }
