@@ -34,6 +34,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -374,7 +375,8 @@ class Daemon:
     def __init__(self, smid, sysfs_root, work, env=None):
         self.config = os.path.join(work, "smid.conf")
         with open(self.config, "w") as f:
-            f.write("http_listen = 127.0.0.1:0\ngrpc_listen = off\ndbus = off\n")
+            # Window looks every 100 ms: the activity metrics exist after the second one.
+            f.write("http_listen = 127.0.0.1:0\ngrpc_listen = off\ndbus = off\nwindow_interval_ms = 100\n")
         self.err_path = os.path.join(work, "smid.err")
         self.err = open(self.err_path, "w")
         self.proc = subprocess.Popen([smid, "--config", self.config, "--sysfs-root", sysfs_root],
@@ -404,16 +406,24 @@ class Daemon:
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
 
-    def metrics_when_ready(self):
+    def metrics_when_ready(self, family=None):
+        """/metrics once the daemon is ready and, when given, once `family` has a sample (the
+        activity metrics need two window looks)."""
         deadline = time.time() + 20
         while self.get("/readyz")[0] != 200:
             if time.time() > deadline:
                 raise RuntimeError("hipstack-smid not ready within 20 s")
             time.sleep(0.1)
-        status, page = self.get("/metrics")
-        if status != 200:
-            raise RuntimeError(f"/metrics answered {status}")
-        return page
+        while True:
+            status, page = self.get("/metrics")
+            if status != 200:
+                raise RuntimeError(f"/metrics answered {status}")
+            if family is None or re.search(r"^%s\{" % re.escape(family), page, re.M):
+                return page
+            if time.time() > deadline:
+                raise RuntimeError(f"no {family} sample within 20 s")
+            time.sleep(0.1)
+
 
     def stop(self):
         """SIGTERM to our own child by PID; its exit status (0 expected)."""
@@ -426,6 +436,58 @@ class Daemon:
                 self.proc.wait()
         self.err.close()
         return self.proc.returncode
+
+
+class MovingFirmware:
+    """A copy of an MI300X capture whose card0 gpu_metrics (v1.6) moves as a running GPU's does:
+    every 10 ms ten more firmware samples on accumulation_counter at 50 % graphics and 20 % memory
+    activity, 8 GB/s of PCIe and 1 MB over each XGMI link each way, stamped on system_clock_counter.
+    Without it every capture's table stands still and no activity over a window is exported."""
+
+    OFFSETS = {"clock": (24, 8), "samples": (32, 4), "gfx": (68, 4), "mem": (72, 4), "pcie": (80, 8)}
+    XGMI_READ, XGMI_WRITE = 128, 192  # 8 links of u64 KB each
+
+    def __init__(self, capture, work):
+        self.root = os.path.join(work, "moving", "sys")
+        shutil.copytree(capture, self.root, symlinks=True)
+        self.path = os.path.join(self.root, "class/drm/card0/device/gpu_metrics")
+        with open(self.path, "rb") as f:
+            self.table = bytearray(f.read())
+        if (int.from_bytes(self.table[0:2], "little"), self.table[2], self.table[3]) != (1664, 1, 6):
+            raise RuntimeError(f"{self.path}: not a gpu_metrics v1.6 table")
+        self.ticks = 0
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def put(self, offset, width, value):
+        self.table[offset:offset + width] = (value % (1 << (8 * width))).to_bytes(width, "little")
+
+    def write(self):
+        samples = self.ticks * 10
+        for key, value in (("clock", self.ticks * 10_000_000), ("samples", samples), ("gfx", samples * 50),
+                           ("mem", samples * 20), ("pcie", samples * 8)):
+            self.put(*self.OFFSETS[key], value)
+        for link in range(8):
+            self.put(self.XGMI_READ + 8 * link, 8, self.ticks * 1024)
+            self.put(self.XGMI_WRITE + 8 * link, 8, self.ticks * 1024)
+        tmp = self.path + ".new"
+        with open(tmp, "wb") as f:
+            f.write(self.table)
+        os.replace(tmp, self.path)
+
+    def run(self):
+        while not self.stop_event.wait(0.01):
+            self.ticks += 1
+            self.write()
+
+    def __enter__(self):
+        self.write()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop_event.set()
+        self.thread.join()
 
 
 def exported_names(page):
@@ -447,15 +509,26 @@ def scrape_everything(args, promtool, work):
     sources.sort()
     empty = os.path.join(work, "no-amd", "sys")
     os.makedirs(empty, exist_ok=True)
+    waits = {}  # source -> the activity family it must come to export
     for script in sorted(os.listdir(args.nvml_scripts)):
-        env = dict(os.environ, HIPSTACK_NVML_LIBRARY=args.fake_nvml,
-                   HIPSTACK_FAKE_NVML_SCRIPT=os.path.join(args.nvml_scripts, script))
+        path = os.path.join(args.nvml_scripts, script)
+        env = dict(os.environ, HIPSTACK_NVML_LIBRARY=args.fake_nvml, HIPSTACK_FAKE_NVML_SCRIPT=path)
         sources.append((f"fake-nvml/{script}", empty, env))
+        with open(path) as f:
+            if re.search(r"^\d+\.gpm\.supported\s*=\s*yes", f.read(), re.M):
+                waits[f"fake-nvml/{script}"] = "hipstack_gpu_sm_active_ratio"
+    moving = MovingFirmware(os.path.join(args.captures, "constructed/mi300x-8gpu-spx-nps1/sys"), work)
+    sources.append(("moving firmware (MI300X)", moving.root, None))
+    waits["moving firmware (MI300X)"] = "hipstack_gpu_graphics_active_ratio"
     for name, sysfs_root, env in sources:
         d = None
         try:
             d = Daemon(args.smid, sysfs_root, work, env)
-            page = d.metrics_when_ready()
+            if sysfs_root == moving.root:
+                with moving:
+                    page = d.metrics_when_ready(waits[name])
+            else:
+                page = d.metrics_when_ready(waits.get(name))
         except RuntimeError as e:
             problems.append(f"{name}: {e}")
             continue
