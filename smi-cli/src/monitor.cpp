@@ -184,6 +184,11 @@ int run_monitor(const DeviceSource& system, const CommonOptions& options, double
   what.static_info = std::any_of(what.metrics.begin(), what.metrics.end(), [](MetricId id) {
     return smi::find_metric(id)->kind == smi::Kind::static_info;
   });
+  // Activity over a window (sm_active, ...): each refresh ends one window and starts the next, so
+  // the first refresh shows them unavailable and every later one the average since the one before.
+  what.window = std::any_of(what.metrics.begin(), what.metrics.end(), [](MetricId id) {
+    return smi::find_metric(id)->kind == smi::Kind::window;
+  });
   const bool milliseconds = interval_s < 1.0;
   const unsigned rows = options.format == Format::table ? terminal_rows() : 0;
   std::vector<Column> columns;

@@ -15,8 +15,10 @@ import io
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 SMI = CAPTURES = None
@@ -85,6 +87,21 @@ class Monitor(unittest.TestCase):
         self.assertEqual({k for d in doc["devices"] for k in d["metrics"]}, {"power_current", "vram_used"})
         exact = json.loads(run("metric", "--json", "-m", "vram_used", "--sysfs-root", root(SPX)).stdout)["devices"]
         self.assertEqual([int(r[4]) for r in rows[1:]], [d["metrics"]["vram_used"]["value"] for d in exact])
+
+    def test_activity_over_the_refresh_window(self):
+        """Each refresh is a window look (fake NVML GPM): empty on the first round, the GEMM's figures
+        after; GPU 1 has no GPM and stays empty."""
+        fake = os.environ.get("FAKE_NVML_FULL")
+        self.assertTrue(fake and os.path.exists(fake), "fake NVML not found (FAKE_NVML_FULL, set by ctest)")
+        env = dict(os.environ, HIPSTACK_NVML_LIBRARY=fake,
+                   HIPSTACK_FAKE_NVML_SCRIPT=os.path.join(os.environ["FAKE_NVML_SCRIPTS_DIR"], "h100x2-mig.txt"))
+        empty = tempfile.mkdtemp(prefix="monitor-window-")
+        self.addCleanup(shutil.rmtree, empty, True)
+        proc = subprocess.run([SMI, "--sysfs-root", empty, "monitor", "--csv", "-i", "2", "-w", "0.05", "-m",
+                               "sm_active,tensor_active"], capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rows = [(r["index"], r["sm_active [%]"], r["tensor_active [%]"]) for r in csv.DictReader(io.StringIO(proc.stdout))]
+        self.assertEqual(rows, [("0", "", ""), ("1", "", ""), ("0", "96.7", "93.8"), ("1", "", "")])
 
     def test_csv_rounds_carry_utc_times(self):
         rows = list(csv.DictReader(io.StringIO(run("monitor", "--csv", "-i", "3", "-w", "0.05",
