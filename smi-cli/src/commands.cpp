@@ -215,9 +215,9 @@ int run_metric(const DeviceSource& system, const CommonOptions& options) {
                   return smi::find_metric(name)->kind == smi::Kind::window;
                 });
   if (what.window) {
-    for (const std::string& name : options.metrics) what.metrics.push_back(smi::find_metric(name)->id);
-    system.open_windows(selected_devices(system, options), what, options.window_ms);
-    what.metrics.clear();  // run_sampled adds them again
+    smi::SampleOptions asked = what;  // run_sampled adds -m's metrics to `what` itself
+    for (const std::string& name : options.metrics) asked.metrics.push_back(smi::find_metric(name)->id);
+    system.open_windows(selected_devices(system, options), asked, options.window_ms);
   }
   return run_sampled(system, options, "metric", what);
 }

@@ -102,6 +102,7 @@ std::string GpmWindow::prepare(const Library& lib, const NvidiaGpu& gpu) {
     return unusable_;
   }
   for (GpmSample* sample : {&last_, &next_}) {
+    if (*sample != nullptr) continue;  // kept from an earlier try whose other allocation failed
     if (const Return alloc = api.gpm_sample_alloc(sample); alloc != kSuccess) {
       *sample = nullptr;
       unusable_ = "nvmlGpmSampleAlloc: " + lib.describe(alloc);
