@@ -48,7 +48,7 @@ void fail_all(ReadingList& list, const SampleOptions& options, int error_code, c
 class SampleWindow {
  public:
   SampleWindow(const GpuMetrics& before, const GpuMetrics& after, ReadingList& list)
-      : before_(before), after_(after), list_(list) {
+      : layout_(after.layout.empty() ? "table" : after.layout), list_(list) {
     if (!before.accumulation_counter || !after.accumulation_counter) {
       why_not_ = fmt::format("gpu_metrics {}: no accumulation_counter to divide the accumulators by", layout());
       errno_ = ENOENT;
@@ -78,21 +78,25 @@ class SampleWindow {
                           fmt::format("gpu_metrics: {} went back from {} to {} (GPU reset or driver reload): the next "
                                       "window starts now", field, *before, *after), instance);
     }
-    double value = *growth / samples_;
+    report(id, *growth, field, scale, limit, instance);
+  }
+
+  // Reports an accumulator growth already known (a mean over XCCs) as its average per sample.
+  void report(MetricId id, double growth, const char* field, double scale, double limit, const std::string& instance = {}) {
+    if (samples_ == 0) return list_.failed(id, errno_, why_not_, instance);
+    double value = growth / samples_;
     if (limit > 0 && value > limit * 1.01) {
       return list_.malformed(id, fmt::format("gpu_metrics: {} grew by {} over {} samples: {:.1f} is above {}", field,
-                                             *growth, samples_, value, limit), instance);
+                                             growth, samples_, value, limit), instance);
     }
     if (limit > 0) value = std::min(value, limit);  // firmware rounding may add a hair
     list_.real(id, value * scale, fmt::format("gpu_metrics {} over {} firmware samples", field, samples_), instance);
   }
 
-  [[nodiscard]] std::string layout() const { return std::string(after_.layout.empty() ? "table" : after_.layout); }
-  [[nodiscard]] double samples() const { return samples_; }
+  [[nodiscard]] const std::string& layout() const { return layout_; }
 
  private:
-  const GpuMetrics& before_;
-  const GpuMetrics& after_;
+  std::string layout_;
   ReadingList& list_;
   double samples_ = 0;
   std::string why_not_;
@@ -102,6 +106,18 @@ class SampleWindow {
 std::optional<double> as_double(const std::optional<std::uint64_t>& v) {
   if (!v) return std::nullopt;
   return static_cast<double>(*v);
+}
+
+// Mean growth of per-XCC accumulators between two looks (each XCC's own wrap counted); nullopt when
+// one went back (a reset or driver reload).
+std::optional<double> mean_xcc_growth(const std::vector<double>& before, const std::vector<double>& after) {
+  double sum = 0;
+  for (std::size_t x = 0; x < after.size(); ++x) {
+    const auto g = grown(before[x], after[x]);
+    if (!g) return std::nullopt;
+    sum += *g;
+  }
+  return sum / static_cast<double>(after.size());
 }
 
 // Graphics busy of each partition: its XCCs' gfx_busy_acc averaged.
@@ -121,19 +137,12 @@ void partition_busy(const GpuMetrics& before, const GpuMetrics& after, SampleWin
       continue;
     }
     // The mean of the XCCs' accumulators is the partition's accumulator of its mean busy.
-    bool restarted = false;
-    double growth = 0;
-    for (std::size_t x = 0; x < b.size(); ++x) {
-      const auto g = grown(a[x], b[x]);
-      if (!g) restarted = true;
-      else growth += *g;
-    }
-    if (restarted) {
+    const auto growth = mean_xcc_growth(a, b);
+    if (!growth) {
       list.failed(MetricId::xcp_busy, ENODATA, "gpu_metrics: gfx_busy_acc went back (GPU reset or driver reload)", instance);
       continue;
     }
-    const double n = static_cast<double>(b.size());
-    window.average(MetricId::xcp_busy, 0.0, growth / n, "xcp_stats gfx_busy_acc", 1.0, 100.0, instance);
+    window.report(MetricId::xcp_busy, *growth, "xcp_stats gfx_busy_acc", 1.0, 100.0, instance);
   }
 }
 
@@ -201,29 +210,29 @@ bool clock_below_limit_shares(const GpuMetrics& before, const GpuMetrics& after,
       {"gfx_below_host_limit_total", "gfx_below_host_limit_total_acc", &GpuMetricsPartition::gfx_below_host_limit_total_acc}};
   bool any = false;
   for (const auto& [reason, field, member] : kinds) {
-    double sum_before = 0, sum_after = 0;
-    std::size_t xccs = 0;
+    std::vector<double> a, b;  // every XCC of every partition
     bool matched = after.xcp_stats.size() == before.xcp_stats.size();
     for (std::size_t p = 0; matched && p < after.xcp_stats.size(); ++p) {
-      const auto& a = before.xcp_stats[p].*member;
-      const auto& b = after.xcp_stats[p].*member;
-      if (a.size() != b.size()) matched = false;
-      for (std::size_t x = 0; matched && x < b.size(); ++x) {
-        sum_before += a[x];
-        sum_after += b[x];
-        ++xccs;
-      }
+      const auto& x = before.xcp_stats[p].*member;
+      const auto& y = after.xcp_stats[p].*member;
+      matched = x.size() == y.size();
+      a.insert(a.end(), x.begin(), x.end());
+      b.insert(b.end(), y.begin(), y.end());
     }
-    if (xccs == 0) continue;
+    if (b.empty()) continue;
     any = true;
     if (!matched) {
       list.failed(MetricId::violation_share, ENODATA, "gpu_metrics: the partitions changed between the looks: the next window starts now",
                   reason);
       continue;
     }
-    // The XCCs' mean accumulator; each counts samples (0 or 1 each): times 100 for a percentage.
-    const double n = static_cast<double>(xccs);
-    window.average(MetricId::violation_share, sum_before / n, sum_after / n, field, 100.0, 1.0, reason);
+    // Each XCC's accumulator counts samples (0 or 1 each): times 100 for a percentage.
+    if (const auto growth = mean_xcc_growth(a, b)) {
+      window.report(MetricId::violation_share, *growth, field, 100.0, 1.0, reason);
+    } else {
+      list.failed(MetricId::violation_share, ENODATA, fmt::format("gpu_metrics: {} went back (GPU reset or driver reload)", field),
+                  reason);
+    }
   }
   return any;
 }
