@@ -314,17 +314,25 @@ TEST(NvmlGpm, GpusWithoutGpmAndOlderDriversSayWhy) {
   }
 }
 
-// A script of h200.txt plus `extra` lines, in a file of its own.
-System open_h200_with(const std::string& extra, const std::string& tag) {
+std::string h200_script() {
   std::ifstream in(script("h200.txt"));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string path = ::testing::TempDir() + "gpm-" + tag + "-" + std::to_string(::getpid()) + ".txt";
-  std::ofstream(path) << text << "\n" << extra << "\n";
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Opens the fake NVML on `text`, written to a script file of its own.
+System open_script_text(const std::string& text, const std::string& tag) {
+  const std::string path = ::testing::TempDir() + "nvml-" + tag + "-" + std::to_string(::getpid()) + ".txt";
+  std::ofstream(path) << text;
   ::setenv("HIPSTACK_FAKE_NVML_SCRIPT", path.c_str(), 1);
   OpenOptions options;
   options.nvml_library = FAKE_NVML_FULL;
   options.enable_amdgpu = false;
   return System::open(options);
+}
+
+// h200.txt plus `extra` lines.
+System open_h200_with(const std::string& extra, const std::string& tag) {
+  return open_script_text(h200_script() + "\n" + extra + "\n", tag);
 }
 
 TEST(NvmlGpm, FailuresBecomeStatusesNamingTheCall) {
@@ -341,7 +349,7 @@ TEST(NvmlGpm, FailuresBecomeStatusesNamingTheCall) {
     EXPECT_NE(r.detail.find("nvmlGpmMetricsGet"), std::string::npos) << r.detail;
   }
   {
-    const System system = open_h200_with("0.gpm.metric.101 = 1\n0.gpm.metric.2.error = NO_PERMISSION", "permission");
+    const System system = open_h200_with("0.gpm.metric.2.error = NO_PERMISSION", "permission");
     const auto r = system.sample(0, window_only(1));
     EXPECT_EQ(reading_of(r, "sm_active").status, Status::unavailable);
     EXPECT_DOUBLE_EQ(number_of(r, "tensor_active"), 0.0);
@@ -355,16 +363,11 @@ TEST(NvmlGpm, FailuresBecomeStatusesNamingTheCall) {
 }
 
 TEST(NvmlGpm, AValueThatIsNoShareIsAnError) {
-  std::ifstream in(script("h200.txt"));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  text.replace(text.find("0.gpm.metric.2   = 0.0"), 22, "0.gpm.metric.2   = -3");
-  const std::string path = ::testing::TempDir() + "gpm-negative-" + std::to_string(::getpid()) + ".txt";
-  std::ofstream(path) << text;
-  ::setenv("HIPSTACK_FAKE_NVML_SCRIPT", path.c_str(), 1);
-  OpenOptions options;
-  options.nvml_library = FAKE_NVML_FULL;
-  options.enable_amdgpu = false;
-  const System system = System::open(options);
+  std::string text = h200_script();
+  const std::string sm = "0.gpm.metric.2   = 0.0";
+  ASSERT_NE(text.find(sm), std::string::npos);
+  text.replace(text.find(sm), sm.size(), "0.gpm.metric.2   = -3");
+  const System system = open_script_text(text, "negative");
   const Reading r = reading_of(system.sample(0, window_only(1)), "sm_active");
   EXPECT_EQ(r.status, Status::error);
   EXPECT_NE(r.detail.find("-3 is not a share or a rate"), std::string::npos) << r.detail;

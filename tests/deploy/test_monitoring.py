@@ -34,11 +34,13 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from moving_firmware import MovingFirmware  # noqa: E402 (shared with monitor-daemon/tests)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RULES = os.path.join(ROOT, "containers", "prometheus", "hipstack-rules.yaml")
@@ -438,58 +440,6 @@ class Daemon:
         return self.proc.returncode
 
 
-class MovingFirmware:
-    """A copy of an MI300X capture whose card0 gpu_metrics (v1.6) moves as a running GPU's does:
-    every 10 ms ten more firmware samples on accumulation_counter at 50 % graphics and 20 % memory
-    activity, 8 GB/s of PCIe and 1 MB over each XGMI link each way, stamped on system_clock_counter.
-    Without it every capture's table stands still and no activity over a window is exported."""
-
-    OFFSETS = {"clock": (24, 8), "samples": (32, 4), "gfx": (68, 4), "mem": (72, 4), "pcie": (80, 8)}
-    XGMI_READ, XGMI_WRITE = 128, 192  # 8 links of u64 KB each
-
-    def __init__(self, capture, work):
-        self.root = os.path.join(work, "moving", "sys")
-        shutil.copytree(capture, self.root, symlinks=True)
-        self.path = os.path.join(self.root, "class/drm/card0/device/gpu_metrics")
-        with open(self.path, "rb") as f:
-            self.table = bytearray(f.read())
-        if (int.from_bytes(self.table[0:2], "little"), self.table[2], self.table[3]) != (1664, 1, 6):
-            raise RuntimeError(f"{self.path}: not a gpu_metrics v1.6 table")
-        self.ticks = 0
-        self.stop_event = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def put(self, offset, width, value):
-        self.table[offset:offset + width] = (value % (1 << (8 * width))).to_bytes(width, "little")
-
-    def write(self):
-        samples = self.ticks * 10
-        for key, value in (("clock", self.ticks * 10_000_000), ("samples", samples), ("gfx", samples * 50),
-                           ("mem", samples * 20), ("pcie", samples * 8)):
-            self.put(*self.OFFSETS[key], value)
-        for link in range(8):
-            self.put(self.XGMI_READ + 8 * link, 8, self.ticks * 1024)
-            self.put(self.XGMI_WRITE + 8 * link, 8, self.ticks * 1024)
-        tmp = self.path + ".new"
-        with open(tmp, "wb") as f:
-            f.write(self.table)
-        os.replace(tmp, self.path)
-
-    def run(self):
-        while not self.stop_event.wait(0.01):
-            self.ticks += 1
-            self.write()
-
-    def __enter__(self):
-        self.write()
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop_event.set()
-        self.thread.join()
-
-
 def exported_names(page):
     names = set()
     for line in page.splitlines():
@@ -517,14 +467,19 @@ def scrape_everything(args, promtool, work):
         with open(path) as f:
             if re.search(r"^\d+\.gpm\.supported\s*=\s*yes", f.read(), re.M):
                 waits[f"fake-nvml/{script}"] = "hipstack_gpu_sm_active_ratio"
-    moving = MovingFirmware(os.path.join(args.captures, "constructed/mi300x-8gpu-spx-nps1/sys"), work)
-    sources.append(("moving firmware (MI300X)", moving.root, None))
+    # Every capture's gpu_metrics stands still, so none exports activity over a window: one copy of
+    # an MI300X capture whose card0 table moves as a running GPU's does.
+    moving_root = os.path.join(work, "moving", "sys")
+    shutil.copytree(os.path.join(args.captures, "constructed/mi300x-8gpu-spx-nps1/sys"), moving_root, symlinks=True)
+    moving = MovingFirmware(os.path.join(moving_root, "class/drm/card0/device/gpu_metrics"), gfx_percent=50,
+                            mem_percent=20, pcie_gbps=8, xgmi_kb=1024)
+    sources.append(("moving firmware (MI300X)", moving_root, None))
     waits["moving firmware (MI300X)"] = "hipstack_gpu_graphics_active_ratio"
     for name, sysfs_root, env in sources:
         d = None
         try:
             d = Daemon(args.smid, sysfs_root, work, env)
-            if sysfs_root == moving.root:
+            if sysfs_root == moving_root:
                 with moving:
                     page = d.metrics_when_ready(waits[name])
             else:
