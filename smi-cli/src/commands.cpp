@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -33,9 +34,53 @@ std::string metric_label(const smi::Reading& r) {
   return label;
 }
 
+// `metric -v`: what reading each metric costs on its own and what the whole sample costs, in
+// microseconds: the fastest of three reads (a busy machine's noise counts least). Window metrics
+// are left out (a look moves the window); blocking ones are timed only when asked for.
+struct ReadCosts {
+  double whole_us = 0;
+  std::map<smi::MetricId, double> alone_us;
+};
+
+double fastest_read_us(const DeviceSource& system, std::uint32_t index, const smi::SampleOptions& what) {
+  double best = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    (void)system.sample(index, what);
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    if (i == 0 || us < best) best = us;
+  }
+  return best;
+}
+
+ReadCosts measure_costs(const DeviceSource& system, std::uint32_t index, smi::SampleOptions what,
+                        const std::vector<smi::Reading>& readings) {
+  ReadCosts costs;
+  what.window = false;
+  what.window_ms = 0;
+  std::erase_if(what.metrics, [](smi::MetricId id) { return smi::find_metric(id)->cost == smi::Cost::window; });
+  costs.whole_us = fastest_read_us(system, index, what);
+  for (const smi::Reading& r : readings) {
+    const smi::MetricInfo* info = smi::find_metric(r.id);
+    if (info == nullptr || info->cost == smi::Cost::window || costs.alone_us.contains(r.id)) continue;
+    if (info->cost == smi::Cost::blocking && !what.pcie_throughput) continue;
+    smi::SampleOptions one = what;
+    one.metrics = {r.id};
+    costs.alone_us[r.id] = fastest_read_us(system, index, one);
+  }
+  return costs;
+}
+
+std::string cost_text(const ReadCosts* costs, smi::MetricId id) {
+  const std::string_view cost = smi::cost_name(smi::find_metric(id)->cost);
+  if (costs == nullptr) return {};
+  const auto it = costs->alone_us.find(id);
+  return it == costs->alone_us.end() ? fmt::format("{}", cost) : fmt::format("{:.0f} µs alone, {}", it->second, cost);
+}
+
 // One device's readings as a "metric value" table (not-supported rows only with --show-unsupported).
 std::string readings_table(const std::vector<smi::Reading>& readings, const CommonOptions& options,
-                           const TableContext& context) {
+                           const TableContext& context, const ReadCosts* costs = nullptr) {
   Table table({"METRIC", "VALUE"});
   for (const smi::Reading& r : readings) {
     if (!r.ok() && r.status == smi::Status::not_supported && !options.show_unsupported) continue;
@@ -45,7 +90,9 @@ std::string readings_table(const std::vector<smi::Reading>& readings, const Comm
     if (r.status == smi::Status::error || r.status == smi::Status::unavailable) {
       value = fmt::format("{} ({})", smi::status_name(r.status), r.detail);
     } else if (options.verbose && !r.detail.empty()) {
-      value += fmt::format("  [{}]", r.detail);
+      value += costs == nullptr ? fmt::format("  [{}]", r.detail) : fmt::format("  [{}; {}]", r.detail, cost_text(costs, r.id));
+    } else if (costs != nullptr) {
+      value += fmt::format("  [{}]", cost_text(costs, r.id));
     }
     table.add({metric_label(r), value});
   }
@@ -58,6 +105,17 @@ void csv_readings(std::string& out, const smi::DeviceSummary& device, const std:
     out += csv_row({std::to_string(device.index), device.bdf, std::string(info ? info->name : ""), r.instance,
                     std::string(smi::status_name(r.status)), r.ok() ? value_text(r) : "",
                     info ? std::string(smi::unit_symbol(info->unit)) : ""});
+  }
+}
+
+// `metric -v --json`: the costs beside the values ("read_us" per metric, "sample_us" per device).
+void add_costs_json(Json& device, const ReadCosts& costs) {
+  device["sample_us"] = std::llround(costs.whole_us);
+  for (auto& [name, entry] : device["metrics"].items()) {
+    const smi::MetricInfo* info = smi::find_metric(name);
+    if (info == nullptr) continue;
+    entry["cost"] = std::string(smi::cost_name(info->cost));
+    if (const auto it = costs.alone_us.find(info->id); it != costs.alone_us.end()) entry["read_us"] = std::llround(it->second);
   }
 }
 
@@ -77,10 +135,15 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
     const auto readings = filter(system.sample(index, what), options);
     // After the sample: a GPU whose read just hung is named as faulted in its heading.
     const smi::DeviceSummary device = system.devices().at(index);
+    std::optional<ReadCosts> costs;
+    if (command == "metric" && options.verbose && system.reads_devices() && device.fault.empty()) {
+      costs = measure_costs(system, index, what, readings);
+    }
     switch (options.format) {
       case Format::json: {
         Json d = device_json(device);
         d["metrics"] = readings_json(readings);
+        if (costs) add_costs_json(d, *costs);
         doc["devices"].push_back(std::move(d));
         break;
       }
@@ -95,7 +158,8 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
           context.readings = system.sample(index, more);
         }
         text += device_heading(device, device.uuid);
-        text += readings_table(readings, options, context);
+        text += readings_table(readings, options, context, costs ? &*costs : nullptr);
+        if (costs) text += fmt::format("(these metrics read together: {:.0f} µs; window looks not counted)\n", costs->whole_us);
         text += '\n';
         break;
       }
@@ -437,6 +501,7 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
                                 {"type", type_name(m.type)},
                                 {"scope", std::string(smi::scope_name(m.scope))},
                                 {"kind", std::string(smi::kind_name(m.kind))},
+                                {"cost", std::string(smi::cost_name(m.cost))},
                                 {"instance", std::string(m.instance_label)},
                                 {"help", std::string(m.help)}});
     }
@@ -452,13 +517,15 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
   if (markdown) {
     std::string out =
         "# Metric catalogue\n\nGenerated by `hipstack-smi catalogue --markdown` from "
-        "`smi-lib/include/hipstack/smi_catalogue.h`; do not edit by hand (a test compares them).\n\n"
-        "| id | name | unit | type | scope | kind | instance | help |\n|---|---|---|---|---|---|---|---|\n";
+        "`smi-lib/include/hipstack/smi_catalogue.h`; do not edit by hand (a test compares them). The `cost` "
+        "column is the metric's cost class (performance.md, \"Cost classes\"): how often hipstack-smid "
+        "reads it.\n\n"
+        "| id | name | unit | type | scope | kind | cost | instance | help |\n|---|---|---|---|---|---|---|---|---|\n";
     for (const smi::MetricInfo& m : all) {
-      out += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} |\n", static_cast<std::uint32_t>(m.id), m.name,
+      out += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} | {} |\n", static_cast<std::uint32_t>(m.id), m.name,
                          smi::unit_symbol(m.unit).empty() ? "-" : smi::unit_symbol(m.unit),
                          type_name(m.type),
-                         smi::scope_name(m.scope), smi::kind_name(m.kind),
+                         smi::scope_name(m.scope), smi::kind_name(m.kind), smi::cost_name(m.cost),
                          m.instance_label.empty() ? "-" : m.instance_label, m.help);
     }
     out += "\n## Groups\n\n`-m GROUP` stands for these metrics (each command shows those of its kind).\n\n"
@@ -469,15 +536,18 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
     print(out);
     return kExitOk;
   }
-  std::string csv = "id,name,unit,type,scope,kind,instance,help\n";
-  Table table({"ID", "NAME", "UNIT", "SCOPE", "KIND", "INSTANCE", "HELP"});
+  // The cost column comes last in CSV: scripts that read the columns by position keep working.
+  std::string csv = "id,name,unit,type,scope,kind,instance,help,cost\n";
+  Table table({"ID", "NAME", "UNIT", "SCOPE", "KIND", "COST", "INSTANCE", "HELP"});
   for (const smi::MetricInfo& m : all) {
     csv += csv_row({std::to_string(static_cast<std::uint32_t>(m.id)), std::string(m.name),
                     std::string(smi::unit_symbol(m.unit)), type_name(m.type), std::string(smi::scope_name(m.scope)),
-                    std::string(smi::kind_name(m.kind)), std::string(m.instance_label), std::string(m.help)});
+                    std::string(smi::kind_name(m.kind)), std::string(m.instance_label), std::string(m.help),
+                    std::string(smi::cost_name(m.cost))});
     table.add({std::to_string(static_cast<std::uint32_t>(m.id)), std::string(m.name),
                std::string(smi::unit_symbol(m.unit)), std::string(smi::scope_name(m.scope)),
-               std::string(smi::kind_name(m.kind)), std::string(m.instance_label), std::string(m.help)});
+               std::string(smi::kind_name(m.kind)), std::string(smi::cost_name(m.cost)), std::string(m.instance_label),
+               std::string(m.help)});
   }
   if (options.format == Format::csv) {
     print(csv);

@@ -30,6 +30,9 @@ class DeviceSource {
   // reports the averages over that window. A remote source answers from the daemon's own windows.
   virtual void open_windows(const std::vector<std::uint32_t>& /*devices*/, const smi::SampleOptions& /*what*/,
                             unsigned /*window_ms*/) const {}
+  // Whether sample() reads the devices in this process (false: it asks a daemon), so timing it
+  // measures what reading a metric costs (`metric -v`).
+  [[nodiscard]] virtual bool reads_devices() const { return true; }
 };
 
 // The library on this machine, each read bounded by a deadline: a read that hangs (a wedged driver,

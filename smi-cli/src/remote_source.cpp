@@ -92,6 +92,7 @@ bool kind_wanted(smi::Kind kind, const smi::SampleOptions& what) {
 
 class RemoteSource final : public DeviceSource {
  public:
+  [[nodiscard]] bool reads_devices() const override { return false; }
   explicit RemoteSource(const RemoteOptions& options) : options_(options) {
     std::string target = options.host;
     if (target.starts_with("unix://")) target = "unix:" + target.substr(7);  // unix:///run/... -> unix:/run/...

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
 
 #include "readings.hpp"
 
@@ -29,12 +30,66 @@ constexpr Kind IDENTITY = Kind::identity, STATIC = Kind::static_info, LIVE = Kin
                WINDOW = Kind::window;
 }
 
+// The metrics of the costly class (smi.hpp, Cost), each with the dearest read measured for it
+// (bench/nvml_floor calls: each call once per GPU a second apart, as a sampler makes it, on 4 H200s,
+// driver 580.159.04; NVML answers calls repeated within a few ms from a cache, far cheaper;
+// docs/performance.md has the table). Values that change slowly or only count up, so a sampler
+// loses little by reading them every few seconds. ECC totals, retired pages and remapped rows stay
+// cheap: about a microsecond each there.
+constexpr MetricId kCostly[] = {
+    MetricId::energy_consumed,    // nvmlDeviceGetTotalEnergyConsumption (or its field value): 3.3 ms
+    MetricId::nvlink_state,       // nvmlDeviceGetNvLinkState, one call per link: 1.6 ms for 18 links
+    MetricId::pcie_replay_count,  // nvmlDeviceGetPcieReplayCounter: 0.4 ms (its field value 0.8 ms)
+    MetricId::bar1_used,          // nvmlDeviceGetBAR1MemoryInfo: 0.4 ms
+    MetricId::fan_pwm,            // nvmlDeviceGetFanSpeed: 0.4 ms to answer "not supported" on a fanless H200
+    // amdgpu: each read makes the driver query the error registers of its RAS block (ras/*_err_count)
+    // or format the whole bad-page table (gpu_vram_bad_pages).
+    MetricId::ras_correctable, MetricId::ras_uncorrectable, MetricId::ras_deferred,
+    MetricId::bad_pages_reserved, MetricId::bad_pages_pending, MetricId::bad_pages_failed,
+};
+// Reads that wait by design (nvmlDeviceGetPcieThroughput counts for 20 ms, amdgpu's pcie_bw for 1 s).
+constexpr MetricId kBlocking[] = {MetricId::pcie_rx, MetricId::pcie_tx};
+
+constexpr Cost cost_of(MetricId id, Kind kind) {
+  if (kind == Kind::window) return Cost::window;
+  for (const MetricId m : kBlocking) {
+    if (m == id) return Cost::blocking;
+  }
+  for (const MetricId m : kCostly) {
+    if (m == id) return Cost::costly;
+  }
+  return Cost::cheap;
+}
+
 constexpr std::array kCatalogue = {
 #define HIPSTACK_SMI_X(id, name, unit, type, scope, kind, instance, help) \
-  MetricInfo{MetricId::name, #name, u::unit, t::type, s::scope, k::kind, instance, help},
+  MetricInfo{MetricId::name, #name, u::unit, t::type, s::scope, k::kind, instance, help, cost_of(MetricId::name, k::kind)},
     HIPSTACK_SMI_CATALOGUE(HIPSTACK_SMI_X)
 #undef HIPSTACK_SMI_X
 };
+
+// A costly read is one a sampler may put off: only live values and counters are sampled.
+constexpr bool costly_are_sampled() {
+  for (const MetricInfo& m : kCatalogue) {
+    if (m.cost == Cost::costly && m.kind != Kind::live && m.kind != Kind::counter) return false;
+  }
+  return true;
+}
+static_assert(costly_are_sampled(), "a costly metric must be of the LIVE or COUNTER kind");
+
+// Each id's row in kCatalogue (-1: no such metric): find_metric(MetricId) runs for every reading
+// every sample, in every output.
+constexpr std::size_t kMaxId = [] {
+  std::uint32_t top = 0;
+  for (const MetricInfo& m : kCatalogue) top = std::max(top, static_cast<std::uint32_t>(m.id));
+  return top;
+}();
+constexpr auto kIndexById = [] {
+  std::array<std::int16_t, kMaxId + 1> index{};
+  index.fill(-1);
+  for (std::size_t i = 0; i < kCatalogue.size(); ++i) index[static_cast<std::uint32_t>(kCatalogue[i].id)] = static_cast<std::int16_t>(i);
+  return index;
+}();
 
 // The groups of `-m GROUP`. A metric may be in several (power_cap: power and limits).
 using enum MetricId;
@@ -98,8 +153,9 @@ const MetricGroup* find_metric_group(std::string_view name) noexcept {
 }
 
 const MetricInfo* find_metric(MetricId id) noexcept {
-  const auto it = std::find_if(kCatalogue.begin(), kCatalogue.end(), [id](const MetricInfo& m) { return m.id == id; });
-  return it == kCatalogue.end() ? nullptr : &*it;
+  const auto number = static_cast<std::uint32_t>(id);
+  if (number >= kIndexById.size() || kIndexById[number] < 0) return nullptr;
+  return &kCatalogue[static_cast<std::size_t>(kIndexById[number])];
 }
 
 const MetricInfo* find_metric(std::string_view name) noexcept {
@@ -146,6 +202,16 @@ std::string_view unit_name(Unit unit) noexcept {
     case Unit::second: return "second";
   }
   return "none";
+}
+
+std::string_view cost_name(Cost cost) noexcept {
+  switch (cost) {
+    case Cost::cheap: return "cheap";
+    case Cost::costly: return "costly";
+    case Cost::window: return "window";
+    case Cost::blocking: return "blocking";
+  }
+  return "cheap";
 }
 
 std::string_view kind_name(Kind kind) noexcept {

@@ -152,10 +152,11 @@ TEST(NvmlBackend, MigInstancesArePartitionsAndProcessesCarryThem) {
   const auto r = system.sample(0, {});
   EXPECT_EQ(readings_of(r, "nvlink_state").size(), 18u);
   // Field-backed metrics come from one batched nvmlDeviceGetFieldValues call when the driver answers
-  // them, and from their own calls otherwise (GPU 1 scripts no such fields).
+  // them, and from their own calls otherwise (GPU 1 scripts no such fields). Energy is never batched:
+  // as a field value it costs more than its own call (docs/performance.md), so GPU 0's scripted field
+  // is not asked for.
   const Reading energy = reading_of(r, "energy_consumed");
-  EXPECT_DOUBLE_EQ(energy.number().value_or(-1), 15234567.890);
-  EXPECT_NE(energy.detail.find("FieldValues"), std::string::npos) << energy.detail;
+  EXPECT_NE(energy.detail.find("nvmlDeviceGetTotalEnergyConsumption"), std::string::npos) << energy.detail;
   EXPECT_DOUBLE_EQ(number_of(r, "ecc_corrected_aggregate"), 3);
   EXPECT_NE(reading_of(r, "ecc_corrected_aggregate").detail.find("FieldValues"), std::string::npos);
   EXPECT_NE(reading_of(r, "ecc_corrected_volatile").detail.find("nvmlDeviceGetTotalEccErrors"), std::string::npos);

@@ -49,6 +49,15 @@ enum class Scope : std::uint8_t { device, partition, process, link };
 // window: an average over the window between two looks at the device's counters (engine, SM,
 // tensor and DRAM activity, link rates): sampled only when SampleOptions::window asks.
 enum class Kind : std::uint8_t { identity, static_info, live, counter, window };
+// What reading a metric costs, so a sampler can read each at its own rate (docs/performance.md,
+// "Cost classes"). A class is the dearest any backend measured for the metric:
+//   cheap     a file read or a driver call of microseconds: every sample
+//   costly    a driver round trip of 100 µs to milliseconds on some backend (NVML's energy counter:
+//             ~4 ms), for a value that changes slowly or only counts up: hipstack-smid reads it every
+//             costly_interval_ms and exports the last exact value between reads
+//   window    the WINDOW kind: two looks at the device's counters, at its own interval
+//   blocking  the read itself waits (PCIe throughput: 20 ms to 1 s): only on request
+enum class Cost : std::uint8_t { cheap, costly, window, blocking };
 
 enum class MetricId : std::uint32_t {
 #define HIPSTACK_SMI_X(id, name, unit, type, scope, kind, instance, help) name = id,
@@ -65,6 +74,7 @@ struct MetricInfo {
   Kind kind;
   std::string_view instance_label;  // empty for single-valued metrics
   std::string_view help;
+  Cost cost;
 };
 
 // Every metric, in catalogue order.
@@ -91,6 +101,7 @@ HIPSTACK_SMI_CXX_API std::optional<std::vector<std::string>> throttle_reasons(st
                                                                             std::uint64_t bits);
 HIPSTACK_SMI_CXX_API std::string_view unit_symbol(Unit unit) noexcept;  // "C", "W", "MHz", "B", ...
 HIPSTACK_SMI_CXX_API std::string_view unit_name(Unit unit) noexcept;    // "celsius", "watt", ...
+HIPSTACK_SMI_CXX_API std::string_view cost_name(Cost cost) noexcept;    // "cheap", "costly", "window", "blocking"
 HIPSTACK_SMI_CXX_API std::string_view kind_name(Kind kind) noexcept;    // "identity", "static", "live", "counter", "window"
 HIPSTACK_SMI_CXX_API std::string_view scope_name(Scope scope) noexcept;
 

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# hipstack-smid's sampling cost on an NVIDIA GPU machine, same run, side by side:
+#   - the floor: bench/nvml_floor making the same NVML calls with nothing around them,
+#   - "before": the daemon reading every metric every second (costly_interval_ms = fast interval,
+#     which is what every release before the cost classes did),
+#   - "after": the daemon as shipped (costly metrics every 30 s, energy integrated in between).
+# Each runs alone for SECONDS (default 60) after a warm-up; CPU from /proc/PID/schedstat (ns), RSS
+# from /proc/PID/status. No client scrapes meanwhile: this is the sampling alone.
+#
+# Usage: bench/nvidia_daemon.sh DIR [SECONDS]
+#   DIR holds hipstack-smid, hipstack-smi and nvml_floor (a build tree or a staged folder with
+#   their libraries under DIR/lib, as for the GPU machine).
+set -euo pipefail
+dir=$(cd "${1:?usage: $0 DIR [SECONDS]}" && pwd)
+seconds=${2:-60}
+pick() {
+  for p in "$dir/$1" "$dir/$2/$1"; do [ -x "$p" ] && { echo "$p"; return; }; done
+  echo "no $1 under $dir" >&2; exit 1
+}
+smid=$(pick hipstack-smid monitor-daemon)
+nvml_floor=$(pick nvml_floor bench)
+[ -d "$dir/lib" ] && export LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+gpus=$(nvidia-smi -L | wc -l)
+work=$(mktemp -d "${TMPDIR:-/tmp}/smid-nvbench-XXXXXX")
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s+=$1} END {print s}'; }
+now_ns() { date +%s%N; }
+
+echo "== $gpus GPU(s): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c | xargs)"
+echo "== NVML call costs (median of 50 calls)"
+"$nvml_floor" calls 50
+echo
+echo "== sampling cost over ${seconds} s, every GPU at 1 s"
+"$nvml_floor" loop "$seconds" 1000 30000 | tee "$work/floor.txt"
+floor=$(awk '{print $(NF-3)}' "$work/floor.txt" | tr -d '%')
+
+# One daemon run: prints "CPU_PERCENT RSS_KB".
+daemon() {
+  printf 'dbus = off\nfast_interval_ms = 1000\n%s\n' "$1" >"$work/smid.conf"
+  "$smid" --config "$work/smid.conf" --listen 127.0.0.1:0 --grpc-listen "unix:$work/smid.sock" 2>"$work/smid.err" &
+  pid=$!
+  for _ in $(seq 200); do grep -q "listening on" "$work/smid.err" && break; sleep 0.1; done
+  port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/smid.err" | head -1)
+  for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
+  sleep 12  # past the first window look (10 s) and the first slow sample
+  local c0 t0 c1 t1 rss
+  c0=$(cpu_ns "$pid"); t0=$(now_ns)
+  sleep "$seconds"
+  c1=$(cpu_ns "$pid"); t1=$(now_ns)
+  rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+  kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+  awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) -v r="$rss" 'BEGIN {printf "%.3f %d\n", 100 * c / t, r}'
+}
+read -r before before_rss < <(daemon "costly_interval_ms = 1000")
+read -r after after_rss < <(daemon "")
+printf '%-58s %12s %10s\n' "sampling $gpus GPU(s) every second, same run" "% of a core" "RSS MB"
+printf '%-58s %12s %10s\n' "bare NVML calls (nvml_floor loop)" "$floor" "-"
+printf '%-58s %12s %10d\n' "hipstack-smid, every metric every second (before)" "$before" $((before_rss / 1024))
+printf '%-58s %12s %10d\n' "hipstack-smid, costly metrics every 30 s (after)" "$after" $((after_rss / 1024))
+awk -v b="$before" -v a="$after" -v f="$floor" -v g="$gpus" 'BEGIN {
+  printf "after/before %.2f, after/floor %.1f; per GPU %.3f %% of a core, so 8 GPUs %.2f %% (target <= 0.5)\n",
+         a / b, (f > 0 ? a / f : 0), a / g, 8 * a / g }'

@@ -1,0 +1,223 @@
+// The floor under hipstack's NVIDIA sampling: the bare NVML calls, made straight through dlsym with
+// nothing around them. Two modes:
+//   nvml_floor calls [REPS]                 each call's median time per GPU (µs), REPS calls each
+//   nvml_floor loop SECONDS INTERVAL_MS COSTLY_EVERY_MS
+//                                           every INTERVAL_MS the calls of hipstack's cheap metrics
+//                                           for every GPU, every COSTLY_EVERY_MS the costly ones too;
+//                                           prints the process's CPU share of one core
+// bench/nvidia_daemon.sh runs the loop beside hipstack-smid, same machine, same run. Which calls are
+// cheap and which costly follows the catalogue's cost classes (docs/performance.md).
+#include <dlfcn.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "backends/nvml/nvml_api.hpp"
+
+namespace nv = hipstack::smi::detail::nvml;
+
+namespace {
+
+using namespace hipstack::smi::detail::nvml;  // the signatures of HIPSTACK_NVML_SYMBOLS name NVML's types bare
+
+struct Api {
+#define HIPSTACK_FLOOR_MEMBER(member, signature, ...) std::add_pointer_t<signature> member = nullptr;
+  HIPSTACK_NVML_SYMBOLS(HIPSTACK_FLOOR_MEMBER)
+#undef HIPSTACK_FLOOR_MEMBER
+};
+
+// The first exported name of each member that resolves (the newest version).
+bool load(Api& api) {
+  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    std::fprintf(stderr, "nvml_floor: %s\n", dlerror());
+    return false;
+  }
+#define HIPSTACK_FLOOR_RESOLVE(member, signature, ...)                                 \
+  for (const char* name : {__VA_ARGS__}) {                                           \
+    if (void* fn = dlsym(lib, name)) {                                               \
+      api.member = reinterpret_cast<std::add_pointer_t<signature>>(fn);              \
+      break;                                                                         \
+    }                                                                                \
+  }
+  HIPSTACK_NVML_SYMBOLS(HIPSTACK_FLOOR_RESOLVE)
+#undef HIPSTACK_FLOOR_RESOLVE
+  return api.init != nullptr && api.device_count != nullptr && api.device_by_index != nullptr;
+}
+
+struct Call {
+  const char* name;
+  std::function<void(nv::Device)> run;
+};
+
+void field_values(const Api& api, nv::Device d, std::initializer_list<unsigned> ids) {
+  std::vector<nv::FieldValue> fields;
+  for (unsigned id : ids) {
+    nv::FieldValue f{};
+    f.fieldId = id;
+    fields.push_back(f);
+  }
+  api.field_values(d, static_cast<int>(fields.size()), fields.data());
+}
+
+// The calls hipstack-smid makes every fast interval for one GPU (cost class cheap).
+std::vector<Call> cheap_calls(const Api& api) {
+  return {
+      {"nvmlDeviceGetTemperature", [&api](nv::Device d) { unsigned v; api.temperature(d, nv::kTemperatureGpu, &v); }},
+      {"nvmlDeviceGetFieldValues(MEMORY_TEMP,POWER_INSTANT)",
+       [&api](nv::Device d) { field_values(api, d, {nv::kFieldMemoryTemperature, nv::kFieldPowerInstant}); }},
+      {"nvmlDeviceGetPowerUsage", [&api](nv::Device d) { unsigned v; api.power_usage(d, &v); }},
+      {"nvmlDeviceGetClockInfo x4",
+       [&api](nv::Device d) {
+         unsigned v;
+         for (int c : {nv::kClockGraphics, nv::kClockSm, nv::kClockMem, nv::kClockVideo}) api.clock(d, c, &v);
+       }},
+      {"nvmlDeviceGetUtilizationRates", [&api](nv::Device d) { nv::Utilization u; api.utilization(d, &u); }},
+      {"nvmlDeviceGetEncoderUtilization", [&api](nv::Device d) { unsigned v, p; api.encoder_utilization(d, &v, &p); }},
+      {"nvmlDeviceGetDecoderUtilization", [&api](nv::Device d) { unsigned v, p; api.decoder_utilization(d, &v, &p); }},
+      {"nvmlDeviceGetMemoryInfo_v2",
+       [&api](nv::Device d) {
+         nv::MemoryV2 m{};
+         m.version = nv::kMemoryV2Version;
+         api.memory_v2(d, &m);
+       }},
+      {"nvmlDeviceGetPerformanceState", [&api](nv::Device d) { int v; api.performance_state(d, &v); }},
+      {"nvmlDeviceGetCurrentClocksEventReasons", [&api](nv::Device d) { unsigned long long v; api.clock_event_reasons(d, &v); }},
+      {"nvmlDeviceGetCurrPcieLinkGeneration", [&api](nv::Device d) { unsigned v; api.pcie_generation(d, &v); }},
+      {"nvmlDeviceGetCurrPcieLinkWidth", [&api](nv::Device d) { unsigned v; api.pcie_width(d, &v); }},
+      {"nvmlDeviceGetFieldValues(ECC x4)",
+       [&api](nv::Device d) {
+         field_values(api, d, {nv::kFieldEccSbeVolatile, nv::kFieldEccDbeVolatile, nv::kFieldEccSbeAggregate,
+                               nv::kFieldEccDbeAggregate});
+       }},
+      {"nvmlDeviceGetRetiredPages x2",
+       [&api](nv::Device d) {
+         for (int cause : {nv::kRetiredMultipleSbe, nv::kRetiredDbe}) {
+           unsigned count = 0;
+           api.retired_pages(d, cause, &count, nullptr);
+         }
+       }},
+      {"nvmlDeviceGetRemappedRows", [&api](nv::Device d) { unsigned a, b, c, e; api.remapped_rows(d, &a, &b, &c, &e); }},
+      {"nvmlDeviceGetNvLinkState (until the last link)",
+       [&api](nv::Device d) {
+         for (unsigned link = 0; link < nv::kNvlinkMaxLinks; ++link) {
+           nv::EnableState s;
+           const nv::Return code = api.nvlink_state(d, link, &s);
+           if (code == nv::kErrorInvalidArgument || code == nv::kErrorNotSupported) break;
+         }
+       }},
+  };
+}
+
+// The calls of the costly class: read every costly interval.
+std::vector<Call> costly_calls(const Api& api) {
+  return {
+      {"nvmlDeviceGetTotalEnergyConsumption", [&api](nv::Device d) { unsigned long long v; api.total_energy(d, &v); }},
+      {"nvmlDeviceGetBAR1MemoryInfo", [&api](nv::Device d) { nv::Bar1Memory b; api.bar1_memory(d, &b); }},
+      {"nvmlDeviceGetFieldValues(PCIE_REPLAY)", [&api](nv::Device d) { field_values(api, d, {nv::kFieldPcieReplays}); }},
+      {"nvmlDeviceGetFanSpeed", [&api](nv::Device d) { unsigned v; api.fan_speed(d, &v); }},
+  };
+}
+
+// Single calls timed on their own, for the cost table (not part of either loop).
+std::vector<Call> other_calls(const Api& api) {
+  return {
+      {"nvmlDeviceGetFieldValues(TOTAL_ENERGY)", [&api](nv::Device d) { field_values(api, d, {nv::kFieldTotalEnergy}); }},
+      {"nvmlDeviceGetPcieReplayCounter", [&api](nv::Device d) { unsigned v; api.pcie_replay_counter(d, &v); }},
+      {"nvmlDeviceGetTotalEccErrors (volatile corrected)",
+       [&api](nv::Device d) { unsigned long long v; api.total_ecc_errors(d, nv::kErrorCorrected, nv::kVolatileEcc, &v); }},
+      {"nvmlDeviceGetComputeRunningProcesses_v3",
+       [&api](nv::Device d) {
+         unsigned count = 0;
+         api.compute_processes(d, &count, nullptr);
+       }},
+  };
+}
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+int time_calls(const Api& api, const std::vector<nv::Device>& devices, int reps) {
+  std::printf("%-52s", "call (median us per GPU)");
+  for (std::size_t g = 0; g < devices.size(); ++g) std::printf(" %9s", ("gpu" + std::to_string(g)).c_str());
+  std::printf("\n");
+  for (const auto& set : {cheap_calls(api), costly_calls(api), other_calls(api)}) {
+    for (const Call& call : set) {
+      std::printf("%-52s", call.name);
+      for (nv::Device d : devices) {
+        std::vector<double> us;
+        for (int i = 0; i < reps; ++i) {
+          const auto start = std::chrono::steady_clock::now();
+          call.run(d);
+          us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+        }
+        std::nth_element(us.begin(), us.begin() + static_cast<long>(us.size() / 2), us.end());
+        std::printf(" %9.1f", us[us.size() / 2]);
+      }
+      std::printf("\n");
+    }
+  }
+  return 0;
+}
+
+int loop(const Api& api, const std::vector<nv::Device>& devices, double seconds, int interval_ms, int costly_ms) {
+  const auto cheap = cheap_calls(api);
+  const auto costly = costly_calls(api);
+  const double cpu_start = cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  auto next = start;
+  auto next_costly = start;
+  while (std::chrono::steady_clock::now() - start < std::chrono::duration<double>(seconds)) {
+    const bool costly_due = std::chrono::steady_clock::now() >= next_costly;
+    for (nv::Device d : devices) {
+      for (const Call& c : cheap) c.run(d);
+      if (costly_due) {
+        for (const Call& c : costly) c.run(d);
+      }
+    }
+    if (costly_due) next_costly += std::chrono::milliseconds(costly_ms);
+    next += std::chrono::milliseconds(interval_ms);
+    std::this_thread::sleep_until(next);
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("nvml_floor: %zu GPUs, %.0f s, cheap every %d ms, costly every %d ms: %.3f%% of a core\n", devices.size(),
+              wall, interval_ms, costly_ms, 100.0 * (cpu_seconds() - cpu_start) / wall);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode != "calls" && mode != "loop") {
+    std::fprintf(stderr, "usage: nvml_floor calls [REPS] | nvml_floor loop SECONDS INTERVAL_MS COSTLY_EVERY_MS\n");
+    return 2;
+  }
+  Api api;
+  if (!load(api) || api.init() != nv::kSuccess) {
+    std::fprintf(stderr, "nvml_floor: NVML did not initialise\n");
+    return 1;
+  }
+  unsigned count = 0;
+  api.device_count(&count);
+  std::vector<nv::Device> devices(count);
+  for (unsigned i = 0; i < count; ++i) api.device_by_index(i, &devices[i]);
+  if (mode == "calls") return time_calls(api, devices, argc > 2 ? std::atoi(argv[2]) : 50);
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: nvml_floor loop SECONDS INTERVAL_MS COSTLY_EVERY_MS\n");
+    return 2;
+  }
+  return loop(api, devices, std::atof(argv[2]), std::atoi(argv[3]), std::atoi(argv[4]));
+}
