@@ -30,32 +30,39 @@ cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s+=$1} END {print
 now_ns() { date +%s%N; }
 
 echo "== $gpus GPU(s): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c | xargs)"
-echo "== NVML call costs (median of 50 calls)"
-"$nvml_floor" calls 50
+echo "== NVML call costs"
+"$nvml_floor" calls 10 1000
 echo
 echo "== sampling cost over ${seconds} s, every GPU at 1 s"
 "$nvml_floor" loop "$seconds" 1000 30000 | tee "$work/floor.txt"
 floor=$(awk '{print $(NF-3)}' "$work/floor.txt" | tr -d '%')
 
-# One daemon run: prints "CPU_PERCENT RSS_KB".
+# One daemon run with CONFIG_LINES; sets cpu (% of a core) and rss (kB).
 daemon() {
   printf 'dbus = off\nfast_interval_ms = 1000\n%s\n' "$1" >"$work/smid.conf"
   "$smid" --config "$work/smid.conf" --listen 127.0.0.1:0 --grpc-listen "unix:$work/smid.sock" 2>"$work/smid.err" &
   pid=$!
-  for _ in $(seq 200); do grep -q "listening on" "$work/smid.err" && break; sleep 0.1; done
-  port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/smid.err" | head -1)
+  local port=
+  for _ in $(seq 200); do
+    port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/smid.err" | head -n 1)
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { echo "hipstack-smid did not start:"; cat "$work/smid.err"; exit 1; }
   for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
   sleep 12  # past the first window look (10 s) and the first slow sample
-  local c0 t0 c1 t1 rss
+  local c0 t0 c1 t1
   c0=$(cpu_ns "$pid"); t0=$(now_ns)
   sleep "$seconds"
   c1=$(cpu_ns "$pid"); t1=$(now_ns)
   rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
-  awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) -v r="$rss" 'BEGIN {printf "%.3f %d\n", 100 * c / t, r}'
+  cpu=$(awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) 'BEGIN {printf "%.3f", 100 * c / t}')
 }
-read -r before before_rss < <(daemon "costly_interval_ms = 1000")
-read -r after after_rss < <(daemon "")
+daemon "costly_interval_ms = 1000"
+before=$cpu before_rss=$rss
+daemon ""
+after=$cpu after_rss=$rss
 printf '%-58s %12s %10s\n' "sampling $gpus GPU(s) every second, same run" "% of a core" "RSS MB"
 printf '%-58s %12s %10s\n' "bare NVML calls (nvml_floor loop)" "$floor" "-"
 printf '%-58s %12s %10d\n' "hipstack-smid, every metric every second (before)" "$before" $((before_rss / 1024))

@@ -1,6 +1,7 @@
 // The floor under hipstack's NVIDIA sampling: the bare NVML calls, made straight through dlsym with
 // nothing around them. Two modes:
-//   nvml_floor calls [REPS]                 each call's median time per GPU (µs), REPS calls each
+//   nvml_floor calls [ROUNDS [GAP_MS]]      each call's median time (µs): once per GPU every GAP_MS
+//                                           (default 10 rounds, 1000 ms), and 50 calls back to back
 //   nvml_floor loop SECONDS INTERVAL_MS COSTLY_EVERY_MS
 //                                           every INTERVAL_MS the calls of hipstack's cheap metrics
 //                                           for every GPU, every COSTLY_EVERY_MS the costly ones too;
@@ -106,6 +107,16 @@ std::vector<Call> cheap_calls(const Api& api) {
          }
        }},
       {"nvmlDeviceGetRemappedRows", [&api](nv::Device d) { unsigned a, b, c, e; api.remapped_rows(d, &a, &b, &c, &e); }},
+  };
+}
+
+// The calls of the costly class: read every costly interval.
+std::vector<Call> costly_calls(const Api& api) {
+  return {
+      {"nvmlDeviceGetTotalEnergyConsumption", [&api](nv::Device d) { unsigned long long v; api.total_energy(d, &v); }},
+      {"nvmlDeviceGetBAR1MemoryInfo", [&api](nv::Device d) { nv::Bar1Memory b; api.bar1_memory(d, &b); }},
+      {"nvmlDeviceGetFieldValues(PCIE_REPLAY)", [&api](nv::Device d) { field_values(api, d, {nv::kFieldPcieReplays}); }},
+      {"nvmlDeviceGetFanSpeed", [&api](nv::Device d) { unsigned v; api.fan_speed(d, &v); }},
       {"nvmlDeviceGetNvLinkState (until the last link)",
        [&api](nv::Device d) {
          for (unsigned link = 0; link < nv::kNvlinkMaxLinks; ++link) {
@@ -117,19 +128,14 @@ std::vector<Call> cheap_calls(const Api& api) {
   };
 }
 
-// The calls of the costly class: read every costly interval.
-std::vector<Call> costly_calls(const Api& api) {
-  return {
-      {"nvmlDeviceGetTotalEnergyConsumption", [&api](nv::Device d) { unsigned long long v; api.total_energy(d, &v); }},
-      {"nvmlDeviceGetBAR1MemoryInfo", [&api](nv::Device d) { nv::Bar1Memory b; api.bar1_memory(d, &b); }},
-      {"nvmlDeviceGetFieldValues(PCIE_REPLAY)", [&api](nv::Device d) { field_values(api, d, {nv::kFieldPcieReplays}); }},
-      {"nvmlDeviceGetFanSpeed", [&api](nv::Device d) { unsigned v; api.fan_speed(d, &v); }},
-  };
-}
-
 // Single calls timed on their own, for the cost table (not part of either loop).
 std::vector<Call> other_calls(const Api& api) {
   return {
+      {"nvmlDeviceGetUUID (hipstack's lost-GPU check)",
+       [&api](nv::Device d) {
+         char uuid[nv::kUuidSize];
+         api.uuid(d, uuid, nv::kUuidSize);
+       }},
       {"nvmlDeviceGetFieldValues(TOTAL_ENERGY)", [&api](nv::Device d) { field_values(api, d, {nv::kFieldTotalEnergy}); }},
       {"nvmlDeviceGetPcieReplayCounter", [&api](nv::Device d) { unsigned v; api.pcie_replay_counter(d, &v); }},
       {"nvmlDeviceGetTotalEccErrors (volatile corrected)",
@@ -149,26 +155,42 @@ double cpu_seconds() {
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
-int time_calls(const Api& api, const std::vector<nv::Device>& devices, int reps) {
-  std::printf("%-52s", "call (median us per GPU)");
-  for (std::size_t g = 0; g < devices.size(); ++g) std::printf(" %9s", ("gpu" + std::to_string(g)).c_str());
-  std::printf("\n");
-  for (const auto& set : {cheap_calls(api), costly_calls(api), other_calls(api)}) {
-    for (const Call& call : set) {
-      std::printf("%-52s", call.name);
+// Each call's cost as a sampler pays it: once per GPU every gap_ms (NVML answers a repeated query
+// from a cache for a while, so back-to-back calls cost far less than calls a second apart), median
+// over rounds; beside it the median of 50 back-to-back calls on the first GPU.
+int time_calls(const Api& api, const std::vector<nv::Device>& devices, int rounds, int gap_ms) {
+  const auto elapsed_us = [](auto start) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  };
+  const auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  std::vector<Call> all;
+  for (const auto& set : {cheap_calls(api), costly_calls(api), other_calls(api)}) all.insert(all.end(), set.begin(), set.end());
+  std::vector<std::vector<double>> cold(all.size());
+  for (int round = 0; round < rounds; ++round) {
+    const auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(gap_ms);
+    for (std::size_t c = 0; c < all.size(); ++c) {
       for (nv::Device d : devices) {
-        std::vector<double> us;
-        for (int i = 0; i < reps; ++i) {
-          const auto start = std::chrono::steady_clock::now();
-          call.run(d);
-          us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-        }
-        std::nth_element(us.begin(), us.begin() + static_cast<long>(us.size() / 2), us.end());
-        std::printf(" %9.1f", us[us.size() / 2]);
+        const auto start = std::chrono::steady_clock::now();
+        all[c].run(d);
+        cold[c].push_back(elapsed_us(start));
       }
-      std::printf("\n");
     }
+    std::this_thread::sleep_until(next);
   }
+  std::printf("%-52s %14s %14s\n", "call (median us)", "spaced", "back-to-back");
+  for (std::size_t c = 0; c < all.size(); ++c) {
+    std::vector<double> warm;
+    for (int i = 0; i < 50 && !devices.empty(); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      all[c].run(devices.front());
+      warm.push_back(elapsed_us(start));
+    }
+    std::printf("%-52s %14.1f %14.1f\n", all[c].name, median(cold[c]), warm.empty() ? 0.0 : median(warm));
+  }
+  std::printf("(spaced: each call once per GPU every %d ms, %d rounds, all GPUs pooled)\n", gap_ms, rounds);
   return 0;
 }
 
@@ -202,7 +224,7 @@ int loop(const Api& api, const std::vector<nv::Device>& devices, double seconds,
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode != "calls" && mode != "loop") {
-    std::fprintf(stderr, "usage: nvml_floor calls [REPS] | nvml_floor loop SECONDS INTERVAL_MS COSTLY_EVERY_MS\n");
+    std::fprintf(stderr, "usage: nvml_floor calls [ROUNDS [GAP_MS]] | nvml_floor loop SECONDS INTERVAL_MS COSTLY_EVERY_MS\n");
     return 2;
   }
   Api api;
@@ -214,7 +236,7 @@ int main(int argc, char** argv) {
   api.device_count(&count);
   std::vector<nv::Device> devices(count);
   for (unsigned i = 0; i < count; ++i) api.device_by_index(i, &devices[i]);
-  if (mode == "calls") return time_calls(api, devices, argc > 2 ? std::atoi(argv[2]) : 50);
+  if (mode == "calls") return time_calls(api, devices, argc > 2 ? std::atoi(argv[2]) : 10, argc > 3 ? std::atoi(argv[3]) : 1000);
   if (argc < 5) {
     std::fprintf(stderr, "usage: nvml_floor loop SECONDS INTERVAL_MS COSTLY_EVERY_MS\n");
     return 2;

@@ -109,6 +109,8 @@ Config load_config(const std::string& path) {
       config.fast_interval = parse_ms(value, where);
     } else if (key == "slow_interval_ms") {
       config.slow_interval = parse_ms(value, where);
+    } else if (key == "costly_interval_ms") {
+      config.costly_interval = parse_ms(value, where);
     } else if (key == "window_interval_ms") {
       config.window_interval = value == "0" ? std::chrono::milliseconds(0) : parse_ms(value, where);
     } else if (key == "read_deadline_ms") {

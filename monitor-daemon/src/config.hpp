@@ -26,6 +26,11 @@ struct Config {
   std::string dbus = "system";                   // bus for org.hipstack.Monitor1: system, session or off
   std::chrono::milliseconds fast_interval{1000};  // live metrics (power, clocks, use, temperatures)
   std::chrono::milliseconds slow_interval{30000}; // identity, static facts and health
+  // Costly metrics (the catalogue's cost class: NVML's energy counter ~3 ms a call, BAR1, PCIe
+  // replays, RAS and bad pages): read this often, their last exact values exported in between
+  // (energy_consumed: plus power integrated, energy_estimate.hpp). At most fast_interval: read with
+  // every sample.
+  std::chrono::milliseconds costly_interval{30000};
   // Activity over a window (SM, tensor, DRAM active, link rates: WINDOW-kind metrics): each look
   // ends one window and starts the next. Slower than the live metrics because a GPM look costs
   // milliseconds per NVIDIA GPU; 0 turns them off.

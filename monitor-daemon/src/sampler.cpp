@@ -1,5 +1,7 @@
 #include "sampler.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <variant>
@@ -60,6 +62,7 @@ struct SamplerPool {
     Clock::time_point next_fast{};
     Clock::time_point next_slow{};
     Clock::time_point next_window{};
+    Clock::time_point next_costly{};
     bool taken = false;
     [[nodiscard]] Clock::time_point due() const { return std::min(next_fast, next_slow); }
   };
@@ -67,6 +70,9 @@ struct SamplerPool {
   std::shared_ptr<const smi::System> system;
   Config config;
   std::vector<smi::MetricId> wanted;
+  // The live and counter metrics read with every fast sample: `wanted` (or the whole catalogue)
+  // without the costly class, which is read every costly_interval.
+  std::vector<smi::MetricId> cheap_live;
   std::shared_ptr<std::atomic<std::uint64_t>> progress;
   std::size_t target = 1;  // workers wanted free (not stuck)
   std::mutex mutex;
@@ -141,8 +147,63 @@ bool is_window_reading(const smi::Reading& r) {
   return info != nullptr && info->kind == smi::Kind::window;
 }
 
-void sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, std::size_t history_share, bool slow_due,
-                   bool window_due) {
+bool is_costly_reading(const smi::Reading& r) {
+  const smi::MetricInfo* info = smi::find_metric(r.id);
+  return info != nullptr && info->cost == smi::Cost::costly;
+}
+
+std::vector<smi::MetricId> cheap_live_metrics(const std::vector<smi::MetricId>& wanted) {
+  std::vector<smi::MetricId> out;
+  for (const smi::MetricInfo& m : smi::catalogue()) {
+    const bool sampled = m.kind == smi::Kind::live || m.kind == smi::Kind::counter;
+    const bool asked = wanted.empty() || std::find(wanted.begin(), wanted.end(), m.id) != wanted.end();
+    if (sampled && asked && m.cost != smi::Cost::costly) out.push_back(m.id);
+  }
+  return out;
+}
+
+smi::Reading* device_reading(std::vector<smi::Reading>& readings, smi::MetricId id) {
+  for (smi::Reading& r : readings) {
+    if (r.id == id && r.instance.empty()) return &r;
+  }
+  return nullptr;
+}
+
+// energy_consumed between its exact reads: the estimate follows power_average at every sample; a
+// costly sample's exact read resets it; in between the carried reading gets the estimate.
+void follow_energy(DeviceState& state, std::vector<smi::Reading>& live, bool costly_due, const Config& config,
+                   Clock::time_point now) {
+  std::lock_guard lock(state.mutex);
+  if (!state.energy) state.energy.emplace(3 * std::max(config.fast_interval, std::chrono::milliseconds(100)));
+  // The firmware's average power where there is one (NVML: over the last second), else the
+  // instantaneous power (MI300's socket power): samples of it are what is integrated.
+  std::optional<double> watts;
+  for (const smi::MetricId id : {smi::MetricId::power_average, smi::MetricId::power_current}) {
+    if (const smi::Reading* power = device_reading(live, id); power != nullptr && !watts) watts = power->number();
+  }
+  state.energy->power(watts, now);
+  smi::Reading* energy = device_reading(live, smi::MetricId::energy_consumed);
+  if (energy == nullptr || !energy->ok()) return;
+  if (costly_due) {
+    const double read = energy->number().value_or(0);
+    const double exported = state.energy->exact(read);
+    if (exported != read) {
+      energy->value = exported;
+      energy->detail += fmt::format("; held at {:.3f} J until the counter passes the earlier estimate", exported);
+    }
+    return;
+  }
+  const auto estimate = state.energy->now();
+  if (!estimate || !estimate->estimated) return;  // the last exported value stands as carried
+  energy->value = estimate->joules;
+  energy->detail = fmt::format("estimate: exact read every {} ms, power integrated since",
+                               config.costly_interval.count());
+}
+
+// Returns whether the GPU answered: one that did not has its costly metrics read again with the
+// first sample it answers (they are not carried over while it does not).
+bool sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, std::size_t history_share, bool slow_due,
+                   bool window_due, bool costly_due) {
   const Config& config = pool.config;
   const smi::System& system = *pool.system;
   const std::vector<smi::MetricId>& wanted = pool.wanted;
@@ -167,8 +228,21 @@ void sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, s
   try {
     snapshot->device.fault = system.fault(index);
     smi::SampleOptions live;
-    live.metrics = wanted;
-    snapshot->live = system.sample(index, live);
+    live.metrics = costly_due ? wanted : pool.cheap_live;
+    if (costly_due || !pool.cheap_live.empty()) snapshot->live = system.sample(index, live);
+    // Values carry over between reads only for a GPU that answers now: one that vanished or whose
+    // reads fail must not go on exporting what it said before.
+    const bool answered =
+        snapshot->device.fault.empty() && (pool.cheap_live.empty() || smi::device_answered(snapshot->live));
+    if (!costly_due && answered) {
+      // Between costly reads their last values carry over (energy: with the estimate, below).
+      std::lock_guard lock(state.mutex);
+      if (state.snapshot) {
+        std::copy_if(state.snapshot->live.begin(), state.snapshot->live.end(), std::back_inserter(snapshot->live),
+                     is_costly_reading);
+      }
+    }
+    follow_energy(state, snapshot->live, costly_due, config, Clock::now());
     // The window metrics ride with the live ones; between window looks the last window's carry over.
     bool any_window = false;
     smi::SampleOptions window;
@@ -179,7 +253,7 @@ void sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, s
       auto averages = system.sample(index, window);
       snapshot->live.insert(snapshot->live.end(), std::make_move_iterator(averages.begin()),
                             std::make_move_iterator(averages.end()));
-    } else if (any_window && config.window_interval.count() > 0) {
+    } else if (any_window && config.window_interval.count() > 0 && answered) {
       std::lock_guard lock(state.mutex);
       if (state.snapshot) {
         std::copy_if(state.snapshot->live.begin(), state.snapshot->live.end(), std::back_inserter(snapshot->live),
@@ -227,11 +301,14 @@ void sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, s
       state.history.pop_front();
     }
     state.snapshot = std::move(snapshot);
+    state.busy_since = {};
+    return answered;
   } catch (const std::exception&) {
     // A device that cannot be sampled keeps its previous snapshot (its age keeps growing).
   }
   std::lock_guard lock(state.mutex);
   state.busy_since = {};
+  return false;
 }
 
 void pool_worker(std::shared_ptr<SamplerPool> pool) {
@@ -253,11 +330,12 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
     const bool free = predecessor_free(*next);
     const bool slow_due = now >= next->next_slow;
     const bool window_due = pool->config.window_interval.count() > 0 && now >= next->next_window;
+    const bool costly_due = now >= next->next_costly;
     const std::uint32_t index = next->index;
     const std::shared_ptr<DeviceState> state = next->state;
     const std::size_t history_share = next->history_share;
     lock.unlock();
-    if (free) sample_device(*pool, index, *state, history_share, slow_due, window_due);
+    const bool answered = free && sample_device(*pool, index, *state, history_share, slow_due, window_due, costly_due);
     lock.lock();
     // `work` never changes size after the start: the entry is still there.
     SamplerPool::Work& w = *std::find_if(pool->work.begin(), pool->work.end(), [index](const auto& x) { return x.index == index; });
@@ -268,6 +346,9 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
     }
     if (slow_due) w.next_slow = Clock::now() + pool->config.slow_interval;
     if (window_due) w.next_window = Clock::now() + pool->config.window_interval;
+    // At most fast_interval: costly metrics are read with every sample.
+    if (costly_due) w.next_costly = Clock::now() + pool->config.costly_interval - pool->config.fast_interval / 2;
+    if (!answered) w.next_costly = {};
     // On schedule, or at least half an interval from now when behind: a late device catches up
     // without a burst of samples (two in one millisecond would share a history timestamp).
     w.next_fast = std::max(w.next_fast + pool->config.fast_interval, Clock::now() + pool->config.fast_interval / 2);
@@ -297,6 +378,7 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
   pool_->system = system_;
   pool_->config = config_;
   for (const std::string& name : config_.metrics) pool_->wanted.push_back(smi::find_metric(name)->id);
+  pool_->cheap_live = cheap_live_metrics(pool_->wanted);
   pool_->progress = std::make_shared<std::atomic<std::uint64_t>>(0);
   pool_->target = std::min(kPoolWorkers, std::max<std::size_t>(1, devices.size()));
   // The history's memory is shared evenly by the GPUs: each ring also stops at its share.
@@ -309,6 +391,10 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
       if (before[i].snapshot && before[i].snapshot->device.uuid == d.uuid) {
         predecessor = previous->states_.at(i);
         *first = *before[i].snapshot;
+        {
+          std::lock_guard lock(predecessor->mutex);  // the exported energy never goes back across a reload
+          state->energy = predecessor->energy;
+        }
         const auto kept = previous->history(i);
         state->history.assign(kept.begin(), kept.end());
         for (const auto& entry : kept) state->history_bytes += entry->bytes();

@@ -13,9 +13,11 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "config.hpp"
+#include "energy_estimate.hpp"
 
 namespace hipstack::smid {
 
@@ -64,6 +66,8 @@ struct DeviceState {
   std::deque<std::shared_ptr<const HistoryEntry>> history;
   std::size_t history_bytes = 0;
   std::chrono::steady_clock::time_point busy_since{};  // when the running sample started (epoch: idle)
+  // energy_consumed between its exact (costly) reads; only the worker sampling the device uses it.
+  std::optional<EnergyEstimate> energy;
   mutable std::mutex mutex;
 };
 
