@@ -84,6 +84,8 @@ constexpr std::size_t kMaxId = [] {
   for (const MetricInfo& m : kCatalogue) top = std::max(top, static_cast<std::uint32_t>(m.id));
   return top;
 }();
+// System::sample keeps per-call tables of 1024 flags by id.
+static_assert(kMaxId < 1024, "catalogue ids must stay below 1024");
 constexpr auto kIndexById = [] {
   std::array<std::int16_t, kMaxId + 1> index{};
   index.fill(-1);
