@@ -46,6 +46,8 @@ constexpr MetricId kCostly[] = {
     // or format the whole bad-page table (gpu_vram_bad_pages).
     MetricId::ras_correctable, MetricId::ras_uncorrectable, MetricId::ras_deferred,
     MetricId::bad_pages_reserved, MetricId::bad_pages_pending, MetricId::bad_pages_failed,
+    // amdgpu: a walk of /proc/*/fdinfo for DRM clients (NVML's two process lists: ~35 µs).
+    MetricId::running_processes,
 };
 // Reads that wait by design (nvmlDeviceGetPcieThroughput counts for 20 ms, amdgpu's pcie_bw for 1 s).
 constexpr MetricId kBlocking[] = {MetricId::pcie_rx, MetricId::pcie_tx};
@@ -110,7 +112,7 @@ constexpr MetricId kClocks[] = {clock_sclk, clock_mclk, clock_fclk, clock_socclk
 constexpr MetricId kActivity[] = {gpu_busy, memory_busy, media_busy, encoder_busy, decoder_busy,
                                   gfx_activity_accumulated, graphics_active, sm_active, sm_occupancy,
                                   tensor_active, fp64_active, fp32_active, fp16_active, dram_active,
-                                  memory_active, xcp_busy, pcie_rx_rate, pcie_tx_rate, pcie_bandwidth_average,
+                                  memory_active, running_processes, xcp_busy, pcie_rx_rate, pcie_tx_rate, pcie_bandwidth_average,
                                   nvlink_rx_rate, nvlink_tx_rate, xgmi_read_rate, xgmi_write_rate,
                                   violation_share};
 constexpr MetricId kPcie[] = {pcie_speed, pcie_width, pcie_speed_max, pcie_width_max, pcie_bandwidth, pcie_rx, pcie_tx,

@@ -49,4 +49,12 @@ class ReadingList {
 
 Status status_for_errno(int error_code) noexcept;
 
+// Whether a sample asked for id (an empty list asks for everything).
+inline bool asked_for(const SampleOptions& options, MetricId id) {
+  for (const MetricId m : options.metrics) {
+    if (m == id) return true;
+  }
+  return options.metrics.empty();
+}
+
 }  // namespace hipstack::smi::detail

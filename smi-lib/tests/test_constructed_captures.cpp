@@ -122,6 +122,19 @@ TEST_P(ConstructedNode, ProcessesMatchKfdAndFdinfo) {
   const System system = open_capture(std::string("constructed/") + GetParam());
   std::size_t checked = 0;
   for (const auto& device : system.devices()) {
+    // running_processes: the recorded processes with KFD memory or a DRM client on this GPU.
+    std::size_t on_gpu = 0;
+    for (const auto& [pid, e] : expected["processes"].items()) {
+      bool here = e.contains("per_bdf") && e["per_bdf"].contains(device.bdf);
+      if (e.contains("kfd") && e["kfd"].contains("gpus")) {
+        for (const auto& [gpu_id, g] : e["kfd"]["gpus"].items()) here = here || g["bdf"] == device.bdf;
+      }
+      if (here) ++on_gpu;
+    }
+    SampleOptions live;
+    live.metrics = {MetricId::running_processes};
+    EXPECT_DOUBLE_EQ(number_of(system.sample(device.index, live), "running_processes"), static_cast<double>(on_gpu))
+        << device.bdf;
     for (const ProcessInfo& p : system.processes(device.index)) {
       ASSERT_TRUE(expected["processes"].contains(std::to_string(p.pid))) << p.pid;
       const json& e = expected["processes"][std::to_string(p.pid)];

@@ -133,6 +133,9 @@ TEST(NvmlBackend, MigInstancesArePartitionsAndProcessesCarryThem) {
   EXPECT_DOUBLE_EQ(number_of(parts[0].readings, "partition_memory"), 40320.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(number_of(parts[1].readings, "partition_gpu_instance_id"), 2);
   EXPECT_DOUBLE_EQ(number_of(parts[1].readings, "partition_compute_instance_id"), 0);
+  // running_processes: distinct PIDs of both lists, MIG instances' processes on the parent GPU.
+  EXPECT_DOUBLE_EQ(number_of(system.sample(0, {}), "running_processes"), 2);
+  EXPECT_DOUBLE_EQ(number_of(system.sample(1, {}), "running_processes"), 2);
   const auto procs = system.processes(1);
   ASSERT_EQ(procs.size(), 2u);
   EXPECT_EQ(procs[0].pid, 5001);
@@ -186,6 +189,10 @@ TEST(NvmlBackend, ErrorCodesBecomeStatusesNamingTheCall) {
   EXPECT_EQ(reading_of(r, "cuda_driver_version").status, Status::error);  // LIBRARY_NOT_FOUND
   EXPECT_EQ(reading_of(r, "throttle_status").status, Status::error);      // UNKNOWN
   EXPECT_EQ(reading_of(r, "gpu_busy").status, Status::unavailable);
+  // Neither process list answers (NO_PERMISSION): how many is unknown, never 0.
+  const Reading processes = reading_of(r, "running_processes");
+  EXPECT_EQ(processes.status, Status::unavailable);
+  EXPECT_NE(processes.detail.find("RunningProcesses"), std::string::npos) << processes.detail;
   // memory_v2 unsupported: used/free come from the v1 query, reserved is not supported.
   EXPECT_DOUBLE_EQ(number_of(r, "vram_used"), 1024.0 * 1024 * 1024);
   EXPECT_EQ(reading_of(r, "vram_reserved").status, Status::not_supported);

@@ -177,6 +177,7 @@
   X(306, bad_pages_reserved,     COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages retired and reserved by the driver.") \
   X(307, bad_pages_pending,      COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages waiting to be retired (after a reset).") \
   X(308, bad_pages_failed,       COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages the driver failed to retire.") \
+  X(309, running_processes,      COUNT, INTEGER, DEVICE, LIVE, "", "Processes hipstack sees with a context on the GPU now, distinct PIDs (NVML: compute and graphics process lists; amdgpu: KFD processes with memory or queues on it and DRM clients with memory on it).") \
   /* activity over a window between two looks: 310..349 */                                                 \
   X(310, graphics_active,        PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the graphics/compute engine was busy (NVIDIA GPM GRAPHICS_UTIL; AMD gpu_metrics gfx_activity_acc).") \
   X(311, sm_active,              PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the SMs had at least one warp resident, averaged over all SMs (NVIDIA GPM SM_UTIL).") \

@@ -126,6 +126,7 @@ class AmdgpuBackend final : public Backend {
   mutable std::mutex window_mutex_;
   mutable std::map<std::size_t, GpuMetrics> window_last_;
   void read_window(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const;
+  void read_running_processes(std::size_t device, std::vector<Reading>& out) const;  // processes.cpp
 };
 
 // RAS (ras.cpp).

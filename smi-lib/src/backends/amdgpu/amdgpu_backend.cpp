@@ -89,6 +89,7 @@ void AmdgpuBackend::sample(std::size_t device, const SampleOptions& options, std
   if (options.identity) read_identity(fs_, gpu, out);
   if (options.static_info) read_static(fs_, gpu, out);
   if (options.live) read_live(fs_, gpu, options, out);
+  if (options.live && asked_for(options, MetricId::running_processes)) read_running_processes(device, out);
   if (options.window) read_window(device, options, out);
 }
 

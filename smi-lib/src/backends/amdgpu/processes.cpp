@@ -129,6 +129,18 @@ std::uint64_t now_ns() {
 
 }  // namespace
 
+// The processes the snapshot finds: KFD's list is world-readable; DRM clients only where this
+// process may read /proc/<pid>/fdinfo (root, or the same user), which the detail says.
+void AmdgpuBackend::read_running_processes(std::size_t device, std::vector<Reading>& out) const {
+  ReadingList list(out);
+  if (!fs_.exists(kKfdProc) && !fs_.exists("/proc")) {
+    return list.failed(MetricId::running_processes, ENOENT, fmt::format("neither {} nor /proc to read", kKfdProc));
+  }
+  const auto found = snapshot(fs_, gpus_.at(device));
+  list.integer(MetricId::running_processes, static_cast<std::int64_t>(found.size()),
+               fmt::format("{} and /proc/*/fdinfo DRM clients", kKfdProc));
+}
+
 std::vector<ProcessInfo> AmdgpuBackend::processes(std::size_t device, unsigned interval_ms) const {
   const AmdGpu& gpu = gpus_.at(device);
   std::map<std::int32_t, ProcessUsage> now = snapshot(fs_, gpu);

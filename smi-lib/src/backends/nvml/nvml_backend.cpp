@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "../../process_owner.hpp"
 #include "../../readings.hpp"
@@ -152,6 +153,7 @@ void NvmlBackend::sample(std::size_t device, const SampleOptions& options, std::
   if (options.live) {
     read_live(*library_, gpu, options, out);
     xids_->read(device, options, out);
+    if (gpu.handle != nullptr && asked_for(options, MetricId::running_processes)) read_running_processes(gpu, out);
   }
   if (options.window && gpu.handle != nullptr) gpm_.at(device)->read(*library_, gpu, options, out);
 }
@@ -209,6 +211,53 @@ std::vector<Partition> NvmlBackend::partitions(std::size_t device) const {
   return result;
 }
 
+namespace {
+
+using ProcessQuery = Return (*)(Device, unsigned*, nvml::ProcessInfo*);
+
+// One of NVML's process lists: asks with room for 16, then for as many as it says (plus room for
+// processes that start meanwhile).
+Return query_processes(ProcessQuery query, Device device, std::vector<nvml::ProcessInfo>& infos) {
+  infos.resize(16);
+  unsigned count = static_cast<unsigned>(infos.size());
+  Return code = query(device, &count, infos.data());
+  for (int attempt = 0; code == kErrorInsufficientSize && attempt < 4; ++attempt) {
+    infos.resize(count + 16);
+    count = static_cast<unsigned>(infos.size());
+    code = query(device, &count, infos.data());
+  }
+  infos.resize(code == kSuccess ? std::min<std::size_t>(count, infos.size()) : 0);
+  return code;
+}
+
+}  // namespace
+
+// Distinct PIDs over the compute and the graphics list; unknown (not 0) when neither answered.
+void NvmlBackend::read_running_processes(const NvidiaGpu& gpu, std::vector<Reading>& out) const {
+  const Api& api = library_->api();
+  ReadingList list(out);
+  std::set<unsigned> pids;
+  Return failure = kErrorFunctionNotFound;
+  bool answered = false;
+  for (const ProcessQuery query : {api.compute_processes, api.graphics_processes}) {
+    if (query == nullptr) continue;
+    std::vector<nvml::ProcessInfo> infos;
+    const Return code = query_processes(query, gpu.handle, infos);
+    if (code != kSuccess) {
+      failure = code;
+      continue;
+    }
+    answered = true;
+    for (const nvml::ProcessInfo& info : infos) pids.insert(info.pid);
+  }
+  if (!answered) {
+    return list.failed(MetricId::running_processes, errno_for(failure),
+                       "nvmlDeviceGetComputeRunningProcesses/GraphicsRunningProcesses: " + library_->describe(failure));
+  }
+  list.integer(MetricId::running_processes, static_cast<std::int64_t>(pids.size()),
+               "nvmlDeviceGetComputeRunningProcesses_v3 and nvmlDeviceGetGraphicsRunningProcesses_v3");
+}
+
 std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigned /*interval_ms*/) const {
   const NvidiaGpu& gpu = gpus_.at(device);
   const Api& api = library_->api();
@@ -223,17 +272,9 @@ std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigne
       {api.compute_processes, true}, {api.graphics_processes, false}};
   for (const auto& [query, compute] : queries) {
     if (query == nullptr) continue;
-    // Ask for the count, then for that many (plus room for processes that start meanwhile).
-    std::vector<nvml::ProcessInfo> infos(16);
-    unsigned count = static_cast<unsigned>(infos.size());
-    Return code = query(gpu.handle, &count, infos.data());
-    for (int attempt = 0; code == kErrorInsufficientSize && attempt < 4; ++attempt) {
-      infos.resize(count + 16);
-      count = static_cast<unsigned>(infos.size());
-      code = query(gpu.handle, &count, infos.data());
-    }
-    if (code != kSuccess) continue;
-    for (unsigned i = 0; i < count && i < infos.size(); ++i) {
+    std::vector<nvml::ProcessInfo> infos;
+    if (query_processes(query, gpu.handle, infos) != kSuccess) continue;
+    for (std::size_t i = 0; i < infos.size(); ++i) {
       Seen& seen = by_pid[infos[i].pid];
       (compute ? seen.compute : seen.graphics) = true;
       ReadingList list(seen.info.readings);

@@ -97,6 +97,8 @@ class NvmlBackend final : public Backend {
   [[nodiscard]] std::vector<BadPage> bad_pages(std::size_t device) const override;
 
  private:
+  void read_running_processes(const NvidiaGpu& gpu, std::vector<Reading>& out) const;
+
   const FsView& fs_;
   std::unique_ptr<Library> library_;
   std::vector<NvidiaGpu> gpus_;
