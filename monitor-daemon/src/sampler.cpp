@@ -147,6 +147,11 @@ bool is_window_reading(const smi::Reading& r) {
   return info != nullptr && info->kind == smi::Kind::window;
 }
 
+std::size_t catalogue_position(smi::MetricId id) {
+  const smi::MetricInfo* info = smi::find_metric(id);
+  return info == nullptr ? SIZE_MAX : static_cast<std::size_t>(info - smi::catalogue().data());
+}
+
 bool is_costly_reading(const smi::Reading& r) {
   const smi::MetricInfo* info = smi::find_metric(r.id);
   return info != nullptr && info->cost == smi::Cost::costly;
@@ -260,6 +265,11 @@ bool sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, s
                      is_window_reading);
       }
     }
+    // Carried readings were appended: back into catalogue order, which every output keeps (a remote
+    // hipstack-smi prints what a local one does).
+    std::stable_sort(snapshot->live.begin(), snapshot->live.end(), [](const smi::Reading& a, const smi::Reading& b) {
+      return catalogue_position(a.id) < catalogue_position(b.id);
+    });
     snapshot->live_at = Clock::now();
     snapshot->live_wall = std::chrono::system_clock::now();
     snapshot->have_live = true;
@@ -348,7 +358,12 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
     if (window_due) w.next_window = Clock::now() + pool->config.window_interval;
     // At most fast_interval: costly metrics are read with every sample.
     if (costly_due) w.next_costly = Clock::now() + pool->config.costly_interval - pool->config.fast_interval / 2;
-    if (!answered) w.next_costly = {};
+    if (!answered) {
+      // Nothing was carried over for it: its costly metrics and its window come back with the first
+      // sample it answers, not an interval later.
+      w.next_costly = {};
+      w.next_window = {};
+    }
     // On schedule, or at least half an interval from now when behind: a late device catches up
     // without a burst of samples (two in one millisecond would share a history timestamp).
     w.next_fast = std::max(w.next_fast + pool->config.fast_interval, Clock::now() + pool->config.fast_interval / 2);

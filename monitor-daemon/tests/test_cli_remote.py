@@ -31,7 +31,12 @@ class RemoteCliTest(unittest.TestCase):
         socket = os.path.join(self.dir, "smid.sock")
         log = open(os.path.join(self.dir, "smid.err"), "w+")
         self.addCleanup(log.close)
-        proc = subprocess.Popen([SMID, "--sysfs-root", capture, "--http-listen", "127.0.0.1:0",
+        # Costly metrics read with every sample: energy_consumed is then the exact counter the local
+        # command reads, not the estimate between reads (tested in test_costly.py).
+        config = os.path.join(self.dir, "smid.conf")
+        with open(config, "w") as f:
+            f.write("costly_interval_ms = 1000\n")
+        proc = subprocess.Popen([SMID, "--config", config, "--sysfs-root", capture, "--http-listen", "127.0.0.1:0",
                                  "--grpc-listen", grpc_listen or "unix:" + socket],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
 
