@@ -73,6 +73,9 @@ struct SamplerPool {
   // The live and counter metrics read with every fast sample: `wanted` (or the whole catalogue)
   // without the costly class, which is read every costly_interval.
   std::vector<smi::MetricId> cheap_live;
+  // The WINDOW-kind metrics it exports (any_window: at least one; an empty list asks for all).
+  std::vector<smi::MetricId> window_wanted;
+  bool any_window = false;
   std::shared_ptr<std::atomic<std::uint64_t>> progress;
   std::size_t target = 1;  // workers wanted free (not stuck)
   std::mutex mutex;
@@ -249,11 +252,11 @@ bool sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, s
     }
     follow_energy(state, snapshot->live, costly_due, config, Clock::now());
     // The window metrics ride with the live ones; between window looks the last window's carry over.
-    bool any_window = false;
+    const bool any_window = pool.any_window;
     smi::SampleOptions window;
     window.live = false;
     window.window = true;
-    window.metrics = window_metrics(wanted, any_window);
+    window.metrics = pool.window_wanted;
     if (window_due && any_window) {
       auto averages = system.sample(index, window);
       snapshot->live.insert(snapshot->live.end(), std::make_move_iterator(averages.begin()),
@@ -394,6 +397,7 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
   pool_->config = config_;
   for (const std::string& name : config_.metrics) pool_->wanted.push_back(smi::find_metric(name)->id);
   pool_->cheap_live = cheap_live_metrics(pool_->wanted);
+  pool_->window_wanted = window_metrics(pool_->wanted, pool_->any_window);
   pool_->progress = std::make_shared<std::atomic<std::uint64_t>>(0);
   pool_->target = std::min(kPoolWorkers, std::max<std::size_t>(1, devices.size()));
   // The history's memory is shared evenly by the GPUs: each ring also stops at its share.

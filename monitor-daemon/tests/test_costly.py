@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import time
-import unittest
 
 import test_daemon as base
 from test_daemon import series, write
@@ -97,15 +96,5 @@ class CostlyTests(base.DaemonTest):
         self.assertAlmostEqual(value(samples, "hipstack_gpu_energy_consumed_joules_total"), RX_ENERGY_J, places=9)
 
 
-def main():
-    if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    base.SMID = os.path.abspath(sys.argv[1])
-    base.CAPTURES = os.path.abspath(sys.argv[2])
-    program = unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(base.main(__doc__))

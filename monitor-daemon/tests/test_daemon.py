@@ -778,10 +778,11 @@ class CommandLineTests(DaemonTest):
                     self.assertIn(listen, r.stderr.decode())
 
 
-def main():
+def main(doc=__doc__):
+    """Runs the tests of the script started (this one, or one that imports it as `base`)."""
     global SMID, CAPTURES
     if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
+        print(doc, file=sys.stderr)
         return 2
     SMID = os.path.abspath(sys.argv[1])
     CAPTURES = os.path.abspath(sys.argv[2])

@@ -7,10 +7,8 @@ Usage: test_http.py HIPSTACK_SMID CAPTURES_DIR [unittest arguments]
 Uses test_daemon.py's helpers (a daemon per test on 127.0.0.1 port 0, stopped by PID).
 """
 import http.client
-import os
 import sys
 import time
-import unittest
 
 import test_daemon as base
 from test_daemon import raw_request, series, wait_ready
@@ -84,15 +82,5 @@ class KeepAliveTests(base.DaemonTest):
         self.assertEqual(series(before, "hipstack_gpu_power_current_watts"), series(after, "hipstack_gpu_power_current_watts"))
 
 
-def main():
-    if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    base.SMID = os.path.abspath(sys.argv[1])
-    base.CAPTURES = os.path.abspath(sys.argv[2])
-    program = unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(base.main(__doc__))

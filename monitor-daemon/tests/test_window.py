@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import unittest
 
 import test_daemon as base
 from test_daemon import parse_metrics, series, wait_ready
@@ -59,15 +58,5 @@ class WindowTests(base.DaemonTest):
             self.assert_family(body, "hipstack_gpu_graphics_active_ratio", present=False)
 
 
-def main():
-    if len(sys.argv) < 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    base.SMID = os.path.abspath(sys.argv[1])
-    base.CAPTURES = os.path.abspath(sys.argv[2])
-    program = unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(base.main(__doc__))
