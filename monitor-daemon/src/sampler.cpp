@@ -63,6 +63,9 @@ struct SamplerPool {
     Clock::time_point next_slow{};
     Clock::time_point next_window{};
     Clock::time_point next_costly{};
+    // After a costly read that failed: how long until the next try (doubles from fast_interval up
+    // to costly_interval while the failures go on; zero once a costly read succeeds).
+    Clock::duration costly_retry{};
     bool taken = false;
     [[nodiscard]] Clock::time_point due() const { return std::min(next_fast, next_slow); }
   };
@@ -208,9 +211,17 @@ void follow_energy(DeviceState& state, std::vector<smi::Reading>& live, bool cos
                                config.costly_interval.count());
 }
 
-// Returns whether the GPU answered: one that did not has its costly metrics read again with the
-// first sample it answers (they are not carried over while it does not).
-bool sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, std::size_t history_share, bool slow_due,
+// What one sample found, for the schedule.
+struct SampleOutcome {
+  // Whether the GPU answered: one that did not has its costly metrics read again with the first
+  // sample it answers (they are not carried over while it does not).
+  bool answered = false;
+  // Whether a costly metric read in this sample failed (an error, not "not supported"): carrying
+  // the error for a whole costly interval would hide a GPU that is already well again.
+  bool costly_failed = false;
+};
+
+SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, std::size_t history_share, bool slow_due,
                    bool window_due, bool costly_due) {
   const Config& config = pool.config;
   const smi::System& system = *pool.system;
@@ -250,6 +261,9 @@ bool sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, s
                      is_costly_reading);
       }
     }
+    const bool costly_failed = costly_due && std::any_of(snapshot->live.begin(), snapshot->live.end(), [](const smi::Reading& r) {
+      return r.status == smi::Status::error && is_costly_reading(r);
+    });
     follow_energy(state, snapshot->live, costly_due, config, Clock::now());
     // The window metrics ride with the live ones; between window looks the last window's carry over.
     const bool any_window = pool.any_window;
@@ -315,13 +329,13 @@ bool sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, s
     }
     state.snapshot = std::move(snapshot);
     state.busy_since = {};
-    return answered;
+    return {answered, costly_failed};
   } catch (const std::exception&) {
     // A device that cannot be sampled keeps its previous snapshot (its age keeps growing).
   }
   std::lock_guard lock(state.mutex);
   state.busy_since = {};
-  return false;
+  return {};
 }
 
 void pool_worker(std::shared_ptr<SamplerPool> pool) {
@@ -348,7 +362,8 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
     const std::shared_ptr<DeviceState> state = next->state;
     const std::size_t history_share = next->history_share;
     lock.unlock();
-    const bool answered = free && sample_device(*pool, index, *state, history_share, slow_due, window_due, costly_due);
+    const SampleOutcome outcome =
+        free ? sample_device(*pool, index, *state, history_share, slow_due, window_due, costly_due) : SampleOutcome{};
     lock.lock();
     // `work` never changes size after the start: the entry is still there.
     SamplerPool::Work& w = *std::find_if(pool->work.begin(), pool->work.end(), [index](const auto& x) { return x.index == index; });
@@ -361,7 +376,18 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
     if (window_due) w.next_window = Clock::now() + pool->config.window_interval;
     // At most fast_interval: costly metrics are read with every sample.
     if (costly_due) w.next_costly = Clock::now() + pool->config.costly_interval - pool->config.fast_interval / 2;
-    if (!answered) {
+    if (costly_due && outcome.costly_failed) {
+      // A failed costly read is tried again soon, backing off while it keeps failing: a GPU caught
+      // between failing and answering (the first sample after its errors end) is not left with an
+      // error for a whole costly interval, and one metric that always fails is not read every sample.
+      const Clock::duration costly = pool->config.costly_interval;
+      w.costly_retry = w.costly_retry == Clock::duration{} ? Clock::duration(pool->config.fast_interval)
+                                                           : std::min(costly, w.costly_retry * 2);
+      w.next_costly = std::min(w.next_costly, Clock::now() + w.costly_retry - pool->config.fast_interval / 2);
+    } else if (costly_due) {
+      w.costly_retry = {};
+    }
+    if (!outcome.answered) {
       // Nothing was carried over for it: its costly metrics and its window come back with the first
       // sample it answers, not an interval later.
       w.next_costly = {};

@@ -54,6 +54,20 @@ class CostlyTests(base.DaemonTest):
                         d.port, lambda b: value(base.parse_metrics(b), "hipstack_gpu_pcie_replay_count_total") == 7)
                 self.assertEqual(value(samples, "hipstack_gpu_pcie_replay_count_total"), expect_replays)
 
+    def test_a_failed_costly_read_is_tried_again_soon(self):
+        """A PCIe replay count that does not parse (an error, like EIO while a GPU recovers) is read
+        again within seconds, not after the hour-long costly interval, and its value then exported."""
+        root = self.copy("constructed/mi300x-8gpu-spx-nps1")
+        replays = os.path.join(root, "class/drm/card0/device/pcie_replay_count")
+        write(replays, "garbage\n")
+        d = self.start(sysfs=root, config=self.config("fast_interval_ms = 50\ncostly_interval_ms = 3600000\n"))
+        _, samples = self.wait_metrics(d.port, lambda b: "hipstack_gpu_gpu_busy_ratio{" in b)
+        self.assertIsNone(value(samples, "hipstack_gpu_pcie_replay_count_total"))
+        write(replays, "7\n")
+        _, samples = self.wait_metrics(
+            d.port, lambda b: value(base.parse_metrics(b), "hipstack_gpu_pcie_replay_count_total") == 7, timeout=20)
+        self.assertEqual(value(samples, "hipstack_gpu_pcie_replay_count_total"), 7)
+
     def test_energy_between_exact_reads_integrates_power(self):
         """At 100 W the exported energy grows by about 100 J a second from the exact read, though the
         exact counter (a static recording) does not move; it never goes down between scrapes."""

@@ -225,11 +225,16 @@ class MutationTests(base.GrpcTest):
         stub = self.start("read_deadline_ms = 500\n", sysfs=os.path.join(mount, "sys"))
         control = os.path.join(mount, ".emulator", "control")
 
-        def ok_counts():
+        def ok_readings():
+            """Per device, the (metric, instance) of each reading that is OK."""
             snapshot = stub.GetMetrics(base.pb.GetMetricsRequest())
-            return [sum(1 for r in d.readings if r.status == base.pb.READING_STATUS_OK) for d in snapshot.devices]
+            return [sorted((r.metric, r.instance) for r in d.readings if r.status == base.pb.READING_STATUS_OK)
+                    for d in snapshot.devices]
 
-        healthy = ok_counts()
+        def ok_counts():
+            return [len(d) for d in ok_readings()]
+
+        healthy = ok_readings()
         with open(control, "w") as f:
             f.write("read-errors card8")
         deadline = time.monotonic() + 5
@@ -237,7 +242,7 @@ class MutationTests(base.GrpcTest):
             time.sleep(0.1)
         counts = ok_counts()
         self.assertEqual(counts[1], 0, counts)
-        self.assertEqual(counts[:1] + counts[2:], healthy[:1] + healthy[2:])
+        self.assertEqual(counts[:1] + counts[2:], [len(d) for d in healthy[:1] + healthy[2:]])
         failed = [r for r in stub.GetMetrics(base.pb.GetMetricsRequest(devices=["1"])).devices[0].readings
                   if r.status == base.pb.READING_STATUS_ERROR]
         self.assertTrue(failed)
@@ -246,9 +251,15 @@ class MutationTests(base.GrpcTest):
         with open(control, "w") as f:
             f.write("read-errors-end card8")
         deadline = time.monotonic() + 5
-        while ok_counts() != healthy and time.monotonic() < deadline:
+        while ok_readings() != healthy and time.monotonic() < deadline:
             time.sleep(0.1)
-        self.assertEqual(ok_counts(), healthy)
+        snapshot = stub.GetMetrics(base.pb.GetMetricsRequest())
+        for device, before in enumerate(healthy):
+            now = [r for r in snapshot.devices[device].readings if r.status == base.pb.READING_STATUS_OK]
+            missing = [str(r) for r in snapshot.devices[device].readings if (r.metric, r.instance) in set(before) - set(
+                (r.metric, r.instance) for r in now)]
+            self.assertEqual(sorted((r.metric, r.instance) for r in now), before,
+                             "GPU %d after its read errors ended: OK before but not now %s" % (device, missing))
 
     def test_set_partition_through_the_driver_emulator(self):
         mount = self.start_emulator()

@@ -4,6 +4,7 @@
 // change one file, the way a GPU would show it.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
@@ -168,6 +169,17 @@ TEST_F(ScratchCapture, PowerOf54231000MicrowattsIsExactly54_231Watts) {
   const auto r = open().sample(0, everything());
   EXPECT_EQ(number_of(r, "power_average"), 54.231);
   EXPECT_EQ(number_of(r, "power_cap"), 54.231);
+}
+
+TEST_F(ScratchCapture, EnergyFromATableThatDoesNotDecodeIsAnErrorNotUnsupported) {
+  // A truncated gpu_metrics (a read cut short, a driver in trouble) is an error naming the file:
+  // "not supported" would say the GPU has no energy counter at all.
+  copy("real/lact/rx6900xt");
+  write("class/drm/card0/device/gpu_metrics", "\x04");
+  const Reading energy = reading_of(open().sample(0, everything()), "energy_consumed");
+  EXPECT_EQ(energy.status, Status::error);
+  EXPECT_EQ(energy.error_code, EINVAL);
+  EXPECT_NE(energy.detail.find("card0/device/gpu_metrics"), std::string::npos) << energy.detail;
 }
 
 TEST_F(ScratchCapture, FanReadsAndWritesShareOneScale) {

@@ -216,7 +216,13 @@ Opt reported(const std::vector<Reading>& out, MetricId id) {
 // energy_accumulator counts from SMU start-up; some firmware (RDNA3 dGPUs: lact/rx7600s, rx7800xt)
 // leaves it at 0. A counter that reads 0 while the GPU draws power has never run: not supported,
 // never a valid 0 J. (A counter that stopped at another value cannot be told apart in one sample.)
-void read_energy(ReadingList& list, const GpuMetrics& gm, const std::vector<Reading>& out) {
+// A table that could not be read says why (EIO is an error, not "not supported").
+void read_energy(ReadingList& list, const GpuMetricsRead& table, const std::vector<Reading>& out) {
+  const GpuMetrics& gm = table.metrics;
+  if (!table.ok && table.error_code != ENOENT) {
+    list.failed(MetricId::energy_consumed, table.error_code, table.problem);
+    return;
+  }
   if (!gm.energy_accumulator) {
     list.failed(MetricId::energy_consumed, ENOENT, "gpu_metrics: energy_accumulator not provided");
     return;
@@ -302,7 +308,7 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
 
   values.number(MetricId::power_average, hw_file("power1_average"), kMicroPerUnit, gm.average_socket_power);
   values.number(MetricId::power_current, hw_file("power1_input"), kMicroPerUnit, gm.current_socket_power);
-  read_energy(list, gm, out);
+  read_energy(list, table, out);
 
   bool any_starred = false;  // any pp_dpm_* table (clocks, pcie) with a starred level
   if (has_card) {
