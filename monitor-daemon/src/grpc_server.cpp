@@ -126,7 +126,7 @@ GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource sourc
   server_->GetHealthCheckService()->SetServingStatus(true);
   server_->GetHealthCheckService()->SetServingStatus(pb::Monitor::service_full_name(), true);
   if (on_unix) {
-    unix_ = std::make_unique<UnixListener>(config.grpc_listen.substr(5), config.grpc_socket_group, *server_, peers_);
+    unix_ = std::make_unique<UnixListener>(config.grpc_listen.substr(5), config.grpc_socket_group, *server_, queries_, peers_);
     description_ = "unix:" + unix_->note();
   } else {
     const auto colon = config.grpc_listen.rfind(':');

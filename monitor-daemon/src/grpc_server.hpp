@@ -8,6 +8,7 @@
 #include "access.hpp"
 #include "config.hpp"
 #include "grpc_service.hpp"
+#include "local_query.hpp"
 #include "stream_quota.hpp"
 #include "unix_listener.hpp"
 
@@ -32,6 +33,7 @@ class GrpcServer {
   Access access_;
   StreamQuota streams_;  // shared by our streams and, through an interceptor, gRPC's own
   MonitorService service_;
+  LocalQueryServer queries_{service_};  // hipstack-smi's fast path on the unix socket
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<UnixListener> unix_;
   std::string description_;

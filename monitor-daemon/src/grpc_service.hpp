@@ -42,13 +42,16 @@ class MonitorService final : public pb::Monitor::CallbackService {
   grpc::ServerUnaryReactor* SetPowerCap(grpc::CallbackServerContext*, const pb::SetPowerCapRequest*, pb::MutationResponse*) override;
   grpc::ServerUnaryReactor* ResetDevice(grpc::CallbackServerContext*, const pb::ResetDeviceRequest*, pb::MutationResponse*) override;
 
- private:
+  // The read-only unary methods, answered at once from the snapshots: the gRPC methods above and
+  // the local query protocol (local_query.hpp) both call these.
   grpc::Status list_devices(const pb::ListDevicesRequest*, pb::ListDevicesResponse*);
   grpc::Status get_device(const pb::GetDeviceRequest*, pb::DeviceDetail*);
   grpc::Status list_metrics(const pb::ListMetricsRequest*, pb::ListMetricsResponse*);
   grpc::Status get_metrics(const pb::GetMetricsRequest*, pb::MetricsSnapshot*);
   grpc::Status get_health(const pb::GetHealthRequest*, pb::HealthSnapshot*);
   grpc::Status get_partitions(const pb::GetPartitionsRequest*, pb::GetPartitionsResponse*);
+
+ private:
   grpc::Status get_history(const pb::GetHistoryRequest*, pb::GetHistoryResponse*);
   // A slot of the stream quota for this caller (refused() says why when none is left).
   StreamQuota::Ticket admit_stream(grpc::CallbackServerContext* context);

@@ -12,10 +12,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <stdexcept>
+
+#include "local_query.hpp"
 
 namespace hipstack::smid {
 namespace {
@@ -95,9 +99,9 @@ std::optional<PeerCredentials> PeerRegistry::find(std::string_view grpc_peer) co
   return it->second.credentials;
 }
 
-UnixListener::UnixListener(const std::string& path, const std::string& group, grpc::Server& server, PeerRegistry& registry,
-                           UnixLimits limits)
-    : path_(path), server_(server), registry_(registry), limits_(limits), spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
+UnixListener::UnixListener(const std::string& path, const std::string& group, grpc::Server& server,
+                           LocalQueryServer& queries, PeerRegistry& registry, UnixLimits limits)
+    : path_(path), server_(server), queries_(queries), registry_(registry), limits_(limits), spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
   sockaddr_un address{};
   if (path.size() >= sizeof address.sun_path) throw std::runtime_error(fmt::format("{}: socket path too long", path));
   remove_stale(path);
@@ -141,6 +145,7 @@ UnixListener::~UnixListener() {
     // The thread also stops when the socket closes below.
   }
   if (thread_.joinable()) thread_.join();
+  for (const Unsorted& u : unsorted_) ::close(u.fd);
   ::close(listen_fd_);
   ::close(stop_fd_);
   if (spare_fd_ >= 0) ::close(spare_fd_);
@@ -149,40 +154,86 @@ UnixListener::~UnixListener() {
 
 void UnixListener::accept_loop() {
   for (;;) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
+    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+    auto wake = std::chrono::steady_clock::time_point::max();
+    for (const Unsorted& u : unsorted_) {
+      fds.push_back({u.fd, POLLIN, 0});
+      wake = std::min(wake, u.deadline);
+    }
+    int timeout = -1;
+    if (!unsorted_.empty()) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake - std::chrono::steady_clock::now());
+      timeout = static_cast<int>(std::max<std::int64_t>(0, left.count()));
+    }
+    if (::poll(fds.data(), fds.size(), timeout) < 0) {
       if (errno == EINTR) continue;
       return;
     }
     if ((fds[1].revents & POLLIN) != 0) return;
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) {
-      if ((errno == EMFILE || errno == ENFILE) && spare_fd_ >= 0) {
-        // Out of descriptors: take the waiting connection off the queue with the spare one and
-        // close it, rather than leave the listener readable (a busy loop) and the client waiting.
-        ::close(spare_fd_);
-        if (const int shed = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC); shed >= 0) ::close(shed);
-        spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-      } else if (errno == EMFILE || errno == ENFILE) {
-        ::usleep(10000);  // no spare either: back off, keep serving
+    // Sorted, failed or late connections leave the waiting list (sort() hands on or closes them).
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<Unsorted> still;
+    for (std::size_t i = 0; i < unsorted_.size(); ++i) {
+      const Unsorted& u = unsorted_[i];
+      if (fds[i + 2].revents != 0 && sort(u)) continue;
+      if (now >= u.deadline) {
+        ::close(u.fd);  // said nothing in time
+        continue;
       }
-      continue;
+      still.push_back(u);
     }
-    const auto credentials = credentials_of(fd);
-    if (!credentials) {
-      ::close(fd);
-      continue;
-    }
-    // Closed at once when over its share: the client sees the connection end (UNAVAILABLE).
-    const auto open = registry_.occupancy(credentials->uid);
-    const std::size_t table = credentials->uid == 0 ? limits_.max_connections : limits_.max_connections - limits_.root_reserve;
-    if (open.total >= table || (credentials->uid != 0 && open.of_uid >= limits_.max_per_uid)) {
-      ::close(fd);
-      continue;
-    }
-    registry_.record(fd, *credentials);
-    grpc::AddInsecureChannelFromFd(&server_, fd);  // gRPC owns fd from here
+    unsorted_ = std::move(still);
+    if ((fds[0].revents & POLLIN) != 0) accept_one();
   }
+}
+
+bool UnixListener::sort(const Unsorted& connection) {
+  constexpr std::string_view kGrpcPreface = "PRI * HT";  // HTTP/2's connection preface, as gRPC sends it
+  std::array<char, kLocalQueryHello.size()> first{};
+  const ssize_t n = ::recv(connection.fd, first.data(), first.size(), MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+  const std::string_view seen(first.data(), n > 0 ? static_cast<std::size_t>(n) : 0);
+  if (n > 0 && seen.size() < first.size() &&
+      (kGrpcPreface.starts_with(seen) || kLocalQueryHello.starts_with(seen))) {
+    return false;  // a prefix of either: wait for the rest
+  }
+  if (seen == kGrpcPreface) {
+    grpc::AddInsecureChannelFromFd(&server_, connection.fd);  // gRPC owns fd from here
+  } else if (seen == kLocalQueryHello && ::recv(connection.fd, first.data(), first.size(), MSG_DONTWAIT) == n) {
+    queries_.serve(connection.fd);
+  } else {
+    ::close(connection.fd);  // closed by the peer, an error, or neither protocol
+  }
+  return true;
+}
+
+void UnixListener::accept_one() {
+  const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0) {
+    if ((errno == EMFILE || errno == ENFILE) && spare_fd_ >= 0) {
+      // Out of descriptors: take the waiting connection off the queue with the spare one and
+      // close it, rather than leave the listener readable (a busy loop) and the client waiting.
+      ::close(spare_fd_);
+      if (const int shed = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC); shed >= 0) ::close(shed);
+      spare_fd_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    } else if (errno == EMFILE || errno == ENFILE) {
+      ::usleep(10000);  // no spare either: back off, keep serving
+    }
+    return;
+  }
+  const auto credentials = credentials_of(fd);
+  // Closed at once when over its share, or when too many wait to say what they are: the client
+  // sees the connection end (gRPC: UNAVAILABLE; hipstack-smi reads the hardware itself).
+  const auto open = credentials ? registry_.occupancy(credentials->uid) : PeerRegistry::Occupancy{};
+  const std::size_t table = credentials && credentials->uid == 0 ? limits_.max_connections
+                                                                 : limits_.max_connections - limits_.root_reserve;
+  if (!credentials || open.total >= table || (credentials->uid != 0 && open.of_uid >= limits_.max_per_uid) ||
+      unsorted_.size() >= kMaxUnsorted) {
+    ::close(fd);
+    return;
+  }
+  registry_.record(fd, *credentials);
+  unsorted_.push_back({fd, std::chrono::steady_clock::now() + kFirstBytesWithin});
 }
 
 }  // namespace hipstack::smid

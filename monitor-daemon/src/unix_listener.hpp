@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -59,24 +60,40 @@ struct UnixLimits {
   std::size_t root_reserve = 16;
 };
 
+class LocalQueryServer;
+
 class UnixListener {
  public:
   // Binds `path` (replacing a stale socket, refusing any other file), mode 0660 with `group` when
-  // that group exists, and accepts into `server` on a thread of its own. Throws std::runtime_error.
-  UnixListener(const std::string& path, const std::string& group, grpc::Server& server, PeerRegistry& registry,
-               UnixLimits limits = {});
+  // that group exists, and accepts on a thread of its own. A connection's first bytes say what it
+  // is: gRPC's preface goes to `server`, the local query hello to `queries` (local_query.hpp);
+  // anything else, or nothing within kFirstBytesWithin, is closed. Throws std::runtime_error.
+  UnixListener(const std::string& path, const std::string& group, grpc::Server& server, LocalQueryServer& queries,
+               PeerRegistry& registry, UnixLimits limits = {});
   ~UnixListener();
   UnixListener(const UnixListener&) = delete;
   UnixListener& operator=(const UnixListener&) = delete;
 
   [[nodiscard]] const std::string& note() const noexcept { return note_; }  // what was set up, for the log
 
+  static constexpr std::chrono::milliseconds kFirstBytesWithin{2000};
+  static constexpr std::size_t kMaxUnsorted = 64;  // connections waiting for their first bytes
+
  private:
+  struct Unsorted {
+    int fd = -1;
+    std::chrono::steady_clock::time_point deadline;
+  };
   void accept_loop();
+  void accept_one();
+  // Hands the connection on when its first bytes say what it is; false while they have not come.
+  bool sort(const Unsorted& connection);
 
   std::string path_;
   std::string note_;
   grpc::Server& server_;
+  LocalQueryServer& queries_;
+  std::vector<Unsorted> unsorted_;  // the accept thread's only
   PeerRegistry& registry_;
   UnixLimits limits_;
   int listen_fd_ = -1;

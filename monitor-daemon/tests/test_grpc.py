@@ -40,7 +40,8 @@ def generate_stubs(out):
     include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
     if not os.path.isdir(include):
         include = "/usr/include"  # Debian: the well-known types live with libprotobuf-dev
-    for root, name in ((PROTO, "hipstack/monitor/v1/monitor.proto"), (tests_proto, "standard/health.proto"),
+    for root, name in ((PROTO, "hipstack/monitor/v1/monitor.proto"), (PROTO, "hipstack/monitor/v1/local.proto"),
+                       (tests_proto, "standard/health.proto"),
                        (tests_proto, "standard/reflection.proto")):
         rc = protoc.main(["protoc", "-I" + root, "-I" + include, "--python_out=" + out, "--grpc_python_out=" + out, name])
         if rc != 0:

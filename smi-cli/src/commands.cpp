@@ -144,6 +144,8 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
         Json d = device_json(device);
         d["metrics"] = readings_json(readings);
         if (costs) add_costs_json(d, *costs);
+        // Live values answered by a daemon: how old its sample was (a fresh read has no age).
+        if (const auto age = system.sample_age_s(index); age && command == "metric") d["sample_age_s"] = *age;
         doc["devices"].push_back(std::move(d));
         break;
       }

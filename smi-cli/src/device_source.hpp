@@ -33,6 +33,9 @@ class DeviceSource {
   // Whether sample() reads the devices in this process (false: it asks a daemon), so timing it
   // measures what reading a metric costs (`metric -v`).
   [[nodiscard]] virtual bool reads_devices() const { return true; }
+  // How old the device's latest live sample was when sample() answered, in seconds: a daemon's
+  // sample (`sample_age_s` in JSON); nothing for a source that read the device just now.
+  [[nodiscard]] virtual std::optional<double> sample_age_s(std::uint32_t /*device*/) const { return std::nullopt; }
 };
 
 // The library on this machine, each read bounded by a deadline: a read that hangs (a wedged driver,

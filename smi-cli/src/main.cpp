@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "daemon_source.hpp"
+#include "local_daemon.hpp"
 #include "help_examples.hpp"
 #include "nvidia_smi_compat.hpp"
 #include "rocm_smi_compat.hpp"
@@ -121,6 +123,16 @@ std::string origin_of(const smi::OpenOptions& open) {
 bool works_remotely(const std::string& command) {
   for (const char* name : {"", "list", "static", "metric", "query", "ras", "health", "partition"}) {
     if (command == name) return true;
+  }
+  return false;
+}
+
+// Whether this run asks for particular GPU files or a particular NVML (options or the environment):
+// those are read directly, never answered by the node's daemon.
+bool chooses_what_to_read(const smi::OpenOptions& open) {
+  if (!open.sysfs_root.empty() || !open.procfs_root.empty()) return true;
+  for (const char* variable : {"HIPSTACK_SYSFS_ROOT", "HIPSTACK_PROCFS_ROOT", "HIPSTACK_DEVFS_ROOT", "HIPSTACK_NVML_LIBRARY"}) {
+    if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') return true;
   }
   return false;
 }
@@ -233,6 +245,10 @@ int run(int argc, char** argv) {
                  "A GPU whose reads take longer is reported as stuck, the others still shown (every command that reads "
                  "GPUs; default 10000)")
       ->check(CLI::Range(100u, 3'600'000u));
+  bool direct = false;
+  app.add_flag("--direct", direct,
+               "Read the GPUs in this process, even where this node's hipstack-smid could answer (read-only commands "
+               "ask it by default: docs/cli.md, \"Answers from the local daemon\")");
   std::string host, tls_ca, tls_cert, tls_key;
   app.add_option("--host", host, "Ask a hipstack-smid instead of this machine: unix:///run/hipstack/smid.sock or HOST:PORT");
   app.add_option("--tls-ca", tls_ca, "With --host HOST:PORT: CA (PEM) that signed the daemon's certificate; TLS on")
@@ -415,6 +431,20 @@ int run(int argc, char** argv) {
       return kExitBadArguments;
     }
     return run_on_host({host, tls_ca, tls_cert, tls_key}, command, common, query_options, health_policy, argv);
+  }
+  // The node's daemon answers read-only commands from its latest samples (no GPU opened, no NVML
+  // start-up), unless the command asks for something only a read of its own gives: files or an NVML
+  // of its choosing, a health policy, a PCIe or window measurement, or the per-metric costs.
+  const bool needs_own_read = direct || chooses_what_to_read(open) || !health_policy.empty() || common.pcie_throughput ||
+                              common.window_asked || (command == "metric" && common.verbose);
+  if (works_remotely(command) && !change.any() && !needs_own_read) {
+    const std::string socket = local_daemon_socket();
+    std::string why_not;
+    if (const auto source = connect_local_daemon(socket, why_not)) {
+      if (common.verbose) std::fprintf(stderr, "hipstack-smi: answered by hipstack-smid at unix:%s (--direct reads the GPUs)\n", socket.c_str());
+      return run_through_daemon(*source, command, common, query_options, health_policy, "hipstack-smid at unix:" + socket);
+    }
+    if (common.verbose) std::fprintf(stderr, "hipstack-smi: reading the GPUs itself: %s\n", why_not.c_str());
   }
   if (command == "catalogue") return run_catalogue(common, markdown);
   if (command == "event") return run_event(open, common, event_watch_s, event_looks);

@@ -1,0 +1,207 @@
+#include "daemon_source.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+
+#include "commands.hpp"
+#include "hipstack/monitor/v1/monitor.pb.h"
+
+namespace hipstack::cli {
+namespace {
+
+namespace pb = ::hipstack::monitor::v1;
+
+constexpr int kNotFound = 5;         // gRPC NOT_FOUND
+constexpr int kInvalidArgument = 3;  // gRPC INVALID_ARGUMENT
+
+smi::Status status_of(pb::ReadingStatus status) {
+  switch (status) {
+    case pb::READING_STATUS_OK: return smi::Status::ok;
+    case pb::READING_STATUS_UNAVAILABLE: return smi::Status::unavailable;
+    case pb::READING_STATUS_ERROR: return smi::Status::error;
+    default: return smi::Status::not_supported;
+  }
+}
+
+smi::Verdict verdict_of(pb::Verdict verdict) {
+  switch (verdict) {
+    case pb::VERDICT_PASS: return smi::Verdict::pass;
+    case pb::VERDICT_WARN: return smi::Verdict::warn;
+    case pb::VERDICT_FAIL: return smi::Verdict::fail;
+    default: return smi::Verdict::unknown;
+  }
+}
+
+smi::DeviceSummary summary_of(const pb::Device& d) {
+  smi::DeviceSummary s;
+  s.index = d.index();
+  s.vendor = d.vendor();
+  s.backend = d.backend();
+  s.bdf = d.bdf();
+  s.uuid = d.uuid();
+  s.name = d.name();
+  s.fault = d.fault();
+  s.partition_count = d.partition_count();
+  return s;
+}
+
+// Readings of metrics this build's catalogue knows (a newer daemon may know more).
+std::vector<smi::Reading> readings_of(const google::protobuf::RepeatedPtrField<pb::Reading>& in) {
+  std::vector<smi::Reading> out;
+  for (const pb::Reading& r : in) {
+    const smi::MetricInfo* info = smi::find_metric(r.metric());
+    if (info == nullptr) continue;
+    smi::Reading reading;
+    reading.id = info->id;
+    reading.instance = r.instance();
+    reading.status = status_of(r.status());
+    reading.error_code = r.error_code();
+    reading.detail = r.detail();
+    switch (r.value_case()) {
+      case pb::Reading::kInteger: reading.value = static_cast<std::int64_t>(r.integer()); break;
+      case pb::Reading::kReal: reading.value = r.real(); break;
+      case pb::Reading::kText: reading.value = r.text(); break;
+      case pb::Reading::VALUE_NOT_SET: break;
+    }
+    out.push_back(std::move(reading));
+  }
+  return out;
+}
+
+bool kind_wanted(smi::Kind kind, const smi::SampleOptions& what) {
+  switch (kind) {
+    case smi::Kind::identity: return what.identity;
+    case smi::Kind::static_info: return what.static_info;
+    case smi::Kind::live:
+    case smi::Kind::counter: return what.live;
+    case smi::Kind::window: return what.window;
+  }
+  return false;
+}
+
+class DaemonSource final : public DeviceSource {
+ public:
+  DaemonSource(std::unique_ptr<DaemonLink> link, std::string where) : link_(std::move(link)), where_(std::move(where)) {
+    pb::ListDevicesResponse listed;
+    call("ListDevices", pb::ListDevicesRequest{}, listed);
+    for (const pb::Device& d : listed.devices()) devices_.push_back(summary_of(d));
+  }
+
+  [[nodiscard]] bool reads_devices() const override { return false; }
+  std::vector<smi::DeviceSummary> devices() const override { return devices_; }
+
+  std::uint32_t resolve(std::string_view selector) const override {
+    pb::GetDeviceRequest request;
+    request.set_device(std::string(selector));
+    pb::DeviceDetail detail;
+    const DaemonLink::Outcome outcome = link_->call("GetDevice", request, detail);
+    if (outcome.code == kNotFound || outcome.code == kInvalidArgument) {
+      throw smi::Error(smi::Error::Code::no_such_device, outcome.message);
+    }
+    check("GetDevice", outcome);
+    return detail.device().index();
+  }
+
+  std::vector<smi::Reading> sample(std::uint32_t device, const smi::SampleOptions& what) const override {
+    pb::GetMetricsRequest request;
+    request.add_devices(std::to_string(device));
+    for (const smi::MetricId id : what.metrics) request.add_metrics(std::string(smi::find_metric(id)->name));
+    request.set_include_facts(what.identity || what.static_info);
+    pb::MetricsSnapshot snapshot;
+    call("GetMetrics", request, snapshot);
+    std::vector<smi::Reading> out;
+    for (const pb::DeviceMetrics& d : snapshot.devices()) {
+      for (smi::Reading& r : readings_of(d.readings())) {
+        if (kind_wanted(smi::find_metric(r.id)->kind, what)) out.push_back(std::move(r));
+      }
+      if (d.device().sample_age_seconds() >= 0) {
+        std::lock_guard lock(mutex_);
+        ages_[d.device().index()] = d.device().sample_age_seconds();
+      }
+    }
+    if (what.live && snapshot.devices_size() == 1 && !snapshot.devices(0).device().up()) {
+      throw smi::Error(smi::Error::Code::read_failure,
+                       fmt::format("{}: GPU {} has no current sample (stuck past the read deadline)", where_, device));
+    }
+    return out;
+  }
+
+  std::optional<double> sample_age_s(std::uint32_t device) const override {
+    std::lock_guard lock(mutex_);
+    const auto it = ages_.find(device);
+    if (it == ages_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::vector<smi::Partition> partitions(std::uint32_t device) const override {
+    pb::GetPartitionsRequest request;
+    request.add_devices(std::to_string(device));
+    pb::GetPartitionsResponse answer;
+    call("GetPartitions", request, answer);
+    std::vector<smi::Partition> out;
+    for (const pb::DevicePartitions& d : answer.devices()) {
+      for (const pb::Partition& p : d.partitions()) {
+        out.push_back({p.index(), p.id(), p.bdf(), readings_of(p.readings())});
+      }
+    }
+    return out;
+  }
+
+  smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const override {
+    if (!policy_file.empty()) {
+      throw smi::Error(smi::Error::Code::invalid_argument,
+                       "--config with --host: the daemon checks health with the thresholds of its own configuration");
+    }
+    pb::GetHealthRequest request;
+    request.add_devices(std::to_string(device));
+    pb::HealthSnapshot answer;
+    call("GetHealth", request, answer);
+    smi::HealthReport report;
+    report.device = device;
+    for (const pb::DeviceHealth& d : answer.devices()) {
+      report.overall = verdict_of(d.verdict());
+      for (const pb::HealthFinding& f : d.findings()) {
+        report.findings.push_back({f.check(), verdict_of(f.verdict()), f.reading(), f.threshold(), f.message(), f.remediation()});
+      }
+    }
+    return report;
+  }
+
+ private:
+  void check(const char* method, const DaemonLink::Outcome& outcome) const {
+    if (outcome.code != 0) {
+      throw smi::Error(smi::Error::Code::read_failure, fmt::format("{}: {}: {}", where_, method, outcome.message));
+    }
+  }
+  void call(const char* method, const google::protobuf::Message& request, google::protobuf::Message& response) const {
+    check(method, link_->call(method, request, response));
+  }
+
+  std::unique_ptr<DaemonLink> link_;
+  std::string where_;
+  std::vector<smi::DeviceSummary> devices_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::uint32_t, double> ages_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceSource> daemon_source(std::unique_ptr<DaemonLink> link, std::string where) {
+  return std::make_unique<DaemonSource>(std::move(link), std::move(where));
+}
+
+int run_through_daemon(const DeviceSource& source, const std::string& command, const CommonOptions& common,
+                       const QueryOptions& query, const std::string& health_policy, const std::string& where) {
+  if (command.empty()) return run_overview(source, nullptr, common, where);
+  if (command == "list") return run_list(source, common);
+  if (command == "static") return run_static(source, common);
+  if (command == "metric") return run_metric(source, common);
+  if (command == "query") return run_query(source, common, query);
+  if (command == "ras") return run_ras(source, common);
+  if (command == "health") return run_health(source, common, health_policy);
+  return run_partition(source, common);
+}
+
+}  // namespace hipstack::cli
