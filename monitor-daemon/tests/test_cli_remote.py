@@ -7,6 +7,7 @@ A daemon reads a capture; hipstack-smi --host (unix socket, and TCP) and hipstac
 --sysfs-root on the same capture must print byte-identical tables, JSON and CSV, with the same exit
 codes. The daemon is started and stopped (by PID) by each test.
 """
+import json
 import os
 import re
 import shutil
@@ -62,6 +63,19 @@ class RemoteCliTest(unittest.TestCase):
     def smi(self, *args):
         return subprocess.run([SMI] + list(args), capture_output=True, text=True, timeout=30)
 
+    def assert_same(self, answered, local, command, fmt):
+        """The daemon's answer is what a local read prints; `metric --json` adds each GPU's sample age."""
+        self.assertEqual(answered.returncode, local.returncode, answered.stderr)
+        if fmt == ["--json"] and command[0] == "metric" and answered.returncode == 0:
+            doc = json.loads(answered.stdout)
+            for device in doc["devices"]:
+                age = device.pop("sample_age_s")
+                self.assertTrue(0 <= age < 5, age)  # fast_interval 1 s, and the daemon is ready
+            self.assertEqual(doc, json.loads(local.stdout))
+            self.assertNotIn("sample_age_s", local.stdout)  # a fresh read has no age
+        else:
+            self.assertEqual(answered.stdout, local.stdout)
+
     def check_same(self, capture_name, host_of):
         capture = os.path.join(CAPTURES, capture_name, "sys")
         host = host_of(capture)
@@ -70,8 +84,80 @@ class RemoteCliTest(unittest.TestCase):
                 with self.subTest(capture=capture_name, command=" ".join(command + fmt)):
                     local = self.smi("--sysfs-root", capture, *fmt, *command)
                     remote = self.smi("--host", host, *fmt, *command)
-                    self.assertEqual(remote.returncode, local.returncode, remote.stderr)
-                    self.assertEqual(remote.stdout, local.stdout)
+                    self.assert_same(remote, local, command, fmt)
+
+    def smi_here(self, socket, *args):
+        """hipstack-smi with no root given: the node's daemon is the one at `socket`."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HIPSTACK_")}
+        env["HIPSTACK_SMID_SOCKET"] = socket
+        return subprocess.run([SMI] + list(args), capture_output=True, text=True, timeout=30, env=env)
+
+    def test_read_only_commands_answer_from_the_local_daemon(self):
+        """Without --host, a read-only command asks the node's daemon (its socket named by
+        HIPSTACK_SMID_SOCKET here) and prints what a local read of the same GPUs prints; --direct,
+        a chosen root, a health policy, metric -v and the default view (its processes) read the GPUs
+        instead (here: the machine's own)."""
+        capture = os.path.join(CAPTURES, "constructed/mi300x-8gpu-faults/sys")
+        socket = self.start(capture)[len("unix://"):]
+        for command in COMMANDS:
+            for fmt in ([], ["--json"], ["--csv"]):
+                with self.subTest(command=" ".join(command + fmt)):
+                    local = self.smi("--sysfs-root", capture, *fmt, *command)
+                    self.assert_same(self.smi_here(socket, *fmt, *command), local, command, fmt)
+        said = self.smi_here(socket, "-v", "list")
+        self.assertIn("answered by hipstack-smid at unix:" + socket, said.stderr)
+        # Each of these reads for itself: what it prints is what it prints with no daemon at all.
+        nowhere = os.path.join(self.dir, "no-daemon.sock")
+        for args in (["--direct", "list"], ["--direct", "--json", "metric"], ["health", "--config", "/dev/null"],
+                     ["-v", "metric", "-m", "power_current"], []):
+            with self.subTest(args=args):
+                own = self.smi_here(socket, *args)
+                alone = self.smi_here(nowhere, *args)
+                self.assertEqual(own.returncode, alone.returncode, own.stderr)
+                if args:  # the default view's heading carries the time
+                    self.assertEqual(own.stdout, alone.stdout)
+                self.assertNotIn("MI300X", own.stdout)
+        with_root = self.smi_here(socket, "--sysfs-root", os.path.join(CAPTURES, "real/lact/rx6900xt/sys"), "list")
+        self.assertEqual(with_root.returncode, 0, with_root.stderr)
+        self.assertNotIn("MI300X", with_root.stdout)
+
+    def test_a_socket_that_does_not_answer_is_read_around(self):
+        """A socket where nothing speaks the protocol (a daemon of an older release, a hung one, a
+        stranger): hipstack-smi reads the GPUs itself within a second and says why with -v."""
+        import socket as sockets
+        import threading
+        self.dir = tempfile.mkdtemp(prefix="smi-remote-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        for behaviour in ("hang", "close"):
+            with self.subTest(behaviour=behaviour):
+                path = os.path.join(self.dir, behaviour + ".sock")
+                server = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+                self.addCleanup(server.close)
+                server.bind(path)
+                server.listen(8)
+                held = []
+
+                def serve():
+                    while True:
+                        try:
+                            conn, _ = server.accept()
+                        except OSError:
+                            return
+                        if behaviour == "close":
+                            conn.close()
+                        else:
+                            held.append(conn)  # accepted, never answered
+                threading.Thread(target=serve, daemon=True).start()
+                started = time.monotonic()
+                r = self.smi_here(path, "-v", "list")
+                took = time.monotonic() - started
+                alone = self.smi_here(os.path.join(self.dir, "none.sock"), "list")
+                self.assertEqual((r.returncode, r.stdout), (alone.returncode, alone.stdout), r.stderr)
+                self.assertIn("reading the GPUs itself: hipstack-smid at unix:" + path, r.stderr)
+                self.assertLess(took, 5)
+                server.close()
+                for conn in held:
+                    conn.close()
 
     def test_same_output_over_the_unix_socket(self):
         for name in ("constructed/mi300x-8gpu-faults", "constructed/mi300x-8gpu-cpx-nps1"):

@@ -434,9 +434,10 @@ int run(int argc, char** argv) {
   }
   // The node's daemon answers read-only commands from its latest samples (no GPU opened, no NVML
   // start-up), unless the command asks for something only a read of its own gives: files or an NVML
-  // of its choosing, a health policy, a PCIe or window measurement, or the per-metric costs.
-  const bool needs_own_read = direct || chooses_what_to_read(open) || !health_policy.empty() || common.pcie_throughput ||
-                              common.window_asked || (command == "metric" && common.verbose);
+  // of its choosing, a health policy, a PCIe or window measurement, the per-metric costs, or the
+  // default view (its process list is read here: the daemon does not serve processes).
+  const bool needs_own_read = direct || command.empty() || chooses_what_to_read(open) || !health_policy.empty() ||
+                              common.pcie_throughput || common.window_asked || (command == "metric" && common.verbose);
   if (works_remotely(command) && !change.any() && !needs_own_read) {
     const std::string socket = local_daemon_socket();
     std::string why_not;
