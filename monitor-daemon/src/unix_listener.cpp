@@ -156,9 +156,10 @@ void UnixListener::accept_loop() {
   for (;;) {
     std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
     auto wake = std::chrono::steady_clock::time_point::max();
+    constexpr auto kPartialRetry = std::chrono::milliseconds(20);
     for (const Unsorted& u : unsorted_) {
-      fds.push_back({u.fd, POLLIN, 0});
-      wake = std::min(wake, u.deadline);
+      fds.push_back({u.fd, static_cast<short>(u.partial ? 0 : POLLIN), 0});  // POLLHUP and POLLERR still come
+      wake = std::min(wake, u.partial ? std::min(u.deadline, std::chrono::steady_clock::now() + kPartialRetry) : u.deadline);
     }
     int timeout = -1;
     if (!unsorted_.empty()) {
@@ -174,8 +175,8 @@ void UnixListener::accept_loop() {
     const auto now = std::chrono::steady_clock::now();
     std::vector<Unsorted> still;
     for (std::size_t i = 0; i < unsorted_.size(); ++i) {
-      const Unsorted& u = unsorted_[i];
-      if (fds[i + 2].revents != 0 && sort(u)) continue;
+      Unsorted& u = unsorted_[i];
+      if ((fds[i + 2].revents != 0 || u.partial) && sort(u)) continue;
       if (now >= u.deadline) {
         ::close(u.fd);  // said nothing in time
         continue;
@@ -187,7 +188,7 @@ void UnixListener::accept_loop() {
   }
 }
 
-bool UnixListener::sort(const Unsorted& connection) {
+bool UnixListener::sort(Unsorted& connection) {
   constexpr std::string_view kGrpcPreface = "PRI * HT";  // HTTP/2's connection preface, as gRPC sends it
   std::array<char, kLocalQueryHello.size()> first{};
   const ssize_t n = ::recv(connection.fd, first.data(), first.size(), MSG_PEEK | MSG_DONTWAIT);
@@ -195,6 +196,7 @@ bool UnixListener::sort(const Unsorted& connection) {
   const std::string_view seen(first.data(), n > 0 ? static_cast<std::size_t>(n) : 0);
   if (n > 0 && seen.size() < first.size() &&
       (kGrpcPreface.starts_with(seen) || kLocalQueryHello.starts_with(seen))) {
+    connection.partial = true;
     return false;  // a prefix of either: wait for the rest
   }
   if (seen == kGrpcPreface) {

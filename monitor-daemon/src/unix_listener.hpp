@@ -83,11 +83,15 @@ class UnixListener {
   struct Unsorted {
     int fd = -1;
     std::chrono::steady_clock::time_point deadline;
+    // Part of an opening has come: its bytes stay readable, so it is looked at again on a short
+    // timer rather than polled for input (which would wake the loop at once, again and again).
+    bool partial = false;
   };
   void accept_loop();
   void accept_one();
-  // Hands the connection on when its first bytes say what it is; false while they have not come.
-  bool sort(const Unsorted& connection);
+  // Hands the connection on when its first bytes say what it is; false while they have not all
+  // come (`partial` set when some have).
+  bool sort(Unsorted& connection);
 
   std::string path_;
   std::string note_;

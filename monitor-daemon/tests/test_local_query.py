@@ -48,6 +48,12 @@ class LocalQueryTests(base.GrpcTest):
             sock.sendall(hello)
         return sock
 
+    def daemon_cpu_s(self):
+        """User plus system CPU seconds of the daemon so far (/proc/PID/stat)."""
+        with open("/proc/%d/stat" % self.daemon.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def send_frame(self, sock, payload):
         sock.sendall(struct.pack(">I", len(payload)) + payload)
 
@@ -129,6 +135,7 @@ class LocalQueryTests(base.GrpcTest):
         stub = self.start()
         silent = self.connect(hello=None)
         foreign = self.connect(hello=b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        cpu_before = self.daemon_cpu_s()
         half = self.connect(hello=b"HSQ")  # a prefix of the hello, and no more
         self.assertTrue(ends_within(foreign, 2), "a connection speaking neither protocol stayed open")
         # Meanwhile gRPC and the local protocol are served.
@@ -138,6 +145,9 @@ class LocalQueryTests(base.GrpcTest):
         self.assertTrue(ends_within(silent, 6), "a connection that said nothing stayed open")
         self.assertTrue(ends_within(half, 6), "a connection that sent half a hello stayed open")
         self.assertLess(time.monotonic() - started, 6)
+        # Waiting up to 2 s for the rest of a hello did not spin a thread (a 100 ms sampler over
+        # 8 GPUs and the calls above take a fraction of that).
+        self.assertLess(self.daemon_cpu_s() - cpu_before, 1.0)
         # After its hello, a connection that makes no call ends after the idle limit (5 s).
         idle = self.connect()
         self.assertTrue(ends_within(idle, 9), "an idle local query connection stayed open")

@@ -70,17 +70,6 @@ std::vector<smi::Reading> readings_of(const google::protobuf::RepeatedPtrField<p
   return out;
 }
 
-bool kind_wanted(smi::Kind kind, const smi::SampleOptions& what) {
-  switch (kind) {
-    case smi::Kind::identity: return what.identity;
-    case smi::Kind::static_info: return what.static_info;
-    case smi::Kind::live:
-    case smi::Kind::counter: return what.live;
-    case smi::Kind::window: return what.window;
-  }
-  return false;
-}
-
 class DaemonSource final : public DeviceSource {
  public:
   DaemonSource(std::unique_ptr<DaemonLink> link, std::string where) : link_(std::move(link)), where_(std::move(where)) {
@@ -114,7 +103,7 @@ class DaemonSource final : public DeviceSource {
     std::vector<smi::Reading> out;
     for (const pb::DeviceMetrics& d : snapshot.devices()) {
       for (smi::Reading& r : readings_of(d.readings())) {
-        if (kind_wanted(smi::find_metric(r.id)->kind, what)) out.push_back(std::move(r));
+        if (kind_asked(smi::find_metric(r.id)->kind, what)) out.push_back(std::move(r));
       }
       if (d.device().sample_age_seconds() >= 0) {
         std::lock_guard lock(mutex_);

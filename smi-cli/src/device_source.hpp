@@ -16,6 +16,19 @@
 
 namespace hipstack::cli {
 
+// Whether the catalogue kind is one that `what` asks for (identity, static, live and counters, window),
+// as the library selects readings for a sample.
+inline bool kind_asked(smi::Kind kind, const smi::SampleOptions& what) {
+  switch (kind) {
+    case smi::Kind::identity: return what.identity;
+    case smi::Kind::static_info: return what.static_info;
+    case smi::Kind::live:
+    case smi::Kind::counter: return what.live;
+    case smi::Kind::window: return what.window;
+  }
+  return false;
+}
+
 class DeviceSource {
  public:
   virtual ~DeviceSource() = default;

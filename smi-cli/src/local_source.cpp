@@ -14,14 +14,7 @@ namespace {
 bool asked_for(const smi::MetricInfo& info, const smi::SampleOptions& what) {
   if (info.scope != smi::Scope::device) return false;
   if (!what.metrics.empty()) return std::find(what.metrics.begin(), what.metrics.end(), info.id) != what.metrics.end();
-  switch (info.kind) {
-    case smi::Kind::identity: return what.identity;
-    case smi::Kind::static_info: return what.static_info;
-    case smi::Kind::live:
-    case smi::Kind::counter: return what.live;
-    case smi::Kind::window: return what.window;
-  }
-  return false;
+  return kind_asked(info.kind, what);
 }
 
 }  // namespace
