@@ -249,6 +249,7 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
     smi::SampleOptions live;
     live.metrics = costly_due ? wanted : pool.cheap_live;
     if (costly_due || !pool.cheap_live.empty()) snapshot->live = system.sample(index, live);
+    const std::size_t read_now = snapshot->live.size();  // in catalogue order, as the library returns them
     // Values carry over between reads only for a GPU that answers now: one that vanished or whose
     // reads fail must not go on exporting what it said before.
     const bool answered =
@@ -282,11 +283,13 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
                      is_window_reading);
       }
     }
-    // Carried readings were appended: back into catalogue order, which every output keeps (a remote
-    // hipstack-smi prints what a local one does).
-    std::stable_sort(snapshot->live.begin(), snapshot->live.end(), [](const smi::Reading& a, const smi::Reading& b) {
-      return catalogue_position(a.id) < catalogue_position(b.id);
-    });
+    // Carried or window readings were appended: back into catalogue order, which every output keeps
+    // (a remote hipstack-smi prints what a local one does). Nothing appended: already in order.
+    if (snapshot->live.size() > read_now) {
+      std::stable_sort(snapshot->live.begin(), snapshot->live.end(), [](const smi::Reading& a, const smi::Reading& b) {
+        return catalogue_position(a.id) < catalogue_position(b.id);
+      });
+    }
     snapshot->live_at = Clock::now();
     snapshot->live_wall = std::chrono::system_clock::now();
     snapshot->have_live = true;
