@@ -225,35 +225,56 @@ class MutationTests(base.GrpcTest):
         stub = self.start("read_deadline_ms = 500\n", sysfs=os.path.join(mount, "sys"))
         control = os.path.join(mount, ".emulator", "control")
 
-        def ok_readings():
+        def ok_readings(snapshot=None):
             """Per device, the (metric, instance) of each reading that is OK."""
-            snapshot = stub.GetMetrics(base.pb.GetMetricsRequest())
+            snapshot = snapshot or stub.GetMetrics(base.pb.GetMetricsRequest())
             return [sorted((r.metric, r.instance) for r in d.readings if r.status == base.pb.READING_STATUS_OK)
                     for d in snapshot.devices]
 
-        def ok_counts():
-            return [len(d) for d in ok_readings()]
+        def sampled_after(wall_ms, timeout=10):
+            """The first snapshot in which every GPU has a published sample taken after wall_ms (a GPU
+            whose sample runs past the read deadline shows no readings meanwhile: not a sample)."""
+            deadline = time.monotonic() + timeout
+            while True:
+                snapshot = stub.GetMetrics(base.pb.GetMetricsRequest())
+                if all(d.sampled_at_unix_ms > wall_ms for d in snapshot.devices):
+                    return snapshot
+                self.assertLess(time.monotonic(), deadline, "no GPU sampled after %d ms: %s" % (
+                    wall_ms, [d.sampled_at_unix_ms for d in snapshot.devices]))
+                time.sleep(0.05)
 
-        healthy = ok_readings()
+        healthy = ok_readings(sampled_after(0))
+        switched_ms = time.time() * 1000
         with open(control, "w") as f:
             f.write("read-errors card8")
-        deadline = time.monotonic() + 5
-        while ok_counts()[1] != 0 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        counts = ok_counts()
-        self.assertEqual(counts[1], 0, counts)
-        self.assertEqual(counts[:1] + counts[2:], [len(d) for d in healthy[:1] + healthy[2:]])
-        failed = [r for r in stub.GetMetrics(base.pb.GetMetricsRequest(devices=["1"])).devices[0].readings
-                  if r.status == base.pb.READING_STATUS_ERROR]
+        # A sample published after the switch may have begun before it (some reads still answered);
+        # the one after that began after it: samples of one GPU run one at a time.
+        first = sampled_after(switched_ms)
+        failing = sampled_after(max(d.sampled_at_unix_ms for d in first.devices))
+        ok_now = ok_readings(failing)
+        # Its process list comes from /proc (fdinfo), not from the GPU: still true, still OK.
+        self.assertEqual([r for r in ok_now[1] if r[0] != "running_processes"], [],
+                         "GPU 1 readings OK in a sample begun after its reads began to fail with EIO")
+        self.assertEqual(ok_now[:1] + ok_now[2:], healthy[:1] + healthy[2:])
+        # Down in every sample while it fails: the process list does not make it look alive (it did on
+        # every other sample, whose costly reads included the process list).
+        ups = [failing.devices[1].device.up]
+        for _ in range(3):
+            failing = sampled_after(failing.devices[1].sampled_at_unix_ms)
+            ups.append(failing.devices[1].device.up)
+        self.assertEqual(ups, [False] * 4)
+        failed = [r for r in failing.devices[1].readings if r.status == base.pb.READING_STATUS_ERROR]
         self.assertTrue(failed)
         not_eio = [(r.metric, r.error_code, r.detail) for r in failed if "card8" in r.detail and r.error_code != 5]
         self.assertEqual(not_eio, [])  # EIO, naming the file
         with open(control, "w") as f:
             f.write("read-errors-end card8")
         deadline = time.monotonic() + 5
-        while ok_readings() != healthy and time.monotonic() < deadline:
+        while True:
+            snapshot = stub.GetMetrics(base.pb.GetMetricsRequest())
+            if ok_readings(snapshot) == healthy or time.monotonic() > deadline:
+                break
             time.sleep(0.1)
-        snapshot = stub.GetMetrics(base.pb.GetMetricsRequest())
         for device, before in enumerate(healthy):
             now = [r for r in snapshot.devices[device].readings if r.status == base.pb.READING_STATUS_OK]
             missing = [str(r) for r in snapshot.devices[device].readings if (r.metric, r.instance) in set(before) - set(

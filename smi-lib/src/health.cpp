@@ -542,7 +542,9 @@ std::string health_summary(const HealthReport& report) {
 bool device_answered(const std::vector<Reading>& readings) noexcept {
   bool failed = false;
   for (const Reading& r : readings) {
-    if (r.status == Status::ok) return true;
+    // The process list is not the GPU answering: amdgpu's comes from /proc (fdinfo), which reads
+    // fine while every read of the GPU fails.
+    if (r.status == Status::ok && r.id != MetricId::running_processes) return true;
     failed = failed || r.status == Status::error || r.status == Status::unavailable;
   }
   return !failed;

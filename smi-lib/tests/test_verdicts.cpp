@@ -127,6 +127,27 @@ TEST(Verdicts, AGpuWhoseEveryReadFailsFails) {
   EXPECT_TRUE(device_answered({}));  // nothing failed: every metric unsupported is not a fault
 }
 
+TEST(Verdicts, ItsProcessListDoesNotMakeAFailingGpuAnswer) {
+  // amdgpu's process list comes from /proc (fdinfo), not from the GPU: it reads fine while every
+  // read of the GPU fails, and must not make that GPU look alive (hipstack_gpu_up flapped with it).
+  Reading failed;
+  failed.id = MetricId::temperature_edge;
+  failed.status = Status::error;
+  failed.error_code = 5;
+  failed.detail = "/sys/class/drm/card8/device/hwmon/hwmon3/temp1_input: Input/output error";
+  Reading processes;
+  processes.id = MetricId::running_processes;
+  processes.status = Status::ok;
+  processes.value = 0.0;
+  EXPECT_FALSE(device_answered({failed, processes}));
+  EXPECT_EQ(amd().health(0, {failed, processes}).overall, Verdict::fail);
+  Reading temperature = failed;
+  temperature.status = Status::ok;
+  temperature.value = 40.0;
+  EXPECT_TRUE(device_answered({temperature, processes}));
+  EXPECT_TRUE(device_answered({processes}));  // nothing failed
+}
+
 TEST(Verdicts, AGpuWhoseDeviceFolderVanishesIsFaultedEverywhere) {
   const auto root = std::filesystem::temp_directory_path() / ("hipstack-vanish-" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);

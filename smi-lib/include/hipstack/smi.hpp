@@ -319,7 +319,8 @@ HIPSTACK_SMI_CXX_API HealthTally tally(const HealthReport& report);
 HIPSTACK_SMI_CXX_API std::string health_summary(const HealthReport& report);
 
 // True when the readings show the device answering: a reading succeeded, or none failed (every
-// metric not supported, as on a sparse old card). A GPU whose every attempted read failed is not.
+// metric not supported, as on a sparse old card). A GPU whose every attempted read failed is not;
+// its process list (read from /proc on amdgpu) does not count as the GPU answering.
 HIPSTACK_SMI_CXX_API bool device_answered(const std::vector<Reading>& readings) noexcept;
 
 // Thresholds; defaults suit data-centre GPUs. from_file reads "key = value" lines (docs/health.md).
