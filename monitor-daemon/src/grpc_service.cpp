@@ -45,7 +45,9 @@ void fill_health_snapshot(const Sampler& sampler, const std::vector<std::uint32_
 }  // namespace
 
 MonitorService::MonitorService(SamplerSource source, const Access& access, StreamQuota& streams, MutationRunner mutations)
-    : source_(std::move(source)), mutations_(std::move(mutations)), access_(access), streams_(streams) {}
+    : source_(std::move(source)), mutations_(std::move(mutations)), access_(access), streams_(streams) {
+  follow_events();
+}
 
 StreamQuota::Ticket MonitorService::admit_stream(grpc::CallbackServerContext* context) {
   const Caller caller = access_.identify(*context);

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "access.hpp"
+#include "event_log.hpp"
 #include "hipstack/monitor/v1/monitor.grpc.pb.h"
 #include "sampler.hpp"
 #include "snapshot_stream.hpp"
@@ -38,6 +39,7 @@ class MonitorService final : public pb::Monitor::CallbackService {
   grpc::ServerUnaryReactor* GetHistory(grpc::CallbackServerContext*, const pb::GetHistoryRequest*, pb::GetHistoryResponse*) override;
   grpc::ServerWriteReactor<pb::MetricsSnapshot>* WatchMetrics(grpc::CallbackServerContext*, const pb::WatchMetricsRequest*) override;
   grpc::ServerWriteReactor<pb::HealthSnapshot>* WatchHealth(grpc::CallbackServerContext*, const pb::WatchHealthRequest*) override;
+  grpc::ServerWriteReactor<pb::EventBatch>* WatchEvents(grpc::CallbackServerContext*, const pb::WatchEventsRequest*) override;
   grpc::ServerUnaryReactor* SetPartition(grpc::CallbackServerContext*, const pb::SetPartitionRequest*, pb::MutationResponse*) override;
   grpc::ServerUnaryReactor* SetPowerCap(grpc::CallbackServerContext*, const pb::SetPowerCapRequest*, pb::MutationResponse*) override;
   grpc::ServerUnaryReactor* ResetDevice(grpc::CallbackServerContext*, const pb::ResetDeviceRequest*, pb::MutationResponse*) override;
@@ -53,6 +55,9 @@ class MonitorService final : public pb::Monitor::CallbackService {
 
  private:
   grpc::Status get_history(const pb::GetHistoryRequest*, pb::GetHistoryResponse*);
+  class EventFollower;
+  // Starts looking at the snapshots for the event log (grpc_events.cpp).
+  void follow_events();
   // A slot of the stream quota for this caller (refused() says why when none is left).
   StreamQuota::Ticket admit_stream(grpc::CallbackServerContext* context);
   using MutationFn = std::function<smi::ControlResult(smi::System&, std::uint32_t)>;
@@ -66,7 +71,9 @@ class MonitorService final : public pb::Monitor::CallbackService {
   const Access& access_;
   StreamQuota& streams_;
   static constexpr std::size_t kMaxHistoryPageBytes = 256 * 1024;  // GetHistoryResponse's page (monitor.proto)
-  StreamTicker ticker_;  // wakes WatchMetrics and WatchHealth streams
+  EventLog events_;  // before the ticker, whose thread adds to it until the ticker is gone
+  std::shared_ptr<EventFollower> follower_;
+  StreamTicker ticker_;  // wakes WatchMetrics, WatchHealth and WatchEvents streams, and the event follower
   // GetHistory pages: two built at once, so that a flood leaves CPU to /metrics and the sampler
   // (each holds up to a page twice: built, serialised); up to 32 wait, 2 s at most.
   WorkQueue history_pages_{2, 32, std::chrono::seconds(2)};

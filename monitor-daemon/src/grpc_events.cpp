@@ -1,0 +1,85 @@
+// WatchEvents: the event log (event_log.hpp) as a stream. The service's ticker looks at the
+// sampler's snapshots every 250 ms whether or not anyone watches, so the log holds what happened
+// before a client connected (since_sequence) and a reconnecting client misses nothing still kept.
+#include <algorithm>
+#include <set>
+
+#include "grpc_request.hpp"
+#include "grpc_service.hpp"
+
+namespace hipstack::smid {
+
+namespace {
+
+constexpr auto kLookEvery = std::chrono::milliseconds(250);
+constexpr std::size_t kMaxEventsPerBatch = 256;  // EventBatch's bound (monitor.proto)
+
+void fill_event(const EventLog::Entry& entry, pb::Event* out) {
+  out->set_sequence(entry.sequence);
+  out->set_time_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(entry.found.time_since_epoch()).count());
+  const smi::Event& e = entry.event;
+  out->set_kind(e.kind);
+  out->set_device_index(e.device.index);
+  out->set_bdf(e.device.bdf);
+  out->set_uuid(e.device.uuid);
+  out->set_metric(e.metric);
+  out->set_before(e.before);
+  out->set_after(e.after);
+  out->set_message(e.message);
+}
+
+}  // namespace
+
+// Looks at the snapshots for the event log, on the service's ticker.
+class MonitorService::EventFollower final : public Tickable {
+ public:
+  EventFollower(const SamplerSource& source, EventLog& log) : source_(source), log_(log) {}
+  void tick(StreamTicker& ticker) override {
+    if (const auto sampler = source_()) log_.observe(*sampler);
+    ticker.schedule(StreamTicker::Clock::now() + kLookEvery, self_.lock());
+  }
+  std::weak_ptr<EventFollower> self_;
+
+ private:
+  const SamplerSource& source_;
+  EventLog& log_;
+};
+
+void MonitorService::follow_events() {
+  follower_ = std::make_shared<EventFollower>(source_, events_);
+  follower_->self_ = follower_;
+  ticker_.schedule(StreamTicker::Clock::now(), follower_);
+}
+
+grpc::ServerWriteReactor<pb::EventBatch>* MonitorService::WatchEvents(grpc::CallbackServerContext* context,
+                                                                      const pb::WatchEventsRequest* request) {
+  using Refused = RefusedStream<pb::EventBatch>;
+  const auto sampler = source_();
+  std::vector<std::uint32_t> devices;
+  if (auto status = select_devices(*sampler, request->devices(), devices); !status.ok()) return new Refused(status);
+  std::set<std::string> uuids;  // chosen by UUID: indices may change at a reload
+  if (!request->devices().empty()) {
+    const auto views = sampler->views();
+    for (const std::uint32_t index : devices) uuids.insert(views.at(index).snapshot->device.uuid);
+  }
+  StreamQuota::Ticket slot = admit_stream(context);
+  if (!slot.admitted()) return new Refused({grpc::StatusCode::RESOURCE_EXHAUSTED, slot.refused()});
+  // A sequence past the last one is from before the daemon restarted: every kept event is news.
+  const std::uint64_t last = events_.last_sequence();
+  const std::uint64_t since = request->since_sequence();
+  const std::uint64_t start = since == 0 ? last : since > last ? 0 : since;
+  // Sends what arrived since the last batch; nothing when nothing did. A client that reads slowly
+  // gets the kept events next time, and is told how many it missed.
+  auto build = [this, uuids = std::move(uuids), sent = start](pb::EventBatch& message) mutable {
+    EventLog::Page page = events_.after(sent, kMaxEventsPerBatch);
+    message.set_missed(page.missed);
+    for (const EventLog::Entry& entry : page.entries) {
+      sent = entry.sequence;
+      if (uuids.empty() || uuids.contains(entry.event.device.uuid)) fill_event(entry, message.add_events());
+    }
+    return message.events_size() > 0 || page.missed > 0;
+  };
+  return SnapshotStream<pb::EventBatch>::start(ticker_, std::move(slot), kLookEvery, 0, std::move(build));
+}
+
+}  // namespace hipstack::smid

@@ -1,0 +1,179 @@
+// The event rules (hipstack/events.hpp): what a change between two looks at a GPU means.
+#include <hipstack/events.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <utility>
+
+namespace hipstack::smi {
+namespace {
+
+constexpr MetricId kEventMetrics[] = {
+    MetricId::throttle_status,        MetricId::violation_residency,      MetricId::ecc_corrected_volatile,
+    MetricId::ecc_uncorrected_volatile, MetricId::ras_correctable,        MetricId::ras_uncorrectable,
+    MetricId::ras_deferred,           MetricId::bad_pages_pending,        MetricId::bad_pages_reserved,
+    MetricId::bad_pages_failed,       MetricId::retired_pages,            MetricId::remapped_rows_pending,
+    MetricId::energy_consumed,        MetricId::compute_partition,        MetricId::memory_partition,
+    MetricId::temperature_junction,   MetricId::xid_errors};
+
+constexpr std::string_view kEventKinds[] = {
+    "device-added",       "device-removed",     "unreadable",         "readable",
+    "xid",                "throttling-started", "throttling-stopped", "throttling-changed",
+    "throttling",         "memory-errors",      "memory-errors-cleared", "counters-restarted",
+    "partitions-changed", "partition-mode-changed"};
+
+using Key = std::pair<MetricId, std::string>;  // metric and instance
+
+std::string value_text(const Reading& r) {
+  if (const auto text = r.text()) return std::string(*text);
+  if (const auto number = r.number()) return fmt::format("{}", *number);
+  return std::string(status_name(r.status));
+}
+
+std::string metric_label(MetricId id, const std::string& instance) {
+  const std::string name(find_metric(id)->name);
+  return instance.empty() ? name : fmt::format("{}[{}]", name, instance);
+}
+
+bool followed(MetricId id) { return std::find(std::begin(kEventMetrics), std::end(kEventMetrics), id) != std::end(kEventMetrics); }
+
+// A look's readings by metric and instance: the XID counts apart (only those read), the rest.
+struct Indexed {
+  std::map<std::string, const Reading*> xids;  // by XID code
+  std::map<Key, const Reading*> readings;
+  bool readable = true;
+};
+
+Indexed index(const EventLook& look) {
+  Indexed out;
+  std::vector<Reading> answers;
+  for (const Reading& r : look.readings) {
+    if (!followed(r.id)) continue;
+    if (r.id == MetricId::xid_errors) {
+      if (r.ok()) out.xids.emplace(r.instance, &r);
+      continue;
+    }
+    out.readings.emplace(Key{r.id, r.instance}, &r);
+    answers.push_back(r);
+  }
+  // The GPU answers when it is not faulted and its reads did not all fail (as hipstack_gpu_up).
+  out.readable = look.device.fault.empty() && device_answered(answers);
+  return out;
+}
+
+Event make(std::string_view kind, const DeviceSummary& device, std::string metric, std::string before, std::string after,
+           std::string message) {
+  return {std::string(kind), device, std::move(metric), std::move(before), std::move(after), std::move(message)};
+}
+
+// One event per XID code whose count rose (its detail says what the code means).
+void xid_events(const Indexed* before, const Indexed& after, const DeviceSummary& device, std::vector<Event>& events) {
+  for (const auto& [code, now] : after.xids) {
+    std::int64_t was = 0;
+    if (before != nullptr) {
+      if (const auto it = before->xids.find(code); it != before->xids.end()) {
+        was = static_cast<std::int64_t>(it->second->number().value_or(0));
+      }
+    }
+    const auto count = static_cast<std::int64_t>(now->number().value_or(0));
+    if (count > was) {
+      events.push_back(make("xid", device, metric_label(MetricId::xid_errors, code), std::to_string(was), std::to_string(count),
+                            now->detail));
+    }
+  }
+}
+
+// A followed reading that changed between two looks at which both read it.
+void reading_event(const Key& key, const Reading& was, const Reading& now, const DeviceSummary& device,
+                   std::vector<Event>& events) {
+  const MetricId id = key.first;
+  const std::string label = metric_label(id, key.second);
+  if (id == MetricId::compute_partition || id == MetricId::memory_partition) {
+    if (was.text() != now.text()) {
+      events.push_back(make("partition-mode-changed", device, label, value_text(was), value_text(now), "partition mode changed"));
+    }
+    return;
+  }
+  const double a = was.number().value_or(0);
+  const double b = now.number().value_or(0);
+  if (a == b) return;
+  if (id == MetricId::throttle_status) {
+    const std::string_view kind = a == 0 ? "throttling-started" : b == 0 ? "throttling-stopped" : "throttling-changed";
+    events.push_back(make(kind, device, label, fmt::format("{:#x}", static_cast<std::uint64_t>(a)),
+                          fmt::format("{:#x}", static_cast<std::uint64_t>(b)), "throttle reasons (bit mask)"));
+  } else if (find_metric(id)->kind == Kind::counter && b < a) {
+    events.push_back(make("counters-restarted", device, label, value_text(was), value_text(now),
+                          "a counter went back: the GPU was reset or its driver reloaded"));
+  } else if (id == MetricId::violation_residency) {
+    if (b > a) {
+      events.push_back(make("throttling", device, label, value_text(was), value_text(now),
+                            fmt::format("throttled for {} more firmware samples ({})", b - a, key.second)));
+    }
+  } else if (id == MetricId::energy_consumed || id == MetricId::temperature_junction) {
+    // Followed for counters-restarted only (energy) and kept for later rules: no event of their own.
+  } else if (b > a) {
+    events.push_back(make("memory-errors", device, label, value_text(was), value_text(now), fmt::format("{} rose by {}", label, b - a)));
+  } else {
+    events.push_back(make("memory-errors-cleared", device, label, value_text(was), value_text(now), fmt::format("{} fell", label)));
+  }
+}
+
+}  // namespace
+
+std::span<const MetricId> event_metrics() noexcept { return kEventMetrics; }
+
+std::span<const std::string_view> event_kinds() noexcept { return kEventKinds; }
+
+std::vector<Event> device_events(const EventLook* before, const EventLook& after) {
+  std::vector<Event> events;
+  const Indexed now = index(after);
+  const DeviceSummary& device = after.device;
+  if (before == nullptr) {
+    xid_events(nullptr, now, device, events);
+    return events;
+  }
+  const Indexed was = index(*before);
+  xid_events(&was, now, device, events);
+  if (was.readable != now.readable) {
+    events.push_back(make(now.readable ? "readable" : "unreadable", device, "", "", "",
+                          now.readable ? "the device answers again"
+                                       : "no reading succeeds: the GPU is gone, in reset, or its driver is stuck"));
+  }
+  if (before->device.partition_count != device.partition_count) {
+    events.push_back(make("partitions-changed", device, "partitions", std::to_string(before->device.partition_count),
+                          std::to_string(device.partition_count), "the number of partitions changed"));
+  }
+  for (const auto& [key, reading] : now.readings) {
+    const auto it = was.readings.find(key);
+    if (it == was.readings.end() || !it->second->ok() || !reading->ok()) continue;
+    reading_event(key, *it->second, *reading, device, events);
+  }
+  return events;
+}
+
+std::vector<Event> events_between(const std::vector<EventLook>& before, const std::vector<EventLook>& after) {
+  auto find = [](const std::vector<EventLook>& looks, const std::string& uuid) -> const EventLook* {
+    for (const EventLook& look : looks) {
+      if (look.device.uuid == uuid) return &look;
+    }
+    return nullptr;
+  };
+  std::vector<Event> events;
+  for (const EventLook& look : before) {
+    if (find(after, look.device.uuid) == nullptr) {
+      events.push_back(make("device-removed", look.device, "", "", "", "the GPU is no longer listed"));
+    }
+  }
+  for (const EventLook& look : after) {
+    const EventLook* earlier = find(before, look.device.uuid);
+    if (earlier == nullptr) events.push_back(make("device-added", look.device, "", "", "", "a GPU appeared"));
+    auto more = device_events(earlier, look);
+    events.insert(events.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
+  return events;
+}
+
+}  // namespace hipstack::smi
