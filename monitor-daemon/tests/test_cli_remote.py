@@ -188,7 +188,9 @@ class RemoteCliTest(unittest.TestCase):
         for args, words in ((["process"], "not available with --host"),
                             (["partition", "-g", "0", "--compute-mode", "CPX"], "with a change"),
                             (["--sysfs-root", "/tmp", "list"], "do not apply"),
-                            (["--tls-cert", SMI, "list"], "go together")):
+                            (["--tls-cert", SMI, "list"], "go together"),
+                            (["event", "-w", "2"], "-w and -i do not apply"),
+                            (["event", "-g", "no-such-gpu"], "no-such-gpu")):
             r = self.smi("--host", host, *args)
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn(words, r.stderr)

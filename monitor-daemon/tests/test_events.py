@@ -114,6 +114,17 @@ class EventTests(base.GrpcTest):
                 printed.add(json.loads(line))
         cli_reader = threading.Thread(target=read_cli, daemon=True)
         cli_reader.start()
+        # hipstack-smi --host: the daemon's stream printed as the CLI prints its own events.
+        remote = subprocess.Popen([base.SMI, "--host", self.daemon.target, "--json", "event"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: remote.poll() is None and remote.kill())
+        printed_remote = Collected()
+
+        def read_remote():
+            for line in remote.stdout:
+                printed_remote.add(json.loads(line))
+        remote_reader = threading.Thread(target=read_remote, daemon=True)
+        remote_reader.start()
 
         # Both have taken their first look once a count raised every 50 ms comes out of both.
         bumps = iter(range(1, 1000000))
@@ -121,6 +132,8 @@ class EventTests(base.GrpcTest):
         events.wait_for(lambda e: e.metric == "ras_correctable[umc]" and e.bdf == "0000:05:00.0", "daemon: first look", poke=poke)
         printed.wait_for(lambda e: e["metric"] == "ras_correctable[umc]" and e["bdf"] == "0000:05:00.0", "CLI: first look",
                          poke=poke)
+        printed_remote.wait_for(lambda e: e["metric"] == "ras_correctable[umc]" and e["bdf"] == "0000:05:00.0",
+                                "--host: stream open", poke=poke)
 
         def both(kind, bdf):
             events.wait_for(lambda e: e.kind == kind and e.bdf == bdf, "daemon: %s %s" % (kind, bdf))
@@ -147,6 +160,13 @@ class EventTests(base.GrpcTest):
                    key("partition-mode-changed", "0000:47:00.0", "compute_partition", "SPX", "CPX")]
         streamed = [key(e.kind, e.bdf, e.metric, e.before, e.after) for e in events.snapshot()]
         from_cli = [key(e["event"], e["bdf"], e["metric"], e["before"], e["after"]) for e in printed.snapshot()]
+        printed_remote.wait_for(lambda e: e["event"] == "partition-mode-changed", "--host: partition-mode-changed")
+        remotely = {key(e["event"], e["bdf"], e["metric"], e["before"], e["after"]): e for e in printed_remote.snapshot()}
+        for item in planted:
+            self.assertIn(item, remotely, "--host:\n" + "\n".join(map(str, remotely)))
+        local_lines = {key(e["event"], e["bdf"], e["metric"], e["before"], e["after"]): e for e in printed.snapshot()}
+        for item in planted:  # the same object but for the time
+            self.assertEqual(dict(remotely[item], time=None), dict(local_lines[item], time=None))
         for item in planted:
             self.assertIn(item, streamed, "daemon:\n" + "\n".join(map(str, streamed)))
             self.assertIn(item, from_cli, "CLI:\n" + "\n".join(map(str, from_cli)))
@@ -165,6 +185,10 @@ class EventTests(base.GrpcTest):
         for e in events.snapshot():
             self.assertEqual((e.uuid, e.device_index), (devices[e.bdf].uuid, devices[e.bdf].index))
             self.assertGreater(e.time_unix_ms, 1.7e12)
+        remote.terminate()
+        remote.wait(timeout=30)
+        remote_reader.join(timeout=10)
+        self.assertEqual(remote.stderr.read(), "")
         cli.terminate()
         cli.wait(timeout=30)
         cli_reader.join(timeout=10)

@@ -2,8 +2,10 @@
 // output to stdout and returns the process exit code (docs/cli.md lists them).
 #pragma once
 
+#include <hipstack/events.hpp>
 #include <hipstack/smi.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -126,6 +128,10 @@ int run_catalogue(const CommonOptions& options, bool markdown);
 // Prints one line (or JSON object) per change seen between looks every interval_s seconds;
 // `looks` looks in all (0: until interrupted). Re-opens the System at each look.
 int run_event(const smi::OpenOptions& open, const CommonOptions& options, double interval_s, long looks);
+// One event as `event` prints it (a line, a JSON object or a CSV row), found at `when`; the CSV
+// header first. hipstack-smi-remote prints a daemon's WatchEvents with these.
+void print_event_header(const CommonOptions& options);
+void print_event(const smi::Event& e, const CommonOptions& options, std::chrono::system_clock::time_point when);
 // Copies what the library reads from the live /sys (or --sysfs-root) into OUT/sys, flat.
 int run_capture(const std::string& sysfs_root, const std::string& procfs_root, const std::string& out_dir,
                 bool with_processes, bool pcie_bw);

@@ -64,9 +64,14 @@ std::vector<smi::EventLook> look(const smi::OpenOptions& open, const CommonOptio
   return out;
 }
 
-void print_event(const smi::Event& e, const CommonOptions& options) {
-  const auto now = std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
-  const std::string time = fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", now);
+}  // namespace
+
+void print_event_header(const CommonOptions& options) {
+  if (options.format == Format::csv) print("time,event,device,bdf,uuid,metric,before,after,message\n");
+}
+
+void print_event(const smi::Event& e, const CommonOptions& options, std::chrono::system_clock::time_point when) {
+  const std::string time = fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::time_point_cast<std::chrono::milliseconds>(when));
   if (options.format == Format::json) {
     Json j{{"time", time},     {"event", e.kind},     {"gpu", e.device.index}, {"bdf", e.device.bdf},
            {"uuid", e.device.uuid}, {"metric", e.metric}, {"before", e.before}, {"after", e.after},
@@ -82,21 +87,19 @@ void print_event(const smi::Event& e, const CommonOptions& options) {
   std::fflush(stdout);
 }
 
-}  // namespace
-
 int run_event(const smi::OpenOptions& open, const CommonOptions& options, double interval_s, long looks) {
-  if (options.format == Format::csv) print("time,event,device,bdf,uuid,metric,before,after,message\n");
+  print_event_header(options);
   const smi::System watch = smi::System::open(open);  // registered for XIDs from now on
   std::vector<smi::EventLook> previous = look(open, options, watch);
   // XIDs the first look found arrived after the registration: they are news too.
   for (const smi::EventLook& first : previous) {
-    for (const smi::Event& e : smi::device_events(nullptr, first)) print_event(e, options);
+    for (const smi::Event& e : smi::device_events(nullptr, first)) print_event(e, options, std::chrono::system_clock::now());
   }
   const auto interval = std::chrono::duration<double>(interval_s);
   for (long n = 1; looks == 0 || n < looks; ++n) {
     std::this_thread::sleep_for(interval);
     std::vector<smi::EventLook> current = look(open, options, watch);
-    for (const smi::Event& e : smi::events_between(previous, current)) print_event(e, options);
+    for (const smi::Event& e : smi::events_between(previous, current)) print_event(e, options, std::chrono::system_clock::now());
     previous = std::move(current);
   }
   return kExitOk;

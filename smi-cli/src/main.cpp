@@ -417,9 +417,14 @@ int run(int argc, char** argv) {
                  r.path.c_str(), r.result.c_str());
   };
   if (!host.empty()) {
-    if (!works_remotely(command) || change.any()) {
-      std::fprintf(stderr, "hipstack-smi: %s%s is not available with --host (list, static, metric, query, ras, health and partition are)\n",
-                   command.c_str(), change.any() ? " with a change" : "");
+    if ((!works_remotely(command) && command != "event") || change.any()) {
+      std::fprintf(stderr, "hipstack-smi: %s%s is not available with --host (list, static, metric, query, ras, health, "
+                   "partition and event are)\n", command.c_str(), change.any() ? " with a change" : "");
+      return kExitBadArguments;
+    }
+    // The daemon looks at its own samples every 250 ms and streams what changed (docs/events.md).
+    if (command == "event" && (event->get_option("-w")->count() > 0 || event->get_option("-i")->count() > 0)) {
+      std::fprintf(stderr, "hipstack-smi: event with --host streams the daemon's events as they come: -w and -i do not apply\n");
       return kExitBadArguments;
     }
     if (!open.sysfs_root.empty() || !open.procfs_root.empty()) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -55,6 +56,36 @@ class GrpcLink final : public DaemonLink {
                        fmt::format("cannot reach hipstack-smid at {} within {} ms", options.host, options.timeout_ms));
     }
     stub_ = pb::Monitor::NewStub(channel_);
+  }
+
+  // Prints the daemon's events as they come (WatchEvents), until the stream ends: an error then.
+  int watch_events(const CommonOptions& common) const {
+    grpc::ClientContext context;  // no deadline: it runs until interrupted
+    pb::WatchEventsRequest request;
+    for (const std::string& gpu : common.gpus) request.add_devices(gpu);
+    auto stream = stub_->WatchEvents(&context, request);
+    print_event_header(common);
+    pb::EventBatch batch;
+    while (stream->Read(&batch)) {
+      if (batch.missed() > 0) {
+        std::fprintf(stderr, "hipstack-smi: %llu event(s) of hipstack-smid at %s not received (no longer kept)\n",
+                     static_cast<unsigned long long>(batch.missed()), options_.host.c_str());
+      }
+      for (const pb::Event& e : batch.events()) {
+        smi::Event event{e.kind(), {}, e.metric(), e.before(), e.after(), e.message()};
+        event.device.index = e.device_index();
+        event.device.bdf = e.bdf();
+        event.device.uuid = e.uuid();
+        print_event(event, common, std::chrono::system_clock::time_point(std::chrono::milliseconds(e.time_unix_ms())));
+      }
+    }
+    const grpc::Status status = stream->Finish();
+    std::fprintf(stderr, "hipstack-smi: hipstack-smid at %s ended the event stream: %s%s%s\n", options_.host.c_str(),
+                 smi::printable_text(status.error_code() == grpc::StatusCode::OK ? "OK" : "error").c_str(),
+                 status.error_message().empty() ? "" : ": ", smi::printable_text(status.error_message()).c_str());
+    return status.error_code() == grpc::StatusCode::NOT_FOUND || status.error_code() == grpc::StatusCode::INVALID_ARGUMENT
+               ? kExitBadArguments
+               : kExitReadFailure;
   }
 
   Outcome call(const char* method, const google::protobuf::Message& request,
@@ -107,6 +138,7 @@ std::unique_ptr<DeviceSource> connect_remote(const RemoteOptions& options) {
 
 int run_on_host(const RemoteOptions& remote, const std::string& command, const CommonOptions& common,
                 const QueryOptions& query, const std::string& health_policy, char** /*argv*/) {
+  if (command == "event") return GrpcLink(remote).watch_events(common);
   const auto source = connect_remote(remote);
   return run_through_daemon(*source, command, common, query, health_policy, "hipstack-smid at " + remote.host);
 }
