@@ -28,3 +28,11 @@ def assert_fake_nvml(test):
     """The fake NVML is built with the tests (smi-lib/tests/fake_nvml); ctest names it. No skip."""
     path = os.environ.get("FAKE_NVML_FULL")
     test.assertTrue(path and os.path.exists(path), f"fake NVML not found (FAKE_NVML_FULL={path!r}, set by ctest)")
+
+
+def fake_nvml_env(test, script):
+    """The environment that makes hipstack-smi load the fake NVML playing `script` (a file of
+    FAKE_NVML_SCRIPTS_DIR, e.g. "h100x2-mig.txt"); fails the test when ctest did not name it."""
+    assert_fake_nvml(test)
+    return dict(os.environ, HIPSTACK_NVML_LIBRARY=os.environ["FAKE_NVML_FULL"],
+                HIPSTACK_FAKE_NVML_SCRIPT=os.path.join(os.environ["FAKE_NVML_SCRIPTS_DIR"], script))

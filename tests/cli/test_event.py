@@ -21,6 +21,8 @@ import threading
 import time
 import unittest
 
+from smi_cli import fake_nvml_env
+
 SMI = CAPTURES = None
 INTERVAL = 0.2
 WAIT_S = 30  # the longest wait for one event (a loaded machine): a bound, not a pace
@@ -164,10 +166,7 @@ class EventTest(unittest.TestCase):
     def test_xid_errors_come_out_as_they_arrive(self):
         """NVIDIA XIDs (fake NVML, h100x2-mig.txt): the errors queued before the first drain come out
         with the first look, the next batch with the next look; each names its code and meaning."""
-        fake = os.environ.get("FAKE_NVML_FULL")
-        self.assertTrue(fake and os.path.exists(fake), "fake NVML not found (FAKE_NVML_FULL, set by ctest)")
-        env = dict(os.environ, HIPSTACK_NVML_LIBRARY=fake,
-                   HIPSTACK_FAKE_NVML_SCRIPT=os.path.join(os.environ["FAKE_NVML_SCRIPTS_DIR"], "h100x2-mig.txt"))
+        env = fake_nvml_env(self, "h100x2-mig.txt")
         empty = tempfile.mkdtemp(prefix="event-xid-")
         self.addCleanup(shutil.rmtree, empty, True)
         r = subprocess.run([SMI, "--sysfs-root", empty, "--json", "event", "-w", "0.01", "-i", "3"], capture_output=True,

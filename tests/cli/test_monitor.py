@@ -21,6 +21,8 @@ import sys
 import tempfile
 import unittest
 
+from smi_cli import fake_nvml_env
+
 SMI = CAPTURES = None
 SPX, CPX = "constructed/mi300x-8gpu-spx-nps1", "constructed/mi300x-8gpu-cpx-nps1"
 
@@ -91,10 +93,7 @@ class Monitor(unittest.TestCase):
     def test_activity_over_the_refresh_window(self):
         """Each refresh is a window look (fake NVML GPM): empty on the first round, the GEMM's figures
         after; GPU 1 has no GPM and stays empty."""
-        fake = os.environ.get("FAKE_NVML_FULL")
-        self.assertTrue(fake and os.path.exists(fake), "fake NVML not found (FAKE_NVML_FULL, set by ctest)")
-        env = dict(os.environ, HIPSTACK_NVML_LIBRARY=fake,
-                   HIPSTACK_FAKE_NVML_SCRIPT=os.path.join(os.environ["FAKE_NVML_SCRIPTS_DIR"], "h100x2-mig.txt"))
+        env = fake_nvml_env(self, "h100x2-mig.txt")
         empty = tempfile.mkdtemp(prefix="monitor-window-")
         self.addCleanup(shutil.rmtree, empty, True)
         proc = subprocess.run([SMI, "--sysfs-root", empty, "monitor", "--csv", "-i", "2", "-w", "0.05", "-m",
