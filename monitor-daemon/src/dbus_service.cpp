@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "event_log.hpp"
+
 namespace hipstack::smid {
 
 struct DbusService::Impl {
@@ -19,6 +21,8 @@ struct DbusService::Impl {
   sd_bus* bus = nullptr;
   sd_bus_slot* slot = nullptr;
   std::map<std::string, smi::Verdict> verdicts;  // last verdict seen per GPU UUID
+  EventLog events;                 // what changed, by the library's rules (docs/events.md)
+  std::uint64_t events_sent = 0;   // the last sequence signalled
 
   ~Impl() {
     sd_bus_slot_unref(slot);
@@ -198,6 +202,9 @@ const sd_bus_vtable kVtable[] = {
                              SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_SIGNAL_WITH_NAMES("HealthChanged", "ussss",
                              SD_BUS_PARAM(index) SD_BUS_PARAM(uuid) SD_BUS_PARAM(bdf) SD_BUS_PARAM(verdict) SD_BUS_PARAM(summary), 0),
+    SD_BUS_SIGNAL_WITH_NAMES("Event", "sussssss",
+                             SD_BUS_PARAM(kind) SD_BUS_PARAM(index) SD_BUS_PARAM(uuid) SD_BUS_PARAM(bdf) SD_BUS_PARAM(metric)
+                                 SD_BUS_PARAM(before) SD_BUS_PARAM(after) SD_BUS_PARAM(message), 0),
     SD_BUS_VTABLE_END};
 
 std::string summary_of(const smi::HealthReport& report) {
@@ -222,6 +229,22 @@ void emit_health_changes(Impl& impl) {
   }
 }
 
+// Signals each event found since the last look (the first look is the baseline: only XIDs).
+void emit_events(Impl& impl) {
+  impl.events.observe(*impl.source());
+  for (;;) {
+    const EventLog::Page page = impl.events.after(impl.events_sent, 256);
+    if (page.entries.empty()) return;
+    for (const EventLog::Entry& entry : page.entries) {
+      const smi::Event& e = entry.event;
+      sd_bus_emit_signal(impl.bus, DbusService::kPath, DbusService::kName, "Event", "sussssss", e.kind.c_str(), e.device.index,
+                         e.device.uuid.c_str(), e.device.bdf.c_str(), e.metric.c_str(), e.before.c_str(), e.after.c_str(),
+                         e.message.c_str());
+      impl.events_sent = entry.sequence;
+    }
+  }
+}
+
 }  // namespace
 
 DbusService::DbusService(const std::string& bus, SamplerSource source) : impl_(std::make_unique<Impl>()) {
@@ -236,6 +259,7 @@ DbusService::DbusService(const std::string& bus, SamplerSource source) : impl_(s
                                          r == -EACCES ? " (the bus policy, org.hipstack.Monitor1.conf, does not allow it)" : ""));
   }
   emit_health_changes(*impl_);  // remember the verdicts as they are now
+  emit_events(*impl_);
   thread_ = std::thread([this] {
     while (!stop_.load()) {
       const int processed = sd_bus_process(impl_->bus, nullptr);
@@ -245,6 +269,7 @@ DbusService::DbusService(const std::string& bus, SamplerSource source) : impl_(s
       }
       if (processed > 0) continue;
       emit_health_changes(*impl_);
+      emit_events(*impl_);
       sd_bus_wait(impl_->bus, 250'000);
     }
   });

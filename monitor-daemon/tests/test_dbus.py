@@ -140,7 +140,7 @@ class DbusTest(unittest.TestCase):
         r = subprocess.run(["busctl", "--address=" + self.address, "introspect", NAME, PATH, IFACE],
                            capture_output=True, text=True, timeout=10)
         self.assertEqual(r.returncode, 0, r.stderr)
-        for member in (".Devices", ".GetMetrics", ".GetHealth", ".HealthChanged"):
+        for member in (".Devices", ".GetMetrics", ".GetHealth", ".HealthChanged", ".Event"):
             self.assertIn(member, r.stdout)
 
     def test_health_changed_signal(self):
@@ -174,6 +174,36 @@ class DbusTest(unittest.TestCase):
         self.assertIn("thermal", text)
         verdict = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "1", "0")["data"][0][0][2]
         self.assertIn(verdict, ("WARN", "FAIL"))
+
+    def test_event_signal(self):
+        """A change comes out as an Event signal with the library's words (docs/events.md): here GPU 2's
+        compute partition mode, read with the slow sample."""
+        monitor = subprocess.Popen(["dbus-monitor", "--address", self.address,
+                                    "type='signal',interface='%s',member='Event'" % IFACE],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.addCleanup(monitor.stdout.close)
+        self.addCleanup(stop, monitor)
+        text = ""
+        deadline = time.monotonic() + 10
+        while "member=NameLost" not in text:
+            self.assertLess(time.monotonic(), deadline, "dbus-monitor did not become a monitor: " + text)
+            ready, _, _ = select.select([monitor.stdout], [], [], 0.2)
+            if ready:
+                text += os.read(monitor.stdout.fileno(), 65536).decode(errors="replace")
+        mode = os.path.join(self.sysfs, "class/drm/card16/device/current_compute_partition")
+        with open(mode + ".new", "w") as f:
+            f.write("CPX\n")
+        os.replace(mode + ".new", mode)
+        expected = re.compile(r'member=Event\s+string "partition-mode-changed"\s+uint32 2\s+string "[^"]+"\s+'
+                              r'string "0000:47:00.0"\s+string "compute_partition"\s+string "SPX"\s+string "CPX"\s+'
+                              r'string "partition mode changed"')
+        text = ""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not expected.search(text):
+            ready, _, _ = select.select([monitor.stdout], [], [], 0.2)
+            if ready:
+                text += os.read(monitor.stdout.fileno(), 65536).decode(errors="replace")
+        self.assertRegex(text, expected, self.stderr())
 
     def test_hostile_text_is_sent_printable(self):
         # sd-bus refuses strings that are not valid UTF-8: a text file with invalid bytes and a
