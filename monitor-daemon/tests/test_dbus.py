@@ -86,6 +86,23 @@ class DbusTest(unittest.TestCase):
         r = subprocess.run([SMI, "--sysfs-root", self.sysfs, "--json"] + list(args), capture_output=True, text=True, timeout=30)
         return json.loads(r.stdout)
 
+    def start_monitor(self, member):
+        """dbus-monitor watching our signal `member`, returned once its match rule is in place."""
+        monitor = subprocess.Popen(["dbus-monitor", "--address", self.address,
+                                    "type='signal',interface='%s',member='%s'" % (IFACE, member)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.addCleanup(monitor.stdout.close)
+        self.addCleanup(stop, monitor)
+        # dbus-monitor is a monitor, its match rule in place, once the bus took its name away (NameLost).
+        text = ""
+        deadline = time.monotonic() + 10
+        while "member=NameLost" not in text:
+            self.assertLess(time.monotonic(), deadline, "dbus-monitor did not become a monitor: " + text)
+            ready, _, _ = select.select([monitor.stdout], [], [], 0.2)
+            if ready:
+                text += os.read(monitor.stdout.fileno(), 65536).decode(errors="replace")
+        return monitor
+
     def test_devices_property(self):
         listed = self.smi("list")["devices"]
         # Every GPU comes up: polled (a loaded machine may take a while), with a deadline and the answer.
@@ -144,19 +161,7 @@ class DbusTest(unittest.TestCase):
             self.assertIn(member, r.stdout)
 
     def test_health_changed_signal(self):
-        monitor = subprocess.Popen(["dbus-monitor", "--address", self.address,
-                                    "type='signal',interface='%s',member='HealthChanged'" % IFACE],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.addCleanup(monitor.stdout.close)
-        self.addCleanup(stop, monitor)
-        # dbus-monitor is a monitor, its match rule in place, once the bus took its name away (NameLost).
-        text = ""
-        deadline = time.monotonic() + 10
-        while "member=NameLost" not in text:
-            self.assertLess(time.monotonic(), deadline, "dbus-monitor did not become a monitor: " + text)
-            ready, _, _ = select.select([monitor.stdout], [], [], 0.2)
-            if ready:
-                text += os.read(monitor.stdout.fileno(), 65536).decode(errors="replace")
+        monitor = self.start_monitor("HealthChanged")
         hwmon = os.path.join(self.sysfs, "class/drm/card0/device/hwmon")
         temp = os.path.join(hwmon, os.listdir(hwmon)[0], "temp2_input")
         with open(temp + ".new", "w") as f:
@@ -178,18 +183,7 @@ class DbusTest(unittest.TestCase):
     def test_event_signal(self):
         """A change comes out as an Event signal with the library's words (docs/events.md): here GPU 2's
         compute partition mode, read with the slow sample."""
-        monitor = subprocess.Popen(["dbus-monitor", "--address", self.address,
-                                    "type='signal',interface='%s',member='Event'" % IFACE],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.addCleanup(monitor.stdout.close)
-        self.addCleanup(stop, monitor)
-        text = ""
-        deadline = time.monotonic() + 10
-        while "member=NameLost" not in text:
-            self.assertLess(time.monotonic(), deadline, "dbus-monitor did not become a monitor: " + text)
-            ready, _, _ = select.select([monitor.stdout], [], [], 0.2)
-            if ready:
-                text += os.read(monitor.stdout.fileno(), 65536).decode(errors="replace")
+        monitor = self.start_monitor("Event")
         # The daemon's first look at GPU 2 (its baseline) may come after a change planted too early,
         # which then makes no event: the mode is switched between SPX and CPX every 0.6 s until a
         # change comes out (the first look is then known to be done), and the signal must carry it.

@@ -76,8 +76,21 @@ def key(kind, bdf, metric, before, after):
 
 
 class EventTests(base.GrpcTest):
+    def start_cli(self, *args):
+        """hipstack-smi ARGS running, its JSON lines read into a Collected as they come."""
+        proc = subprocess.Popen([base.SMI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        lines = Collected()
+
+        def read():
+            for line in proc.stdout:
+                lines.add(json.loads(line))
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        return proc, lines, reader
+
     def start_stream(self, stub, request):
-        """Reads WatchEvents into a Collected of (batch missed count, event) pairs' events."""
+        """WatchEvents read by a thread: a Collected of its events and one of each batch's missed count."""
         events, batches = Collected(), Collected()
         call = stub.WatchEvents(request)
         self.addCleanup(call.cancel)
@@ -104,28 +117,16 @@ class EventTests(base.GrpcTest):
         stub = self.start("costly_interval_ms = 100\nslow_interval_ms = 100\n", sysfs=sysfs)
         events, _ = self.start_stream(stub, base.pb.WatchEventsRequest())
         gpu1_events, _ = self.start_stream(stub, base.pb.WatchEventsRequest(devices=["0000:27:00.0"]))
-        cli = subprocess.Popen([base.SMI, "--sysfs-root", sysfs, "--json", "event", "-w", "0.1"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(lambda: cli.poll() is None and cli.kill())
-        printed = Collected()
-
-        def read_cli():
-            for line in cli.stdout:
-                printed.add(json.loads(line))
-        cli_reader = threading.Thread(target=read_cli, daemon=True)
-        cli_reader.start()
+        cli, printed, cli_reader = self.start_cli("--sysfs-root", sysfs, "--json", "event", "-w", "0.1")
         # hipstack-smi --host: the daemon's stream printed as the CLI prints its own events.
-        remote = subprocess.Popen([base.SMI, "--host", self.daemon.target, "--json", "event"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.addCleanup(lambda: remote.poll() is None and remote.kill())
-        printed_remote = Collected()
+        remote, printed_remote, remote_reader = self.start_cli("--host", self.daemon.target, "--json", "event")
 
-        def read_remote():
-            for line in remote.stdout:
-                printed_remote.add(json.loads(line))
-        remote_reader = threading.Thread(target=read_remote, daemon=True)
-        remote_reader.start()
-
+        # Every GPU answering first: a GPU stale at its first look has no readings to compare a change
+        # planted on it with (docs/events.md), so its next fresh look must come before the changes.
+        deadline = time.monotonic() + WAIT_S
+        while not all(d.up for d in stub.ListDevices(base.pb.ListDevicesRequest()).devices):
+            self.assertLess(time.monotonic(), deadline, "not every GPU up within %d s" % WAIT_S)
+            time.sleep(0.05)
         # Both have taken their first look once a count raised every 50 ms comes out of both.
         bumps = iter(range(1, 1000000))
         poke = lambda: replace(card(0, "ras/umc_err_count"), b"ue: 0\nce: %d\nde: 0\n" % next(bumps))
