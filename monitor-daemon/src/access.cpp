@@ -34,8 +34,8 @@ std::string address_of(const std::string& grpc_peer) {
 
 Caller Access::identify(const grpc::ServerContextBase& context) const {
   Caller caller;
-  const std::string peer = context.peer();
-  if (const auto credentials = peers_.find(peer)) {
+  const std::string reported = context.peer();  // "fd:N" for a connection the daemon accepted itself
+  if (const auto credentials = peers_.find(reported)) {
     caller.peer = fmt::format("uid {}", credentials->uid);
     caller.who = fmt::format("uid {} gid {} pid {} on the unix socket", credentials->uid, credentials->gid, credentials->pid);
     const bool in_group = admin_group_exists_ &&
@@ -50,6 +50,7 @@ Caller Access::identify(const grpc::ServerContextBase& context) const {
     }
     return caller;
   }
+  const std::string peer = peers_.find_tcp(reported).value_or(reported);
   caller.peer = address_of(peer);
   const auto auth = context.auth_context();
   if (auth && auth->IsPeerAuthenticated()) {

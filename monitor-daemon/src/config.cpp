@@ -94,6 +94,12 @@ Config load_config(const std::string& path) {
       config.history_length = parse_count(value, where, 1, 3600);
     } else if (key == "history_memory_mb") {
       config.history_memory = parse_count(value, where, 1, 1024) << 20;
+    } else if (key == "grpc_flood_burst_bytes") {
+      config.grpc_flood_burst_bytes = parse_count(value, where, 4096, std::size_t{1} << 30);
+    } else if (key == "grpc_flood_bytes_per_second") {
+      config.grpc_flood_bytes_per_second = parse_count(value, where, 0, std::size_t{1} << 30);
+    } else if (key == "grpc_flood_refuse_s") {
+      config.grpc_flood_refuse = std::chrono::seconds(parse_count(value, where, 0, 3600));
     } else if (key == "max_streams") {
       config.max_streams = parse_count(value, where, 1, 1024);
     } else if (key == "slow_consumer_limit_ms") {

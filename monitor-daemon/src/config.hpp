@@ -23,6 +23,11 @@ struct Config {
   std::size_t max_streams = 32;                  // concurrent WatchMetrics/WatchHealth streams
   std::chrono::milliseconds slow_consumer_limit{10000};  // a stream write blocked this long is dropped
   std::chrono::milliseconds stream_idle_limit{60000};    // a reflection stream silent this long is dropped
+  // The flood guard of a plaintext TCP gRPC listener (tcp_listener.hpp, docs/security.md): a
+  // connection past the burst and then the rate is closed, its source refused for a while.
+  std::size_t grpc_flood_burst_bytes = 64 * 1024;
+  std::size_t grpc_flood_bytes_per_second = 16 * 1024;  // 0: no guard
+  std::chrono::seconds grpc_flood_refuse{10};
   std::string dbus = "system";                   // bus for org.hipstack.Monitor1: system, session or off
   std::chrono::milliseconds fast_interval{1000};  // live metrics (power, clocks, use, temperatures)
   std::chrono::milliseconds slow_interval{30000}; // identity, static facts and health

@@ -115,21 +115,33 @@ GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource sourc
   quota.Resize(kMemoryQuotaBytes);
   builder.SetResourceQuota(quota);
   const bool on_unix = config.grpc_listen.starts_with("unix:");
+  // Plaintext TCP is accepted by the daemon (tcp_listener.hpp: the flood guard); TLS by gRPC, which
+  // cannot take an accepted TLS connection.
+  const bool tls = !on_unix && !config.tls_cert.empty();
   int tcp_port = 0;
-  if (!on_unix) builder.AddListeningPort(config.grpc_listen, tcp_credentials(config), &tcp_port);
+  if (tls) builder.AddListeningPort(config.grpc_listen, tcp_credentials(config), &tcp_port);
   builder.RegisterService(&service_);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<StreamCounterFactory>(access_, streams_));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   server_ = builder.BuildAndStart();
-  if (!server_ || (!on_unix && tcp_port == 0)) throw std::runtime_error(fmt::format("gRPC cannot listen on {}", config.grpc_listen));
+  if (!server_ || (tls && tcp_port == 0)) throw std::runtime_error(fmt::format("gRPC cannot listen on {}", config.grpc_listen));
+  const auto colon = config.grpc_listen.rfind(':');
+  if (!on_unix && !tls) {
+    TcpGuardLimits guard;
+    guard.burst_bytes = config.grpc_flood_burst_bytes;
+    guard.bytes_per_second = config.grpc_flood_bytes_per_second;
+    guard.refuse_for = config.grpc_flood_refuse;
+    tcp_ = std::make_unique<TcpListener>(config.grpc_listen.substr(0, colon), config.grpc_listen.substr(colon + 1), *server_,
+                                         peers_, guard);
+    tcp_port = tcp_->port();
+  }
   server_->GetHealthCheckService()->SetServingStatus(true);
   server_->GetHealthCheckService()->SetServingStatus(pb::Monitor::service_full_name(), true);
   if (on_unix) {
     unix_ = std::make_unique<UnixListener>(config.grpc_listen.substr(5), config.grpc_socket_group, *server_, queries_, peers_);
     description_ = "unix:" + unix_->note();
   } else {
-    const auto colon = config.grpc_listen.rfind(':');
     description_ = fmt::format("{}:{} ({})", config.grpc_listen.substr(0, colon), tcp_port,
                                config.tls_cert.empty()       ? "plaintext, read-only"
                                : config.tls_client_ca.empty() ? "TLS, read-only"
@@ -139,6 +151,7 @@ GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource sourc
 
 GrpcServer::~GrpcServer() {
   unix_.reset();  // no new connections
+  tcp_.reset();
   // Streams end at once: their handlers see the cancellation within 50 ms.
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
 }

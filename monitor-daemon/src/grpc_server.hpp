@@ -1,5 +1,6 @@
 // The gRPC server of hipstack-smid: hipstack.monitor.v1.Monitor, grpc.health.v1 and server
-// reflection, on a unix socket (with peer credentials) and/or TCP (TLS, optionally mutual).
+// reflection, on a unix socket (with peer credentials) or TCP (plaintext and guarded against
+// floods, or TLS, optionally mutual).
 #pragma once
 
 #include <memory>
@@ -10,6 +11,7 @@
 #include "grpc_service.hpp"
 #include "local_query.hpp"
 #include "stream_quota.hpp"
+#include "tcp_listener.hpp"
 #include "unix_listener.hpp"
 
 namespace grpc {
@@ -36,6 +38,7 @@ class GrpcServer {
   LocalQueryServer queries_{service_};  // hipstack-smi's fast path on the unix socket
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<UnixListener> unix_;
+  std::unique_ptr<TcpListener> tcp_;  // plaintext TCP (TLS listens through gRPC itself)
   std::string description_;
 };
 

@@ -156,7 +156,10 @@ void install(Runtime& rt, Prepared p) {
   } else if (before.grpc_listen != rt.config.grpc_listen || before.tls_cert != rt.config.tls_cert ||
              before.tls_key != rt.config.tls_key || before.tls_client_ca != rt.config.tls_client_ca ||
              before.admin_group != rt.config.admin_group || before.tls_admin_subjects != rt.config.tls_admin_subjects ||
-             before.max_streams != rt.config.max_streams || before.dbus != rt.config.dbus) {
+             before.max_streams != rt.config.max_streams || before.dbus != rt.config.dbus ||
+             before.grpc_flood_burst_bytes != rt.config.grpc_flood_burst_bytes ||
+             before.grpc_flood_bytes_per_second != rt.config.grpc_flood_bytes_per_second ||
+             before.grpc_flood_refuse != rt.config.grpc_flood_refuse) {
     std::fprintf(stderr, "hipstack-smid: gRPC, TLS, admin and D-Bus settings changed: they apply at the next restart\n");
   }
 }

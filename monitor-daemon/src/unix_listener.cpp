@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "local_query.hpp"
+#include "thread_name.hpp"
 
 namespace hipstack::smid {
 namespace {
@@ -69,7 +70,13 @@ ino_t inode_of(int fd) {
 void PeerRegistry::record(int fd, PeerCredentials credentials) {
   const ino_t inode = inode_of(fd);
   std::lock_guard lock(mutex_);
-  by_fd_[fd] = Entry{std::move(credentials), inode};
+  by_fd_[fd] = Entry{std::move(credentials), {}, inode};
+}
+
+void PeerRegistry::record_tcp(int fd, std::string address) {
+  const ino_t inode = inode_of(fd);
+  std::lock_guard lock(mutex_);
+  by_fd_[fd] = Entry{std::nullopt, std::move(address), inode};
 }
 
 PeerRegistry::Occupancy PeerRegistry::occupancy(uid_t uid) {
@@ -80,23 +87,38 @@ PeerRegistry::Occupancy PeerRegistry::occupancy(uid_t uid) {
       it = by_fd_.erase(it);
       continue;
     }
+    if (!it->second.credentials) {
+      ++it;  // TCP: not counted against the unix socket's table
+      continue;
+    }
     ++out.total;
-    if (it->second.credentials.uid == uid) ++out.of_uid;
+    if (it->second.credentials->uid == uid) ++out.of_uid;
     ++it;
   }
   return out;
 }
 
-std::optional<PeerCredentials> PeerRegistry::find(std::string_view grpc_peer) const {
-  if (!grpc_peer.starts_with("fd:")) return std::nullopt;
+const PeerRegistry::Entry* PeerRegistry::entry(std::string_view grpc_peer) const {
+  if (!grpc_peer.starts_with("fd:")) return nullptr;
   int fd = -1;
   const auto digits = grpc_peer.substr(3);
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), fd);
-  if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
-  std::lock_guard lock(mutex_);
+  if (ec != std::errc{} || end != digits.data() + digits.size()) return nullptr;
   const auto it = by_fd_.find(fd);
-  if (it == by_fd_.end()) return std::nullopt;
-  return it->second.credentials;
+  return it == by_fd_.end() ? nullptr : &it->second;
+}
+
+std::optional<PeerCredentials> PeerRegistry::find(std::string_view grpc_peer) const {
+  std::lock_guard lock(mutex_);
+  const Entry* found = entry(grpc_peer);
+  return found != nullptr ? found->credentials : std::nullopt;
+}
+
+std::optional<std::string> PeerRegistry::find_tcp(std::string_view grpc_peer) const {
+  std::lock_guard lock(mutex_);
+  const Entry* found = entry(grpc_peer);
+  if (found == nullptr || found->credentials) return std::nullopt;
+  return found->tcp_address;
 }
 
 UnixListener::UnixListener(const std::string& path, const std::string& group, grpc::Server& server,
@@ -153,6 +175,7 @@ UnixListener::~UnixListener() {
 }
 
 void UnixListener::accept_loop() {
+  name_thread("smid-listen");
   for (;;) {
     std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
     auto wake = std::chrono::steady_clock::time_point::max();

@@ -28,11 +28,19 @@ struct PeerCredentials {
   std::vector<gid_t> groups;  // supplementary groups at connect time (SO_PEERGROUPS)
 };
 
+// The connections the daemon accepted itself and handed to gRPC, which names each peer "fd:N":
+// unix-socket connections with their credentials, TCP connections (tcp_listener.hpp) with their
+// address.
 class PeerRegistry {
  public:
   void record(int fd, PeerCredentials credentials);
-  // The credentials behind a gRPC peer string "fd:N"; nothing for any other peer.
+  // `address` in gRPC's own form: "ipv4:10.0.0.7:50536", "ipv6:[::1]:50536".
+  void record_tcp(int fd, std::string address);
+  // The credentials behind a gRPC peer string "fd:N" of a unix-socket connection; nothing for any
+  // other peer.
   [[nodiscard]] std::optional<PeerCredentials> find(std::string_view grpc_peer) const;
+  // The address behind "fd:N" of a TCP connection; nothing for any other peer.
+  [[nodiscard]] std::optional<std::string> find_tcp(std::string_view grpc_peer) const;
 
   struct Occupancy {
     std::size_t total = 0;   // connections open now
@@ -44,9 +52,11 @@ class PeerRegistry {
 
  private:
   struct Entry {
-    PeerCredentials credentials;
+    std::optional<PeerCredentials> credentials;  // a unix-socket connection
+    std::string tcp_address;                     // a TCP connection
     ino_t socket_inode = 0;  // tells the recorded socket from another file that reuses its fd number
   };
+  [[nodiscard]] const Entry* entry(std::string_view grpc_peer) const;  // with mutex_ held
   mutable std::mutex mutex_;
   std::unordered_map<int, Entry> by_fd_;  // a reused fd number is overwritten on accept
 };

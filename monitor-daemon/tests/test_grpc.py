@@ -320,6 +320,57 @@ class ReadTests(GrpcTest):
     def test_tcp_listener(self):
         stub = self.start(grpc_listen="127.0.0.1:0")
         self.assertEqual(len(stub.ListDevices(pb.ListDevicesRequest()).devices), 8)
+        # A busy but well-behaved client is not taken for a flood by the guard (docs/security.md):
+        # 300 calls at once, then 100 a second for 3 s, on one connection.
+        for _ in range(300):
+            stub.ListDevices(pb.ListDevicesRequest())
+        until = time.monotonic() + 3
+        while time.monotonic() < until:
+            start = time.monotonic()
+            self.assertEqual(len(stub.ListDevices(pb.ListDevicesRequest()).devices), 8)
+            time.sleep(max(0.0, 0.01 - (time.monotonic() - start)))
+        self.assertNotIn("closed a gRPC connection", self.daemon.stderr())
+        # An address the daemon cannot listen on stops it at once, naming the address and why.
+        for listen, says in (("127.0.0.1:65536", "the port must be a number from 0 to 65535"),
+                             ("127.0.0.1:http", "the port must be a number"),
+                             ("no-such-host.invalid:0", "gRPC cannot listen on no-such-host.invalid:0")):
+            done = subprocess.run([SMID, "--sysfs-root", capture(SPX), "--http-listen", "127.0.0.1:0", "--grpc-listen", listen],
+                                  stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+            self.assertNotEqual(done.returncode, 0, listen)
+            self.assertIn(says, done.stderr)
+
+
+    def test_flood_guard_settings(self):
+        # A tight guard closes a client that makes calls back to back, and refuses its address for
+        # grpc_flood_refuse_s; once that has passed, the address may connect again.
+        stub = self.start("grpc_flood_burst_bytes = 4096\ngrpc_flood_bytes_per_second = 1024\ngrpc_flood_refuse_s = 2\n",
+                          grpc_listen="127.0.0.1:0")
+        with self.assertRaises(grpc.RpcError) as closed:
+            for _ in range(2000):
+                stub.ListDevices(pb.ListDevicesRequest(), timeout=5)
+        self.assertEqual(closed.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        self.assertIn("closed a gRPC connection from 127.0.0.1: it sent", self.daemon.stderr())
+        self.assertIn("refused for 2 s", self.daemon.stderr())
+        # wait_for_ready: the call waits through the channel's reconnection attempts (a fail-fast call
+        # would not drive gRPC Python's polling, and the client then notices the end of the refusal
+        # seconds late). It cannot succeed before the refusal ends, and must soon after.
+        refused_at = time.monotonic()
+        devices = stub.ListDevices(pb.ListDevicesRequest(), timeout=20, wait_for_ready=True).devices
+        self.assertEqual(len(devices), 8)
+        self.assertGreater(time.monotonic() - refused_at, 1.5, "the address was not refused for grpc_flood_refuse_s")
+        # grpc_flood_bytes_per_second = 0: no guard, the same calls go through.
+        stub = self.start("grpc_flood_burst_bytes = 4096\ngrpc_flood_bytes_per_second = 0\n", grpc_listen="127.0.0.1:0")
+        for _ in range(2000):
+            stub.ListDevices(pb.ListDevicesRequest(), timeout=5)
+        self.assertNotIn("closed a gRPC connection", self.daemon.stderr())
+        # Out of range: the configuration is refused, naming the line.
+        config = os.path.join(self.daemon.dir, "bad.conf")
+        with open(config, "w") as f:
+            f.write("grpc_flood_burst_bytes = 100\n")
+        done = subprocess.run([SMID, "--config", config, "--sysfs-root", capture(SPX), "--http-listen", "127.0.0.1:0", "--once"],
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        self.assertNotEqual(done.returncode, 0)
+        self.assertIn("bad.conf:1", done.stderr)
 
 
 class BadInputTests(GrpcTest):

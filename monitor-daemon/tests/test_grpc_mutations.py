@@ -109,6 +109,9 @@ class MutationTests(base.GrpcTest):
             details = self.assert_code(base.grpc.StatusCode.PERMISSION_DENIED, call)
             self.assertIn("mutual TLS", details)
         self.assertEqual(read(power_cap_file(root)), before)
+        # The daemon accepted the connection itself (the flood guard) and still knows the caller
+        # by address, not as the descriptor it handed to gRPC.
+        self.assertRegex(self.daemon.stderr(), r"refused SetPowerCap 500 W on GPU 0 for ipv4:127\.0\.0\.1:\d+ without a client certificate")
 
     def test_root_sets_the_power_cap(self):
         root = copy_capture(self)

@@ -65,9 +65,14 @@ class LocalQueryTests(base.GrpcTest):
         return reply
 
     def read_exact(self, sock, size):
+        """`size` bytes, or None when the daemon closed the connection first (an end of stream, or a
+        reset: closing with our request still unread, as when it refuses a connection, resets it)."""
         data = b""
         while len(data) < size:
-            chunk = sock.recv(size - len(data))
+            try:
+                chunk = sock.recv(size - len(data))
+            except ConnectionResetError:
+                return None
             if not chunk:
                 return None
             data += chunk
