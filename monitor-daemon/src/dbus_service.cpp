@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "event_log.hpp"
+#include "thread_name.hpp"
 
 namespace hipstack::smid {
 
@@ -165,9 +166,9 @@ int get_health(sd_bus_message* m, void* userdata, sd_bus_error* error) {
       const DeviceSnapshot& snap = *views[index].snapshot;
       if (status >= 0) status = sd_bus_message_open_container(reply, 'r', "ussa(ssssss)");
       if (status >= 0) status = sd_bus_message_append(reply, "uss", index, snap.device.uuid.c_str(),
-                                                      std::string(smi::verdict_name(snap.health.overall)).c_str());
+                                                      std::string(smi::verdict_name(snap.health().overall)).c_str());
       if (status >= 0) status = sd_bus_message_open_container(reply, 'a', "(ssssss)");
-      for (const smi::HealthFinding& f : snap.health.findings) {
+      for (const smi::HealthFinding& f : snap.health().findings) {
         if (status >= 0) {
           status = sd_bus_message_append(reply, "(ssssss)", f.check.c_str(), std::string(smi::verdict_name(f.verdict)).c_str(),
                                          f.reading.c_str(), f.threshold.c_str(), f.message.c_str(), f.remediation.c_str());
@@ -220,12 +221,12 @@ std::string summary_of(const smi::HealthReport& report) {
 void emit_health_changes(Impl& impl) {
   for (const Sampler::View& view : impl.source()->views()) {
     const DeviceSnapshot& snap = *view.snapshot;
-    const auto [it, first] = impl.verdicts.try_emplace(snap.device.uuid, snap.health.overall);
-    if (first || it->second == snap.health.overall) continue;
-    it->second = snap.health.overall;
+    const auto [it, first] = impl.verdicts.try_emplace(snap.device.uuid, snap.health().overall);
+    if (first || it->second == snap.health().overall) continue;
+    it->second = snap.health().overall;
     sd_bus_emit_signal(impl.bus, DbusService::kPath, DbusService::kName, "HealthChanged", "ussss", snap.device.index,
-                       snap.device.uuid.c_str(), snap.device.bdf.c_str(), std::string(smi::verdict_name(snap.health.overall)).c_str(),
-                       summary_of(snap.health).c_str());
+                       snap.device.uuid.c_str(), snap.device.bdf.c_str(), std::string(smi::verdict_name(snap.health().overall)).c_str(),
+                       summary_of(snap.health()).c_str());
   }
 }
 
@@ -261,6 +262,7 @@ DbusService::DbusService(const std::string& bus, SamplerSource source) : impl_(s
   emit_health_changes(*impl_);  // remember the verdicts as they are now
   emit_events(*impl_);
   thread_ = std::thread([this] {
+    name_thread("smid-dbus");
     while (!stop_.load()) {
       const int processed = sd_bus_process(impl_->bus, nullptr);
       if (processed < 0) {

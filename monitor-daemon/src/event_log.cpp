@@ -1,15 +1,23 @@
 #include "event_log.hpp"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <set>
 
 namespace hipstack::smid {
 namespace {
 
+// Whether the event rules look at a reading: a table by metric id (catalogue ids are below 1024),
+// as every reading of every GPU is asked once a second.
 bool followed(const smi::Reading& r) {
-  const auto metrics = smi::event_metrics();
-  return std::find(metrics.begin(), metrics.end(), r.id) != metrics.end();
+  static const auto table = [] {
+    std::array<bool, 1024> out{};
+    for (const smi::MetricId id : smi::event_metrics()) out[static_cast<std::uint32_t>(id) % 1024] = true;
+    return out;
+  }();
+  const auto number = static_cast<std::uint32_t>(r.id);
+  return number < table.size() && table[number];
 }
 
 // A GPU as the event rules see it in one snapshot: its facts (the partition modes) and live
@@ -19,7 +27,7 @@ smi::EventLook look_at(const Sampler::View& view) {
   smi::EventLook look;
   look.device = snapshot.device;
   if (view.stale && look.device.fault.empty()) look.device.fault = "its sample runs past the read deadline";
-  for (const auto* readings : {&snapshot.facts, &snapshot.live}) {
+  for (const auto* readings : {&snapshot.facts(), &snapshot.live}) {
     std::copy_if(readings->begin(), readings->end(), std::back_inserter(look.readings), followed);
   }
   return look;

@@ -1,5 +1,5 @@
 // WatchEvents: the event log (event_log.hpp) as a stream. The service's ticker looks at the
-// sampler's snapshots every 250 ms whether or not anyone watches, so the log holds what happened
+// sampler's snapshots every second whether or not anyone watches, so the log holds what happened
 // before a client connected (since_sequence) and a reconnecting client misses nothing still kept.
 #include <algorithm>
 #include <set>
@@ -11,6 +11,9 @@ namespace hipstack::smid {
 
 namespace {
 
+// The log looks at the snapshots once a second (a look costs a wake-up even when no GPU has a new
+// sample); a stream looks at the log more often, and only while a client watches.
+constexpr auto kFollowEvery = std::chrono::seconds(1);
 constexpr auto kLookEvery = std::chrono::milliseconds(250);
 constexpr std::size_t kMaxEventsPerBatch = 256;  // EventBatch's bound (monitor.proto)
 
@@ -36,7 +39,7 @@ class MonitorService::EventFollower final : public Tickable {
   EventFollower(const SamplerSource& source, EventLog& log) : source_(source), log_(log) {}
   void tick(StreamTicker& ticker) override {
     if (const auto sampler = source_()) log_.observe(*sampler);
-    ticker.schedule(StreamTicker::Clock::now() + kLookEvery, self_.lock());
+    ticker.schedule(StreamTicker::Clock::now() + kFollowEvery, self_.lock());
   }
   std::weak_ptr<EventFollower> self_;
 

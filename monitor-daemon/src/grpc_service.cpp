@@ -22,7 +22,7 @@ void fill_metrics(const Sampler& sampler, const std::vector<std::uint32_t>& devi
     pb::DeviceMetrics* d = out->add_devices();
     fill_device(view, now, d->mutable_device());
     // Identity and static facts first, then live readings: the order hipstack-smi shows locally.
-    if (include_facts) add_readings(view.snapshot->facts, metrics, d->mutable_readings());
+    if (include_facts) add_readings(view.snapshot->facts(), metrics, d->mutable_readings());
     // A stale device's old readings are not presented as current (as on /metrics).
     if (!view.stale && view.snapshot->have_live) {
       add_readings(view.snapshot->live, metrics, d->mutable_readings());
@@ -38,7 +38,7 @@ void fill_health_snapshot(const Sampler& sampler, const std::vector<std::uint32_
     if (index >= views.size()) continue;
     pb::DeviceHealth* d = out->add_devices();
     fill_device(views[index], now, d->mutable_device());
-    fill_health(views[index].snapshot->health, d);
+    fill_health(views[index].snapshot->health(), d);
   }
 }
 
@@ -67,7 +67,7 @@ grpc::Status MonitorService::get_device(const pb::GetDeviceRequest* request, pb:
   if (auto status = resolve_device(*sampler, request->device(), index); !status.ok()) return status;
   const auto views = sampler->views();
   fill_device(views.at(index), Clock::now(), out->mutable_device());
-  add_readings(views.at(index).snapshot->facts, {}, out->mutable_facts());
+  add_readings(views.at(index).snapshot->facts(), {}, out->mutable_facts());
   return grpc::Status::OK;
 }
 
@@ -187,7 +187,7 @@ grpc::Status MonitorService::get_partitions(const pb::GetPartitionsRequest* requ
   for (const std::uint32_t index : devices) {
     pb::DevicePartitions* d = out->add_devices();
     fill_device(views.at(index), now, d->mutable_device());
-    for (const smi::Partition& p : views.at(index).snapshot->partitions) fill_partition(p, d->add_partitions());
+    for (const smi::Partition& p : views.at(index).snapshot->partitions()) fill_partition(p, d->add_partitions());
   }
   return grpc::Status::OK;
 }
@@ -198,9 +198,12 @@ grpc::Status MonitorService::get_partitions(const pb::GetPartitionsRequest* requ
 // read snapshots) and run on gRPC's own threads; GetHistory pages and mutations, which take long
 // or wait, run on the service's work queues; streams wait on the ticker (snapshot_stream.hpp).
 namespace {
-grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
+// Answers `answer()`, or CANCELLED without building the answer when the client has already reset
+// the call (a flood of reset calls then costs gRPC's work only).
+template <typename Answer>
+grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, Answer&& answer) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(status);
+  reactor->Finish(context->IsCancelled() ? grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client") : answer());
   return reactor;
 }
 }  // namespace
@@ -220,27 +223,27 @@ grpc::ServerUnaryReactor* MonitorService::GetHistory(grpc::CallbackServerContext
 
 grpc::ServerUnaryReactor* MonitorService::ListDevices(grpc::CallbackServerContext* context, const pb::ListDevicesRequest* request,
                                                       pb::ListDevicesResponse* out) {
-  return finish(context, list_devices(request, out));
+  return finish(context, [&] { return list_devices(request, out); });
 }
 grpc::ServerUnaryReactor* MonitorService::GetDevice(grpc::CallbackServerContext* context, const pb::GetDeviceRequest* request,
                                                     pb::DeviceDetail* out) {
-  return finish(context, get_device(request, out));
+  return finish(context, [&] { return get_device(request, out); });
 }
 grpc::ServerUnaryReactor* MonitorService::ListMetrics(grpc::CallbackServerContext* context, const pb::ListMetricsRequest* request,
                                                       pb::ListMetricsResponse* out) {
-  return finish(context, list_metrics(request, out));
+  return finish(context, [&] { return list_metrics(request, out); });
 }
 grpc::ServerUnaryReactor* MonitorService::GetMetrics(grpc::CallbackServerContext* context, const pb::GetMetricsRequest* request,
                                                      pb::MetricsSnapshot* out) {
-  return finish(context, get_metrics(request, out));
+  return finish(context, [&] { return get_metrics(request, out); });
 }
 grpc::ServerUnaryReactor* MonitorService::GetHealth(grpc::CallbackServerContext* context, const pb::GetHealthRequest* request,
                                                     pb::HealthSnapshot* out) {
-  return finish(context, get_health(request, out));
+  return finish(context, [&] { return get_health(request, out); });
 }
 grpc::ServerUnaryReactor* MonitorService::GetPartitions(grpc::CallbackServerContext* context,
                                                         const pb::GetPartitionsRequest* request, pb::GetPartitionsResponse* out) {
-  return finish(context, get_partitions(request, out));
+  return finish(context, [&] { return get_partitions(request, out); });
 }
 
 }  // namespace hipstack::smid

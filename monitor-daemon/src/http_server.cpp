@@ -22,6 +22,8 @@
 #include <vector>
 #include <thread>
 
+#include "thread_name.hpp"
+
 namespace hipstack::smid {
 namespace {
 
@@ -300,6 +302,7 @@ void HttpServer::serve_ready() {
       continue;
     }
     std::thread([client, handler = handler_, table = connections_] {
+      name_thread("smid-http");
       serve(client, *handler, *table);
       table->remove(client);
       ::close(client);

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "hipstack/monitor/v1/local.pb.h"
+#include "thread_name.hpp"
 
 namespace hipstack::smid {
 namespace {
@@ -136,6 +137,7 @@ void LocalQueryServer::serve(int fd) {
 }
 
 void LocalQueryServer::run(Connection& connection) {
+  name_thread("smid-local");
   const int fd = connection.fd;
   const auto end_of_life = Clock::now() + limits_.lifetime;
   for (;;) {

@@ -22,11 +22,13 @@
 
 #include "cli_docs.hpp"
 #include "config.hpp"
+#include "crash_report.hpp"
 #include "dbus_service.hpp"
 #include "grpc_server.hpp"
 #include "http_server.hpp"
 #include "prometheus.hpp"
 #include "sampler.hpp"
+#include "thread_name.hpp"
 
 namespace {
 
@@ -184,6 +186,7 @@ void begin_reload(Runtime& rt, Reload& reload, std::function<Config()> load) {
   reload.running = true;
   sd_notify(0, "RELOADING=1\nSTATUS=reloading configuration");
   std::thread([&rt, &reload, load = std::move(load), listening_on = rt.config.listen, previous = rt.current()] {
+    name_thread("smid-reload");
     std::optional<Prepared> result;
     std::string error;
     try {
@@ -336,8 +339,10 @@ int run(int argc, char** argv) {
   auto last_progress_at = std::chrono::steady_clock::now();
   std::uint64_t last_progress = rt.current()->sampler->progress();
   auto last_trim = std::chrono::steady_clock::now();
-  int poll_ms = 200;
-  if (watchdog) poll_ms = static_cast<int>(std::max<std::int64_t>(10, std::min<std::int64_t>(200, watchdog_usec / 4000)));
+  // Requests, signals and reloads wake the loop through their descriptors: the timeout is only for
+  // the memory trim and the watchdog (idle wake-ups cost CPU on a node that is otherwise quiet).
+  int poll_ms = 5000;
+  if (watchdog) poll_ms = static_cast<int>(std::max<std::int64_t>(10, std::min<std::int64_t>(poll_ms, watchdog_usec / 4000)));
   for (;;) {
     pollfd fds[3] = {{rt.server->fd(), POLLIN, 0}, {signal_fd, POLLIN, 0}, {reload.done, POLLIN, 0}};
     ::poll(fds, 3, poll_ms);
@@ -385,6 +390,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hipstack::smid::install_crash_report();
   // Request threads each render or copy a page of a few hundred KB: with glibc's default of one
   // malloc arena per thread (up to 8 per core) the freed pages stay spread over many arenas. Two
   // arenas keep the daemon small (issue target: 30 MB) at no measurable cost in throughput.

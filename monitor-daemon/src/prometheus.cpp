@@ -133,11 +133,11 @@ std::string render_samples(const std::vector<Sampler::View>& views, const Exposi
         buckets[r.id].push_back({"{" + sample_labels + "}", to_base(*number, base_unit(info->unit))});
       }
     };
-    for (const auto* readings : {&snap.facts, &snap.live}) {
+    for (const auto* readings : {&snap.facts(), &snap.live}) {
       for (const smi::Reading& r : *readings) add(r, labels);
     }
     // Partition-scope readings (CUs, XCCs, memory of each compute partition or MIG instance).
-    for (const smi::Partition& partition : snap.partitions) {
+    for (const smi::Partition& partition : snap.partitions()) {
       const std::string partition_labels = fmt::format("{},partition=\"{}\"", labels, partition.index);
       for (const smi::Reading& r : partition.readings) add(r, partition_labels);
     }
@@ -145,14 +145,14 @@ std::string render_samples(const std::vector<Sampler::View>& views, const Exposi
     // UNKNOWN (could not be evaluated) is -1: exported, so alerts can see it, and below every
     // evaluated verdict, so "> 0" and "== 2" queries keep their meaning.
     std::map<std::string, int> worst;
-    for (const smi::HealthFinding& f : snap.health.findings) {
+    for (const smi::HealthFinding& f : snap.health().findings) {
       int& v = worst.try_emplace(f.check, -1).first->second;
       v = std::max(v, health_value(f.verdict));
     }
     for (const auto& [check, verdict] : worst) {
       health.push_back({fmt::format("{{{},check=\"{}\"}}", labels, escape_label_value(check)), static_cast<double>(verdict)});
     }
-    health.push_back({fmt::format("{{{},check=\"overall\"}}", labels), static_cast<double>(health_value(snap.health.overall))});
+    health.push_back({fmt::format("{{{},check=\"overall\"}}", labels), static_cast<double>(health_value(snap.health().overall))});
   }
   std::string out;
   out.reserve(64 * 1024);

@@ -7,6 +7,8 @@
 #include <variant>
 #include <thread>
 
+#include "thread_name.hpp"
+
 namespace hipstack::smid {
 namespace {
 
@@ -236,12 +238,7 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
     std::lock_guard lock(state.mutex);
     if (state.snapshot) {
       snapshot->device = state.snapshot->device;
-      if (!slow_due) {
-        snapshot->facts = state.snapshot->facts;
-        snapshot->partitions = state.snapshot->partitions;
-        snapshot->health = state.snapshot->health;
-        snapshot->facts_at = state.snapshot->facts_at;
-      }
+      if (!slow_due) snapshot->slow = state.snapshot->slow;
     }
   }
   try {
@@ -262,6 +259,7 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
                      is_costly_reading);
       }
     }
+    const std::size_t carried_end = snapshot->live.size();
     const bool costly_failed = costly_due && std::any_of(snapshot->live.begin(), snapshot->live.end(), [](const smi::Reading& r) {
       return r.status == smi::Status::error && is_costly_reading(r);
     });
@@ -283,13 +281,15 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
                      is_window_reading);
       }
     }
-    // Carried or window readings were appended: back into catalogue order, which every output keeps
-    // (a remote hipstack-smi prints what a local one does). Nothing appended: already in order.
-    if (snapshot->live.size() > read_now) {
-      std::stable_sort(snapshot->live.begin(), snapshot->live.end(), [](const smi::Reading& a, const smi::Reading& b) {
-        return catalogue_position(a.id) < catalogue_position(b.id);
-      });
-    }
+    // Carried and window readings were appended, each run in catalogue order: merged back into
+    // catalogue order, which every output keeps (a remote hipstack-smi prints what a local one does).
+    const auto by_position = [](const smi::Reading& a, const smi::Reading& b) {
+      return catalogue_position(a.id) < catalogue_position(b.id);
+    };
+    auto& live_readings = snapshot->live;
+    const auto at = [&live_readings](std::size_t i) { return live_readings.begin() + static_cast<std::ptrdiff_t>(i); };
+    std::inplace_merge(at(0), at(read_now), at(carried_end), by_position);
+    std::inplace_merge(at(0), at(carried_end), live_readings.end(), by_position);
     snapshot->live_at = Clock::now();
     snapshot->live_wall = std::chrono::system_clock::now();
     snapshot->have_live = true;
@@ -298,10 +298,11 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
       facts.identity = facts.static_info = true;
       facts.live = false;
       facts.metrics = wanted;
-      snapshot->facts = system.sample(index, facts);
-      snapshot->partitions = system.partitions(index);
+      auto slow = std::make_shared<SlowSample>();
+      slow->facts = system.sample(index, facts);
+      slow->partitions = system.partitions(index);
       if (!wanted.empty()) {
-        for (smi::Partition& p : snapshot->partitions) {
+        for (smi::Partition& p : slow->partitions) {
           std::erase_if(p.readings, [&wanted](const smi::Reading& r) {
             return std::find(wanted.begin(), wanted.end(), r.id) == wanted.end();
           });
@@ -309,13 +310,14 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
       }
       if (wanted.empty()) {
         // Every metric was just read (facts and live): the checks run on that, not on a second read.
-        std::vector<smi::Reading> all = snapshot->facts;
+        std::vector<smi::Reading> all = slow->facts;
         all.insert(all.end(), snapshot->live.begin(), snapshot->live.end());
-        snapshot->health = system.health(index, all, config.policy);
+        slow->health = system.health(index, all, config.policy);
       } else {
-        snapshot->health = system.health(index, config.policy);  // the checks need more than the exported metrics
+        slow->health = system.health(index, config.policy);  // the checks need more than the exported metrics
       }
-      snapshot->facts_at = Clock::now();
+      slow->at = Clock::now();
+      snapshot->slow = std::move(slow);
     }
     std::shared_ptr<const HistoryEntry> previous;
     {
@@ -342,6 +344,7 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
 }
 
 void pool_worker(std::shared_ptr<SamplerPool> pool) {
+  name_thread("smid-sampler");
   std::unique_lock lock(pool->mutex);
   while (!pool->stopped) {
     // Back from a stuck read into a pool that stood in for it: one worker too many.
@@ -408,6 +411,7 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
 // Adds a worker for each one stuck past the read deadline (up to kMaxStuckWorkers), so the other
 // devices keep their schedule.
 void supervise(std::shared_ptr<SamplerPool> pool) {
+  name_thread("smid-supervise");
   std::unique_lock lock(pool->mutex);
   const auto every = std::max<Clock::duration>(pool->config.read_deadline / 4, std::chrono::milliseconds(10));
   while (!pool->cv.wait_for(lock, every, [&pool] { return pool->stopped; })) {
@@ -417,6 +421,11 @@ void supervise(std::shared_ptr<SamplerPool> pool) {
 }
 
 }  // namespace
+
+const std::shared_ptr<const SlowSample>& SlowSample::none() {
+  static const std::shared_ptr<const SlowSample> empty = std::make_shared<const SlowSample>();
+  return empty;
+}
 
 Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const Sampler* previous)
     : system_(std::move(system)), config_(std::move(config)), pool_(std::make_shared<SamplerPool>()) {
@@ -457,7 +466,9 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
                std::find(config_.metrics.begin(), config_.metrics.end(), info->name) == config_.metrics.end();
       };
       std::erase_if(first->live, unwanted);
-      std::erase_if(first->facts, unwanted);
+      auto slow = std::make_shared<SlowSample>(*first->slow);
+      std::erase_if(slow->facts, unwanted);
+      first->slow = std::move(slow);
     }
     state->snapshot = std::move(first);
     if (predecessor) {

@@ -21,16 +21,28 @@
 
 namespace hipstack::smid {
 
+// What a slow sample found. Shared by every snapshot until the next slow sample: the fast samples
+// in between do not copy it.
+struct SlowSample {
+  std::vector<smi::Reading> facts;         // identity + static
+  std::vector<smi::Partition> partitions;
+  smi::HealthReport health;
+  std::chrono::steady_clock::time_point at{};
+
+  [[nodiscard]] static const std::shared_ptr<const SlowSample>& none();  // before the first one
+};
+
 struct DeviceSnapshot {
   smi::DeviceSummary device;
-  std::vector<smi::Reading> live;      // latest fast sample
-  std::vector<smi::Reading> facts;     // latest slow sample (identity + static)
-  std::vector<smi::Partition> partitions;  // latest slow sample
-  smi::HealthReport health;
+  std::vector<smi::Reading> live;  // latest fast sample
+  std::shared_ptr<const SlowSample> slow = SlowSample::none();  // latest slow sample; never null
   std::chrono::steady_clock::time_point live_at{};
   std::chrono::system_clock::time_point live_wall{};  // live_at on the wall clock, for clients
-  std::chrono::steady_clock::time_point facts_at{};
   bool have_live = false;
+
+  [[nodiscard]] const std::vector<smi::Reading>& facts() const noexcept { return slow->facts; }
+  [[nodiscard]] const std::vector<smi::Partition>& partitions() const noexcept { return slow->partitions; }
+  [[nodiscard]] const smi::HealthReport& health() const noexcept { return slow->health; }
 };
 
 // One reading as the history ring keeps it: the number and its status, 24 bytes. Text values and

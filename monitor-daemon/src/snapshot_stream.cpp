@@ -1,5 +1,7 @@
 #include "snapshot_stream.hpp"
 
+#include "thread_name.hpp"
+
 namespace hipstack::smid {
 
 StreamTicker::StreamTicker() : thread_([this] { run(); }) {}
@@ -22,6 +24,7 @@ void StreamTicker::schedule(Clock::time_point at, std::shared_ptr<Tickable> what
 }
 
 void StreamTicker::run() {
+  name_thread("smid-ticker");
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     if (due_.empty()) {

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <map>
 
+#include "thread_name.hpp"
+
 namespace hipstack::smid {
 
 struct StreamQuota::Stream {
@@ -28,7 +30,10 @@ StreamQuota::StreamQuota(std::size_t max_streams, std::chrono::milliseconds slow
       max_per_peer_(std::max<std::size_t>(1, (max_streams - reserve_for(max_streams)) / 4)),
       slow_consumer_limit_(slow_consumer_limit),
       idle_limit_(idle_limit),
-      reaper_([this] { reap(); }) {}
+      reaper_([this] {
+        name_thread("smid-reaper");
+        reap();
+      }) {}
 
 StreamQuota::~StreamQuota() {
   {
@@ -84,6 +89,9 @@ StreamQuota::Ticket StreamQuota::admit(Request request) {
   }
   const auto now = Clock::now();
   streams_.push_back(Stream{std::move(request), false, now, now});
+  // The reaper sleeps while there are none. Woken only from that sleep: a flood of calls that
+  // each open and end a stream must not wake it for each.
+  if (reaper_parked_) stop_reaper_.notify_all();
   ticket.quota_ = this;
   ticket.stream_it_ = std::prev(streams_.end());
   ticket.stream_ = &*ticket.stream_it_;
@@ -97,7 +105,12 @@ void StreamQuota::release(std::list<Stream>::iterator it) {
 
 void StreamQuota::reap() {
   std::unique_lock lock(mutex_);
-  while (!stop_reaper_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopping_; })) {
+  for (;;) {
+    // With no stream open there is nothing to look at: no wake-ups until one opens.
+    reaper_parked_ = true;
+    stop_reaper_.wait(lock, [this] { return stopping_ || !streams_.empty(); });
+    reaper_parked_ = false;
+    if (stop_reaper_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopping_; })) return;
     const auto now = Clock::now();
     for (Stream& s : streams_) {
       if (s.cancelled) continue;

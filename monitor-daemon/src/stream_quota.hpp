@@ -83,6 +83,7 @@ class StreamQuota {
   std::list<Stream> streams_;
   std::condition_variable stop_reaper_;
   bool stopping_ = false;
+  bool reaper_parked_ = false;  // waiting for the first stream (with mutex_)
   std::thread reaper_;
 };
 

@@ -1,10 +1,15 @@
 #include "work_queue.hpp"
 
+#include "thread_name.hpp"
+
 namespace hipstack::smid {
 
 WorkQueue::WorkQueue(std::size_t threads, std::size_t max_waiting, std::chrono::milliseconds max_wait)
     : max_waiting_(max_waiting), max_wait_(max_wait) {
-  for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] {
+    name_thread("smid-work");
+    work();
+  });
 }
 
 WorkQueue::~WorkQueue() {

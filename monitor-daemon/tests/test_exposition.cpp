@@ -78,22 +78,24 @@ smi::DeviceSummary device(std::uint32_t index, std::string name = "AMD Instinct 
 
 struct SnapshotBuilder {
   std::shared_ptr<DeviceSnapshot> snap = std::make_shared<DeviceSnapshot>();
+  std::shared_ptr<hipstack::smid::SlowSample> slow = std::make_shared<hipstack::smid::SlowSample>();  // snap's, still open to changes
   explicit SnapshotBuilder(smi::DeviceSummary d) {
     snap->device = std::move(d);
     snap->have_live = true;
     snap->live_at = Clock::now();
-    snap->facts_at = Clock::now();
+    slow->at = Clock::now();
+    snap->slow = slow;
   }
   SnapshotBuilder& live(smi::Reading r) { snap->live.push_back(std::move(r)); return *this; }
-  SnapshotBuilder& fact(smi::Reading r) { snap->facts.push_back(std::move(r)); return *this; }
+  SnapshotBuilder& fact(smi::Reading r) { slow->facts.push_back(std::move(r)); return *this; }
   SnapshotBuilder& finding(std::string check, smi::Verdict v) {
     smi::HealthFinding f;
     f.check = std::move(check);
     f.verdict = v;
-    snap->health.findings.push_back(std::move(f));
+    slow->health.findings.push_back(std::move(f));
     return *this;
   }
-  SnapshotBuilder& overall(smi::Verdict v) { snap->health.overall = v; return *this; }
+  SnapshotBuilder& overall(smi::Verdict v) { slow->health.overall = v; return *this; }
   Sampler::View view(bool stale = false) const { return Sampler::View{snap, stale}; }
 };
 
@@ -774,7 +776,7 @@ TEST(Render, PartitionReadingsCarryAPartitionLabel) {
     p.id = "GPU-00000000/" + std::to_string(i);
     p.readings.push_back(integer("partition_compute_units", 38));
     p.readings.push_back(integer("partition_memory", 1LL << 34));
-    gpu.snap->partitions.push_back(p);
+    gpu.slow->partitions.push_back(p);
   }
   const Page page = parse_page(render_metrics({gpu.view()}, kContext));
   EXPECT_EQ(find(page, "hipstack_gpu_partition_compute_units").size(), 2u);

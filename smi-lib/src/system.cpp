@@ -257,6 +257,7 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   };
   if (!options.metrics.empty()) std::erase_if(readings, [&](const Reading& r) { return !requested(r.id); });
   make_printable(readings);
+  const std::string unsupported = fmt::format("the {} backend does not provide it", slot.summary.backend);
   for (const MetricInfo& info : catalogue()) {
     if (info.scope != Scope::device || !kind_selected(info.kind, options) || !requested(info.id)) continue;
     if (seen[static_cast<std::uint32_t>(info.id) % 1024]) continue;
@@ -264,7 +265,7 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
     r.id = info.id;
     if (fault.empty()) {
       r.status = Status::not_supported;
-      r.detail = fmt::format("the {} backend does not provide it", slot.summary.backend);
+      r.detail = unsupported;
     } else {
       // Every reading of a GPU that cannot be read says why, rather than "not supported".
       r.status = Status::error;
@@ -274,10 +275,17 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
     }
     readings.push_back(std::move(r));
   }
-  std::stable_sort(readings.begin(), readings.end(), [](const Reading& a, const Reading& b) {
-    return catalogue_position(a.id) < catalogue_position(b.id);
-  });
-  return readings;
+  // Into catalogue order (stable: a metric's instances keep the backend's order). The positions
+  // are sorted, not the readings: a reading is moved once, not at every step of the sort.
+  std::vector<std::pair<std::size_t, std::size_t>> order;  // (catalogue position, index in readings)
+  order.reserve(readings.size());
+  for (std::size_t i = 0; i < readings.size(); ++i) order.emplace_back(catalogue_position(readings[i].id), i);
+  if (std::is_sorted(order.begin(), order.end())) return readings;
+  std::sort(order.begin(), order.end());  // pairs are unique (the index): sorted is stable
+  std::vector<Reading> sorted;
+  sorted.reserve(readings.size());
+  for (const auto& [position, index] : order) sorted.push_back(std::move(readings[index]));
+  return sorted;
 }
 
 Reading System::read(std::uint32_t device, MetricId id) const {
