@@ -27,6 +27,8 @@ cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; 
 trap cleanup EXIT
 
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s+=$1} END {print s}'; }
+# Each thread's name and CPU (ns): the daemon names its own (smid-*); gRPC's and NVML's keep theirs.
+threads_ns() { for t in /proc/"$1"/task/*; do echo "$(basename "$t") $(tr ' ' _ <"$t/comm") $(awk '{print $1}' "$t/schedstat")"; done 2>/dev/null | sort; }
 now_ns() { date +%s%N; }
 
 echo "== $gpus GPU(s): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c | xargs)"
@@ -52,15 +54,23 @@ daemon() {
   for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
   sleep 12  # past the first window look (10 s) and the first slow sample
   local c0 t0 c1 t1
+  threads_ns "$pid" >"$work/threads0"
   c0=$(cpu_ns "$pid"); t0=$(now_ns)
   sleep "$seconds"
   c1=$(cpu_ns "$pid"); t1=$(now_ns)
+  threads_ns "$pid" >"$work/threads1"
+  echo "   by thread (% of a core; threads of one name summed):"
+  join "$work/threads0" "$work/threads1" | awk -v t=$((t1 - t0)) '{c[$2] += $5 - $3} END {for (k in c) printf "     %-18s %.4f\n", k, 100 * c[k] / t}' | sort -k2 -nr
   rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
   cpu=$(awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) 'BEGIN {printf "%.3f", 100 * c / t}')
 }
+echo "== NVML alone, nothing asked of it"
+"$nvml_floor" idle 15
+echo "== hipstack-smid, every metric every second (before)"
 daemon "costly_interval_ms = 1000"
 before=$cpu before_rss=$rss
+echo "== hipstack-smid as shipped (after)"
 daemon ""
 after=$cpu after_rss=$rss
 printf '%-58s %12s %10s\n' "sampling $gpus GPU(s) every second, same run" "% of a core" "RSS MB"

@@ -6,10 +6,15 @@
 //                                           every INTERVAL_MS the calls of hipstack's cheap metrics
 //                                           for every GPU, every COSTLY_EVERY_MS the costly ones too;
 //                                           prints the process's CPU share of one core
+//   nvml_floor idle SECONDS                 NVML initialised and no call made, then the same with
+//                                           XID events registered: what NVML's own threads cost
+// `calls` prints wall time and the calling thread's CPU time per call; CPU the process spends
+// beyond its calls (NVML's threads) shows in `idle` and in `loop`.
 // bench/nvidia_daemon.sh runs the loop beside hipstack-smid, same machine, same run. Which calls are
 // cheap and which costly follows the catalogue's cost classes (docs/performance.md).
 #include <dlfcn.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -128,9 +133,15 @@ std::vector<Call> costly_calls(const Api& api) {
   };
 }
 
-// Single calls timed on their own, for the cost table (not part of either loop).
-std::vector<Call> other_calls(const Api& api) {
+// Single calls timed on their own, for the cost table (not part of either loop). `events` is a set
+// with every GPU registered for XID events (null when NVML refused it).
+std::vector<Call> other_calls(const Api& api, nv::EventSet events) {
   return {
+      {"nvmlEventSetWait_v2 (timeout 0, XIDs of all GPUs)",
+       [&api, events](nv::Device) {
+         nv::EventData data{};
+         if (events != nullptr) api.event_set_wait(events, &data, 0);
+       }},
       {"nvmlDeviceGetUUID (hipstack's lost-GPU check)",
        [&api](nv::Device d) {
          char uuid[nv::kUuidSize];
@@ -148,6 +159,12 @@ std::vector<Call> other_calls(const Api& api) {
   };
 }
 
+double thread_cpu_us() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
+
 double cpu_seconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -158,7 +175,7 @@ double cpu_seconds() {
 // Each call's cost as a sampler pays it: once per GPU every gap_ms (NVML answers a repeated query
 // from a cache for a while, so back-to-back calls cost far less than calls a second apart), median
 // over rounds; beside it the median of 50 back-to-back calls on the first GPU.
-int time_calls(const Api& api, const std::vector<nv::Device>& devices, int rounds, int gap_ms) {
+int time_calls(const Api& api, const std::vector<nv::Device>& devices, nv::EventSet events, int rounds, int gap_ms) {
   const auto elapsed_us = [](auto start) {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   };
@@ -167,20 +184,23 @@ int time_calls(const Api& api, const std::vector<nv::Device>& devices, int round
     return v[v.size() / 2];
   };
   std::vector<Call> all;
-  for (const auto& set : {cheap_calls(api), costly_calls(api), other_calls(api)}) all.insert(all.end(), set.begin(), set.end());
+  for (const auto& set : {cheap_calls(api), costly_calls(api), other_calls(api, events)}) all.insert(all.end(), set.begin(), set.end());
   std::vector<std::vector<double>> cold(all.size());
+  std::vector<std::vector<double>> cold_cpu(all.size());
   for (int round = 0; round < rounds; ++round) {
     const auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(gap_ms);
     for (std::size_t c = 0; c < all.size(); ++c) {
       for (nv::Device d : devices) {
+        const double cpu = thread_cpu_us();
         const auto start = std::chrono::steady_clock::now();
         all[c].run(d);
         cold[c].push_back(elapsed_us(start));
+        cold_cpu[c].push_back(thread_cpu_us() - cpu);
       }
     }
     std::this_thread::sleep_until(next);
   }
-  std::printf("%-52s %14s %14s\n", "call (median us)", "spaced", "back-to-back");
+  std::printf("%-52s %14s %14s %14s\n", "call (median us)", "spaced", "spaced cpu", "back-to-back");
   for (std::size_t c = 0; c < all.size(); ++c) {
     std::vector<double> warm;
     for (int i = 0; i < 50 && !devices.empty(); ++i) {
@@ -188,7 +208,8 @@ int time_calls(const Api& api, const std::vector<nv::Device>& devices, int round
       all[c].run(devices.front());
       warm.push_back(elapsed_us(start));
     }
-    std::printf("%-52s %14.1f %14.1f\n", all[c].name, median(cold[c]), warm.empty() ? 0.0 : median(warm));
+    std::printf("%-52s %14.1f %14.1f %14.1f\n", all[c].name, median(cold[c]), median(cold_cpu[c]),
+                warm.empty() ? 0.0 : median(warm));
   }
   std::printf("(spaced: each call once per GPU every %d ms, %d rounds, all GPUs pooled)\n", gap_ms, rounds);
   return 0;
@@ -219,12 +240,25 @@ int loop(const Api& api, const std::vector<nv::Device>& devices, double seconds,
   return 0;
 }
 
+// A set with every GPU registered for XID critical errors, as hipstack's backend makes it (null
+// when NVML refuses it).
+nv::EventSet xid_events(const Api& api, const std::vector<nv::Device>& devices) {
+  nv::EventSet set = nullptr;
+  if (api.event_set_create == nullptr || api.register_events == nullptr || api.event_set_create(&set) != nv::kSuccess) {
+    return nullptr;
+  }
+  for (nv::Device d : devices) api.register_events(d, nv::kEventXidCriticalError, set);
+  return set;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode != "calls" && mode != "loop") {
-    std::fprintf(stderr, "usage: nvml_floor calls [ROUNDS [GAP_MS]] | nvml_floor loop SECONDS INTERVAL_MS COSTLY_EVERY_MS\n");
+  if (mode != "calls" && mode != "loop" && mode != "idle") {
+    std::fprintf(stderr,
+                 "usage: nvml_floor calls [ROUNDS [GAP_MS]] | nvml_floor loop SECONDS INTERVAL_MS COSTLY_EVERY_MS | "
+                 "nvml_floor idle SECONDS\n");
     return 2;
   }
   Api api;
@@ -236,7 +270,27 @@ int main(int argc, char** argv) {
   api.device_count(&count);
   std::vector<nv::Device> devices(count);
   for (unsigned i = 0; i < count; ++i) api.device_by_index(i, &devices[i]);
-  if (mode == "calls") return time_calls(api, devices, argc > 2 ? std::atoi(argv[2]) : 10, argc > 3 ? std::atoi(argv[3]) : 1000);
+  if (mode == "idle") {
+    if (argc < 3) {
+      std::fprintf(stderr, "usage: nvml_floor idle SECONDS\n");
+      return 2;
+    }
+    // NVML's own cost with nothing asked of it: idle, then with XID events registered.
+    const double seconds = std::atof(argv[2]);
+    const auto plain = [seconds] {
+      const double start = cpu_seconds();
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+      return 100.0 * (cpu_seconds() - start) / seconds;
+    };
+    std::printf("nvml_floor: NVML initialised, no calls, %.0f s: %.4f%% of a core\n", seconds, plain());
+    if (xid_events(api, devices) == nullptr) return 0;
+    std::printf("nvml_floor: with XID events registered on every GPU, %.0f s: %.4f%% of a core\n", seconds, plain());
+    return 0;
+  }
+  if (mode == "calls") {
+    return time_calls(api, devices, xid_events(api, devices), argc > 2 ? std::atoi(argv[2]) : 10,
+                      argc > 3 ? std::atoi(argv[3]) : 1000);
+  }
   if (argc < 5) {
     std::fprintf(stderr, "usage: nvml_floor loop SECONDS INTERVAL_MS COSTLY_EVERY_MS\n");
     return 2;

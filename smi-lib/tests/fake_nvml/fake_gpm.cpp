@@ -12,8 +12,10 @@ using namespace detail;
 
 namespace {
 
-// NVML_GPM_METRIC_MAX of CUDA 13's nvml.h bounds the ids; the fake's struct holds kGpmMetricsCapacity.
+// NVML_GPM_METRIC_MAX of CUDA 13's nvml.h: it bounds the ids and is the length of the metrics array
+// in nvmlGpmMetricsGet_t as a driver built on that header declares it.
 constexpr unsigned kLargestMetricId = 333;
+constexpr unsigned kDeclaredMetrics = 333;
 
 nvmlGpmSample_st* live_sample(GpmSample sample) {
   auto it = state().gpm_samples.find(sample);
@@ -67,7 +69,7 @@ extern "C" Return fake_nvml_impl_gpm_metrics_get(GpmMetricsGet* request) {
   FAKE_NVML_ENTER_GLOBAL();
   if (!request) return kErrorInvalidArgument;
   if (request->version != kGpmMetricsGetVersion) return 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
-  if (request->numMetrics == 0 || request->numMetrics > kGpmMetricsCapacity) return kErrorInvalidArgument;
+  if (request->numMetrics == 0 || request->numMetrics > kDeclaredMetrics) return kErrorInvalidArgument;
   const nvmlGpmSample_st* first = live_sample(request->sample1);
   const nvmlGpmSample_st* second = live_sample(request->sample2);
   if (!first || !second || !first->device || first->device != second->device || first->sequence >= second->sequence) {
@@ -97,6 +99,10 @@ extern "C" Return fake_nvml_impl_gpm_metrics_get(GpmMetricsGet* request) {
     m.value = *parse_real(*v);
     m.nvmlReturn = kSuccess;
   }
+  // The version stayed 1 while NVML's array grew from 98 to 333 entries, so a driver may treat any
+  // caller's request as its own full-size struct: this one clears the names of the entries past
+  // numMetrics, which overruns (and fails under ASan) a caller that passes a shorter array.
+  for (unsigned i = request->numMetrics; i < kDeclaredMetrics; ++i) request->metrics[i].metricInfo = {};
   return kSuccess;
 }
 

@@ -136,9 +136,12 @@ struct GpmMetric {           // nvmlGpmMetric_t
     char* unit;
   } metricInfo;              // out: may be null
 };
-// nvmlGpmMetricsGet_t with our own array length: NVML reads and writes numMetrics entries, and its
-// own NVML_GPM_METRIC_MAX (98 in CUDA 12.0, larger since) only bounds numMetrics.
-constexpr unsigned kGpmMetricsCapacity = 64;
+// nvmlGpmMetricsGet_t as NVML's own header declares it: NVML_GPM_METRIC_MAX entries (98 in CUDA
+// 12.0, 333 in CUDA 13). The version stayed 1 while the array grew, so a driver cannot tell a
+// shorter caller's struct from its own: hipstack gives it the longest one (10.7 KB, kept off the
+// stack by its users) whatever numMetrics says. Driver 580.159.04 touches only numMetrics entries;
+// bench/nvml_layout_probe.py checks what a driver writes and reads.
+constexpr unsigned kGpmMetricsCapacity = 333;
 struct GpmMetricsGet {
   unsigned int version;      // kGpmMetricsGetVersion
   unsigned int numMetrics;

@@ -107,7 +107,7 @@ NvmlBackend::NvmlBackend(const FsView& fs, std::unique_ptr<Library> library, std
   for (const NvidiaGpu& gpu : gpus_) {
     const auto migs = mig_devices(library_->api(), gpu.handle);
     partition_counts_.push_back(migs.empty() ? 1u : static_cast<std::uint32_t>(migs.size()));
-    gpm_.push_back(std::make_unique<GpmWindow>());
+    gpm_.push_back(std::make_unique<GpmWindow>(gpm_calls_));
   }
   xids_ = std::make_unique<XidWatch>(*library_, gpus_);
 }

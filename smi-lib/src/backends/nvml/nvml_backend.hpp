@@ -24,10 +24,15 @@ struct NvidiaGpu {
 
 // One GPU's GPM window (nvml_gpm.cpp): the sample of the last look and the one the next look fills,
 // so each look costs one nvmlGpmSampleGet and one nvmlGpmMetricsGet. Safe to call from several
-// threads; the samples are freed with it (before the backend shuts NVML down).
+// threads: every GPU's GPM calls take one lock of the backend (`gpm_calls`), so no two GPM calls
+// run at once in the process — hipstack-smid died inside nvmlGpmMetricsGet (driver 580.159.04,
+// reading a sample's counters out of bounds) while its sampler threads made GPM calls for several
+// GPUs at once (4 of 4 runs), and not in the 2 runs made since with one call at a time: the likely
+// trigger, not a proven one (docs/performance.md). The samples are freed with it (before the
+// backend shuts NVML down).
 class GpmWindow {
  public:
-  GpmWindow() = default;
+  explicit GpmWindow(std::mutex& gpm_calls) : mutex_(gpm_calls) {}
   GpmWindow(const GpmWindow&) = delete;
   GpmWindow& operator=(const GpmWindow&) = delete;
   ~GpmWindow();
@@ -37,7 +42,7 @@ class GpmWindow {
  private:
   std::string prepare(const Library& lib, const NvidiaGpu& gpu);
 
-  std::mutex mutex_;
+  std::mutex& mutex_;  // the backend's, shared by every GPU's window
   const Library* library_ = nullptr;
   bool prepared_ = false;
   std::string unusable_;  // why GPM cannot be used on this GPU ("" when it can)
@@ -47,6 +52,7 @@ class GpmWindow {
   bool have_last_ = false;
   std::chrono::steady_clock::time_point last_at_;
   unsigned links_ = 0;  // NVLinks of the GPU
+  std::unique_ptr<GpmMetricsGet> request_;  // NVML's full-size request (10.7 KB): reused, off the stack
 };
 
 // XID critical-error events of every GPU (nvml_events.cpp): one NVML event set, registered at
@@ -104,6 +110,7 @@ class NvmlBackend final : public Backend {
   std::vector<NvidiaGpu> gpus_;
   std::vector<std::uint32_t> partition_counts_;
   // After library_: destroyed first, while NVML is still initialised.
+  std::mutex gpm_calls_;  // one GPM call at a time in the process (GpmWindow)
   std::vector<std::unique_ptr<GpmWindow>> gpm_;
   std::unique_ptr<XidWatch> xids_;
 };

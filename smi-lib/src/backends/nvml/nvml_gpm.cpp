@@ -142,7 +142,9 @@ void GpmWindow::read(const Library& lib, const NvidiaGpu& gpu, const SampleOptio
   const Clock::time_point now = Clock::now();
   const double seconds = std::chrono::duration<double>(now - last_at_).count();
 
-  GpmMetricsGet request{};
+  if (!request_) request_ = std::make_unique<GpmMetricsGet>();
+  GpmMetricsGet& request = *request_;
+  request = GpmMetricsGet{};
   request.version = kGpmMetricsGetVersion;
   request.sample1 = last_;
   request.sample2 = next_;
