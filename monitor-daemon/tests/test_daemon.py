@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""hipstack-smid end to end: HTTP endpoints, signals, sd_notify, a stuck device, --once, exit codes.
+"""hipstack-smid end to end: HTTP endpoints, signals, sd_notify, --once, exit codes (a stuck device:
+test_stuck_device.py).
 
 Usage: test_daemon.py HIPSTACK_SMID CAPTURES_DIR [unittest arguments, e.g. -k reload]
 
@@ -7,8 +8,6 @@ Standard library only. Every test starts its own daemon on 127.0.0.1 port 0, rea
 stderr ("hipstack-smid: listening on ADDR (port N)") and stops it by PID when it ends, also when it
 fails (addCleanup).
 """
-import glob
-import http.client
 import os
 import re
 import shutil
@@ -460,16 +459,33 @@ class SignalTests(DaemonTest):
             body, _ = self.metrics(d.port)
             self.assert_family(body, "hipstack_gpu_clock_sclk_hertz", msg="a failed reload applied part of the new file")
 
+    def signalled(self, sig):
+        """A daemon that was ready when `sig` was sent to it."""
+        d = self.start()
+        wait_ready(d.port)
+        d.signal(sig)
+        return d
+
     def test_sigterm_exits_0_within_2s(self):
         for sig in (signal.SIGTERM, signal.SIGINT):
             with self.subTest(signal=sig.name):
-                d = self.start()
-                wait_ready(d.port)
-                d.signal(sig)
+                d = self.signalled(sig)
                 self.assert_exits(d, 0, 2.0)
                 self.assertIn("stopping on signal %d" % sig, d.stderr())
                 with self.assertRaises(OSError):
                     socket.create_connection(("127.0.0.1", d.port), timeout=1).close()
+
+    def test_a_fatal_signal_is_reported_and_kills_as_before(self):
+        # What a crash leaves in the journal: the signal, the thread and the return addresses; then
+        # the process dies of that signal (systemd restarts it, a core dump is still taken).
+        for sig in (signal.SIGSEGV, signal.SIGABRT):
+            with self.subTest(signal=sig.name):
+                d = self.signalled(sig)
+                self.assert_exits(d, -sig, 5.0)
+                err = d.stderr()
+                self.assertIn("hipstack-smid: fatal signal %s at address 0x" % sig.name, err)
+                # Some line of the report names the program and an offset (under ASan the first is libasan's).
+                self.assertRegex(err, r"in thread \S+; return addresses:\n(.*\n)*.*hipstack-smid\(\+0x[0-9a-f]+\)")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -550,170 +566,6 @@ class NotifyTests(DaemonTest):
         gaps = [b - a for a, b in zip([ready[0]] + pings, pings)]
         self.assertTrue(pings)
         self.assertLess(max(gaps), 0.4, "a watchdog gap exceeds WATCHDOG_USEC: %s" % gaps)
-
-
-# ------------------------------------------------------------------------------------------------
-# A device whose sysfs read blocks
-
-
-STUCK_CONFIG = "fast_interval_ms = 100\nread_deadline_ms = 300\n"
-
-
-class StuckDeviceTests(DaemonTest):
-    CARD, HWMON = "card8", "hwmon3"
-
-    @classmethod
-    def setUpClass(cls):
-        # One copy for the class (cp -a of 1800 files takes ~2 s here); each test turns the file
-        # into a FIFO and its cleanup puts the original back once its daemon is gone.
-        cls.base = tempfile.mkdtemp(prefix="smid-stuck-")
-        cls.root = os.path.join(cls.base, "sys")
-        subprocess.run(["cp", "-a", spx(), cls.root], check=True)
-        cls.path = os.path.join(cls.root, "class/drm", cls.CARD, "device/hwmon", cls.HWMON, "temp2_input")
-        with open(cls.path, "rb") as f:
-            cls.original = f.read()
-        cls.bdf = bdf_of_card(cls.root, cls.CARD)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.base, ignore_errors=True)
-
-    def stuck_capture(self):
-        """The class's copy of the SPX capture; make_fifo(path) makes GPU `bdf` block in its reads."""
-        self.assertTrue(os.path.isfile(self.path), self.path)
-        self.addCleanup(self.restore)  # runs after the daemon's stop (cleanups run last in, first out)
-        return self.root, self.path, self.bdf
-
-    def restore(self):
-        tmp = self.path + ".orig"
-        with open(tmp, "wb") as f:
-            f.write(self.original)
-        os.replace(tmp, self.path)
-
-    def check_others(self, samples, stuck_bdf):
-        up = series(samples, "hipstack_gpu_up")
-        others = [(l, v) for l, v in up if l["bdf"] != stuck_bdf]
-        self.assertEqual(len(others), 7, up)
-        self.assertTrue(all(v == 1 for _, v in others), others)
-        ages = {l["bdf"]: v for l, v in series(samples, "hipstack_gpu_sample_age_seconds")}
-        for labels, _ in others:
-            self.assertLess(ages[labels["bdf"]], 0.5, ages)
-        self.assertEqual(len([1 for l, _ in series(samples, "hipstack_gpu_temperature_junction_celsius")
-                              if l["bdf"] != stuck_bdf]), 7)
-        # No value of the stuck GPU is presented as current.
-        for name, labels, _ in samples:
-            if labels.get("bdf") == stuck_bdf:
-                self.assertIn(name, ("hipstack_gpu_up", "hipstack_gpu_sample_age_seconds"), labels)
-        self.assertNotIn(1, [v for _, v in series(samples, "hipstack_gpu_up", bdf=stuck_bdf)])
-
-    def test_stuck_from_the_start(self):
-        root, fifo, stuck_bdf = self.stuck_capture()
-        self.make_fifo(fifo)
-        d = self.start(sysfs=root, config=self.config(STUCK_CONFIG))
-        wait_ready(d.port, timeout=3)  # the stuck GPU counts as ready once past the deadline
-        # Down once its read outlived the deadline: polled (the loop below then checks it stays so).
-        self.wait_metrics(d.port, lambda b: [v for _, v in series(parse_metrics(b), "hipstack_gpu_up", bdf=stuck_bdf)] == [0])
-        for _ in range(2):
-            start = time.monotonic()
-            status, _, body = http_get(d.port, "/metrics", timeout=1.0)
-            self.assertLess(time.monotonic() - start, 1.0)
-            self.assertEqual(status, 200)
-            self.check_others(parse_metrics(body), stuck_bdf)
-            time.sleep(0.3)
-        promtool_check(self, body)
-        d.signal(signal.SIGTERM)
-        self.assertLess(self.assert_exits(d, 0, 2.0), 2.0)
-
-    def test_stuck_from_the_start_reports_up_0(self):
-        root, fifo, stuck_bdf = self.stuck_capture()
-        self.make_fifo(fifo)
-        d = self.start(sysfs=root, config=self.config(STUCK_CONFIG))
-        wait_ready(d.port, timeout=3)
-        body, samples = self.wait_metrics(
-            d.port, lambda b: [v for _, v in series(parse_metrics(b), "hipstack_gpu_up", bdf=stuck_bdf)] == [0])
-        self.assertEqual([v for _, v in series(samples, "hipstack_gpu_up", bdf=stuck_bdf)], [0])
-
-    def test_stuck_after_first_samples(self):
-        root, fifo, stuck_bdf = self.stuck_capture()
-        d = self.start(sysfs=root, config=self.config(STUCK_CONFIG))
-        wait_ready(d.port)
-        # Ready also counts a GPU whose first sample is merely slow (past the 300 ms deadline, as under
-        # ASan on two cores): wait for it to be up before the file turns into a FIFO.
-        _, samples = self.wait_metrics(
-            d.port, lambda b: [v for _, v in series(parse_metrics(b), "hipstack_gpu_up", bdf=stuck_bdf)] == [1])
-        self.assertEqual([v for _, v in series(samples, "hipstack_gpu_up", bdf=stuck_bdf)], [1])
-        self.make_fifo(fifo)
-        went_down = None
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline:
-            start = time.monotonic()
-            status, _, body = http_get(d.port, "/metrics", timeout=1.0)
-            self.assertLess(time.monotonic() - start, 1.0)
-            samples = parse_metrics(body)
-            if [v for _, v in series(samples, "hipstack_gpu_up", bdf=stuck_bdf)] == [0]:
-                went_down = samples
-                break
-            time.sleep(0.1)
-        self.assertIsNotNone(went_down, "the stuck GPU never reported hipstack_gpu_up 0")
-        time.sleep(0.3)
-        body, samples = self.metrics(d.port)
-        self.check_others(samples, stuck_bdf)
-        self.assertEqual([v for _, v in series(samples, "hipstack_gpu_up", bdf=stuck_bdf)], [0])
-        age = series(samples, "hipstack_gpu_sample_age_seconds", bdf=stuck_bdf)
-        self.assertEqual(len(age), 1)
-        self.assertGreater(age[0][1], 0.3)
-        promtool_check(self, body)
-        d.signal(signal.SIGTERM)
-        self.assert_exits(d, 0, 2.0)
-
-    def test_more_stuck_gpus_than_pool_workers(self):
-        # Six of eight GPUs block in a read: more than the sampling pool's 4 workers. Each stuck
-        # worker gets a stand-in, so the two others keep being sampled on time.
-        self.stuck_capture()
-        stuck_cards = ["card%d" % n for n in (0, 16, 24, 32, 40, 48)]  # the primary nodes of six GPUs
-        stuck = {bdf_of_card(self.root, card) for card in stuck_cards}
-        for card in stuck_cards:
-            [path] = glob.glob(os.path.join(self.root, "class/drm", card, "device/hwmon/hwmon*/temp2_input"))
-            with open(path, "rb") as f:
-                original = f.read()
-            self.addCleanup(self.put_back, path, original)
-            self.make_fifo(path)
-        d = self.start(sysfs=self.root, config=self.config(STUCK_CONFIG))
-        wait_ready(d.port, timeout=3)
-        body, samples = self.wait_metrics(
-            d.port, lambda b: sorted(l["bdf"] for l, v in series(parse_metrics(b), "hipstack_gpu_up") if v == 0) == sorted(stuck))
-        up = {l["bdf"]: v for l, v in series(samples, "hipstack_gpu_up")}
-        self.assertEqual({b for b, v in up.items() if v == 0}, stuck, up)
-        self.assertEqual(len([b for b, v in up.items() if v == 1]), 2, up)
-        time.sleep(0.5)  # five more fast intervals: the two free GPUs must still be fresh after them
-        _, samples = self.metrics(d.port)
-        ages = {l["bdf"]: v for l, v in series(samples, "hipstack_gpu_sample_age_seconds")}
-        for bdf, age in ages.items():
-            if bdf not in stuck:
-                self.assertLess(age, 0.5, ages)
-        d.signal(signal.SIGTERM)
-        self.assert_exits(d, 0, 2.0)
-
-    @staticmethod
-    def put_back(path, original):
-        tmp = path + ".orig"
-        with open(tmp, "wb") as f:
-            f.write(original)
-        os.replace(tmp, path)
-
-    def test_once_with_a_stuck_device(self):
-        root, fifo, stuck_bdf = self.stuck_capture()
-        self.make_fifo(fifo)
-        # --once prints when every GPU has a first sample or is past the read deadline: 2 s, not the
-        # class's 300 ms, so that a first sample that is merely slow (ASan on two cores) is not
-        # taken for a stuck one.
-        conf = self.config("fast_interval_ms = 100\nread_deadline_ms = 2000\n")
-        r = subprocess.run([SMID, "--once", "--config", conf, "--sysfs-root", root], capture_output=True, timeout=15)
-        self.assertEqual(r.returncode, 0, r.stderr.decode())
-        body = r.stdout.decode()
-        promtool_check(self, body)
-        up = series(parse_metrics(body), "hipstack_gpu_up")
-        self.assertEqual(len([1 for l, v in up if l["bdf"] != stuck_bdf and v == 1]), 7)
 
 
 # ------------------------------------------------------------------------------------------------
