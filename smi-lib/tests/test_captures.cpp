@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "capture_helpers.hpp"
 
@@ -101,6 +102,29 @@ TEST(CapturePhoenix, ApuWithKfdTopology) {
   EXPECT_EQ(text_of(r, "device_type"), "integrated");
   EXPECT_EQ(text_of(r, "gpu_metrics_version"), "2.1");
   EXPECT_EQ(status_of(r, "unique_id"), Status::not_supported);  // empty unique_id, KFD unique_id 0
+}
+
+TEST(CapturePhoenix, TheSmuIpVersionFromDiscoveryDecidesTheApuUnits) {
+  // A copy without gpu_busy_percent, so gpu_busy comes from gpu_metrics' average_gfx_activity (79).
+  // MP1 13.0.4 (Phoenix code): hundredths of % = 0.79 %; the same bytes on MP1 11.5.2 (Van Gogh
+  // code, whatever the device id): 79 %. So the backend hands the discovery table's version on.
+  const std::filesystem::path copy = std::filesystem::path(::testing::TempDir()) / "phoenix-mp1";
+  std::filesystem::remove_all(copy);
+  std::filesystem::create_directories(copy / "sys");
+  std::filesystem::copy(capture_sys("real/lact/phoenix"), copy / "sys", std::filesystem::copy_options::recursive);
+  const std::filesystem::path device = copy / "sys/class/drm/card1/device";
+  std::filesystem::remove(device / "gpu_busy_percent");
+  auto busy = [&copy] {
+    OpenOptions options;
+    options.sysfs_root = (copy / "sys").string();
+    return number_of(System::open(options).sample(0, everything()), "gpu_busy");
+  };
+  EXPECT_DOUBLE_EQ(busy(), 0.79);
+  std::ofstream(device / "ip_discovery/die/0/1/0/major") << "11\n";
+  std::ofstream(device / "ip_discovery/die/0/1/0/minor") << "5\n";
+  std::ofstream(device / "ip_discovery/die/0/1/0/revision") << "2\n";
+  EXPECT_DOUBLE_EQ(busy(), 79.0);
+  std::filesystem::remove_all(copy);
 }
 
 TEST(CaptureProcfsVega10, PcieBandwidthIsOptIn) {

@@ -1,6 +1,8 @@
 // gpu_metrics fields whose unit the format version alone does not decide (docs/gpu-metrics.md,
 // "Units the version does not decide"): blobs from gpu_metrics_builder.hpp, values chosen by hand.
+#include "backends/amdgpu/amdgpu.hpp"
 #include "backends/amdgpu/gpu_metrics.hpp"
+#include "fs_view.hpp"
 #include "gpu_metrics_builder.hpp"
 
 #include <gtest/gtest.h>
@@ -39,8 +41,10 @@ TEST(PcieLinkSpeed, TenthsOfGtsAndGenerationNumbersBothDecodeToGts) {
 
 // ---- APU tables: units per ASIC ----
 
-GpuMetricsDecode decode_as(const Bytes& bytes, std::uint32_t device, std::optional<std::uint32_t> smc_fw) {
+GpuMetricsDecode decode_as(const Bytes& bytes, std::uint32_t device, std::optional<std::uint32_t> smc_fw,
+                           std::optional<IpVersion> mp1 = std::nullopt) {
   GpuMetricsSource source;
+  source.mp1 = mp1;
   source.pci_device_id = device;
   source.smc_fw_version = smc_fw;
   return decode_gpu_metrics(bytes, source);
@@ -80,6 +84,44 @@ TEST(ApuUnits, ActivityIsPercentOnVanGoghAndHundredthsOfPercentOnPhoenix) {
   GpuMetricsBlob phoenix(2, 1);
   phoenix.set("average_gfx_activity", 7900);
   EXPECT_EQ(decode_as(phoenix.bytes(), 0x15bf, std::nullopt).metrics.average_gfx_activity, 79.0);
+}
+
+TEST(ApuUnits, TheSmuIpVersionNamesTheFamilyAsTheKernelDoes) {
+  // A Van Gogh device id no table lists (0x1435, MP1 11.5.2: smu_set_funcs -> vangogh_ppt.c):
+  // activity in %, where the device id alone falls back on the version's hundredths of %.
+  GpuMetricsBlob vangogh(2, 4);
+  vangogh.set("average_gfx_activity", 79);
+  EXPECT_EQ(decode_as(vangogh.bytes(), 0x1435, std::nullopt, IpVersion{11, 5, 2}).metrics.average_gfx_activity, 79.0);
+  EXPECT_EQ(decode_as(vangogh.bytes(), 0x1435, std::nullopt).metrics.average_gfx_activity, 0.79);
+  // renoir_get_smu_metrics_data: W from firmware 0x373200 on 12.0.0 and 0x40000f on 12.0.1, by IP
+  // version; a 12.0.1 part on 0x373200 firmware reports mW (the device-id rule cannot tell).
+  GpuMetricsBlob renoir(2, 2);
+  renoir.set("average_socket_power", 22);
+  EXPECT_EQ(decode_as(renoir.bytes(), 0, 0x373200, IpVersion{12, 0, 0}).metrics.average_socket_power, 22.0);
+  EXPECT_EQ(decode_as(renoir.bytes(), 0, 0x3731ff, IpVersion{12, 0, 0}).metrics.average_socket_power, 0.022);
+  EXPECT_EQ(decode_as(renoir.bytes(), 0, 0x373200, IpVersion{12, 0, 1}).metrics.average_socket_power, 0.022);
+  EXPECT_EQ(decode_as(renoir.bytes(), 0, 0x40000f, IpVersion{12, 0, 1}).metrics.average_socket_power, 22.0);
+  EXPECT_EQ(decode_as(renoir.bytes(), 0, std::nullopt, IpVersion{12, 0, 0}).metrics.average_socket_power, std::nullopt);
+  // The IP version wins over the device id: MP1 13.0.4 (Phoenix code) with Van Gogh's id.
+  GpuMetricsBlob phoenix(2, 1);
+  phoenix.set("average_gfx_activity", 7900);
+  EXPECT_EQ(decode_as(phoenix.bytes(), 0x163f, std::nullopt, IpVersion{13, 0, 4}).metrics.average_gfx_activity, 79.0);
+}
+
+TEST(ApuUnits, TheSmuIpVersionIsReadFromTheDiscoveryTable) {
+  // captures/real/lact/phoenix: ip_discovery/die/0/1/0 (MP1) holds 13, 0, 4.
+  const std::string root = std::string(HIPSTACK_CAPTURES_DIR) + "/real/lact/phoenix/sys";
+  const RootedFs fs(root, "", "");
+  EXPECT_EQ(amdgpu::read_mp1_version(fs, "/sys/class/drm/card1/device"), (IpVersion{13, 0, 4}));
+  EXPECT_EQ(amdgpu::read_mp1_version(fs, "/sys/class/drm/card0/device"), std::nullopt);  // no such card
+  // A part that is not a number: none, not a guess.
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "mp1/sys/class/drm/card0/device/ip_discovery/die/0/1/0";
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"major", "minor", "revision"}) std::ofstream(dir / name) << (std::string(name) == "minor" ? "x\n" : "11\n");
+  const RootedFs bad((std::filesystem::path(::testing::TempDir()) / "mp1/sys").string(), "", "");
+  EXPECT_EQ(amdgpu::read_mp1_version(bad, "/sys/class/drm/card0/device"), std::nullopt);
+  std::ofstream(dir / "minor") << "5\n";
+  EXPECT_EQ(amdgpu::read_mp1_version(bad, "/sys/class/drm/card0/device"), (IpVersion{11, 5, 11}));
 }
 
 TEST(ApuUnits, V3GfxActivityFollowsTheFirmwareVersion) {

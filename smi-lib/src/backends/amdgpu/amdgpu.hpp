@@ -82,6 +82,7 @@ struct AmdGpu {
   std::string uuid;
   std::string unique_id;       // 16 hex digits or empty
   std::uint32_t revision = 0;
+  std::optional<IpVersion> mp1;  // the SMU's IP version (ip_discovery), when the driver publishes it
   DeviceIdFacts model;         // marketing name, gfx target, integrated
   std::map<std::string, int> temp_channel;   // hwmon label ("edge", "junction", "mem") -> N of tempN
   std::map<std::string, int> volt_channel;   // hwmon label ("vddgfx", "vddnb") -> N of inN
@@ -98,6 +99,10 @@ struct FanScale {
   [[nodiscard]] std::int64_t pwm(double percent) const;
 };
 FanScale read_fan_scale(const FsView& fs, const std::string& hwmon_dir);
+
+// The SMU's IP version from device_dir/ip_discovery (MP1_HWID 1, die 0, instance 0); none when the
+// driver publishes no discovery table or a part of it is not a number.
+std::optional<IpVersion> read_mp1_version(const FsView& fs, const std::string& device_dir);
 
 class AmdgpuBackend final : public Backend {
  public:

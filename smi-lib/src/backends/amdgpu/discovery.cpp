@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <utility>
 #include <tuple>
 
 #include "amdgpu.hpp"
@@ -136,6 +137,20 @@ void finish(const FsView& fs, std::string_view amdgpu_ids, AmdGpu& gpu) {
 
 }  // namespace
 
+// The SMU's IP version from the IP discovery table: die/0/<hw id>/<instance>/, MP1_HWID 1
+// (soc15_hw_ip.h). Absent on GPUs without the table (before Navi / Renoir) and in older captures.
+std::optional<IpVersion> read_mp1_version(const FsView& fs, const std::string& device_dir) {
+  const std::string dir = device_dir + "/ip_discovery/die/0/1/0/";
+  IpVersion version;
+  for (auto [name, part] : {std::pair{"major", &version.major}, {"minor", &version.minor}, {"revision", &version.revision}}) {
+    const FileText text = fs.read_text(dir + name);
+    const auto number = text.ok() ? parse_uint(text.text) : std::nullopt;
+    if (!number || *number > 0xff) return std::nullopt;
+    *part = static_cast<unsigned>(*number);
+  }
+  return version;
+}
+
 std::string PciAddress::text() const { return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, device, function); }
 
 std::optional<PciAddress> parse_bdf(std::string_view text) {
@@ -186,6 +201,7 @@ BackendProbe probe_amdgpu(const FsView& fs) {
     if (!read_pci_facts(fs, gpu) || gpu.vendor_id != kAmdVendor) continue;
     gpu.hwmon_dir = read_hwmon_dir(fs, gpu.device_dir);
     read_hwmon_labels(fs, gpu);
+    gpu.mp1 = read_mp1_version(fs, gpu.device_dir);
     for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
       if (!node_used[i] && topology.nodes[i].is_gpu() && same_slot(topology.nodes[i], gpu.address)) {
         gpu.kfd.push_back(topology.nodes[i]);

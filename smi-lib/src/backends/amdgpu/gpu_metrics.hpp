@@ -148,7 +148,14 @@ struct GpuMetricsDecode {
 // format version: the APU tables (v2.x, v3.0) carry the firmware's own numbers, which are mW on one
 // family and W on another, % on one and hundredths of % on another. docs/gpu-metrics.md ("Units the
 // version does not decide") lists the rules and the kernel code they come from.
+struct IpVersion {
+  unsigned major = 0, minor = 0, revision = 0;
+  bool operator==(const IpVersion&) const = default;
+};
 struct GpuMetricsSource {
+  // The SMU's IP version (MP1), by which the kernel picks an ASIC's code (smu_set_funcs): it names
+  // the family for device ids no table lists. Taken before the device id when known.
+  std::optional<IpVersion> mp1;
   std::uint32_t pci_device_id = 0;               // device/device; 0 = unknown: the version's units
   std::optional<std::uint32_t> smc_fw_version;   // device/fw_version/smc_fw_version ("0x%08x")
 };

@@ -188,6 +188,31 @@ struct ApuUnits {
   double activity_div = kCenti;  // gfx and media activity
 };
 
+// The APU families whose firmware's units differ from the version's, as the kernel tells them
+// apart: by the SMU's IP version (amdgpu_smu.c smu_set_funcs), else by the PCI device id.
+enum class ApuFamily { renoir, green_sardine, van_gogh, other };
+
+ApuFamily family_of(const GpuMetricsSource& source) {
+  if (source.mp1) {
+    const IpVersion v = *source.mp1;
+    if (v == IpVersion{12, 0, 0}) return ApuFamily::renoir;         // Renoir, Lucienne
+    if (v == IpVersion{12, 0, 1}) return ApuFamily::green_sardine;  // Green Sardine / Cezanne
+    if (v == IpVersion{11, 5, 0} || v == IpVersion{11, 5, 2}) return ApuFamily::van_gogh;
+    return ApuFamily::other;
+  }
+  switch (source.pci_device_id) {
+    case 0x1636:  // Renoir
+    case 0x164c:  // Lucienne (Renoir)
+      return ApuFamily::renoir;
+    case 0x1638:  // Green Sardine / Cezanne
+      return ApuFamily::green_sardine;
+    case 0x163f:  // Van Gogh
+      return ApuFamily::van_gogh;
+    default:
+      return ApuFamily::other;
+  }
+}
+
 ApuUnits units_for(const Layout& layout, const GpuMetricsSource& source) {
   ApuUnits u;
   const auto fw = source.smc_fw_version;
@@ -195,20 +220,23 @@ ApuUnits units_for(const Layout& layout, const GpuMetricsSource& source) {
     u.activity_div = fw && *fw <= 0x5d4600 ? kCenti : 1.0;
     return u;
   }
-  switch (source.pci_device_id) {
-    case 0x1636:  // Renoir
-    case 0x164c:  // Lucienne (Renoir)
-    case 0x1638:  // Green Sardine / Cezanne
+  const ApuFamily family = family_of(source);
+  switch (family) {
+    case ApuFamily::renoir:
+    case ApuFamily::green_sardine:
+      // renoir_get_smu_metrics_data: W from firmware 0x40000f on (12.0.1) or 0x373200 on (12.0.0).
+      // Without the IP version the firmware numbering tells the two apart (0x37xxxx, 0x40xxxx).
       if (!fw) {
         u.socket_power_known = false;
-      } else if (*fw >= 0x40000f || (*fw >= 0x373200 && *fw < 0x380000)) {
+      } else if (source.mp1 ? *fw >= (family == ApuFamily::renoir ? 0x373200u : 0x40000fu)
+                            : (*fw >= 0x40000f || (*fw >= 0x373200 && *fw < 0x380000))) {
         u.socket_power_div = 1.0;  // W
       }
       break;
-    case 0x163f:  // Van Gogh
+    case ApuFamily::van_gogh:
       u.activity_div = 1.0;
       break;
-    default:
+    case ApuFamily::other:
       break;
   }
   return u;

@@ -257,8 +257,10 @@ GpuMetricsRead read_gpu_metrics(const FsView& fs, const AmdGpu& gpu) {
     out.problem = fs.host_path(dev + "gpu_metrics") + ": " + std::strerror(blob.error);
     return out;
   }
-  // APU tables decode per ASIC (device id, SMU firmware version): their units differ by family.
+  // APU tables decode per ASIC (SMU IP version or device id, SMU firmware version): their units
+  // differ by family.
   GpuMetricsSource source;
+  source.mp1 = gpu.mp1;
   source.pci_device_id = gpu.device_id;
   if (const FileText fw = fs.read_text(dev + "fw_version/smc_fw_version"); fw.ok()) {
     if (const auto version = parse_hex(fw.text); version && *version <= 0xffffffffu) {
