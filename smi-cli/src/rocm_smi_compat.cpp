@@ -25,7 +25,8 @@ using smi::Reading;
 // One device's readings by metric (and instance), for building rocm-smi's fields.
 class Facts {
  public:
-  explicit Facts(std::vector<Reading> readings) : readings_(std::move(readings)) {}
+  Facts(std::uint32_t index, std::vector<Reading> readings) : index_(index), readings_(std::move(readings)) {}
+  [[nodiscard]] std::uint32_t index() const { return index_; }
   [[nodiscard]] const Reading* get(MetricId id, std::string_view instance = {}) const {
     for (const Reading& r : readings_) {
       if (r.id == id && r.instance == instance && r.ok()) return &r;
@@ -50,11 +51,37 @@ class Facts {
   }
 
  private:
+  std::uint32_t index_;
   std::vector<Reading> readings_;
 };
 
-using Field = std::pair<std::string, std::string>;
+// One "key: value" of rocm-smi's output. A few facts print differently as text than in JSON (the
+// fan: one "Fan Level: L (S%)" line against two keys); a text-only field with no value prints its key alone.
+struct Field {
+  enum class In { both, json, text };
+  std::string key;
+  std::string value;
+  In in = In::both;
+};
 using Fields = std::vector<Field>;
+
+// rocm-smi 5.2.3 showCurrentFans (getFanSpeed): the level is pwm1 itself, the share is
+// round(round(pwm1 / pwm1_max * 100, 2)) with Python's rounding (halves to even), 0 without
+// pwm1_max. A level or share of 0 prints "Unable to detect fan speed for GPU N" and nothing else
+// (nothing in JSON); otherwise "Fan RPM" follows when the GPU reports it.
+Fields fan_fields(const Facts& f) {
+  const Reading* level = f.get(MetricId::fan_pwm_level);
+  const Reading* max = f.get(MetricId::fan_pwm_level_max);
+  const double pwm = level != nullptr ? level->number().value_or(0) : 0;
+  const double full = max != nullptr ? max->number().value_or(0) : 0;
+  const double share = full > 0 ? std::nearbyint(std::nearbyint(pwm / full * 100 * 100) / 100) : 0;
+  if (pwm == 0 || share == 0) return {{fmt::format("Unable to detect fan speed for GPU {}", f.index()), "", Field::In::text}};
+  Fields out = {{"Fan Level", fmt::format("{:.0f} ({:.0f}%)", pwm, share), Field::In::text},
+                {"Fan speed (level)", fmt::format("{:.0f}", pwm), Field::In::json},
+                {"Fan speed (%)", fmt::format("{:.0f}", share), Field::In::json}};
+  if (f.get(MetricId::fan_speed) != nullptr) out.push_back({"Fan RPM", f.number(MetricId::fan_speed)});
+  return out;
+}
 
 struct Section {
   const char* flag;       // the rocm-smi flag that asks for it
@@ -114,13 +141,7 @@ const std::vector<Section>& sections() {
                         f.number(average ? MetricId::power_average : MetricId::power_current, "{:.1f}")}};
        }},
       {"--showclocks", "-c", "Current clock frequencies", clock_fields},
-      {"--showfan", "-f", "Current Fan Metric",
-       [](const Facts& f) {
-         const Reading* pwm = f.get(MetricId::fan_pwm);
-         return Fields{{"Fan speed (level)", pwm ? fmt::format("{:.0f}", *pwm->number() * 255.0 / 100.0) : "N/A"},
-                       {"Fan speed (%)", f.number(MetricId::fan_pwm)},
-                       {"Fan RPM", f.number(MetricId::fan_speed)}};
-       }},
+      {"--showfan", "-f", "Current Fan Metric", fan_fields},
       {"--showperflevel", "-p", "Show Performance Level",
        [](const Facts& f) { return Fields{{"Performance Level", f.text(MetricId::performance_level)}}; }},
       {"--showmaxpower", "-M", "Power Cap",
@@ -252,21 +273,23 @@ int run_rocm_smi_compat(int argc, char** argv, int compat_flag, std::vector<std:
   }
   smi::SampleOptions what;
   what.identity = what.static_info = what.live = true;
-  std::vector<std::pair<std::uint32_t, Facts>> facts;
-  for (const std::uint32_t d : devices) facts.emplace_back(d, Facts(system.sample(d, what)));
+  std::vector<Facts> facts;
+  for (const std::uint32_t d : devices) facts.emplace_back(d, system.sample(d, what));
   std::string driver_version = "N/A";
-  if (!facts.empty()) driver_version = facts.front().second.text(MetricId::driver_version);
+  if (!facts.empty()) driver_version = facts.front().text(MetricId::driver_version);
 
   if (json) {
     nlohmann::ordered_json doc = nlohmann::ordered_json::object();
-    for (const auto& [index, f] : facts) {
-      auto& card = doc[fmt::format("card{}", index)];
+    for (const Facts& f : facts) {
+      auto& card = doc[fmt::format("card{}", f.index())];
       card = nlohmann::ordered_json::object();
       for (const Section& s : sections()) {
         if (wanted.count(s.flag) == 0) continue;
-        for (const auto& [key, value] : s.fields(f)) card[key] = value;
+        for (const Field& field : s.fields(f)) {
+          if (field.in != Field::In::text) card[field.key] = field.value;
+        }
       }
-      for (const auto& [key, value] : meminfo_fields(f, meminfo)) card[key] = value;
+      for (const Field& field : meminfo_fields(f, meminfo)) card[field.key] = field.value;
     }
     if (driver) doc["system"]["Driver version"] = driver_version;
     std::printf("%s\n", doc.dump().c_str());
@@ -276,11 +299,15 @@ int run_rocm_smi_compat(int argc, char** argv, int compat_flag, std::vector<std:
   if (driver) out += banner("Version of System Component") + "Driver version: " + driver_version + "\n" + banner("");
   auto emit = [&](const char* title, const std::function<Fields(const Facts&)>& fields) {
     out += banner(title);
-    for (const auto& [index, f] : facts) {
-      for (const auto& [key, value] : fields(f)) {
+    for (const Facts& f : facts) {
+      const std::uint32_t index = f.index();
+      for (const Field& field : fields(f)) {
+        if (field.in == Field::In::json) continue;
         // JSON keys of clock levels end in ':' ("sclk clock level:"); text lines add their own.
+        const std::string& key = field.key;
         const std::string label = !key.empty() && key.back() == ':' ? key.substr(0, key.size() - 1) : key;
-        out += fmt::format("GPU[{}]\t\t: {}: {}\n", index, label, value);
+        out += field.in == Field::In::text && field.value.empty() ? fmt::format("GPU[{}]\t\t: {}\n", index, label)
+                                   : fmt::format("GPU[{}]\t\t: {}: {}\n", index, label, field.value);
       }
     }
     out += banner("");

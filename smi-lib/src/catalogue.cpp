@@ -42,6 +42,7 @@ constexpr MetricId kCostly[] = {
     MetricId::pcie_replay_count,  // nvmlDeviceGetPcieReplayCounter: 0.4 ms (its field value 0.8 ms)
     MetricId::bar1_used,          // nvmlDeviceGetBAR1MemoryInfo: 0.4 ms
     MetricId::fan_pwm,            // nvmlDeviceGetFanSpeed: 0.4 ms to answer "not supported" on a fanless H200
+    MetricId::fan_pwm_level,      // amdgpu: the same pwm1 read as fan_pwm, so both come in the same sample
     // amdgpu: each read makes the driver query the error registers of its RAS block (ras/*_err_count)
     // or format the whole bad-page table (gpu_vram_bad_pages).
     MetricId::ras_correctable, MetricId::ras_uncorrectable, MetricId::ras_deferred,
@@ -125,7 +126,7 @@ constexpr MetricId kErrors[] = {ecc_mode, ecc_corrected_volatile, ecc_uncorrecte
                                 bad_pages_reserved, bad_pages_pending, bad_pages_failed, bad_page_threshold};
 constexpr MetricId kThrottle[] = {throttle_status, violation_accumulation_count, violation_residency,
                                   performance_level, performance_state, power_profile};
-constexpr MetricId kFan[] = {fan_speed, fan_pwm, fan_speed_max};
+constexpr MetricId kFan[] = {fan_speed, fan_pwm, fan_pwm_level, fan_speed_max, fan_pwm_level_max};
 constexpr MetricId kVoltage[] = {voltage_gfx, voltage_soc, voltage_memory, voltage_northbridge};
 constexpr MetricId kPartition[] = {compute_partition, memory_partition, compute_partition_available,
                                    memory_partition_available, mig_mode};

@@ -298,10 +298,61 @@ class RocmSmiCompat(unittest.TestCase):
 
     def test_all_info_covers_every_section(self):
         doc = json.loads(run("--rocm-smi", "-a", "--json", "--sysfs-root", sys_root("real/lact/vega56")).stdout)
-        for key in ("GPU ID", "VBIOS version", "Fan RPM", "Performance Level", "GPU use (%)", "Voltage (mV)",
+        for key in ("GPU ID", "VBIOS version", "Performance Level", "GPU use (%)", "Voltage (mV)",
                     "GTT Total Used Memory (B)", "Card series", "Max Graphics Package Power (W)"):
             self.assertIn(key, doc["card0"])
         self.assertIn("Driver version", doc["system"])
+
+    def test_fan_as_rocm_smi_5_2_3_printed_it(self):
+        # What rocm-smi 5.2.3 itself printed (-a --json) on each capture (tests/differential): the fan
+        # keys must be exactly those, including none where it could not detect a fan speed.
+        recorded = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../differential/rocm-smi-5.2.3")
+        compared = 0
+        for name in sorted(os.listdir(recorded)):
+            capture = "real/lact/" + name[:-len(".json")]
+            if not name.endswith(".json") or not os.path.isdir(sys_root(capture)):
+                continue
+            with open(os.path.join(recorded, name)) as f:
+                theirs = {card: {k: v for k, v in keys.items() if k.startswith("Fan")}
+                          for card, keys in json.load(f).items() if card.startswith("card")}
+            ours = json.loads(run("--rocm-smi", "-f", "--json", "--sysfs-root", sys_root(capture)).stdout)
+            with self.subTest(capture=capture):
+                self.assertEqual(ours, theirs)
+            compared += 1
+        self.assertGreaterEqual(compared, 12)
+        # Text: one "Fan Level" line, or rocm-smi's sentence when the level or share is 0.
+        out = run("--rocm-smi", "-f", "--sysfs-root", sys_root("real/lact/rx580")).stdout
+        self.assertIn("GPU[0]\t\t: Fan Level: 35 (14%)\nGPU[0]\t\t: Fan RPM: 595\n", out)
+        out = run("--rocm-smi", "-f", "--sysfs-root", sys_root("real/lact/rx6900xt")).stdout
+        self.assertIn("GPU[0]\t\t: Unable to detect fan speed for GPU 0\n", out)
+        self.assertNotIn("Fan RPM", out)
+
+    def test_fan_level_is_pwm1_and_its_share_of_pwm1_max(self):
+        # A board whose pwm1_max is not 255: the level is pwm1 itself and the share pwm1/pwm1_max,
+        # rounded as Python rounds (halves to even: 0.5 % is 0, "Unable to detect").
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(sys_root("real/lact/rx580"), tmp + "/sys", symlinks=True)
+            (hwmon,) = [os.path.join(d, "") for d, _, files in os.walk(tmp + "/sys") if "pwm1" in files]
+
+            def fan(pwm, pwm_max):
+                for file, value in (("pwm1", pwm), ("pwm1_max", pwm_max)):
+                    with open(hwmon + file, "w") as f:
+                        f.write(f"{value}\n")
+                return json.loads(run("--rocm-smi", "-f", "--json", "--sysfs-root", tmp + "/sys").stdout)["card0"]
+
+            self.assertEqual(fan(50, 200), {"Fan speed (level)": "50", "Fan speed (%)": "25", "Fan RPM": "595"})
+            self.assertEqual(fan(3, 200), {"Fan speed (level)": "3", "Fan speed (%)": "2", "Fan RPM": "595"})  # 1.5 -> 2
+            self.assertEqual(fan(5, 200), {"Fan speed (level)": "5", "Fan speed (%)": "2", "Fan RPM": "595"})  # 2.5 -> 2
+            self.assertEqual(fan(1, 200), {})  # 0.5 -> 0
+            self.assertEqual(fan(0, 200), {})
+            live = json.loads(run("metric", "--json", "-m", "fan_pwm_level,fan_pwm",
+                                  "--sysfs-root", tmp + "/sys").stdout)["devices"][0]["metrics"]
+            static = json.loads(run("static", "--json", "--sysfs-root", tmp + "/sys").stdout)["devices"][0]["metrics"]
+            self.assertEqual((live["fan_pwm_level"]["value"], static["fan_pwm_level_max"]["value"]), (0, 200))
+            fan(50, 200)
+            live = json.loads(run("metric", "--json", "-m", "fan_pwm_level,fan_pwm",
+                                  "--sysfs-root", tmp + "/sys").stdout)["devices"][0]["metrics"]
+            self.assertEqual((live["fan_pwm_level"]["value"], live["fan_pwm"]["value"]), (50, 25))
 
     def test_unsupported_flags_are_bad_arguments(self):
         proc = run("--rocm-smi", "--setsclk", "3", expect=2)

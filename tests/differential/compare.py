@@ -216,6 +216,7 @@ MAP = [
      lambda m: ("power_cap", None, p_float, h_num, num_eq(0.001), "W, power1_cap")),
     (r"Voltage \(mV\)", lambda m: ("voltage_gfx", None, p_float, h_num, num_eq(0.5), "mV")),
     (r"Fan RPM", lambda m: ("fan_speed", None, p_float, h_num, num_eq(0.5), "RPM")),
+    (r"Fan speed \(level\)", lambda m: ("fan_pwm_level", None, p_float, h_num, exact, "raw pwm1")),
     (r"Fan speed \(%\)", lambda m: ("fan_pwm", None, p_float, h_num, num_eq(0.5 + 1e-6),
                                     "rocm-smi rounds pwm1/pwm1_max to whole %")),
     (r"GPU use \(%\)", lambda m: ("gpu_busy", None, p_float, h_num, num_eq(0.001), "%")),
@@ -260,7 +261,6 @@ EXCLUDED = [
     (r"Card series|Card model", "rocm-smi's own pci.ids lookup; without pci.ids (not installed here) "
                                 "5.2.3 prints 0x1002 for both: not a sysfs value"),
     (r"Energy counter", "raw gpu_metrics energy_accumulator count; 'Accumulated Energy (uJ)' is compared"),
-    (r"Fan speed \(level\)", "raw pwm1 (0-255); 'Fan speed (%)' is compared as fan_pwm"),
     (r"GFX Activity|Memory Activity", "rocm-smi's coarse-grain activity accumulators (gpu_metrics "
                                       "gfx/mem_activity_acc); N/A on every capture, no hipstack metric"),
     (r"\(Topology\) Numa Node", "taken from the KFD io_links (to the CPU node), and the KFD topology is "

@@ -101,6 +101,7 @@
   X(148, compute_partition_available, NONE, TEXT, DEVICE, STATIC, "", "Compute partition modes the GPU accepts, comma-separated.") \
   X(149, memory_partition_available, NONE, TEXT, DEVICE, STATIC, "", "Memory partition modes the GPU accepts, comma-separated.") \
   X(150, cpu_affinity,           NONE, TEXT,    DEVICE, STATIC, "", "CPUs closest to the GPU, as the kernel lists them for its PCI device (local_cpulist), e.g. 0-47,96-143.") \
+  X(151, fan_pwm_level_max,      NONE, INTEGER, DEVICE, STATIC, "", "Raw fan duty value that means full speed (hwmon pwm1_max): the scale of fan_pwm_level.") \
   /* live metrics: 200..399 */                                                                             \
   X(200, temperature_edge,       CELSIUS, REAL, DEVICE, LIVE, "", "Edge temperature.")                      \
   X(201, temperature_junction,   CELSIUS, REAL, DEVICE, LIVE, "", "Junction (hotspot) temperature.")        \
@@ -136,6 +137,7 @@
   X(245, bar1_used,              BYTE, INTEGER, DEVICE, LIVE, "", "BAR1 in use.")                          \
   X(250, fan_speed,              RPM, INTEGER,  DEVICE, LIVE, "", "Fan speed.")                            \
   X(251, fan_pwm,                PERCENT, REAL, DEVICE, LIVE, "", "Fan duty cycle (PWM) as a share of its maximum.") \
+  X(252, fan_pwm_level,          NONE, INTEGER, DEVICE, LIVE, "", "Fan duty cycle as the driver's raw value (hwmon pwm1), from 0 to fan_pwm_level_max.") \
   X(260, voltage_gfx,            MILLIVOLT, REAL, DEVICE, LIVE, "", "Graphics core voltage.")               \
   X(261, voltage_soc,            MILLIVOLT, REAL, DEVICE, LIVE, "", "SoC voltage.")                         \
   X(262, voltage_memory,         MILLIVOLT, REAL, DEVICE, LIVE, "", "Memory voltage.")                      \

@@ -104,6 +104,7 @@ void read_hwmon_limits(SysfsValues& values, const AmdGpu& gpu) {
   values.number(MetricId::power_cap_default, hwmon_file("power1_cap_default"), kMicroPerUnit, std::nullopt, "hwmon");
   values.number(MetricId::power_cap, hwmon_file("power1_cap"), kMicroPerUnit, std::nullopt, "hwmon");
   values.number(MetricId::fan_speed_max, hwmon_file("fan1_max"), 1.0, std::nullopt, "hwmon");
+  values.number(MetricId::fan_pwm_level_max, hwmon_file("pwm1_max"), 1.0, std::nullopt, "hwmon");
 }
 
 }  // namespace

@@ -343,14 +343,21 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   values.number(MetricId::gtt_used, dev_file("mem_info_gtt_used"));
 
   values.number(MetricId::fan_speed, hw_file("fan1_input"), 1.0, gm.fan_speed_rpm);
+  // One read of pwm1 for both: the raw duty (fan_pwm_level, what rocm-smi prints as the level) and
+  // the same duty as a share of the pwm1_min..pwm1_max scale (fan_pwm).
+  constexpr MetricId kPwm[] = {MetricId::fan_pwm, MetricId::fan_pwm_level};
   if (hw.empty()) {
-    list.failed(MetricId::fan_pwm, ENOENT, "no hwmon");
+    for (const MetricId id : kPwm) list.failed(id, ENOENT, "no hwmon");
   } else if (const FileText pwm = fs.read_text(hw + "pwm1"); !pwm.ok()) {
-    list.failed(MetricId::fan_pwm, pwm.error, fs.host_path(hw + "pwm1") + ": " + std::strerror(pwm.error));
-  } else if (const auto duty = parse_int(pwm.text)) {
-    list.real(MetricId::fan_pwm, read_fan_scale(fs, gpu.hwmon_dir).percent(static_cast<double>(*duty)), hw + "pwm1");
+    for (const MetricId id : kPwm) list.failed(id, pwm.error, fs.host_path(hw + "pwm1") + ": " + std::strerror(pwm.error));
+  } else if (const std::int64_t duty = parse_int(pwm.text).value_or(-1); duty >= 0) {
+    list.real(MetricId::fan_pwm, read_fan_scale(fs, gpu.hwmon_dir).percent(static_cast<double>(duty)), hw + "pwm1");
+    list.integer(MetricId::fan_pwm_level, duty, hw + "pwm1");
   } else {
-    list.malformed(MetricId::fan_pwm, fs.host_path(hw + "pwm1") + ": not a number: \"" + pwm.text.substr(0, 64) + "\"");
+    // Negative or not a number: hwmon's pwm1 is 0..pwm1_max.
+    for (const MetricId id : kPwm) {
+      list.malformed(id, fs.host_path(hw + "pwm1") + ": not a duty value: \"" + pwm.text.substr(0, 64) + "\"");
+    }
   }
 
   values.number(MetricId::voltage_gfx, volt_input(gpu, "vddgfx"), 1.0, gm.voltage_gfx);
