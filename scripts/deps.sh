@@ -8,6 +8,9 @@ test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev roc
                python3-grpcio python3-grpc-tools python3-protobuf python3-h2 python3-yaml dbus dbus-daemon openssl
                fuse3 libfuse3-dev
                lintian rpmlint rpm debootstrap)
+# The packages' dates are the last commit's time (SOURCE_DATE_EPOCH, superbuild/cmake/
+# HipstackPackagingFiles.cmake), which git reads; deps.readme-fresh-debian12 clones with it.
+test_packages+=(git)
 # cli.monitor runs the human views in tmux at 80x30 (no line may wrap).
 test_packages+=(tmux)
 # cli.docs renders the man pages (man-db) and drives the generated completions in bash, zsh and fish.
