@@ -16,6 +16,7 @@ it awaited.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 
 import test_grpc as base
 
@@ -69,6 +71,16 @@ def replace(path, data):
     with open(path + ".new", "wb") as f:
         f.write(data)
     os.replace(path + ".new", path)
+
+
+def value_of_metric(stub, device, name):
+    """One reading of a device through GetMetrics (facts included)."""
+    reply = stub.GetMetrics(base.pb.GetMetricsRequest(devices=[str(device)], metrics=[name], include_facts=True))
+    for d in reply.devices:
+        for r in d.readings:
+            if r.metric == name:
+                return base.value_of(r)
+    raise AssertionError("no %s for GPU %s: %s" % (name, device, reply))
 
 
 def key(kind, bdf, metric, before, after):
@@ -216,6 +228,49 @@ class EventTests(base.GrpcTest):
         self.assertEqual([e.sequence for e in replayed.snapshot()][:len(kept) - len(kept) // 2 - 1],
                          [e.sequence for e in kept[len(kept) // 2 + 1:]])
         self.assertEqual(batches.snapshot()[0], 0)  # nothing missed: all still kept
+
+    def test_kfd_events_reach_the_stream_the_cli_and_metrics(self):
+        """AMD KFD SMI events from a capture's device root (/dev/kfd-smi-events/GPU_ID): the daemon
+        subscribes as the CLI does; both say the same about each line the stream receives, and
+        /metrics counts them (hipstack_gpu_kfd_events_total)."""
+        work = tempfile.mkdtemp(prefix="smid-events-kfd-")
+        self.addCleanup(shutil.rmtree, work, True)
+        sysfs = os.path.join(work, "sys")
+        os.symlink(base.capture(base.SPX), sysfs)
+        os.makedirs(os.path.join(work, "dev/kfd-smi-events"))
+        stub = self.start(sysfs=sysfs)
+        gpu1 = stub.ListDevices(base.pb.ListDevicesRequest()).devices[1]
+        gpu_id = value_of_metric(stub, gpu1.index, "kfd_gpu_id")
+        stream_path = os.path.join(work, "dev/kfd-smi-events", str(gpu_id))
+        with open(stream_path, "w") as f:
+            f.write("1 1092:python3\n")
+        events, _ = self.start_stream(stub, base.pb.WatchEventsRequest())
+        cli, printed, cli_reader = self.start_cli("--sysfs-root", sysfs, "--json", "event", "-w", "0.1")
+        events.wait_for(lambda e: e.kind == "vm-fault" and e.bdf == gpu1.bdf, "daemon: vm-fault")
+        printed.wait_for(lambda e: e["event"] == "vm-fault" and e["bdf"] == gpu1.bdf, "CLI: vm-fault")
+        with open(stream_path, "a") as f:
+            f.write("3 2 mode1 reset\n")
+        events.wait_for(lambda e: e.kind == "gpu-reset-started", "daemon: gpu-reset-started")
+        printed.wait_for(lambda e: e["event"] == "gpu-reset-started", "CLI: gpu-reset-started")
+        cli.terminate()
+        cli.wait(timeout=30)
+        cli_reader.join(timeout=10)
+        self.assertEqual(cli.stderr.read(), "")
+        expected = [key("vm-fault", gpu1.bdf, "kfd_events[vm_fault]", "0", "1"),
+                    key("gpu-reset-started", gpu1.bdf, "kfd_events[gpu_pre_reset]", "0", "1")]
+        streamed = {key(e.kind, e.bdf, e.metric, e.before, e.after): e.message for e in events.snapshot()}
+        from_cli = {key(e["event"], e["bdf"], e["metric"], e["before"], e["after"]): e["message"] for e in printed.snapshot()}
+        self.assertEqual(sorted(streamed), sorted(expected))
+        self.assertEqual(sorted(from_cli), sorted(expected))
+        for item in expected:  # the same words but for the subscription's start, which differs
+            self.assertEqual(streamed[item].split(" (")[0], from_cli[item].split(" (")[0])
+        self.assertTrue(streamed[expected[0]].startswith("VM fault in process 4242 (python3) ("), streamed[expected[0]])
+        metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.daemon.http_port, timeout=10).read().decode()
+        counts = {m.group(1): m.group(2) for m in re.finditer(
+            r'^hipstack_gpu_kfd_events_total\{[^}]*bdf="%s"[^}]*event="(\w+)"[^}]*\} (\S+)$' % re.escape(gpu1.bdf),
+            metrics, re.M)}
+        self.assertEqual(counts, {"vm_fault": "1", "thermal_throttle": "0", "gpu_pre_reset": "1", "gpu_post_reset": "0"},
+                         "\n".join(l for l in metrics.splitlines() if "kfd_events" in l))
 
     def test_bad_requests_are_refused(self):
         stub = self.start()

@@ -1,8 +1,9 @@
 // hipstack-smi event: follows the GPUs and prints one line (or one JSON object) per change as it
 // happens: devices appearing and disappearing, throttling, ECC/RAS error counts rising, bad pages,
-// partition mode changes, counters restarting (a reset or a driver reload), XID errors, and a device
-// becoming unreadable or readable again. Each look re-opens the System, so devices that come and go
-// are seen; one System stays open for the XIDs, which NVML queues only for a registration that lives.
+// partition mode changes, counters restarting (a reset or a driver reload), XID errors, KFD events
+// (VM faults, thermal throttling, GPU resets), and a device becoming unreadable or readable again.
+// Each look re-opens the System, so devices that come and go are seen; one System stays open for the
+// reported events (XIDs, KFD events), which the drivers queue only for a subscription that lives.
 // The rules are the library's (hipstack/events.hpp), which hipstack-smid's WatchEvents streams too.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -21,25 +22,29 @@ namespace {
 
 using smi::MetricId;
 
-// Each GPU's XID counts (by UUID) from the System that stays registered for them.
-std::map<std::string, std::vector<smi::Reading>> xid_counts(const smi::System& watch) {
+// The counts of events the drivers report only to a subscriber.
+bool subscribed(MetricId id) { return id == MetricId::xid_errors || id == MetricId::kfd_events; }
+
+// Each GPU's reported-event counts (by UUID) from the System that stays subscribed to them.
+std::map<std::string, std::vector<smi::Reading>> reported_counts(const smi::System& watch) {
   smi::SampleOptions what;
-  what.metrics = {MetricId::xid_errors};
+  what.live = true;
+  what.metrics = {MetricId::xid_errors, MetricId::kfd_events};
   std::map<std::string, std::vector<smi::Reading>> out;
   for (const smi::DeviceSummary& d : watch.devices()) out[d.uuid] = watch.sample(d.index, what);
   return out;
 }
 
 // A look at the chosen GPUs: the event metrics from a System opened now (so devices that come and
-// go are seen), the XID counts from the one that stays registered.
+// go are seen), the reported-event counts from the one that stays subscribed.
 std::vector<smi::EventLook> look(const smi::OpenOptions& open, const CommonOptions& options, const smi::System& watch) {
-  auto xids = xid_counts(watch);
+  auto reported = reported_counts(watch);
   const smi::System system = smi::System::open(open);
   smi::SampleOptions what;
   what.static_info = true;
   what.live = true;
   for (const MetricId id : smi::event_metrics()) {
-    if (id != MetricId::xid_errors) what.metrics.push_back(id);
+    if (!subscribed(id)) what.metrics.push_back(id);
   }
   // -g selectors that match nothing now are skipped: their GPU may have gone (device-removed).
   const std::vector<smi::DeviceSummary> devices = system.devices();
@@ -56,7 +61,7 @@ std::vector<smi::EventLook> look(const smi::OpenOptions& open, const CommonOptio
   std::vector<smi::EventLook> out;
   for (const std::uint32_t index : indices) {
     smi::EventLook look{devices.at(index), system.sample(index, what)};
-    if (auto it = xids.find(look.device.uuid); it != xids.end()) {
+    if (auto it = reported.find(look.device.uuid); it != reported.end()) {
       look.readings.insert(look.readings.end(), it->second.begin(), it->second.end());
     }
     out.push_back(std::move(look));
@@ -89,7 +94,7 @@ void print_event(const smi::Event& e, const CommonOptions& options, std::chrono:
 
 int run_event(const smi::OpenOptions& open, const CommonOptions& options, double interval_s, long looks) {
   print_event_header(options);
-  const smi::System watch = smi::System::open(open);  // registered for XIDs from now on
+  const smi::System watch = smi::System::open(open);  // subscribed to XIDs and KFD events from now on
   std::vector<smi::EventLook> previous = look(open, options, watch);
   // XIDs the first look found arrived after the registration: they are news too.
   for (const smi::EventLook& first : previous) {

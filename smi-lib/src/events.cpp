@@ -17,11 +17,12 @@ constexpr MetricId kEventMetrics[] = {
     MetricId::ras_deferred,           MetricId::bad_pages_pending,        MetricId::bad_pages_reserved,
     MetricId::bad_pages_failed,       MetricId::retired_pages,            MetricId::remapped_rows_pending,
     MetricId::energy_consumed,        MetricId::compute_partition,        MetricId::memory_partition,
-    MetricId::temperature_junction,   MetricId::xid_errors};
+    MetricId::temperature_junction,   MetricId::xid_errors,               MetricId::kfd_events};
 
 constexpr std::string_view kEventKinds[] = {
     "device-added",       "device-removed",     "unreadable",         "readable",
-    "xid",                "throttling-started", "throttling-stopped", "throttling-changed",
+    "xid",                "vm-fault",           "thermal-throttle",   "gpu-reset-started",
+    "gpu-reset-done",     "throttling-started", "throttling-stopped", "throttling-changed",
     "throttling",         "memory-errors",      "memory-errors-cleared", "counters-restarted",
     "partitions-changed", "partition-mode-changed"};
 
@@ -40,9 +41,21 @@ std::string metric_label(MetricId id, const std::string& instance) {
 
 bool followed(MetricId id) { return std::find(std::begin(kEventMetrics), std::end(kEventMetrics), id) != std::end(kEventMetrics); }
 
-// A look's readings by metric and instance: the XID counts apart (only those read), the rest.
+// Counts of events a driver reported (each one is news): XIDs by code, KFD SMI events by kind.
+bool reported(MetricId id) { return id == MetricId::xid_errors || id == MetricId::kfd_events; }
+
+// The event kind of a reported count rising.
+std::string_view reported_kind(MetricId id, const std::string& instance) {
+  if (id == MetricId::xid_errors) return "xid";
+  if (instance == "vm_fault") return "vm-fault";
+  if (instance == "thermal_throttle") return "thermal-throttle";
+  if (instance == "gpu_pre_reset") return "gpu-reset-started";
+  return "gpu-reset-done";  // gpu_post_reset, the last of the four kinds
+}
+
+// A look's readings by metric and instance: the reported counts apart (only those read), the rest.
 struct Indexed {
-  std::map<std::string, const Reading*> xids;  // by XID code
+  std::map<Key, const Reading*> reported;
   std::map<Key, const Reading*> readings;
   bool readable = true;
 };
@@ -52,8 +65,8 @@ Indexed index(const EventLook& look) {
   std::vector<Reading> answers;
   for (const Reading& r : look.readings) {
     if (!followed(r.id)) continue;
-    if (r.id == MetricId::xid_errors) {
-      if (r.ok()) out.xids.emplace(r.instance, &r);
+    if (reported(r.id)) {
+      if (r.ok()) out.reported.emplace(Key{r.id, r.instance}, &r);
       continue;
     }
     out.readings.emplace(Key{r.id, r.instance}, &r);
@@ -69,19 +82,20 @@ Event make(std::string_view kind, const DeviceSummary& device, std::string metri
   return {std::string(kind), device, std::move(metric), std::move(before), std::move(after), std::move(message)};
 }
 
-// One event per XID code whose count rose (its detail says what the code means).
-void xid_events(const Indexed* before, const Indexed& after, const DeviceSummary& device, std::vector<Event>& events) {
-  for (const auto& [code, now] : after.xids) {
+// One event per reported count that rose (an XID code, a KFD event kind); its detail says what the
+// latest one was.
+void reported_events(const Indexed* before, const Indexed& after, const DeviceSummary& device, std::vector<Event>& events) {
+  for (const auto& [key, now] : after.reported) {
     std::int64_t was = 0;
     if (before != nullptr) {
-      if (const auto it = before->xids.find(code); it != before->xids.end()) {
+      if (const auto it = before->reported.find(key); it != before->reported.end()) {
         was = static_cast<std::int64_t>(it->second->number().value_or(0));
       }
     }
     const auto count = static_cast<std::int64_t>(now->number().value_or(0));
     if (count > was) {
-      events.push_back(make("xid", device, metric_label(MetricId::xid_errors, code), std::to_string(was), std::to_string(count),
-                            now->detail));
+      events.push_back(make(reported_kind(key.first, key.second), device, metric_label(key.first, key.second), std::to_string(was),
+                            std::to_string(count), now->detail));
     }
   }
 }
@@ -132,11 +146,11 @@ std::vector<Event> device_events(const EventLook* before, const EventLook& after
   const Indexed now = index(after);
   const DeviceSummary& device = after.device;
   if (before == nullptr) {
-    xid_events(nullptr, now, device, events);
+    reported_events(nullptr, now, device, events);
     return events;
   }
   const Indexed was = index(*before);
-  xid_events(&was, now, device, events);
+  reported_events(&was, now, device, events);
   if (was.readable != now.readable) {
     events.push_back(make(now.readable ? "readable" : "unreadable", device, "", "", "",
                           now.readable ? "the device answers again"

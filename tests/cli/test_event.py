@@ -179,6 +179,44 @@ class EventTest(unittest.TestCase):
         self.assertIn("XID 48: double-bit ECC error", events[2]["message"])
         self.assertEqual(events[0]["uuid"], "GPU-5d3a1c2e-8f47-4b1e-9c6d-2a7e0f9b3c41")
 
+    def test_kfd_events_come_out_as_they_arrive(self):
+        """AMD KFD SMI events (docs/amdgpu-backend.md): a capture's device root carries GPU 0's stream,
+        /dev/kfd-smi-events/GPU_ID. What it holds when the command subscribes comes out with the first
+        look; a line appended later, with a later look; each names what the kernel said."""
+        work = tempfile.mkdtemp(prefix="smi-event-kfd-")
+        self.addCleanup(shutil.rmtree, work, True)
+        spx = os.path.join(CAPTURES, "constructed/mi300x-8gpu-spx-nps1/sys")
+        os.symlink(spx, os.path.join(work, "sys"))
+        os.makedirs(os.path.join(work, "dev/kfd-smi-events"))
+        listed = json.loads(subprocess.run([SMI, "--sysfs-root", spx, "--json", "list"], capture_output=True, text=True,
+                                           check=True).stdout)["devices"]
+        with open(os.path.join(kfd_node_of(spx, listed[0]["bdf"]), "gpu_id")) as f:
+            stream = os.path.join(work, "dev/kfd-smi-events", f.read().strip())
+        with open(stream, "w") as f:
+            f.write("1 1092:python3\n")
+        proc = subprocess.Popen([SMI, "--sysfs-root", os.path.join(work, "sys"), "--json", "event", "-w", str(INTERVAL)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        lines = Lines(proc.stdout)
+        lines.wait_for(lambda e: e["event"] == "vm-fault", "vm-fault")
+        with open(stream, "a") as f:
+            f.write("2 4:1f\n4 3 mode1 reset\n")
+        lines.wait_for(lambda e: e["event"] == "gpu-reset-done", "gpu-reset-done")
+        proc.terminate()
+        proc.wait(timeout=30)
+        lines.thread.join(timeout=10)
+        self.assertEqual(proc.stderr.read(), "")
+        with lines.cond:
+            events = list(lines.events)
+        self.assertEqual([(e["event"], e["gpu"], e["metric"], e["before"], e["after"]) for e in events],
+                         [("vm-fault", 0, "kfd_events[vm_fault]", "0", "1"),
+                          ("gpu-reset-done", 0, "kfd_events[gpu_post_reset]", "0", "1"),
+                          ("thermal-throttle", 0, "kfd_events[thermal_throttle]", "0", "1")])
+        self.assertTrue(events[0]["message"].startswith("VM fault in process 4242 (python3) ("), events[0]["message"])
+        self.assertTrue(events[1]["message"].startswith("GPU reset 3 done: mode1 reset ("), events[1]["message"])
+        self.assertTrue(events[2]["message"].startswith("thermal throttling: reasons 0x4, throttle counter 31 ("),
+                        events[2]["message"])
+
     def test_bad_arguments(self):
         for args in (["event", "-w", "0"], ["event", "-i", "-1"], ["event", "-w", "x"]):
             r = subprocess.run([SMI] + args, capture_output=True, text=True, timeout=10)

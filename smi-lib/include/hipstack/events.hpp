@@ -3,8 +3,9 @@
 // WatchEvents streams them, so both say the same thing about the same change.
 //
 // A look is a GPU's identity and its readings of event_metrics() (facts and live readings; the
-// XID counts where the backend registers for them). Events compare two looks of the same GPU (by
-// UUID): counters rising (ECC/RAS errors, bad pages, retired or pending rows, XIDs), throttling
+// XID and KFD event counts where the backend subscribes to them). Events compare two looks of the
+// same GPU (by UUID): counters rising (ECC/RAS errors, bad pages, retired or pending rows, XIDs, KFD
+// events: VM faults, thermal throttling, GPU resets), throttling
 // starting, stopping or changing, throttled firmware samples, counters going back (a reset or a
 // driver reload), partition modes and counts changing, the GPU becoming unreadable or readable,
 // and GPUs appearing and disappearing.
@@ -40,8 +41,8 @@ HIPSTACK_SMI_CXX_API std::span<const MetricId> event_metrics() noexcept;
 // Every event kind, in the order docs/events.md explains them.
 HIPSTACK_SMI_CXX_API std::span<const std::string_view> event_kinds() noexcept;
 
-// The events between two looks at one GPU. `before` null: the first look, whose XID counts are
-// news (the registration for them began before it), and nothing else is.
+// The events between two looks at one GPU. `before` null: the first look, whose XID and KFD event
+// counts are news (the subscription to them began at or before it), and nothing else is.
 HIPSTACK_SMI_CXX_API std::vector<Event> device_events(const EventLook* before, const EventLook& after);
 
 // The events between two looks at all GPUs, matched by UUID: "device-removed" for a GPU only the

@@ -202,6 +202,7 @@
   X(350, xid_errors,             COUNT, INTEGER, DEVICE, COUNTER, "xid", "XID errors the NVIDIA driver reported since this program registered for them, by XID code (NVML XID critical-error events).") \
   X(351, xid_last,               NONE, INTEGER, DEVICE, LIVE, "", "Code of the latest XID error reported since this program registered for them.") \
   X(352, xid_last_time,          SECOND, REAL,  DEVICE, LIVE, "", "When this program took the latest XID error from NVML's event queue (at most one sample after the driver reported it), in seconds since the Unix epoch.") \
+  X(353, kfd_events,             COUNT, INTEGER, DEVICE, COUNTER, "event", "Events the amdgpu driver reported for the GPU since this program subscribed to them, by kind: vm_fault, thermal_throttle, gpu_pre_reset, gpu_post_reset (KFD SMI events, AMDKFD_IOC_SMI_EVENTS).") \
   X(327, violation_share,        PERCENT, REAL, DEVICE, WINDOW, "reason", "Share of the window's firmware samples during which a throttle reason (prochot, ppt, socket_thermal, vr_thermal, hbm_thermal) was active, or the graphics clock was below the host's limit (gfx_below_host_limit, _ppt, _thermal, _total) or held low for low utilisation (gfx_low_utilization), averaged over the XCCs (AMD gpu_metrics residencies).") \
   /* partitions: 400..449 */                                                                               \
   X(400, partition_compute_units, COUNT, INTEGER, PARTITION, STATIC, "", "Compute units in the partition.") \

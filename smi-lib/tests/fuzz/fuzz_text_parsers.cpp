@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "backends/amdgpu/amdgpu.hpp"
+#include "backends/amdgpu/kfd_smi_events.hpp"
 #include "fs_view.hpp"
 #include "parse.hpp"
 
@@ -39,6 +40,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (bdf->bus > 0xff || bdf->device > 0x1f || bdf->function > 7) std::abort();
   }
   if (const auto value = parse_uint(text)) (void)gfx_target_name(*value);
+  // KFD SMI event streams: lines stay bounded; an event parses with a kernel id or says why not.
+  std::string carry;
+  bool skipping = false;
+  amdgpu::split_kfd_smi_lines(
+      carry, skipping, raw,
+      [](std::string_view line) {
+        if (line.size() > amdgpu::kKfdSmiLineMax || line.find('\n') != std::string_view::npos) std::abort();
+        std::string error;
+        const auto event = amdgpu::parse_kfd_smi_line(line, error);
+        if (event ? (event->id < 1 || event->id > 13) : error.empty()) std::abort();
+      },
+      [] {});
+  if (carry.size() > amdgpu::kKfdSmiLineMax) std::abort();
   // printable_text: the result is printable once its added backslashes are set aside, and every
   // input byte is kept, as itself or as "\\", "\xNN".
   std::string shown = printable_text(raw);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <map>
 #include <string>
@@ -11,6 +12,7 @@
 #include "../../fs_view.hpp"
 #include "../../readings.hpp"
 #include "gpu_metrics.hpp"
+#include "kfd_smi_events.hpp"
 #include "../../parse.hpp"
 #include "../backend.hpp"
 
@@ -130,8 +132,11 @@ class AmdgpuBackend final : public Backend {
   // gpu_metrics of the previous window look at each device (activity_window.cpp).
   mutable std::mutex window_mutex_;
   mutable std::map<std::size_t, GpuMetrics> window_last_;
+  // KFD SMI event subscriptions, opened at the first read of kfd_events (kfd_smi_events.hpp).
+  std::unique_ptr<KfdEventWatch> kfd_events_;
   void read_window(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const;
   void read_running_processes(std::size_t device, std::vector<Reading>& out) const;  // processes.cpp
+  [[nodiscard]] std::int32_t kfd_process_self() const;                              // processes.cpp
 };
 
 // RAS (ras.cpp).

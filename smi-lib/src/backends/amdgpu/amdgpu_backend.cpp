@@ -62,7 +62,16 @@ std::optional<std::int64_t> numa_distance(const FsView& fs, const std::string& d
 }  // namespace
 
 AmdgpuBackend::AmdgpuBackend(const FsView& fs, KfdTopology topology, std::vector<AmdGpu> gpus)
-    : fs_(fs), topology_(std::move(topology)), gpus_(std::move(gpus)) {}
+    : fs_(fs), topology_(std::move(topology)), gpus_(std::move(gpus)) {
+  std::vector<std::vector<std::uint64_t>> gpu_ids;
+  for (const AmdGpu& gpu : gpus_) {
+    auto& ids = gpu_ids.emplace_back();
+    for (const KfdNode& node : gpu.kfd) {
+      if (node.gpu_id != 0) ids.push_back(node.gpu_id);
+    }
+  }
+  kfd_events_ = std::make_unique<KfdEventWatch>(fs_, std::move(gpu_ids));
+}
 
 DeviceSummary AmdgpuBackend::summary(std::size_t device) const {
   const AmdGpu& gpu = gpus_.at(device);
@@ -90,6 +99,7 @@ void AmdgpuBackend::sample(std::size_t device, const SampleOptions& options, std
   if (options.static_info) read_static(fs_, gpu, out);
   if (options.live) read_live(fs_, gpu, options, out);
   if (options.live && asked_for(options, MetricId::running_processes)) read_running_processes(device, out);
+  if (options.live && asked_for(options, MetricId::kfd_events)) kfd_events_->read(device, out);
   if (options.window) read_window(device, options, out);
 }
 

@@ -1,6 +1,8 @@
 // Processes using one amdgpu device, from two sources that complement each other:
 //  - KFD (/sys/class/kfd/kfd/proc/<pid>/): compute (ROCm/HIP) clients: VRAM, queues, CU occupancy, SDMA;
 //  - DRM fdinfo (/proc/<pid>/fdinfo/<fd>): every DRM client: VRAM/GTT and per-engine busy time in ns.
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -100,11 +102,13 @@ bool read_fdinfo(const FsView& fs, const std::string& bdf, ProcessUsage& usage) 
   return found;
 }
 
-std::map<std::int32_t, ProcessUsage> snapshot(const FsView& fs, const AmdGpu& gpu) {
+// self: this program's pid when its KFD event subscription made it a KFD process (it holds no GPU
+// memory and runs nothing: not a GPU process), else 0.
+std::map<std::int32_t, ProcessUsage> snapshot(const FsView& fs, const AmdGpu& gpu, std::int32_t self) {
   std::map<std::int32_t, ProcessUsage> usage;
   for (const std::string& entry : fs.list(kKfdProc)) {
     const auto pid = parse_int(entry);
-    if (!pid || *pid <= 0) continue;
+    if (!pid || *pid <= 0 || *pid == self) continue;
     ProcessUsage p;
     p.pid = static_cast<std::int32_t>(*pid);
     read_kfd_process(fs, gpu, p);
@@ -129,6 +133,10 @@ std::uint64_t now_ns() {
 
 }  // namespace
 
+std::int32_t AmdgpuBackend::kfd_process_self() const {
+  return kfd_events_->opened_live_kfd() ? static_cast<std::int32_t>(::getpid()) : 0;
+}
+
 // The processes the snapshot finds: KFD's list is world-readable; DRM clients only where this
 // process may read /proc/<pid>/fdinfo (root, or the same user), which the detail says.
 void AmdgpuBackend::read_running_processes(std::size_t device, std::vector<Reading>& out) const {
@@ -136,14 +144,14 @@ void AmdgpuBackend::read_running_processes(std::size_t device, std::vector<Readi
   if (!fs_.exists(kKfdProc) && !fs_.exists("/proc")) {
     return list.failed(MetricId::running_processes, ENOENT, fmt::format("neither {} nor /proc to read", kKfdProc));
   }
-  const auto found = snapshot(fs_, gpus_.at(device));
+  const auto found = snapshot(fs_, gpus_.at(device), kfd_process_self());
   list.integer(MetricId::running_processes, static_cast<std::int64_t>(found.size()),
                fmt::format("{} and /proc/*/fdinfo DRM clients", kKfdProc));
 }
 
 std::vector<ProcessInfo> AmdgpuBackend::processes(std::size_t device, unsigned interval_ms) const {
   const AmdGpu& gpu = gpus_.at(device);
-  std::map<std::int32_t, ProcessUsage> now = snapshot(fs_, gpu);
+  std::map<std::int32_t, ProcessUsage> now = snapshot(fs_, gpu, kfd_process_self());
   std::uint64_t wall = now_ns();
   const std::string bdf = gpu.address.text();
 
@@ -154,7 +162,7 @@ std::vector<ProcessInfo> AmdgpuBackend::processes(std::size_t device, unsigned i
       for (const auto& [engine, ns] : usage.engine_ns) previous[fmt::format("{}/{}/{}", bdf, pid, engine)] = {ns, wall};
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
-    now = snapshot(fs_, gpu);
+    now = snapshot(fs_, gpu, kfd_process_self());
     wall = now_ns();
   } else {
     const std::lock_guard lock(engine_mutex_);
