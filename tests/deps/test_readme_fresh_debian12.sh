@@ -28,6 +28,10 @@ cleanup() {
   if [ "${HIPSTACK_FRESH_KEEP:-0}" = 1 ]; then echo "# kept: $root"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
+# The root a mount point of its own, as a machine's / is: the differential tests make their mount
+# namespace private (`unshare -m --propagation private`), which fails with EINVAL on a chroot whose
+# root is a plain folder.
+mkdir -p "$root" && mount --bind "$root" "$root" || { echo "FAIL - could not bind $root onto itself"; exit 1; }
 debian_chroot_unpack "$base" "$root" debian || { echo "FAIL - could not unpack $base"; exit 1; }
 # What the tests use of a running machine: devices (/dev/shm, /dev/null, /dev/urandom),
 # sysfs (read-only: run.sh looks for an AMD GPU there) and the network (resolv.conf was copied). Services are not started by package installs (policy-rc.d); the tests start their own.
