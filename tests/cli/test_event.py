@@ -201,7 +201,9 @@ class EventTest(unittest.TestCase):
         lines.wait_for(lambda e: e["event"] == "vm-fault", "vm-fault")
         with open(stream, "a") as f:
             f.write("2 4:1f\n4 3 mode1 reset\n")
+        # One look finds both; its events come out in catalogue order (the reset's, then throttling's).
         lines.wait_for(lambda e: e["event"] == "gpu-reset-done", "gpu-reset-done")
+        lines.wait_for(lambda e: e["event"] == "thermal-throttle", "thermal-throttle")
         proc.terminate()
         proc.wait(timeout=30)
         lines.thread.join(timeout=10)
