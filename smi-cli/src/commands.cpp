@@ -131,8 +131,10 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
   doc["devices"] = Json::array();
   std::string csv = kReadingsCsvHeader;
   std::string text;
-  for (const std::uint32_t index : selected) {
-    const auto readings = filter(system.sample(index, what), options);
+  auto sampled = system.sample_all(selected, what);
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const std::uint32_t index = selected[i];
+    const auto readings = filter(std::move(sampled[i]), options);
     // After the sample: a GPU whose read just hung is named as faulted in its heading.
     const smi::DeviceSummary device = system.devices().at(index);
     std::optional<ReadCosts> costs;

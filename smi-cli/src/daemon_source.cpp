@@ -94,25 +94,40 @@ class DaemonSource final : public DeviceSource {
   }
 
   std::vector<smi::Reading> sample(std::uint32_t device, const smi::SampleOptions& what) const override {
+    return std::move(sample_all({device}, what).front());
+  }
+
+  // One GetMetrics for every device asked; a device the daemon has no current sample of fails the
+  // command, naming it, as a sample of that device alone does.
+  std::vector<std::vector<smi::Reading>> sample_all(const std::vector<std::uint32_t>& devices,
+                                                    const smi::SampleOptions& what) const override {
     pb::GetMetricsRequest request;
-    request.add_devices(std::to_string(device));
+    for (const std::uint32_t device : devices) request.add_devices(std::to_string(device));
     for (const smi::MetricId id : what.metrics) request.add_metrics(std::string(smi::find_metric(id)->name));
     request.set_include_facts(what.identity || what.static_info);
     pb::MetricsSnapshot snapshot;
     call("GetMetrics", request, snapshot);
-    std::vector<smi::Reading> out;
-    for (const pb::DeviceMetrics& d : snapshot.devices()) {
+    std::map<std::uint32_t, const pb::DeviceMetrics*> answered;
+    for (const pb::DeviceMetrics& d : snapshot.devices()) answered.emplace(d.device().index(), &d);
+    std::vector<std::vector<smi::Reading>> out;
+    for (const std::uint32_t device : devices) {
+      const auto it = answered.find(device);
+      if (it == answered.end()) {
+        throw smi::Error(smi::Error::Code::read_failure, fmt::format("{}: no answer for GPU {}", where_, device));
+      }
+      const pb::DeviceMetrics& d = *it->second;
+      if (what.live && !d.device().up()) {
+        throw smi::Error(smi::Error::Code::read_failure,
+                         fmt::format("{}: GPU {} has no current sample (stuck past the read deadline)", where_, device));
+      }
+      auto& readings = out.emplace_back();
       for (smi::Reading& r : readings_of(d.readings())) {
-        if (kind_asked(smi::find_metric(r.id)->kind, what)) out.push_back(std::move(r));
+        if (kind_asked(smi::find_metric(r.id)->kind, what)) readings.push_back(std::move(r));
       }
       if (d.device().sample_age_seconds() >= 0) {
         std::lock_guard lock(mutex_);
-        ages_[d.device().index()] = d.device().sample_age_seconds();
+        ages_[device] = d.device().sample_age_seconds();
       }
-    }
-    if (what.live && snapshot.devices_size() == 1 && !snapshot.devices(0).device().up()) {
-      throw smi::Error(smi::Error::Code::read_failure,
-                       fmt::format("{}: GPU {} has no current sample (stuck past the read deadline)", where_, device));
     }
     return out;
   }
@@ -164,7 +179,7 @@ class DaemonSource final : public DeviceSource {
       throw smi::Error(smi::Error::Code::read_failure, fmt::format("{}: {}: {}", where_, method, outcome.message));
     }
   }
-  void call(const char* method, const google::protobuf::Message& request, google::protobuf::Message& response) const {
+  void call(const char* method, const google::protobuf::MessageLite& request, google::protobuf::MessageLite& response) const {
     check(method, link_->call(method, request, response));
   }
 

@@ -4,7 +4,7 @@
 // in hipstack-smi itself: no gRPC client to start).
 #pragma once
 
-#include <google/protobuf/message.h>
+#include <google/protobuf/message_lite.h>
 
 #include <memory>
 #include <string>
@@ -25,8 +25,8 @@ class DaemonLink {
   };
   virtual ~DaemonLink() = default;
   // Throws smi::Error(read_failure) when the daemon cannot be reached or its reply is broken.
-  virtual Outcome call(const char* method, const google::protobuf::Message& request,
-                       google::protobuf::Message& response) const = 0;
+  virtual Outcome call(const char* method, const google::protobuf::MessageLite& request,
+                       google::protobuf::MessageLite& response) const = 0;
 };
 
 // Lists the daemon's GPUs through `link` (throws smi::Error(read_failure) when that fails).

@@ -36,6 +36,15 @@ class DeviceSource {
   // Index, BDF or UUID; throws smi::Error(no_such_device).
   [[nodiscard]] virtual std::uint32_t resolve(std::string_view selector) const = 0;
   [[nodiscard]] virtual std::vector<smi::Reading> sample(std::uint32_t device, const smi::SampleOptions& what) const = 0;
+  // Several devices' readings, in the order of `devices`: one sample each, or one call to a daemon
+  // for all of them (a round trip per GPU was most of a short command's time).
+  [[nodiscard]] virtual std::vector<std::vector<smi::Reading>> sample_all(const std::vector<std::uint32_t>& devices,
+                                                                          const smi::SampleOptions& what) const {
+    std::vector<std::vector<smi::Reading>> out;
+    out.reserve(devices.size());
+    for (const std::uint32_t device : devices) out.push_back(sample(device, what));
+    return out;
+  }
   [[nodiscard]] virtual std::vector<smi::Partition> partitions(std::uint32_t device) const = 0;
   // policy_file: health thresholds ("" = defaults); a remote source uses the daemon's.
   [[nodiscard]] virtual smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const = 0;

@@ -54,8 +54,8 @@ class LocalLink final : public DaemonLink {
   LocalLink(const LocalLink&) = delete;
   LocalLink& operator=(const LocalLink&) = delete;
 
-  Outcome call(const char* method, const google::protobuf::Message& request,
-               google::protobuf::Message& response) const override {
+  Outcome call(const char* method, const google::protobuf::MessageLite& request,
+               google::protobuf::MessageLite& response) const override {
     pb::LocalCall local;
     local.set_method(method);
     request.SerializeToString(local.mutable_request());

@@ -83,8 +83,10 @@ Rows gather_rows(const DeviceSource& source, const CommonOptions& options, const
     if (info != nullptr && info->scope != smi::Scope::partition) what.metrics.push_back(info->id);
   }
   Rows out;
-  for (const std::uint32_t index : selected) {
-    out.readings[index] = what.metrics.empty() ? std::vector<smi::Reading>{} : source.sample(index, what);
+  auto sampled = what.metrics.empty() ? std::vector<std::vector<smi::Reading>>(selected.size()) : source.sample_all(selected, what);
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const std::uint32_t index = selected[i];
+    out.readings[index] = std::move(sampled[i]);
     if (query.partitions) out.partitions[index] = source.partitions(index);
     else out.rows.push_back({index, nullptr});
   }

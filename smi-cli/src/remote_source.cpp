@@ -88,8 +88,8 @@ class GrpcLink final : public DaemonLink {
                : kExitReadFailure;
   }
 
-  Outcome call(const char* method, const google::protobuf::Message& request,
-               google::protobuf::Message& response) const override {
+  Outcome call(const char* method, const google::protobuf::MessageLite& request,
+               google::protobuf::MessageLite& response) const override {
     grpc::ClientContext context;
     context.set_deadline(deadline());
     const grpc::Status status = invoke(context, method, request, response);
@@ -98,8 +98,8 @@ class GrpcLink final : public DaemonLink {
 
  private:
   // The request and response types are the method's (daemon_source.cpp passes them so).
-  grpc::Status invoke(grpc::ClientContext& c, std::string_view method, const google::protobuf::Message& request,
-                      google::protobuf::Message& response) const {
+  grpc::Status invoke(grpc::ClientContext& c, std::string_view method, const google::protobuf::MessageLite& request,
+                      google::protobuf::MessageLite& response) const {
     if (method == "ListDevices") {
       return stub_->ListDevices(&c, dynamic_cast<const pb::ListDevicesRequest&>(request),
                                 &dynamic_cast<pb::ListDevicesResponse&>(response));
