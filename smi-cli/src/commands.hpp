@@ -45,6 +45,9 @@ struct CommonOptions {
   unsigned window_ms = 1000;
   bool window_asked = false;  // --window-ms given
   bool verbose = false;
+  // health --npd: Node Problem Detector's custom-plugin contract (one line; exit 0 OK, 1 problem,
+  // 2 unknown), which the Slurm health check uses too (docs/health.md, "Acting on health").
+  bool npd = false;
 };
 
 // Resolves -g selectors (throws smi::Error for an unknown one); all devices when none given.

@@ -8,9 +8,69 @@
 #include "commands.hpp"
 
 namespace hipstack::cli {
+namespace {
+
+// Node Problem Detector's custom-plugin exit statuses (its plugin interface: 0 OK, 1 NonOK, other
+// Unknown).
+constexpr int kNpdOk = 0;
+constexpr int kNpdProblem = 1;
+constexpr int kNpdUnknown = 2;
+
+// `health --npd`: one line, what matters first (NPD keeps max_output_length bytes of it; a Slurm
+// drain reason is the same line). A GPU that fails names its failing checks; one that could not be
+// checked at all is "not checked" (Unknown: never rounded to healthy); otherwise the node is healthy,
+// with the GPUs that warn named.
+int health_npd(const DeviceSource& system, const std::vector<std::uint32_t>& selected, const std::string& policy_file) {
+  const auto devices = system.devices();
+  std::vector<std::string> failing, unchecked, warning;
+  for (const std::uint32_t index : selected) {
+    const smi::HealthReport report = system.health(index, policy_file);
+    const std::string gpu = fmt::format("GPU{} {}", index, devices[index].bdf);
+    if (report.overall == smi::Verdict::fail) {
+      std::string checks;
+      for (const smi::HealthFinding& f : report.findings) {
+        if (f.verdict == smi::Verdict::fail) checks += (checks.empty() ? " " : ",") + f.check;
+      }
+      failing.push_back(gpu + checks);
+    } else if (report.overall == smi::Verdict::unknown) {
+      unchecked.push_back(gpu + " not checked");
+    } else if (report.overall == smi::Verdict::warn) {
+      warning.push_back(fmt::format("GPU{}", index));
+    }
+  }
+  auto join = [](const std::vector<std::string>& parts) {
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+    return out;
+  };
+  if (!failing.empty()) {
+    print("hipstack: " + join(failing) + (unchecked.empty() ? "" : "; " + join(unchecked)) + "\n");
+    return kNpdProblem;
+  }
+  if (selected.empty()) {
+    print("hipstack: no GPU found\n");
+    return kNpdUnknown;
+  }
+  if (!unchecked.empty()) {
+    print("hipstack: " + join(unchecked) + "\n");
+    return kNpdUnknown;
+  }
+  std::string line = fmt::format("hipstack: {} GPU{} healthy", selected.size(), selected.size() == 1 ? "" : "s");
+  if (!warning.empty()) {
+    std::string warned;
+    for (const std::string& w : warning) warned += (warned.empty() ? "" : ",") + w;
+    line += fmt::format(" ({} warn)", warned);
+  }
+  print(line + "\n");
+  return kNpdOk;
+}
+
+}  // namespace
+
 int run_health(const DeviceSource& system, const CommonOptions& options, const std::string& policy_file) {
   const auto devices = system.devices();
   const auto selected = selected_devices(system, options);
+  if (options.npd) return health_npd(system, selected, policy_file);
   Json doc = document("health");
   doc["devices"] = Json::array();
   std::string csv = "device,bdf,check,verdict,reading,threshold,message,remediation\n";

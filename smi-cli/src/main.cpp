@@ -307,6 +307,9 @@ int run(int argc, char** argv) {
   std::string health_policy;
   health->add_option("--config", health_policy, "Health thresholds file (key = value; docs/health.md)")
       ->check(CLI::ExistingFile);
+  health->add_flag("--npd", common.npd,
+                   "One line for Node Problem Detector's custom plugin (and the Slurm health check): exit 0 "
+                   "healthy, 1 a GPU fails, 2 not every GPU could be checked");
   app.add_subcommand("ras", "RAS error counts per block, ECC totals, retired pages and the bad page threshold");
   app.add_subcommand("bad-pages", "Retired and pending memory pages");
   auto* partition = app.add_subcommand(
