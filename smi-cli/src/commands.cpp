@@ -248,6 +248,7 @@ int run_list(const DeviceSource& system, const CommonOptions& options) {
 }
 
 int run_static(const DeviceSource& system, const CommonOptions& options) {
+  if (options.nfd) return run_node_labels(system, options);
   smi::SampleOptions what;
   what.identity = true;
   what.static_info = true;

@@ -48,6 +48,8 @@ struct CommonOptions {
   // health --npd: Node Problem Detector's custom-plugin contract (one line; exit 0 OK, 1 problem,
   // 2 unknown), which the Slurm health check uses too (docs/health.md, "Acting on health").
   bool npd = false;
+  // static --nfd: Node Feature Discovery labels (node_labels.cpp).
+  bool nfd = false;
 };
 
 // Resolves -g selectors (throws smi::Error for an unknown one); all devices when none given.
@@ -91,6 +93,8 @@ int run_process(const LocalSource& system, const CommonOptions& options, const P
 int run_topology(const LocalSource& system, const CommonOptions& options, bool as_list);
 int run_monitor(const DeviceSource& system, const CommonOptions& options, double interval_s, long iterations);
 int run_health(const DeviceSource& system, const CommonOptions& options, const std::string& policy_file);
+// static --nfd: `NAME=VALUE` lines of a Node Feature Discovery local feature file (--json: a map).
+int run_node_labels(const DeviceSource& system, const CommonOptions& options);
 // RAS counts, retired pages and ECC totals as a sampled view (like `metric`, restricted to them).
 int run_ras(const DeviceSource& system, const CommonOptions& options);
 int run_bad_pages(const LocalSource& system, const CommonOptions& options);

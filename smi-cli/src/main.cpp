@@ -263,7 +263,9 @@ int run(int argc, char** argv) {
                "nvidia-smi's query options follow: --query-gpu=FIELDS --format=csv[,noheader][,nounits]");
 
   app.add_subcommand("list", "List GPUs");
-  app.add_subcommand("static", "Identity and static facts (IDs, firmware, memory sizes, limits, DPM levels)");
+  auto* static_facts = app.add_subcommand("static", "Identity and static facts (IDs, firmware, memory sizes, limits, DPM levels)");
+  static_facts->add_flag("--nfd", common.nfd,
+                         "The GPUs as Node Feature Discovery labels (NAME=VALUE lines of a local feature file)");
   auto* metric = app.add_subcommand("metric", "Live metrics (temperatures, power, clocks, use, memory, PCIe)");
   metric->add_flag("--pcie-bw", common.pcie_throughput, "Also measure PCIe throughput (amdgpu: blocks 1 s)");
   metric->add_option("--window-ms", common.window_ms,

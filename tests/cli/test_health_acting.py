@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """Acting on health: `hipstack-smi health --npd` (Node Problem Detector's custom-plugin contract),
-the shipped NPD configuration, and the Slurm health check (hipstack-slurm-health) against a fake
-`scontrol` that records what it is asked.
+the shipped NPD configuration, the Slurm health check (hipstack-slurm-health) against a fake
+`scontrol` that records what it is asked, and `static --nfd` (Node Feature Discovery labels).
 
 Usage: test_health_acting.py HIPSTACK_SMI CAPTURES_DIR NPD_CONFIG SLURM_SCRIPT
 """
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
 import unittest
+
+from smi_cli import fake_nvml_env
 
 SMI = CAPTURES = NPD_CONFIG = SLURM = None
 HEALTHY = "constructed/mi300x-8gpu-spx-nps1"
@@ -142,6 +145,51 @@ class SlurmTest(unittest.TestCase):
         self.assertEqual(self.run_check(os.path.join(CAPTURES, HEALTHY, "sys")), (0, []))
         self.assertEqual(open(target).read(), "keep\n")
         self.assertFalse(os.path.islink(os.path.join(state, "slurm-health.passes")))
+
+
+PREFIX = "hipstack.feature.node.kubernetes.io/"
+
+
+class NfdTest(unittest.TestCase):
+    def labels(self, *args, env=None):
+        r = subprocess.run([SMI, *args, "static", "--nfd"], capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        out = {}
+        for line in r.stdout.splitlines():
+            name, _, value = line.partition("=")
+            self.assertTrue(name.startswith(PREFIX), line)
+            # A Kubernetes label value: at most 63 of [A-Za-z0-9._-], alphanumeric at both ends.
+            self.assertRegex(value, r"^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$", line)
+            out[name[len(PREFIX):]] = value
+        j = subprocess.run([SMI, *args, "--json", "static", "--nfd"], capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual({k[len(PREFIX):]: v for k, v in json.loads(j.stdout)["labels"].items()}, out)
+        return out
+
+    def test_amd_node(self):
+        spx = os.path.join(CAPTURES, HEALTHY, "sys")
+        self.assertEqual(self.labels("--sysfs-root", spx), {
+            "gpu.count": "8", "gpu.vendor": "amd", "gpu.model": "AMD-Instinct-MI300X", "gpu.device-type": "discrete",
+            "gpu.gfx-target": "gfx942", "gpu.compute-units": "304", "gpu.vram-gib": "191", "gpu.driver": "amdgpu",
+            "gpu.compute-partition": "SPX", "gpu.memory-partition": "NPS1"})
+        # A fact the GPUs do not share is left out, not guessed; the rest stays.
+        work = tempfile.mkdtemp(prefix="nfd-")
+        self.addCleanup(shutil.rmtree, work, True)
+        subprocess.run(["cp", "-a", spx, os.path.join(work, "sys")], check=True)
+        with open(os.path.join(work, "sys/class/drm/card16/device/current_compute_partition"), "w") as f:
+            f.write("CPX\n")
+        mixed = self.labels("--sysfs-root", os.path.join(work, "sys"))
+        self.assertNotIn("gpu.compute-partition", mixed)
+        self.assertEqual((mixed["gpu.count"], mixed["gpu.memory-partition"]), ("8", "NPS1"))
+        self.assertEqual(self.labels("--sysfs-root", spx, "-g", "0")["gpu.count"], "1")
+
+    def test_nvidia_node(self):
+        empty = tempfile.mkdtemp(prefix="nfd-nvidia-")
+        self.addCleanup(shutil.rmtree, empty, True)
+        labels = self.labels("--direct", "--sysfs-root", empty, env=fake_nvml_env(self, "h200.txt"))
+        self.assertEqual(labels, {
+            "gpu.count": "1", "gpu.vendor": "nvidia", "gpu.model": "NVIDIA-H200", "gpu.device-type": "discrete",
+            "gpu.gfx-target": "sm_90", "gpu.architecture": "hopper", "gpu.compute-capability": "9.0",
+            "gpu.compute-units": "132", "gpu.vram-gib": "140", "gpu.driver": "nvidia", "gpu.driver-version": "580.159.04"})
 
 
 def main():
