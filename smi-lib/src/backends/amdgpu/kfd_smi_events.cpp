@@ -167,6 +167,10 @@ void KfdEventWatch::open_streams(Device& device) {
           problem = fmt::format("AMDKFD_IOC_SMI_EVENTS (gpu_id {}): {}", stream->gpu_id, std::strerror(errno));
         } else {
           stream->fd = static_cast<int>(args.anon_fd);
+          // The kernel makes the file without close-on-exec (a program this one starts would inherit
+          // the subscription) and blocking; reads answer EAGAIN when empty either way.
+          (void)::fcntl(stream->fd, F_SETFD, FD_CLOEXEC);
+          (void)::fcntl(stream->fd, F_SETFL, ::fcntl(stream->fd, F_GETFL) | O_NONBLOCK);
           const std::uint64_t mask = kSubscribedMask;
           if (::write(stream->fd, &mask, sizeof mask) != static_cast<ssize_t>(sizeof mask)) {
             error = errno;
