@@ -250,14 +250,14 @@ class EventTests(base.GrpcTest):
         printed.wait_for(lambda e: e["event"] == "vm-fault" and e["bdf"] == gpu1.bdf, "CLI: vm-fault")
         with open(stream_path, "a") as f:
             f.write("3 2 mode1 reset\n")
-        events.wait_for(lambda e: e.kind == "gpu-reset-started", "daemon: gpu-reset-started")
-        printed.wait_for(lambda e: e["event"] == "gpu-reset-started", "CLI: gpu-reset-started")
+        events.wait_for(lambda e: e.kind == "gpu-pre-reset", "daemon: gpu-pre-reset")
+        printed.wait_for(lambda e: e["event"] == "gpu-pre-reset", "CLI: gpu-pre-reset")
         cli.terminate()
         cli.wait(timeout=30)
         cli_reader.join(timeout=10)
         self.assertEqual(cli.stderr.read(), "")
         expected = [key("vm-fault", gpu1.bdf, "kfd_events[vm_fault]", "0", "1"),
-                    key("gpu-reset-started", gpu1.bdf, "kfd_events[gpu_pre_reset]", "0", "1")]
+                    key("gpu-pre-reset", gpu1.bdf, "kfd_events[gpu_pre_reset]", "0", "1")]
         streamed = {key(e.kind, e.bdf, e.metric, e.before, e.after): e.message for e in events.snapshot()}
         from_cli = {key(e["event"], e["bdf"], e["metric"], e["before"], e["after"]): e["message"] for e in printed.snapshot()}
         self.assertEqual(sorted(streamed), sorted(expected))

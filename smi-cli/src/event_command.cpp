@@ -22,14 +22,13 @@ namespace {
 
 using smi::MetricId;
 
-// The counts of events the drivers report only to a subscriber.
-bool subscribed(MetricId id) { return id == MetricId::xid_errors || id == MetricId::kfd_events; }
-
 // Each GPU's reported-event counts (by UUID) from the System that stays subscribed to them.
 std::map<std::string, std::vector<smi::Reading>> reported_counts(const smi::System& watch) {
   smi::SampleOptions what;
   what.live = true;
-  what.metrics = {MetricId::xid_errors, MetricId::kfd_events};
+  for (const MetricId id : smi::event_metrics()) {
+    if (smi::needs_subscription(id)) what.metrics.push_back(id);
+  }
   std::map<std::string, std::vector<smi::Reading>> out;
   for (const smi::DeviceSummary& d : watch.devices()) out[d.uuid] = watch.sample(d.index, what);
   return out;
@@ -44,7 +43,7 @@ std::vector<smi::EventLook> look(const smi::OpenOptions& open, const CommonOptio
   what.static_info = true;
   what.live = true;
   for (const MetricId id : smi::event_metrics()) {
-    if (!subscribed(id)) what.metrics.push_back(id);
+    if (!smi::needs_subscription(id)) what.metrics.push_back(id);
   }
   // -g selectors that match nothing now are skipped: their GPU may have gone (device-removed).
   const std::vector<smi::DeviceSummary> devices = system.devices();

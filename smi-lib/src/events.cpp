@@ -21,8 +21,8 @@ constexpr MetricId kEventMetrics[] = {
 
 constexpr std::string_view kEventKinds[] = {
     "device-added",       "device-removed",     "unreadable",         "readable",
-    "xid",                "vm-fault",           "thermal-throttle",   "gpu-reset-started",
-    "gpu-reset-done",     "throttling-started", "throttling-stopped", "throttling-changed",
+    "xid",                "vm-fault",           "thermal-throttle",   "gpu-pre-reset",
+    "gpu-post-reset",     "throttling-started", "throttling-stopped", "throttling-changed",
     "throttling",         "memory-errors",      "memory-errors-cleared", "counters-restarted",
     "partitions-changed", "partition-mode-changed"};
 
@@ -41,16 +41,13 @@ std::string metric_label(MetricId id, const std::string& instance) {
 
 bool followed(MetricId id) { return std::find(std::begin(kEventMetrics), std::end(kEventMetrics), id) != std::end(kEventMetrics); }
 
-// Counts of events a driver reported (each one is news): XIDs by code, KFD SMI events by kind.
-bool reported(MetricId id) { return id == MetricId::xid_errors || id == MetricId::kfd_events; }
-
-// The event kind of a reported count rising.
-std::string_view reported_kind(MetricId id, const std::string& instance) {
+// The event kind of a reported count rising: "xid", or the KFD event kind's name with '-' for '_'
+// (vm_fault: vm-fault), so the backend's list of kinds is the only one.
+std::string reported_kind(MetricId id, const std::string& instance) {
   if (id == MetricId::xid_errors) return "xid";
-  if (instance == "vm_fault") return "vm-fault";
-  if (instance == "thermal_throttle") return "thermal-throttle";
-  if (instance == "gpu_pre_reset") return "gpu-reset-started";
-  return "gpu-reset-done";  // gpu_post_reset, the last of the four kinds
+  std::string kind = instance;
+  std::replace(kind.begin(), kind.end(), '_', '-');
+  return kind;
 }
 
 // A look's readings by metric and instance: the reported counts apart (only those read), the rest.
@@ -65,7 +62,7 @@ Indexed index(const EventLook& look) {
   std::vector<Reading> answers;
   for (const Reading& r : look.readings) {
     if (!followed(r.id)) continue;
-    if (reported(r.id)) {
+    if (needs_subscription(r.id)) {
       if (r.ok()) out.reported.emplace(Key{r.id, r.instance}, &r);
       continue;
     }
@@ -140,6 +137,8 @@ void reading_event(const Key& key, const Reading& was, const Reading& now, const
 std::span<const MetricId> event_metrics() noexcept { return kEventMetrics; }
 
 std::span<const std::string_view> event_kinds() noexcept { return kEventKinds; }
+
+bool needs_subscription(MetricId id) noexcept { return id == MetricId::xid_errors || id == MetricId::kfd_events; }
 
 std::vector<Event> device_events(const EventLook* before, const EventLook& after) {
   std::vector<Event> events;

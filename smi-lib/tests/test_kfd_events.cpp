@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <hipstack/events.hpp>
@@ -220,13 +221,24 @@ TEST_F(KfdEventsOnCapture, RisingCountsAreEvents) {
   const EventLook second{device, kfd_events(system, 0)};
   const auto events = device_events(&first, second);
   ASSERT_EQ(events.size(), 2U);
-  EXPECT_EQ(events[0].kind, "gpu-reset-started");
+  EXPECT_EQ(events[0].kind, "gpu-pre-reset");
   EXPECT_EQ(events[0].metric, "kfd_events[gpu_pre_reset]");
   EXPECT_EQ(events[0].message.rfind("GPU reset 5 starting: mode1 reset", 0), 0U) << events[0].message;
   EXPECT_EQ(events[1].kind, "vm-fault");
   EXPECT_EQ(events[1].before, "0");
   EXPECT_EQ(events[1].after, "1");
   EXPECT_EQ(events[1].message.rfind("VM fault in process 4242 (python3)", 0), 0U) << events[1].message;
+  // Every kind's event is one the rules list (docs/events.md).
+  append(id, "2 4:1\n4 5\n");
+  const EventLook third{device, kfd_events(system, 0)};
+  const auto more = device_events(&second, third);
+  ASSERT_EQ(more.size(), 2U);
+  EXPECT_EQ(more[0].kind, "gpu-post-reset");
+  EXPECT_EQ(more[1].kind, "thermal-throttle");
+  const auto kinds = event_kinds();
+  for (const Event& e : {events[0], events[1], more[0], more[1]}) {
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), e.kind), kinds.end()) << e.kind;
+  }
 }
 
 }  // namespace

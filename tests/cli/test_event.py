@@ -202,7 +202,7 @@ class EventTest(unittest.TestCase):
         with open(stream, "a") as f:
             f.write("2 4:1f\n4 3 mode1 reset\n")
         # One look finds both; its events come out in catalogue order (the reset's, then throttling's).
-        lines.wait_for(lambda e: e["event"] == "gpu-reset-done", "gpu-reset-done")
+        lines.wait_for(lambda e: e["event"] == "gpu-post-reset", "gpu-post-reset")
         lines.wait_for(lambda e: e["event"] == "thermal-throttle", "thermal-throttle")
         proc.terminate()
         proc.wait(timeout=30)
@@ -212,7 +212,7 @@ class EventTest(unittest.TestCase):
             events = list(lines.events)
         self.assertEqual([(e["event"], e["gpu"], e["metric"], e["before"], e["after"]) for e in events],
                          [("vm-fault", 0, "kfd_events[vm_fault]", "0", "1"),
-                          ("gpu-reset-done", 0, "kfd_events[gpu_post_reset]", "0", "1"),
+                          ("gpu-post-reset", 0, "kfd_events[gpu_post_reset]", "0", "1"),
                           ("thermal-throttle", 0, "kfd_events[thermal_throttle]", "0", "1")])
         self.assertTrue(events[0]["message"].startswith("VM fault in process 4242 (python3) ("), events[0]["message"])
         self.assertTrue(events[1]["message"].startswith("GPU reset 3 done: mode1 reset ("), events[1]["message"])

@@ -38,6 +38,10 @@ struct Event {
 // The metrics a look needs: read these (the partition modes are facts, the rest live readings).
 HIPSTACK_SMI_CXX_API std::span<const MetricId> event_metrics() noexcept;
 
+// Whether a metric counts events a driver reports only to a live subscriber (XIDs, KFD events): a
+// look must read it from a System that stays open, or the counts start again at every look.
+HIPSTACK_SMI_CXX_API bool needs_subscription(MetricId id) noexcept;
+
 // Every event kind, in the order docs/events.md explains them.
 HIPSTACK_SMI_CXX_API std::span<const std::string_view> event_kinds() noexcept;
 
