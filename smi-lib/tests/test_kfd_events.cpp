@@ -189,6 +189,14 @@ TEST_F(KfdEventsOnCapture, NoStreamIsNotSupportedAndALinkIsRefused) {
   r = reading_of(kfd_events(system, 3), "kfd_events", "vm_fault");
   EXPECT_FALSE(r.ok()) << r.detail;
   EXPECT_NE(r.status, Status::not_supported) << r.detail;
+  // A refusal is final: the link replaced by a real stream later is not opened by this System
+  // (absence is tried again: CountsEachKindSinceTheSubscription, RisingCountsAreEvents).
+  const fs::path link = dev_ / "kfd-smi-events" / std::to_string(gpu_id(system, 3));
+  fs::remove(link);
+  std::ofstream(link) << "1 1:x\n";
+  r = reading_of(kfd_events(system, 3), "kfd_events", "vm_fault");
+  EXPECT_FALSE(r.ok()) << r.detail;
+  EXPECT_NE(r.detail.find("symbolic links"), std::string::npos) << r.detail;  // the first answer (ELOOP) stands
 }
 
 // A CPX GPU has a KFD node per partition; throttling and resets are reported on each of them, VM

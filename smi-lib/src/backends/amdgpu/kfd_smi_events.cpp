@@ -115,6 +115,7 @@ struct KfdEventWatch::Device {
   std::vector<std::uint64_t> gpu_ids;
   std::vector<std::unique_ptr<Stream>> streams;
   std::string unavailable;  // why no stream opened ("" when one did)
+  bool try_again = true;    // no stream yet, and only because a path was absent (not a refusal)
   int error_code = 0;
   std::string source;       // "AMDKFD_IOC_SMI_EVENTS" or the stand-in folder's host path
   std::chrono::system_clock::time_point since;
@@ -144,6 +145,7 @@ void KfdEventWatch::open_streams(Device& device) {
   device.source = live ? "AMDKFD_IOC_SMI_EVENTS" : fs_.host_path(kStandInFolder);
   int first_error = 0;
   std::string first_problem;
+  bool only_absent = true;  // every failure was a path that does not exist (yet)
   for (std::size_t i = 0; i < device.gpu_ids.size(); ++i) {
     auto stream = std::make_unique<Stream>();
     stream->gpu_id = device.gpu_ids[i];
@@ -155,6 +157,7 @@ void KfdEventWatch::open_streams(Device& device) {
       if (kfd < 0) {
         error = errno;
         problem = fmt::format("/dev/kfd: {}", std::strerror(error));
+        only_absent = only_absent && error == ENOENT;
       } else {
         {
           const std::lock_guard lock(live_mutex_);
@@ -165,6 +168,7 @@ void KfdEventWatch::open_streams(Device& device) {
         if (::ioctl(kfd, kIocSmiEvents, &args) != 0) {
           error = errno == ENOTTY || errno == EINVAL ? ENOENT : errno;  // a kernel before 5.11 has no SMI events
           problem = fmt::format("AMDKFD_IOC_SMI_EVENTS (gpu_id {}): {}", stream->gpu_id, std::strerror(errno));
+          only_absent = false;
         } else {
           stream->fd = static_cast<int>(args.anon_fd);
           // The kernel makes the file without close-on-exec (a program this one starts would inherit
@@ -175,6 +179,7 @@ void KfdEventWatch::open_streams(Device& device) {
           if (::write(stream->fd, &mask, sizeof mask) != static_cast<ssize_t>(sizeof mask)) {
             error = errno;
             problem = fmt::format("the SMI event mask (gpu_id {}): {}", stream->gpu_id, std::strerror(errno));
+            only_absent = false;
           }
         }
         ::close(kfd);
@@ -187,10 +192,12 @@ void KfdEventWatch::open_streams(Device& device) {
       struct stat st {};
       if (stream->fd < 0) {
         error = errno == ELOOP ? EACCES : errno;
+        only_absent = only_absent && error == ENOENT;
         problem = fmt::format("{}: {}", path, error == ENOENT ? "no KFD SMI event stream in this root" : std::strerror(errno));
       } else if (::fstat(stream->fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
         error = EACCES;
         problem = path + ": not a plain file or a FIFO";
+        only_absent = false;
       }
     }
     if (error != 0) {
@@ -205,6 +212,7 @@ void KfdEventWatch::open_streams(Device& device) {
   if (device.streams.empty()) {
     device.error_code = first_error != 0 ? first_error : ENOENT;
     device.unavailable = first_error != 0 ? first_problem : "the GPU has no KFD node";
+    device.try_again = first_error != 0 && only_absent;
   } else if (first_error != 0) {
     device.last_problem = first_problem;  // some nodes subscribed; say which did not
   }
@@ -253,8 +261,10 @@ void KfdEventWatch::drain(Device& device) {
 void KfdEventWatch::read(std::size_t device_index, std::vector<Reading>& out) {
   Device& device = *devices_.at(device_index);
   const std::lock_guard lock(device.mutex);
-  // Until a stream opens, each read tries again (a driver loaded later, a stand-in created later).
-  if (device.streams.empty()) open_streams(device);
+  // Until a stream opens, each read tries again while what was missing may still appear (a driver
+  // loaded later, a stand-in created later); a refusal (no permission, a kernel without SMI events,
+  // a link) or a GPU without KFD nodes is final, so a sampler does not pay for it every second.
+  if (device.streams.empty() && device.try_again) open_streams(device);
   ReadingList list(out);
   if (device.streams.empty()) {
     for (const std::string_view kind : kKfdEventKinds) list.failed(MetricId::kfd_events, device.error_code, device.unavailable, std::string(kind));

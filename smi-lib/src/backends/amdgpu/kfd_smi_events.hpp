@@ -67,7 +67,8 @@ void split_kfd_smi_lines(std::string& carry, bool& skipping, std::string_view by
 }
 
 // One subscription per KFD node of each GPU, opened at the first read (tried again at each read
-// until one opens: a driver loaded later, a stand-in created later) and kept while the backend
+// while only absent paths stood in the way: a driver loaded later, a stand-in created later; a
+// refusal is final) and kept while the backend
 // lives: the counts are "since this program subscribed". Reads never wait (the kernel answers EAGAIN
 // when nothing is queued) and take at most kMaxBytesPerDrain per stream per read.
 class KfdEventWatch {
