@@ -1,8 +1,11 @@
 """HTTP helpers the hipstack-smid tests share: plain and raw requests to 127.0.0.1, waiting for
 /readyz (a bounded poll, never a fixed sleep), and parsing a /metrics page into samples."""
 import http.client
+import os
 import re
+import signal
 import socket
+import subprocess
 import time
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
@@ -47,6 +50,45 @@ def wait_ready(port, timeout=10.0, alive=None, log=lambda: ""):
             return
         time.sleep(0.05)
     raise AssertionError("/readyz did not become 200 within %.0f s:\n%s" % (timeout, log()))
+
+
+def start_smid(test, smid, capture, folder, grpc_listen=None, config="", ready=True):
+    """Starts hipstack-smid on `capture` (HTTP on 127.0.0.1 port 0; gRPC on `grpc_listen`, or a unix
+    socket in `folder`), stopped by PID at the test's cleanup; returns its --host address once
+    /readyz says every GPU has its first sample (or once it listens, when not `ready`). Costly
+    metrics are read with every sample: energy_consumed is then the exact counter a local command
+    reads, not the estimate between reads (test_costly.py)."""
+    name = "smid-%d" % len(os.listdir(folder))
+    socket_path = os.path.join(folder, name + ".sock")
+    log = open(os.path.join(folder, name + ".err"), "w+")
+    test.addCleanup(log.close)
+    config_path = os.path.join(folder, name + ".conf")
+    with open(config_path, "w") as f:
+        f.write("costly_interval_ms = 1000\n" + config)
+    proc = subprocess.Popen([smid, "--config", config_path, "--sysfs-root", capture, "--http-listen", "127.0.0.1:0",
+                             "--grpc-listen", grpc_listen or "unix:" + socket_path],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+
+    def stop():
+        os.kill(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=5)
+    test.addCleanup(stop)
+
+    def text():
+        log.seek(0)
+        return log.read()
+    deadline = time.monotonic() + 10
+    while True:
+        grpc = re.search(r"gRPC on (\S+) \(", text())
+        http_port = re.search(r"hipstack-smid: listening on \S+ \(port (\d+)\)", text())
+        if grpc and http_port:
+            break
+        test.assertIsNone(proc.poll(), "hipstack-smid exited:\n" + text())
+        test.assertLess(time.monotonic(), deadline, "no gRPC or HTTP listener:\n" + text())
+        time.sleep(0.05)
+    if ready:
+        wait_ready(int(http_port.group(1)), 20, alive=lambda: proc.poll() is None, log=text)
+    return "unix://" + socket_path if grpc_listen is None else grpc.group(1)
 
 
 def unescape(value):

@@ -18,7 +18,7 @@ import tempfile
 import time
 import unittest
 
-from smid_http import wait_ready
+from smid_http import start_smid
 
 SMID = SMI = CAPTURES = None
 COMMANDS = (["list"], ["static"], ["metric"], ["metric", "-m", "power_current,temperature_junction", "-g", "1,3"],
@@ -29,37 +29,8 @@ class RemoteCliTest(unittest.TestCase):
     def start(self, capture, grpc_listen=None):
         self.dir = tempfile.mkdtemp(prefix="smi-remote-")
         self.addCleanup(shutil.rmtree, self.dir, True)
-        socket = os.path.join(self.dir, "smid.sock")
-        log = open(os.path.join(self.dir, "smid.err"), "w+")
-        self.addCleanup(log.close)
-        # Costly metrics read with every sample: energy_consumed is then the exact counter the local
-        # command reads, not the estimate between reads (tested in test_costly.py).
-        config = os.path.join(self.dir, "smid.conf")
-        with open(config, "w") as f:
-            f.write("costly_interval_ms = 1000\n")
         self.started_at = time.monotonic()  # no sample the daemon reports can be older
-        proc = subprocess.Popen([SMID, "--config", config, "--sysfs-root", capture, "--http-listen", "127.0.0.1:0",
-                                 "--grpc-listen", grpc_listen or "unix:" + socket],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
-
-        def stop():
-            os.kill(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=5)
-        self.addCleanup(stop)
-        deadline = time.monotonic() + 10
-        while True:
-            log.seek(0)
-            text = log.read()
-            m = re.search(r"gRPC on (\S+) \(", text)
-            http_port = re.search(r"hipstack-smid: listening on \S+ \(port (\d+)\)", text)
-            if m and http_port:
-                break
-            self.assertIsNone(proc.poll(), "hipstack-smid exited")
-            self.assertLess(time.monotonic(), deadline, "no gRPC or HTTP listener:\n" + text)
-            time.sleep(0.05)
-        # Ready once every GPU has its first sample, the slow facts included (/readyz, docs/daemon.md).
-        wait_ready(int(http_port.group(1)), 20, alive=lambda: proc.poll() is None)
-        return "unix://" + socket if grpc_listen is None else m.group(1)
+        return start_smid(self, SMID, capture, self.dir, grpc_listen)
 
     def smi(self, *args):
         return subprocess.run([SMI] + list(args), capture_output=True, text=True, timeout=30)

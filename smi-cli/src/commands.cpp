@@ -99,12 +99,14 @@ std::string readings_table(const std::vector<smi::Reading>& readings, const Comm
   return table.str();
 }
 
-void csv_readings(std::string& out, const smi::DeviceSummary& device, const std::vector<smi::Reading>& readings) {
+void csv_readings(std::string& out, const DeviceSource& source, std::uint32_t handle, const smi::DeviceSummary& device,
+                  const std::vector<smi::Reading>& readings) {
   for (const smi::Reading& r : readings) {
     const smi::MetricInfo* info = smi::find_metric(r.id);
-    out += csv_row({std::to_string(device.index), device.bdf, std::string(info ? info->name : ""), r.instance,
-                    std::string(smi::status_name(r.status)), r.ok() ? value_text(r) : "",
-                    info ? std::string(smi::unit_symbol(info->unit)) : ""});
+    out += csv_row(with_host(source, handle,
+                             {std::to_string(device.index), device.bdf, std::string(info ? info->name : ""), r.instance,
+                              std::string(smi::status_name(r.status)), r.ok() ? value_text(r) : "",
+                              info ? std::string(smi::unit_symbol(info->unit)) : ""}));
   }
 }
 
@@ -129,21 +131,22 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
   const auto selected = selected_devices(system, options);
   Json doc = document(command);
   doc["devices"] = Json::array();
-  std::string csv = kReadingsCsvHeader;
+  std::string csv = csv_header(system, kReadingsCsvHeader);
   std::string text;
   auto sampled = system.sample_all(selected, what);
+  const auto listed = system.devices();
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const std::uint32_t index = selected[i];
     const auto readings = filter(std::move(sampled[i]), options);
     // After the sample: a GPU whose read just hung is named as faulted in its heading.
-    const smi::DeviceSummary device = system.devices().at(index);
+    const smi::DeviceSummary& device = listed.at(index);
     std::optional<ReadCosts> costs;
     if (command == "metric" && options.verbose && system.reads_devices() && device.fault.empty()) {
       costs = measure_costs(system, index, what, readings);
     }
     switch (options.format) {
       case Format::json: {
-        Json d = device_json(device);
+        Json d = device_json(system, index, device);
         d["metrics"] = readings_json(readings);
         if (costs) add_costs_json(d, *costs);
         // Live values answered by a daemon: how old its sample was (a fresh read has no age).
@@ -151,7 +154,7 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
         doc["devices"].push_back(std::move(d));
         break;
       }
-      case Format::csv: csv_readings(csv, device, readings); break;
+      case Format::csv: csv_readings(csv, system, index, device, readings); break;
       case Format::table: {
         // Limits, windows and decoding facts the table prints beside the values asked for.
         TableContext context{device.vendor, {}};
@@ -161,7 +164,7 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
           more.metrics = std::move(extra);
           context.readings = system.sample(index, more);
         }
-        text += device_heading(device, device.uuid);
+        text += device_heading(system, index, device, device.uuid);
         text += readings_table(readings, options, context, costs ? &*costs : nullptr);
         if (costs) text += fmt::format("(these metrics read together: {:.0f} µs; window looks not counted)\n", costs->whole_us);
         text += '\n';
@@ -169,11 +172,11 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
       }
     }
   }
-  if (options.format == Format::json) print_json(doc);
+  if (options.format == Format::json) print_json(system, std::move(doc));
   else if (options.format == Format::csv) print(csv);
   else print(text);
   const auto after = system.devices();
-  if (options.format != Format::table) std::fputs(fault_lines(after, selected).c_str(), stderr);
+  if (options.format != Format::table) std::fputs(fault_lines(system, after, selected).c_str(), stderr);
   return any_fault(after, selected) ? kExitReadFailure : kExitOk;
 }
 
@@ -181,7 +184,7 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
 
 int finish_with_faults(const DeviceSource& system, const std::vector<std::uint32_t>& selected) {
   const auto after = system.devices();
-  std::fputs(fault_lines(after, selected).c_str(), stderr);
+  std::fputs(fault_lines(system, after, selected).c_str(), stderr);
   return any_fault(after, selected) ? kExitReadFailure : kExitOk;
 }
 
@@ -207,13 +210,17 @@ std::vector<std::uint32_t> selected_devices(const DeviceSource& system, const Co
   std::vector<std::uint32_t> out;
   const bool all = options.gpus.empty() || std::find(options.gpus.begin(), options.gpus.end(), "all") != options.gpus.end();
   if (all) {
-    for (const auto& d : system.devices()) out.push_back(d.index);
+    const std::size_t count = system.devices().size();
+    for (std::uint32_t handle = 0; handle < count; ++handle) out.push_back(handle);
     return out;
   }
   for (const std::string& selector : options.gpus) {
-    const std::uint32_t index = system.resolve(selector);
-    if (std::find(out.begin(), out.end(), index) == out.end()) out.push_back(index);
+    for (const std::uint32_t handle : system.resolve_all(selector)) {
+      if (std::find(out.begin(), out.end(), handle) == out.end()) out.push_back(handle);
+    }
   }
+  // Over several hosts: host after host, each host's GPUs in order (one machine keeps -g's order).
+  if (system.spans_hosts()) std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -223,25 +230,26 @@ int run_list(const DeviceSource& system, const CommonOptions& options) {
   if (options.format == Format::json) {
     Json doc = document("list");
     doc["devices"] = Json::array();
-    for (const auto index : selected) doc["devices"].push_back(device_json(devices[index]));
-    print_json(doc);
+    for (const auto index : selected) doc["devices"].push_back(device_json(system, index, devices[index]));
+    print_json(system, std::move(doc));
   } else if (options.format == Format::csv) {
-    std::string out = "index,vendor,backend,bdf,uuid,name,partitions,fault\n";
+    std::string out = csv_header(system, "index,vendor,backend,bdf,uuid,name,partitions,fault\n");
     for (const auto index : selected) {
       const auto& d = devices[index];
-      out += csv_row({std::to_string(d.index), d.vendor, d.backend, d.bdf, d.uuid, d.name,
-                      std::to_string(d.partition_count), d.fault});
+      out += csv_row(with_host(system, index, {std::to_string(d.index), d.vendor, d.backend, d.bdf, d.uuid, d.name,
+                                               std::to_string(d.partition_count), d.fault}));
     }
     print(out);
   } else {
-    Table table({"GPU", "VENDOR", "BDF", "UUID", "PARTITIONS", "NAME"});
+    Table table(with_host_title(system, {"GPU", "VENDOR", "BDF", "UUID", "PARTITIONS", "NAME"}, "HOST"));
     for (const auto index : selected) {
       const auto& d = devices[index];
-      table.add({std::to_string(d.index), d.vendor, d.bdf.empty() ? "N/A" : d.bdf, d.uuid.empty() ? "N/A" : d.uuid,
-                 std::to_string(d.partition_count), d.name.empty() ? "(name unreadable)" : d.name});
+      table.add(with_host(system, index,
+                          {std::to_string(d.index), d.vendor, d.bdf.empty() ? "N/A" : d.bdf, d.uuid.empty() ? "N/A" : d.uuid,
+                           std::to_string(d.partition_count), d.name.empty() ? "(name unreadable)" : d.name}));
     }
     if (table.empty()) print("No GPUs found.\n");
-    else print(table.str() + fault_lines(devices, selected));
+    else print(table.str() + fault_lines(system, devices, selected));
   }
   // A GPU that cannot be read is listed, and the command says so by its exit code too.
   return any_fault(devices, selected) ? kExitReadFailure : kExitOk;
@@ -259,7 +267,7 @@ int run_static(const DeviceSource& system, const CommonOptions& options) {
   Json doc = document("static");
   doc["devices"] = Json::array();
   for (const std::uint32_t index : selected_devices(system, options)) {
-    Json d = device_json(devices[index]);
+    Json d = device_json(system, index, devices[index]);
     d["metrics"] = readings_json(filter(system.sample(index, what), options));
     d["partition_list"] = Json::array();
     for (const smi::Partition& p : system.partitions(index)) {
@@ -272,7 +280,7 @@ int run_static(const DeviceSource& system, const CommonOptions& options) {
     }
     doc["devices"].push_back(std::move(d));
   }
-  print_json(doc);
+  print_json(system, std::move(doc));
   return kExitOk;
 }
 

@@ -31,6 +31,9 @@ enum ExitCode : int {
   // verdict is UNKNOWN (none of its checks could be evaluated).
   kExitUnhealthy = 1,
   kExitCannotCheck = 8,
+  // --host with several hosts (or --hostfile): a host did not answer, or stopped answering; the
+  // others' GPUs are shown. Takes precedence over every other code but 2 (docs/cli.md).
+  kExitHostUnreachable = 9,
 };
 
 struct CommonOptions {
@@ -62,6 +65,20 @@ bool partition_selected(const smi::DeviceSummary& device, const smi::Partition& 
 // The end of a command whose output lists the selected GPUs: a GPU that could not be read (a read
 // that hung, a fault) is named on stderr and makes the exit code kExitReadFailure.
 int finish_with_faults(const DeviceSource& system, const std::vector<std::uint32_t>& selected);
+
+// How the outputs name a source's GPU (source_render.cpp): its host first when the source spans
+// several (`--host a,b`: a "host" key, a HOST column, "host a  GPU 0 ..." headings); exactly as for
+// one machine otherwise. `summary` is devices()[device], passed to spare a copy of the list.
+Json device_json(const DeviceSource& source, std::uint32_t device, const smi::DeviceSummary& summary);
+std::string device_heading(const DeviceSource& source, std::uint32_t device, const smi::DeviceSummary& summary,
+                           std::string_view extra = {});
+std::vector<std::string> with_host(const DeviceSource& source, std::uint32_t device, std::vector<std::string> cells);
+std::vector<std::string> with_host_title(const DeviceSource& source, std::vector<std::string> header, std::string_view title);
+std::string csv_header(const DeviceSource& source, std::string_view header);  // "host," first over several hosts
+std::string fault_lines(const DeviceSource& source, const std::vector<smi::DeviceSummary>& devices,
+                        const std::vector<std::uint32_t>& selected);
+// Prints a JSON document; one over several hosts also says which answered ("hosts").
+void print_json(const DeviceSource& source, Json doc);
 
 // hipstack-smi with no command: a header, one row per GPU in 80 columns, then the processes (local
 // only: `local` is null with --host). origin names where the data comes from ("host node1").

@@ -154,23 +154,36 @@ class DaemonSource final : public DeviceSource {
   }
 
   smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const override {
+    return std::move(health_all({device}, policy_file).front());
+  }
+
+  // One GetHealth for every device asked.
+  std::vector<smi::HealthReport> health_all(const std::vector<std::uint32_t>& devices,
+                                            const std::string& policy_file) const override {
     if (!policy_file.empty()) {
       throw smi::Error(smi::Error::Code::invalid_argument,
                        "--config with --host: the daemon checks health with the thresholds of its own configuration");
     }
     pb::GetHealthRequest request;
-    request.add_devices(std::to_string(device));
+    for (const std::uint32_t device : devices) request.add_devices(std::to_string(device));
     pb::HealthSnapshot answer;
     call("GetHealth", request, answer);
-    smi::HealthReport report;
-    report.device = device;
-    for (const pb::DeviceHealth& d : answer.devices()) {
-      report.overall = verdict_of(d.verdict());
-      for (const pb::HealthFinding& f : d.findings()) {
+    std::map<std::uint32_t, const pb::DeviceHealth*> answered;
+    for (const pb::DeviceHealth& d : answer.devices()) answered.emplace(d.device().index(), &d);
+    std::vector<smi::HealthReport> out;
+    for (const std::uint32_t device : devices) {
+      const auto it = answered.find(device);
+      if (it == answered.end()) {
+        throw smi::Error(smi::Error::Code::read_failure, fmt::format("{}: no health answer for GPU {}", where_, device));
+      }
+      smi::HealthReport& report = out.emplace_back();
+      report.device = device;
+      report.overall = verdict_of(it->second->verdict());
+      for (const pb::HealthFinding& f : it->second->findings()) {
         report.findings.push_back({f.check(), verdict_of(f.verdict()), f.reading(), f.threshold(), f.message(), f.remediation()});
       }
     }
-    return report;
+    return out;
   }
 
  private:

@@ -32,6 +32,8 @@ inline bool kind_asked(smi::Kind kind, const smi::SampleOptions& what) {
 class DeviceSource {
  public:
   virtual ~DeviceSource() = default;
+  // A device's handle, which the calls below take, is its position in devices(); its summary's
+  // `index` is the GPU's number on its own machine (the same, unless the source spans hosts).
   [[nodiscard]] virtual std::vector<smi::DeviceSummary> devices() const = 0;
   // Index, BDF or UUID; throws smi::Error(no_such_device).
   [[nodiscard]] virtual std::uint32_t resolve(std::string_view selector) const = 0;
@@ -48,6 +50,21 @@ class DeviceSource {
   [[nodiscard]] virtual std::vector<smi::Partition> partitions(std::uint32_t device) const = 0;
   // policy_file: health thresholds ("" = defaults); a remote source uses the daemon's.
   [[nodiscard]] virtual smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const = 0;
+  // Several devices' reports, in the order of `devices` (one call to a daemon for all of them).
+  [[nodiscard]] virtual std::vector<smi::HealthReport> health_all(const std::vector<std::uint32_t>& devices,
+                                                                  const std::string& policy_file) const {
+    std::vector<smi::HealthReport> out;
+    out.reserve(devices.size());
+    for (const std::uint32_t device : devices) out.push_back(health(device, policy_file));
+    return out;
+  }
+  // Every device a -g selector names: the one resolve() finds, on one machine. A source over several
+  // hosts (fleet_source.hpp) answers the GPU so named on each host (`-g 0`: every host's GPU 0).
+  [[nodiscard]] virtual std::vector<std::uint32_t> resolve_all(std::string_view selector) const { return {resolve(selector)}; }
+  // The host holding a device when the source spans several hosts (`--host a,b`, `--hostfile`),
+  // which the outputs then name first; "" for a source of one machine.
+  [[nodiscard]] virtual bool spans_hosts() const { return false; }
+  [[nodiscard]] virtual std::string host_of(std::uint32_t /*device*/) const { return {}; }
   // Before a sample with what.window: start each device's window and wait window_ms, so the sample
   // reports the averages over that window. A remote source answers from the daemon's own windows.
   virtual void open_windows(const std::vector<std::uint32_t>& /*devices*/, const smi::SampleOptions& /*what*/,

@@ -22,10 +22,13 @@ constexpr int kNpdUnknown = 2;
 // with the GPUs that warn named.
 int health_npd(const DeviceSource& system, const std::vector<std::uint32_t>& selected, const std::string& policy_file) {
   const auto devices = system.devices();
+  const auto reports = system.health_all(selected, policy_file);
   std::vector<std::string> failing, unchecked, warning;
-  for (const std::uint32_t index : selected) {
-    const smi::HealthReport report = system.health(index, policy_file);
-    const std::string gpu = fmt::format("GPU{} {}", index, devices[index].bdf);
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const std::uint32_t index = selected[i];
+    const smi::HealthReport& report = reports[i];
+    const std::string host = system.spans_hosts() ? system.host_of(index) + " " : std::string();
+    const std::string gpu = fmt::format("{}GPU{} {}", host, devices[index].index, devices[index].bdf);
     if (report.overall == smi::Verdict::fail) {
       std::string checks;
       for (const smi::HealthFinding& f : report.findings) {
@@ -35,7 +38,7 @@ int health_npd(const DeviceSource& system, const std::vector<std::uint32_t>& sel
     } else if (report.overall == smi::Verdict::unknown) {
       unchecked.push_back(gpu + " not checked");
     } else if (report.overall == smi::Verdict::warn) {
-      warning.push_back(fmt::format("GPU{}", index));
+      warning.push_back(fmt::format("{}GPU{}", host, devices[index].index));
     }
   }
   auto join = [](const std::vector<std::string>& parts) {
@@ -73,22 +76,24 @@ int run_health(const DeviceSource& system, const CommonOptions& options, const s
   if (options.npd) return health_npd(system, selected, policy_file);
   Json doc = document("health");
   doc["devices"] = Json::array();
-  std::string csv = "device,bdf,check,verdict,reading,threshold,message,remediation\n";
+  std::string csv = csv_header(system, "device,bdf,check,verdict,reading,threshold,message,remediation\n");
   std::string text;
   bool any_fail = false;
   bool any_unknown = false;
-  for (const std::uint32_t index : selected) {
-    const smi::HealthReport report = system.health(index, policy_file);
+  const auto reports = system.health_all(selected, policy_file);
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const std::uint32_t index = selected[i];
+    const smi::HealthReport& report = reports[i];
     const smi::DeviceSummary& device = devices[index];
     const smi::HealthTally counts = smi::tally(report);
     any_fail = any_fail || report.overall == smi::Verdict::fail;
     any_unknown = any_unknown || report.overall == smi::Verdict::unknown;
-    Json d = device_json(device);
+    Json d = device_json(system, index, device);
     d["overall"] = std::string(smi::verdict_name(report.overall));
     d["summary"] = smi::health_summary(report);
     d["not_checked"] = counts.not_checked;
     d["findings"] = Json::array();
-    text += device_heading(device, smi::verdict_name(report.overall));
+    text += device_heading(system, index, device, smi::verdict_name(report.overall));
     Table table({"CHECK", "VERDICT", "READING", "THRESHOLD", "FINDING"});
     std::string remedies;
     for (const smi::HealthFinding& f : report.findings) {
@@ -98,8 +103,9 @@ int run_health(const DeviceSource& system, const CommonOptions& options, const s
                                {"threshold", f.threshold},
                                {"message", f.message},
                                {"remediation", f.remediation}});
-      csv += csv_row({std::to_string(index), device.bdf, f.check, std::string(smi::verdict_name(f.verdict)), f.reading,
-                      f.threshold, f.message, f.remediation});
+      csv += csv_row(with_host(system, index,
+                               {std::to_string(device.index), device.bdf, f.check, std::string(smi::verdict_name(f.verdict)),
+                                f.reading, f.threshold, f.message, f.remediation}));
       // People see what needs attention and the names of what could not be checked (the summary
       // line); -v shows every finding with its reason.
       if (f.verdict == smi::Verdict::pass && !options.verbose) continue;
@@ -113,7 +119,7 @@ int run_health(const DeviceSource& system, const CommonOptions& options, const s
     text += '\n';
     doc["devices"].push_back(std::move(d));
   }
-  if (options.format == Format::json) print_json(doc);
+  if (options.format == Format::json) print_json(system, std::move(doc));
   else if (options.format == Format::csv) print(csv);
   else print(selected.empty() ? "No GPUs found.\n" : text);
   // 0 healthy (PASS or WARN), 1 a check failed or a GPU cannot be read, 8 a GPU could not be checked at all.
@@ -159,7 +165,7 @@ Json partition_json(const DeviceSource& system, const std::vector<std::uint32_t>
                    MetricId::memory_partition_available, MetricId::mig_mode};
   Json out = Json::array();
   for (const std::uint32_t index : selected) {
-    Json d = device_json(devices.at(index));
+    Json d = device_json(system, index, devices.at(index));
     d["modes"] = readings_json(system.sample(index, modes));
     d["partition_list"] = Json::array();
     for (const smi::Partition& p : system.partitions(index)) {
@@ -175,7 +181,7 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
   const auto devices = system.devices();
   Json doc = document("partition");
   doc["devices"] = Json::array();
-  std::string csv = "device,bdf,partition,id,metric,status,value,unit\n";
+  std::string csv = csv_header(system, "device,bdf,partition,id,metric,status,value,unit\n");
   std::string text;
   smi::SampleOptions modes;
   modes.static_info = true;
@@ -186,7 +192,7 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
     const smi::DeviceSummary& device = devices[index];
     const auto mode_readings = system.sample(index, modes);
     const auto parts = system.partitions(index);
-    Json d = device_json(device);
+    Json d = device_json(system, index, device);
     d["modes"] = readings_json(mode_readings);
     d["partition_list"] = Json::array();
     auto mode = [&mode_readings](MetricId id) {
@@ -195,7 +201,7 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
       }
       return std::string("N/A");
     };
-    text += device_heading(device);
+    text += device_heading(system, index, device);
     if (device.vendor == "nvidia") {
       text += fmt::format("  MIG: {}\n", mode(MetricId::mig_mode));
     } else {
@@ -211,9 +217,10 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
       for (const smi::Reading& r : p.readings) {
         cell[r.id] = value_with_unit(r);
         const smi::MetricInfo* info = smi::find_metric(r.id);
-        csv += csv_row({std::to_string(index), device.bdf, std::to_string(p.index), p.id, std::string(info ? info->name : ""),
-                        std::string(smi::status_name(r.status)), r.ok() ? value_text(r) : "",
-                        info ? std::string(smi::unit_symbol(info->unit)) : ""});
+        csv += csv_row(with_host(system, index,
+                                 {std::to_string(device.index), device.bdf, std::to_string(p.index), p.id,
+                                  std::string(info ? info->name : ""), std::string(smi::status_name(r.status)),
+                                  r.ok() ? value_text(r) : "", info ? std::string(smi::unit_symbol(info->unit)) : ""}));
       }
       table.add({std::to_string(p.index), p.id, p.bdf, cell[MetricId::partition_compute_units],
                  cell[MetricId::partition_xccs], cell[MetricId::partition_memory], cell[MetricId::partition_render_minor],
@@ -222,7 +229,7 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
     text += table.str() + "\n";
     doc["devices"].push_back(std::move(d));
   }
-  if (options.format == Format::json) print_json(doc);
+  if (options.format == Format::json) print_json(system, std::move(doc));
   else if (options.format == Format::csv) print(csv);
   else print(devices.empty() ? "No GPUs found.\n" : text);
   return kExitOk;

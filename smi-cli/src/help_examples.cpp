@@ -30,7 +30,7 @@ constexpr Examples kExamples[] = {
     {"topology", {"hipstack-smi topology", "hipstack-smi topology --list", "hipstack-smi topology --json"}},
     {"monitor", {"hipstack-smi monitor", "hipstack-smi monitor -w 5 -i 12 --csv > node.csv", ""}},
     {"event", {"hipstack-smi event", "hipstack-smi event --json -w 2", ""}},
-    {"health", {"hipstack-smi health", "hipstack-smi health -g 3 --json", "hipstack-smi health --config /etc/hipstack/health.conf"}},
+    {"health", {"hipstack-smi health", "hipstack-smi health -g 3 --json", "hipstack-smi --host node1:50051,node2:50051 health"}},
     {"ras", {"hipstack-smi ras", "hipstack-smi ras -g all --csv", ""}},
     {"bad-pages", {"hipstack-smi bad-pages", "hipstack-smi bad-pages -g 1 --json", ""}},
     {"partition", {"hipstack-smi partition", "sudo hipstack-smi partition -g 0 --compute-mode CPX --dry-run",

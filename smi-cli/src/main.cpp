@@ -18,6 +18,7 @@
 
 #include "commands.hpp"
 #include "daemon_source.hpp"
+#include "fleet_source.hpp"
 #include "local_daemon.hpp"
 #include "help_examples.hpp"
 #include "nvidia_smi_compat.hpp"
@@ -249,8 +250,22 @@ int run(int argc, char** argv) {
   app.add_flag("--direct", direct,
                "Read the GPUs in this process, even where this node's hipstack-smid could answer (read-only commands "
                "ask it by default: docs/cli.md, \"Answers from the local daemon\")");
-  std::string host, tls_ca, tls_cert, tls_key;
-  app.add_option("--host", host, "Ask a hipstack-smid instead of this machine: unix:///run/hipstack/smid.sock or HOST:PORT");
+  std::vector<std::string> host_options;
+  std::string hostfile, tls_ca, tls_cert, tls_key;
+  app.add_option("--host", host_options,
+                 "Ask hipstack-smid instead of this machine: unix:///run/hipstack/smid.sock or HOST:PORT; several "
+                 "(comma-separate or repeat): one table with a HOST column, all asked at once")
+      ->expected(1)
+      ->take_all()
+      ->allow_extra_args(false);
+  app.add_option("--hostfile", hostfile, "Ask the hipstack-smid of every host in FILE (one HOST:PORT per line, # comments), "
+                                         "as several --host")
+      ->type_name("FILE");
+  unsigned host_timeout_ms = 5000;
+  app.add_option("--host-timeout-ms", host_timeout_ms,
+                 "With --host/--hostfile: how long a host has to answer each request (connecting, then each call; "
+                 "default 5000); over several hosts one that has not is named, asked nothing more, and the exit code is 9")
+      ->check(CLI::Range(100u, 600'000u));
   app.add_option("--tls-ca", tls_ca, "With --host HOST:PORT: CA (PEM) that signed the daemon's certificate; TLS on")
       ->check(CLI::ExistingFile);
   app.add_option("--tls-cert", tls_cert, "With --tls-ca: client certificate (PEM) for mutual TLS")->check(CLI::ExistingFile);
@@ -421,7 +436,9 @@ int run(int argc, char** argv) {
                  r.action.c_str(), r.path.empty() ? "" : ": write \"", r.path.empty() ? "" : (r.value + "\" to ").c_str(),
                  r.path.c_str(), r.result.c_str());
   };
-  if (!host.empty()) {
+  if (!host_options.empty() || !hostfile.empty()) {
+    const std::vector<std::string> hosts = fleet_hosts(host_options, hostfile);
+    const bool several = hosts.size() > 1 || !hostfile.empty();
     if ((!works_remotely(command) && command != "event") || change.any()) {
       std::fprintf(stderr, "hipstack-smi: %s%s is not available with --host (list, static, metric, query, ras, health, "
                    "partition and event are)\n", command.c_str(), change.any() ? " with a change" : "");
@@ -432,6 +449,10 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "hipstack-smi: event with --host streams the daemon's events as they come: -w and -i do not apply\n");
       return kExitBadArguments;
     }
+    if (command == "event" && several) {
+      std::fprintf(stderr, "hipstack-smi: event follows one host's stream: give one --host\n");
+      return kExitBadArguments;
+    }
     if (!open.sysfs_root.empty() || !open.procfs_root.empty()) {
       std::fprintf(stderr, "hipstack-smi: --host reads the daemon's GPUs: --sysfs-root and --procfs-root do not apply\n");
       return kExitBadArguments;
@@ -440,7 +461,9 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "hipstack-smi: --tls-cert and --tls-key go together, and need --tls-ca\n");
       return kExitBadArguments;
     }
-    return run_on_host({host, tls_ca, tls_cert, tls_key}, command, common, query_options, health_policy, argv);
+    RemoteOptions remote{hosts.front(), tls_ca, tls_cert, tls_key, host_timeout_ms, {}};
+    if (several) remote.fleet = hosts;
+    return run_on_host(remote, command, common, query_options, health_policy, argv);
   }
   // The node's daemon answers read-only commands from its latest samples (no GPU opened, no NVML
   // start-up), unless the command asks for something only a read of its own gives: files or an NVML

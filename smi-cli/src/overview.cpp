@@ -101,14 +101,10 @@ struct GpuRow {
   Json json;
 };
 
-GpuRow gpu_row(const DeviceSource& source, const smi::DeviceSummary& device) {
-  smi::SampleOptions what;
-  what.identity = true;
-  what.static_info = true;
-  what.live = true;
-  what.metrics.assign(std::begin(kOverviewMetrics), std::end(kOverviewMetrics));
-  const Readings r(source.sample(device.index, what));
-  const smi::HealthReport health = source.health(device.index, "");
+// `sampled` holds kOverviewMetrics of the device whose handle is `handle`.
+GpuRow gpu_row(const DeviceSource& source, std::uint32_t handle, const smi::DeviceSummary& device,
+               std::vector<smi::Reading> sampled, const smi::HealthReport& health) {
+  const Readings r(std::move(sampled));
   GpuRow row;
   row.verdict = health.overall;
 
@@ -143,7 +139,8 @@ GpuRow gpu_row(const DeviceSource& source, const smi::DeviceSummary& device) {
   }
   if (mode.empty() && r.text(MetricId::mig_mode) == "enabled") mode = "MIG";
   const std::string verdict = device.fault.empty() ? std::string(smi::verdict_name(health.overall)) : "LOST";
-  row.cells = {std::to_string(device.index),
+  // Over several hosts the GPU is HOST/INDEX (one column, so the 80-column layout holds).
+  row.cells = {source.spans_hosts() ? fmt::format("{}/{}", source.host_of(handle), device.index) : std::to_string(device.index),
                short_name(device.name),
                temp,
                power_text,
@@ -152,7 +149,7 @@ GpuRow gpu_row(const DeviceSource& source, const smi::DeviceSummary& device) {
                sclk || mclk ? fmt::format("{}/{}", mhz(sclk), mhz(mclk)) : "N/A",
                mode.empty() ? "-" : mode,
                verdict};
-  row.json = device_json(device);
+  row.json = device_json(source, handle, device);
   row.json["temperature_c"] = r.json(r.first_id({MetricId::temperature_junction, MetricId::temperature_edge}));
   row.json["power_w"] = r.json(r.first_id({MetricId::power_average, MetricId::power_current}));
   row.json["power_cap_w"] = r.json(MetricId::power_cap);
@@ -170,8 +167,8 @@ GpuRow gpu_row(const DeviceSource& source, const smi::DeviceSummary& device) {
 }
 
 // Lays out the GPU rows in kScreenWidth columns: one space between columns, the name cut to what is left.
-std::string gpu_table(std::vector<GpuRow>& rows, bool colour_on) {
-  std::vector<std::string> header = {"GPU", "NAME", "TEMP", "POWER/CAP", "VRAM USED/TOTAL", "BUSY", "SCLK/MCLK",
+std::string gpu_table(std::vector<GpuRow>& rows, bool colour_on, bool hosts) {
+  std::vector<std::string> header = {hosts ? "HOST/GPU" : "GPU", "NAME", "TEMP", "POWER/CAP", "VRAM USED/TOTAL", "BUSY", "SCLK/MCLK",
                                      "MODE", "HEALTH"};
   std::vector<std::size_t> widths(header.size());
   for (std::size_t i = 0; i < header.size(); ++i) widths[i] = display_width(header[i]);
@@ -229,8 +226,17 @@ int run_overview(const DeviceSource& source, const LocalSource* local, const Com
                  const std::string& origin) {
   const auto devices = source.devices();
   const auto selected = selected_devices(source, options);
+  smi::SampleOptions what;
+  what.identity = true;
+  what.static_info = true;
+  what.live = true;
+  what.metrics.assign(std::begin(kOverviewMetrics), std::end(kOverviewMetrics));
+  auto sampled = source.sample_all(selected, what);
+  const auto reports = source.health_all(selected, "");
   std::vector<GpuRow> rows;
-  for (const std::uint32_t index : selected) rows.push_back(gpu_row(source, devices.at(index)));
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    rows.push_back(gpu_row(source, selected[i], devices.at(selected[i]), std::move(sampled[i]), reports[i]));
+  }
 
   // Processes (local only: the daemon does not serve them), every GPU's scan at once.
   std::vector<std::pair<std::uint32_t, smi::ProcessInfo>> processes;
@@ -261,20 +267,21 @@ int run_overview(const DeviceSource& source, const LocalSource* local, const Com
       doc["processes"].push_back({{"device", gpu}, {"pid", p.pid}, {"name", p.name}, {"user", p.user},
                                   {"metrics", readings_json(p.readings)}});
     }
-    print_json(doc);
+    print_json(source, std::move(doc));
     return finish_with_faults(source, selected);
   }
   if (options.format == Format::csv) {
-    std::string csv = "device,bdf,name,temperature_c,power_w,power_cap_w,vram_used_bytes,vram_total_bytes,"
-                      "gpu_busy_percent,clock_sclk_mhz,clock_mclk_mhz,compute_partition,memory_partition,health\n";
-    for (const GpuRow& row : rows) {
-      const Json& j = row.json;
+    std::string csv = csv_header(source, "device,bdf,name,temperature_c,power_w,power_cap_w,vram_used_bytes,vram_total_bytes,"
+                                         "gpu_busy_percent,clock_sclk_mhz,clock_mclk_mhz,compute_partition,memory_partition,"
+                                         "health\n");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Json& j = rows[i].json;
       const auto num = [&j](const char* key) { return j[key].is_null() ? std::string() : j[key].dump(); };
-      csv += csv_row({std::to_string(j["index"].get<std::uint32_t>()), j["bdf"].get<std::string>(), j["name"].get<std::string>(),
+      csv += csv_row(with_host(source, selected[i], {std::to_string(j["index"].get<std::uint32_t>()), j["bdf"].get<std::string>(), j["name"].get<std::string>(),
                       num("temperature_c"), num("power_w"), num("power_cap_w"), num("vram_used_bytes"),
                       num("vram_total_bytes"), num("gpu_busy_percent"), num("clock_sclk_mhz"), num("clock_mclk_mhz"),
                       j["compute_partition"].get<std::string>(), j["memory_partition"].get<std::string>(),
-                      j["health"].get<std::string>()});
+                      j["health"].get<std::string>()}));
     }
     print(csv);
     return finish_with_faults(source, selected);
@@ -291,7 +298,7 @@ int run_overview(const DeviceSource& source, const LocalSource* local, const Com
                  options.gpus.empty() ? "" : " among those selected");
     return kExitNoSuchDevice;
   }
-  out += gpu_table(rows, colour_on);
+  out += gpu_table(rows, colour_on, source.spans_hosts());
   out += '\n';
   if (local == nullptr) {
     out += "Processes: not available with --host.\n";

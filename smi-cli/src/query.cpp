@@ -157,12 +157,19 @@ int run_query(const DeviceSource& source, const CommonOptions& options, const Qu
   doc[list_key] = Json::array();
   std::vector<std::string> header;
   for (const Column& c : columns) header.push_back(c.title(!query.no_units && options.format == Format::csv));
+  header = with_host_title(source, std::move(header), "host");
   Table table(header);
   std::string csv = query.no_header ? std::string() : csv_row(header);
   for (const Row& at : rows) {
     const smi::DeviceSummary& device = devices.at(at.device);
     std::vector<std::string> row, csv_fields;
     Json fields = Json::object();
+    if (source.spans_hosts()) {
+      const std::string host = source.host_of(at.device);
+      row.push_back(host);
+      csv_fields.push_back(host);
+      fields["host"] = host;
+    }
     for (const Column& c : columns) {
       if (c.metric == nullptr) {
         const std::string value = field_text(device, at.partition, c.field);
@@ -182,7 +189,7 @@ int run_query(const DeviceSource& source, const CommonOptions& options, const Qu
     csv += csv_row(csv_fields);
     doc[list_key].push_back(std::move(fields));
   }
-  if (options.format == Format::json) print_json(doc);
+  if (options.format == Format::json) print_json(source, std::move(doc));
   else if (options.format == Format::csv) print(csv);
   else print(query.no_header ? table.str().substr(table.str().find('\n') + 1) : table.str());
   return finish_with_faults(source, selected);

@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "daemon_source.hpp"
+#include "fleet_source.hpp"
 #include "hipstack/monitor/v1/monitor.grpc.pb.h"
 
 namespace hipstack::cli {
@@ -138,6 +139,15 @@ std::unique_ptr<DeviceSource> connect_remote(const RemoteOptions& options) {
 
 int run_on_host(const RemoteOptions& remote, const std::string& command, const CommonOptions& common,
                 const QueryOptions& query, const std::string& health_policy, char** /*argv*/) {
+  if (!remote.fleet.empty()) {
+    const FleetSource fleet(remote.fleet, [&remote](const std::string& host) {
+      RemoteOptions one = remote;
+      one.host = host;
+      one.fleet.clear();
+      return connect_remote(one);
+    });
+    return run_through_fleet(fleet, command, common, query, health_policy);
+  }
   if (command == "event") return GrpcLink(remote).watch_events(common);
   const auto source = connect_remote(remote);
   return run_through_daemon(*source, command, common, query, health_policy, "hipstack-smid at " + remote.host);

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "device_source.hpp"
 
@@ -13,7 +14,12 @@ struct RemoteOptions {
   std::string tls_ca;   // PEM file: verify the daemon's certificate (TCP); empty = plaintext
   std::string tls_cert; // PEM files: client certificate for mutual TLS
   std::string tls_key;
-  unsigned timeout_ms = 5000;  // per call
+  // Connecting, and then each call, is answered within this or fails (the event stream, once
+  // connected, runs on). Over a fleet every host is asked at once, and one that failed is asked
+  // nothing more: a command costs at most a few times this (docs/cli.md, "Many hosts").
+  unsigned timeout_ms = 5000;
+  // --host a,b,... or --hostfile: every host, asked together (fleet_source.hpp); empty for one host.
+  std::vector<std::string> fleet;
 };
 
 // Connects (waiting at most timeout_ms); throws smi::Error(read_failure) naming the host.

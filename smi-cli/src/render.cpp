@@ -134,7 +134,7 @@ std::string device_heading(const smi::DeviceSummary& device, std::string_view ex
 std::string fault_lines(const std::vector<smi::DeviceSummary>& devices, const std::vector<std::uint32_t>& selected) {
   std::string out;
   for (const std::uint32_t index : selected) {
-    if (!devices.at(index).fault.empty()) out += fmt::format("GPU {} cannot be read: {}\n", index, devices[index].fault);
+    if (!devices.at(index).fault.empty()) out += fmt::format("GPU {} cannot be read: {}\n", devices[index].index, devices[index].fault);
   }
   return out;
 }
