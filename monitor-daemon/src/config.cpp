@@ -126,6 +126,10 @@ Config load_config(const std::string& path) {
         if (smi::find_metric(name) == nullptr) throw std::runtime_error(fmt::format("{}: unknown metric \"{}\"", where, name));
         config.metrics.push_back(std::move(name));
       }
+    } else if (key == "metrics_profile") {
+      const auto profile = parse_series_profile(value);
+      if (!profile) throw std::runtime_error(fmt::format("{}: metrics_profile must be default or full, got \"{}\"", where, value));
+      config.metrics_profile = *profile;
     } else if (key == "sysfs_root") {
       config.sysfs_root = value;
     } else if (key == "procfs_root") {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "series_profile.hpp"
+
 namespace hipstack::smid {
 
 struct Config {
@@ -42,6 +44,8 @@ struct Config {
   std::chrono::milliseconds window_interval{10000};
   std::chrono::milliseconds read_deadline{2000};  // a device sample slower than this is stale
   std::vector<std::string> metrics;               // exported metrics (catalogue names); empty = all
+  // Which of them are series on /metrics (series_profile.hpp): `default` or `full`.
+  SeriesProfile metrics_profile = SeriesProfile::standard;
   std::string sysfs_root;                         // "" = live /sys
   std::string procfs_root;
   std::string host;                               // "host" label; "" = gethostname()

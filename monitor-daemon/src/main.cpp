@@ -46,6 +46,7 @@ std::string hostname() {
 struct Served {
   std::shared_ptr<Sampler> sampler;
   std::string host;
+  SeriesProfile profile = SeriesProfile::standard;
 };
 
 struct Runtime {
@@ -67,7 +68,7 @@ struct Runtime {
 HttpResponse answer(Runtime& rt, const std::string& path) {
   const auto served = rt.current();
   if (path == "/metrics") {
-    auto parts = rt.page.render_parts(served->sampler->views(), {served->host, kVersion});
+    auto parts = rt.page.render_parts(served->sampler->views(), {served->host, kVersion, served->profile});
     return {200, "text/plain; version=0.0.4; charset=utf-8", std::move(parts.status), std::move(parts.samples)};
   }
   if (path == "/healthz") return plain_text(200, "ok\n");
@@ -121,6 +122,7 @@ Prepared prepare(Runtime& rt, Config config, const std::string& listening_on, co
   p.served = std::make_shared<Served>();
   p.served->sampler = std::make_shared<Sampler>(system, config, previous);
   p.served->host = config.host;
+  p.served->profile = config.metrics_profile;
   p.config = std::move(config);
   return p;
 }
@@ -322,7 +324,7 @@ int run(int argc, char** argv) {
     auto system = std::make_shared<const smi::System>(smi::System::open(open));
     Sampler sampler(system, config);
     while (!sampler.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    const std::string page = render_metrics(sampler.views(), {config.host, kVersion});
+    const std::string page = render_metrics(sampler.views(), {config.host, kVersion, config.metrics_profile});
     std::fwrite(page.data(), 1, page.size(), stdout);
     std::fflush(stdout);
     std::_Exit(0);  // workers are detached and may sit in a blocking read: do not wait for them

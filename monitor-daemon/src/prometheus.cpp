@@ -6,6 +6,7 @@
 #include <cmath>
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace hipstack::smid {
 namespace {
@@ -100,46 +101,115 @@ std::string escape_help(std::string_view text) {
 
 std::string family_name(const smi::MetricInfo& info) {
   std::string name = "hipstack_gpu_" + std::string(info.name);
-  if (info.type == smi::ValueType::text) return name + "_info";
+  if (info.type == smi::ValueType::text) return smi::metric_states(info.id).empty() ? name + "_info" : name;
   name += base_unit(info.unit).suffix;
   if (info.kind == Kind::counter) name += "_total";
   return name;
 }
 
+// A reading as a label value of an info series: text as is, numbers exactly.
+std::optional<std::string> label_text(const smi::Reading& r) {
+  if (const auto text = r.text()) return std::string(*text);
+  if (const auto number = r.number()) return format_value(*number);
+  return std::nullopt;
+}
+
+// `,name="value"` for each reading that is an info label (series_profile.hpp), in catalogue order;
+// the device labels every series has already are not repeated.
+std::string info_labels(const std::vector<const std::vector<smi::Reading>*>& lists) {
+  std::map<smi::MetricId, std::string> labels;
+  for (const auto* readings : lists) {
+    for (const smi::Reading& r : *readings) {
+      const smi::MetricInfo* info = smi::find_metric(r.id);
+      if (!r.ok() || info == nullptr || !info_label(*info)) continue;
+      if (info->id == smi::MetricId::vendor || info->id == smi::MetricId::bdf || info->id == smi::MetricId::uuid) continue;
+      if (const auto text = label_text(r)) labels[r.id] = fmt::format(",{}=\"{}\"", info->name, escape_label_value(*text));
+    }
+  }
+  std::string out;
+  for (const auto& [id, label] : labels) out += label;
+  return out;
+}
+
+// The family and the series of one device's readings under the profile: a family per metric,
+// a state set per state metric, a sum per summed metric (block="all").
+class DeviceSeries {
+ public:
+  DeviceSeries(std::map<smi::MetricId, std::vector<Sample>>& buckets, SeriesProfile profile)
+      : buckets_(buckets), profile_(profile) {}
+
+  void add(const smi::Reading& r, const std::string& base_labels) {
+    const smi::MetricInfo* info = smi::find_metric(r.id);
+    if (!r.ok() || info == nullptr) return;
+    const Exposure how = exposure(*info, profile_);
+    if (how == Exposure::omitted) return;
+    if (how == Exposure::summed) {
+      if (const auto number = r.number()) {
+        auto [it, fresh] = sums_.try_emplace(r.id, base_labels, 0.0);
+        it->second.second += *number;
+      }
+      return;
+    }
+    std::string labels = base_labels;
+    if (!info->instance_label.empty()) labels += fmt::format(",{}=\"{}\"", info->instance_label, escape_label_value(r.instance));
+    if (how == Exposure::state_set) {
+      const auto text = r.text();
+      if (!text) return;
+      bool known = false;
+      for (const std::string_view state : smi::metric_states(r.id)) {
+        known = known || state == *text;
+        buckets_[r.id].push_back({fmt::format("{{{},{}=\"{}\"}}", labels, info->name, state), state == *text ? 1.0 : 0.0});
+      }
+      // A state the source did not document (a newer driver): shown, not dropped.
+      if (!known) buckets_[r.id].push_back({fmt::format("{{{},{}=\"{}\"}}", labels, info->name, escape_label_value(*text)), 1.0});
+    } else if (info->type == smi::ValueType::text) {
+      if (const auto text = r.text()) buckets_[r.id].push_back({fmt::format("{{{},value=\"{}\"}}", labels, escape_label_value(*text)), 1.0});
+    } else if (const auto number = r.number()) {
+      buckets_[r.id].push_back({"{" + labels + "}", to_base(*number, base_unit(info->unit))});
+    }
+  }
+
+  // The sums, once the device's readings are all added.
+  void finish() {
+    for (const auto& [id, sum] : sums_) {
+      const smi::MetricInfo* info = smi::find_metric(id);
+      buckets_[id].push_back({fmt::format("{{{},{}=\"all\"}}", sum.first, info->instance_label), to_base(sum.second, base_unit(info->unit))});
+    }
+  }
+
+ private:
+  std::map<smi::MetricId, std::vector<Sample>>& buckets_;
+  SeriesProfile profile_;
+  std::map<smi::MetricId, std::pair<std::string, double>> sums_;  // labels, sum
+};
+
 std::string render_samples(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
   const auto catalogue = smi::catalogue();
   // Bucket every reading by catalogue position once; then write one family after another.
   std::map<smi::MetricId, std::vector<Sample>> buckets;
-  std::vector<Sample> health;
+  std::vector<Sample> health, info, partition_info;
   for (const Sampler::View& view : views) {
     if (!view.snapshot) continue;
     const DeviceSnapshot& snap = *view.snapshot;
     const std::string labels = device_labels(snap.device, context.host);
     if (view.stale) continue;  // a stuck device's old values are not presented as current
-    auto add = [&buckets](const smi::Reading& r, const std::string& base_labels) {
-      if (!r.ok()) return;
-      const smi::MetricInfo* info = smi::find_metric(r.id);
-      if (info == nullptr) return;
-      std::string sample_labels = base_labels;
-      if (!info->instance_label.empty()) {
-        sample_labels += fmt::format(",{}=\"{}\"", info->instance_label, escape_label_value(r.instance));
-      }
-      if (info->type == smi::ValueType::text) {
-        const auto text = r.text();
-        if (!text) return;
-        sample_labels += fmt::format(",value=\"{}\"", escape_label_value(*text));
-        buckets[r.id].push_back({"{" + sample_labels + "}", 1.0});
-      } else if (const auto number = r.number()) {
-        buckets[r.id].push_back({"{" + sample_labels + "}", to_base(*number, base_unit(info->unit))});
-      }
-    };
+    // Only for a GPU identified now (its uuid read): one that fell off the bus loses its info
+    // series, which is what the HipstackGpuMissing alert looks for.
+    const bool identified = std::any_of(snap.facts().begin(), snap.facts().end(),
+                                        [](const smi::Reading& r) { return r.id == smi::MetricId::uuid && r.ok(); });
+    if (identified) info.push_back({"{" + labels + info_labels({&snap.facts(), &snap.live}) + "}", 1.0});
+    DeviceSeries series(buckets, context.profile);
     for (const auto* readings : {&snap.facts(), &snap.live}) {
-      for (const smi::Reading& r : *readings) add(r, labels);
+      for (const smi::Reading& r : *readings) series.add(r, labels);
     }
+    series.finish();
     // Partition-scope readings (CUs, XCCs, memory of each compute partition or MIG instance).
     for (const smi::Partition& partition : snap.partitions()) {
       const std::string partition_labels = fmt::format("{},partition=\"{}\"", labels, partition.index);
-      for (const smi::Reading& r : partition.readings) add(r, partition_labels);
+      partition_info.push_back({"{" + partition_labels + info_labels({&partition.readings}) + "}", 1.0});
+      DeviceSeries partition_series(buckets, context.profile);
+      for (const smi::Reading& r : partition.readings) partition_series.add(r, partition_labels);
+      partition_series.finish();
     }
     // One series per check: a check with several findings (one per sensor) reports its worst.
     // UNKNOWN (could not be evaluated) is -1: exported, so alerts can see it, and below every
@@ -156,10 +226,19 @@ std::string render_samples(const std::vector<Sampler::View>& views, const Exposi
   }
   std::string out;
   out.reserve(64 * 1024);
-  for (const smi::MetricInfo& info : catalogue) {
-    const auto bucket = buckets.find(info.id);
+  family(out, "hipstack_gpu_info", "gauge",
+         "GPU identity and static facts as labels (1 per GPU): driver, firmware and board names, partition modes, "
+         "limits; series of the other families join on uuid.", info);
+  family(out, "hipstack_gpu_partition_info", "gauge",
+         "Compute partition or MIG instance facts as labels (1 per partition): its ids, compute units, XCCs, memory.",
+         partition_info);
+  for (const smi::MetricInfo& metric : catalogue) {
+    const auto bucket = buckets.find(metric.id);
     if (bucket == buckets.end()) continue;
-    family(out, family_name(info), info.kind == Kind::counter ? "counter" : "gauge", info.help, bucket->second);
+    const bool states = !smi::metric_states(metric.id).empty();
+    const std::string help = states ? fmt::format("{} State set: 1 for the current state, 0 for the others.", metric.help)
+                                    : std::string(metric.help);
+    family(out, family_name(metric), metric.kind == Kind::counter ? "counter" : "gauge", help, bucket->second);
   }
   family(out, "hipstack_gpu_health", "gauge",
          "Health check verdict: -1 unknown (could not be evaluated), 0 pass, 1 warn, 2 fail (check=\"overall\" is the GPU's verdict).",
@@ -176,7 +255,8 @@ void render_status(std::string& out, const std::vector<Sampler::View>& views, co
     if (!view.snapshot) continue;
     const std::string labels = "{" + device_labels(view.snapshot->device, context.host) + "}";
     up.push_back({labels, Sampler::up(view) ? 1.0 : 0.0});
-    if (view.snapshot->have_live) age.push_back({labels, std::chrono::duration<double>(now - view.snapshot->live_at).count()});
+    // The sample's age is the exporter's own detail (up says whether it is current): full only.
+    if (view.snapshot->have_live && context.profile == SeriesProfile::full) age.push_back({labels, std::chrono::duration<double>(now - view.snapshot->live_at).count()});
   }
   family(out, "hipstack_gpu_up", "gauge",
          "1 when the GPU's latest sample finished within the read deadline and the GPU answered it; 0 when it is stuck, lost or unreadable.", up);
@@ -206,6 +286,7 @@ MetricsPage::Parts MetricsPage::render_parts(const std::vector<Sampler::View>& v
   Key key;
   key.host = context.host;
   key.version = context.version;
+  key.profile = context.profile;
   for (const Sampler::View& view : views) key.devices.push_back({view.snapshot, view.stale});
   std::shared_ptr<const std::string> samples;
   {

@@ -8,16 +8,19 @@
 #include <vector>
 
 #include "sampler.hpp"
+#include "series_profile.hpp"
 
 namespace hipstack::smid {
 
 struct ExpositionContext {
   std::string host;
   std::string version;
+  SeriesProfile profile = SeriesProfile::full;  // the daemon passes its configuration's
 };
 
 // Family name of a metric, e.g. temperature_edge -> hipstack_gpu_temperature_edge_celsius,
-// clock_sclk -> hipstack_gpu_clock_sclk_hertz, energy_consumed -> hipstack_gpu_energy_consumed_joules_total.
+// clock_sclk -> hipstack_gpu_clock_sclk_hertz, energy_consumed -> hipstack_gpu_energy_consumed_joules_total,
+// a state set performance_level -> hipstack_gpu_performance_level, other text -> ..._info.
 std::string family_name(const smi::MetricInfo& info);
 
 // The whole /metrics body for these device views.
@@ -45,6 +48,7 @@ class MetricsPage {
     std::vector<Device> devices;
     std::string host;
     std::string version;
+    SeriesProfile profile = SeriesProfile::full;
     bool operator==(const Key&) const = default;
   };
   std::mutex mutex_;

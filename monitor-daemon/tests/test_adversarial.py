@@ -93,6 +93,12 @@ class Adversarial(base.GrpcTest):
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
 
+    # The full profile: assert_served reads each GPU's sample age (hipstack_gpu_sample_age_seconds).
+    PROFILE = "metrics_profile = full\n"
+
+    def start(self, config_text="", **kwargs):
+        return super().start(self.PROFILE + config_text, **kwargs)
+
     def hold(self, sockets):
         self.addCleanup(lambda: [s.close() for s in sockets])
         return sockets
@@ -218,8 +224,8 @@ class ConnectionFloods(Adversarial):
         """1,100 TCP connections that never start the TLS handshake (the issue: /metrics and the
         samples stopped). With the unit's LimitNOFILE they fit; the handshake timeout closes them."""
         certs = base_certificates(self)
-        config = ("tls_cert = %s\ntls_key = %s\ntls_client_ca = %s\ntls_admin_subjects = ops\n"
-                  % (certs["server.pem"], certs["server.key"], certs["ca.pem"]))
+        config = self.PROFILE + ("tls_cert = %s\ntls_key = %s\ntls_client_ca = %s\ntls_admin_subjects = ops\n"
+                                 % (certs["server.pem"], certs["server.key"], certs["ca.pem"]))
         # The unit's LimitNOFILE=65536, or as close as this machine's hard limit allows.
         nofile = min(65536, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
         self.daemon = base.Daemon(self, base.capture(base.SPX), config, grpc_listen="127.0.0.1:0", nofile=nofile)
@@ -247,8 +253,8 @@ class StreamFloods(Adversarial):
 
     def start_tls(self, extra=""):
         self.certs = base_certificates(self)
-        config = ("tls_cert = %s\ntls_key = %s\ntls_client_ca = %s\ntls_admin_subjects = ops\n%s"
-                  % (self.certs["server.pem"], self.certs["server.key"], self.certs["ca.pem"], extra))
+        config = self.PROFILE + ("tls_cert = %s\ntls_key = %s\ntls_client_ca = %s\ntls_admin_subjects = ops\n%s"
+                                 % (self.certs["server.pem"], self.certs["server.key"], self.certs["ca.pem"], extra))
         self.daemon = base.Daemon(self, base.capture(base.SPX), config, grpc_listen="127.0.0.1:0")
         with open(self.certs["ca.pem"], "rb") as f:
             anonymous = base.grpc.secure_channel(self.daemon.target, base.grpc.ssl_channel_credentials(f.read()))
@@ -364,7 +370,7 @@ class HistoryFloods(Adversarial):
         # Full: back to sampling every 100 ms (a reload keeps the rings), so that the machine's CPU
         # goes to the flood, not to sampling eight GPUs fifty times a second.
         with open(os.path.join(self.daemon.dir, "smid.conf"), "w") as f:
-            f.write("fast_interval_ms = 100\nhistory_length = 3600\n")
+            f.write("fast_interval_ms = 100\nhistory_length = 3600\n" + self.PROFILE)
         self.daemon.proc.send_signal(__import__("signal").SIGHUP)
         self.wait_for("the reload", lambda: "configuration reloaded" in self.daemon.stderr(), 15)
         full = len(self.stub.GetHistory(base.pb.GetHistoryRequest(devices=["7"], metrics=["power_current"])).devices[0].samples)
@@ -565,7 +571,7 @@ class RapidReset(Adversarial):
         import h2.connection
         import h2.exceptions
         threading = __import__("threading")
-        self.daemon = base.Daemon(self, base.capture(base.SPX), "", grpc_listen="127.0.0.1:0")
+        self.daemon = base.Daemon(self, base.capture(base.SPX), self.PROFILE, grpc_listen="127.0.0.1:0")
         host, port = self.daemon.target.rsplit(":", 1)
         channel = base.grpc.insecure_channel(self.daemon.target)
         self.addCleanup(channel.close)

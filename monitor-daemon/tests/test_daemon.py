@@ -278,8 +278,12 @@ class HttpTests(DaemonTest):
         self.assertRegex(info[0][0]["version"], r"^\d+\.\d+\.\d+")
         self.assertTrue(info[0][0]["host"])
         self.assertEqual(info[0][1], 1)
-        self.assertEqual(len(series(samples, "hipstack_gpu_sample_age_seconds")), 8)
         self.assertEqual(len(series(samples, "hipstack_gpu_temperature_junction_celsius")), 8)
+        # The default profile: one info series per GPU with the identity labels, no sample ages.
+        info = {l["uuid"]: l for l, v in series(samples, "hipstack_gpu_info") if v == 1}
+        self.assertEqual(sorted(info), sorted(l["uuid"] for l, _ in up))
+        self.assertTrue(all(l["gfx_target"] == "gfx942" and l["driver_name"] == "amdgpu" for l in info.values()), info)
+        self.assert_family(body, "hipstack_gpu_sample_age_seconds", present=False)
         self.assertEqual(len(series(samples, "hipstack_smid_scrape_duration_seconds")), 1)
         # A query string is ignored; HEAD answers without a body.
         status, _, body2 = http_get(d.port, "/metrics?name[]=x")

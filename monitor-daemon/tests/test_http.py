@@ -64,7 +64,7 @@ class KeepAliveTests(base.DaemonTest):
         self.assertTrue(answer.startswith("HTTP/1.1 200 "), answer)
 
     def test_cached_page_follows_new_samples(self):
-        d = self.start(config=self.config("fast_interval_ms = 100\n"))
+        d = self.start(config=self.config("fast_interval_ms = 100\nmetrics_profile = full\n"))  # sample ages
         wait_ready(d.port)
         _, before = self.metrics(d.port)
         fetched = time.monotonic()

@@ -125,11 +125,18 @@ echo "hipstack_gpu_temperature_junction_celsius: 8 series"
 [[ $(query_value 'hipstack_gpu_temperature_junction_celsius{gpu="0"}') == 35 ]] || fail "GPU 0 junction is not the capture's 35 C"
 vram=$(cat "$captures/constructed/mi300x-8gpu-spx-nps1/sys/class/drm/card0/device/mem_info_vram_total")
 [[ $(query_value 'hipstack_gpu_vram_total_bytes{gpu="0"}') == "$vram" ]] || fail "GPU 0 VRAM total is not the capture's $vram"
-[[ $(query_value 'sum(hipstack_gpu_partition_compute_units)') == 2432 ]] || fail "the 8 partitions' CUs do not add up to 8 x 304"
-echo "PromQL returns the capture's values (power 133 W, junction 35 C, VRAM $vram B, 2432 CUs)"
+# Identity and partition facts are labels of one info series each (the default profile,
+# docs/daemon.md "Series profiles"); a state set has exactly one state at 1 per GPU.
+[[ $(query_value 'count(hipstack_gpu_partition_info{partition_compute_units="304"})') == 8 ]] || fail "the 8 partitions' info series do not say 304 CUs"
+[[ $(query_value 'count(hipstack_gpu_info{gfx_target="gfx942",compute_partition="SPX"})') == 8 ]] || fail "hipstack_gpu_info does not name gfx942 and SPX for 8 GPUs"
+[[ $(query_value 'sum(hipstack_gpu_performance_level)') == 8 ]] || fail "hipstack_gpu_performance_level is not one state per GPU"
+echo "PromQL returns the capture's values (power 133 W, junction 35 C, VRAM $vram B, 8 x 304 CUs, gfx942, one performance level each)"
 samples=$(query_value 'scrape_samples_scraped{job="hipstack-smid"}')
-[[ -n $samples && $samples -gt 500 ]] || fail "scrape_samples_scraped is '${samples:-empty}'"
-echo "scrape_samples_scraped = $samples"
+# Every GPU's series, and within the default profile's budget: at most 60 per MI300X GPU plus the
+# daemon's two (docs/daemon.md, "Series profiles").
+[[ -n $samples && $samples -ge $((8 * 40)) && $samples -le $((8 * 60 + 2)) ]] \
+  || fail "scrape_samples_scraped is '${samples:-empty}', expected 320..482 (8 GPUs, default profile)"
+echo "scrape_samples_scraped = $samples (8 GPUs, default profile: at most 8 x 60 + 2)"
 if grep -Ei 'level=(warn|error).*(scrape|append)' "$work/prometheus.log"; then
   fail "prometheus complained about the scrape"
 fi

@@ -20,7 +20,8 @@ import test_daemon as base
 from test_daemon import DaemonTest, bdf_of_card, http_get, parse_metrics, promtool_check, series, spx, wait_ready
 
 
-STUCK_CONFIG = "fast_interval_ms = 100\nread_deadline_ms = 300\n"
+# The full profile: these tests read each GPU's sample age (hipstack_gpu_sample_age_seconds).
+STUCK_CONFIG = "fast_interval_ms = 100\nread_deadline_ms = 300\nmetrics_profile = full\n"
 
 
 class StuckDeviceTests(DaemonTest):
@@ -171,7 +172,7 @@ class StuckDeviceTests(DaemonTest):
         # --once prints when every GPU has a first sample or is past the read deadline: 2 s, not the
         # class's 300 ms, so that a first sample that is merely slow (ASan on two cores) is not
         # taken for a stuck one.
-        conf = self.config("fast_interval_ms = 100\nread_deadline_ms = 2000\n")
+        conf = self.config("fast_interval_ms = 100\nread_deadline_ms = 2000\nmetrics_profile = full\n")
         r = subprocess.run([base.SMID, "--once", "--config", conf, "--sysfs-root", root], capture_output=True, timeout=15)
         self.assertEqual(r.returncode, 0, r.stderr.decode())
         body = r.stdout.decode()

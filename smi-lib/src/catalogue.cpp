@@ -146,7 +146,29 @@ constexpr MetricGroup kGroups[] = {
     {"partition", "Compute and memory partition modes (MIG mode)", kPartition},
 };
 
+// The values a state metric can take, as its source documents them: amdgpu's
+// power_dpm_force_performance_level and pp_power_profile_mode names (the kernel's amdgpu_pm.c),
+// NVML's P-states and NVLink states. Text metrics not listed take open-ended values.
+constexpr std::string_view kPerformanceLevels[] = {"auto",           "low",          "high",
+                                                   "manual",         "profile_standard", "profile_min_sclk",
+                                                   "profile_min_mclk", "profile_peak", "perf_determinism"};
+constexpr std::string_view kPowerProfiles[] = {"BOOTUP_DEFAULT", "3D_FULL_SCREEN", "POWER_SAVING", "VIDEO", "VR",
+                                               "COMPUTE",        "CUSTOM",         "WINDOW_3D",    "CAPPED", "UNCAPPED"};
+constexpr std::string_view kPerformanceStates[] = {"P0", "P1", "P2",  "P3",  "P4",  "P5",  "P6",  "P7",
+                                                   "P8", "P9", "P10", "P11", "P12", "P13", "P14", "P15"};
+constexpr std::string_view kLinkStates[] = {"active", "inactive"};
+
 }  // namespace
+
+std::span<const std::string_view> metric_states(MetricId id) noexcept {
+  switch (id) {
+    case MetricId::performance_level: return kPerformanceLevels;
+    case MetricId::power_profile: return kPowerProfiles;
+    case MetricId::performance_state: return kPerformanceStates;
+    case MetricId::nvlink_state: return kLinkStates;
+    default: return {};
+  }
+}
 
 std::span<const MetricInfo> catalogue() noexcept { return kCatalogue; }
 

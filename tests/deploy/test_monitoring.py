@@ -237,13 +237,31 @@ def all_panels(dashboard):
             yield inner
 
 
-def dashboard_queries(dashboard):
+def no_duplicate_keys(pairs):
+    """json.load's object hook: a key given twice (Grafana keeps the last, silently) is an error."""
+    keys = [k for k, _ in pairs]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise ValueError(f"keys given twice in one object: {', '.join(repeated)} (in {dict(pairs).get('title', '?')!r})")
+    return dict(pairs)
+
+
+def needs_full_profile(panel):
+    """A panel of detail the default series profile leaves out says so in its description."""
+    return "full profile" in (panel.get("description") or "")
+
+
+def dashboard_queries(dashboard, full=None):
+    """(where, query) of the panels (full None: all; True: those marked as needing the full profile;
+    False: the others, with the template variables)."""
     for p in all_panels(dashboard):
+        if full is not None and needs_full_profile(p) != full:
+            continue
         for t in p.get("targets", []) or []:
             for key in ("expr", "query"):
                 if isinstance(t.get(key), str) and t[key].strip():
                     yield f"panel '{p.get('title')}' (id {p.get('id')}) target {t.get('refId')}", t[key]
-    for v in dashboard.get("templating", {}).get("list", []):
+    for v in dashboard.get("templating", {}).get("list", []) if full is not True else []:
         if v.get("type") != "query":
             continue
         q = v.get("query")
@@ -374,11 +392,12 @@ def check_rules_shape(doc, tests):
 # The daemon
 
 class Daemon:
-    def __init__(self, smid, sysfs_root, work, env=None):
+    def __init__(self, smid, sysfs_root, work, env=None, profile="default"):
         self.config = os.path.join(work, "smid.conf")
         with open(self.config, "w") as f:
             # Window looks every 100 ms: the activity metrics exist after the second one.
-            f.write("http_listen = 127.0.0.1:0\ngrpc_listen = off\ndbus = off\nwindow_interval_ms = 100\n")
+            f.write("http_listen = 127.0.0.1:0\ngrpc_listen = off\ndbus = off\nwindow_interval_ms = 100\n"
+                    "metrics_profile = %s\n" % profile)
         self.err_path = os.path.join(work, "smid.err")
         self.err = open(self.err_path, "w")
         self.proc = subprocess.Popen([smid, "--config", self.config, "--sysfs-root", sysfs_root],
@@ -448,8 +467,9 @@ def exported_names(page):
     return names
 
 
-def scrape_everything(args, promtool, work):
-    """{source: (gpu count, names)} for every capture and fake NVML script; problems found."""
+def scrape_everything(args, promtool, work, profile):
+    """{source: (gpu count, names)} for every capture and fake NVML script under a series profile
+    (docs/daemon.md, "Series profiles"); problems found."""
     results, problems = {}, []
     sources = []
     for dirpath, dirnames, _ in os.walk(args.captures):
@@ -469,7 +489,7 @@ def scrape_everything(args, promtool, work):
                 waits[f"fake-nvml/{script}"] = "hipstack_gpu_sm_active_ratio"
     # Every capture's gpu_metrics stands still, so none exports activity over a window: one copy of
     # an MI300X capture whose card0 table moves as a running GPU's does.
-    moving_root = os.path.join(work, "moving", "sys")
+    moving_root = os.path.join(work, "moving-" + profile, "sys")
     shutil.copytree(os.path.join(args.captures, "constructed/mi300x-8gpu-spx-nps1/sys"), moving_root, symlinks=True)
     moving = MovingFirmware(os.path.join(moving_root, "class/drm/card0/device/gpu_metrics"), gfx_percent=50,
                             mem_percent=20, pcie_gbps=8, xgmi_kb=1024)
@@ -478,7 +498,7 @@ def scrape_everything(args, promtool, work):
     for name, sysfs_root, env in sources:
         d = None
         try:
-            d = Daemon(args.smid, sysfs_root, work, env)
+            d = Daemon(args.smid, sysfs_root, work, env, profile)
             if sysfs_root == moving_root:
                 with moving:
                     page = d.metrics_when_ready(waits[name])
@@ -715,7 +735,7 @@ def main():
     rules_doc, tests_doc = load_yaml(RULES), load_yaml(RULES_TEST)
     try:
         with open(DASHBOARD, encoding="utf-8") as f:
-            dashboard = json.load(f)
+            dashboard = json.load(f, object_pairs_hook=no_duplicate_keys)
     except (OSError, ValueError) as e:
         step("dashboard is valid JSON", [str(e)])
         return 1
@@ -725,7 +745,9 @@ def main():
     step(f"dashboard structure ({len(panels)} panels, rows {', '.join(ROWS)})", check_dashboard(dashboard))
 
     with tempfile.TemporaryDirectory(prefix="hipstack-monitoring-") as work:
-        results, problems = scrape_everything(args, promtool, work)
+        results, problems = scrape_everything(args, promtool, work, "default")
+        full_results, full_problems = scrape_everything(args, promtool, work, "full")
+        problems += full_problems
         supported = {k: v for k, v in results.items() if v[0] > 0}
         for name, (gpus, names) in sorted(results.items()):
             print(f"     {name}: {gpus} GPUs, {len(names)} metric names" + ("" if gpus else " (no GPU: not supported)"))
@@ -737,17 +759,29 @@ def main():
         step(f"hipstack-smid on {len(results)} sources ({len(supported)} with GPUs), promtool check metrics",
              problems)
         exported = set().union(*(names for _, names in results.values())) if results else set()
+        exported_full = set().union(*(names for _, names in full_results.values())) if full_results else set()
+        print(f"     {len(exported)} names exported by the default profile, {len(exported_full)} by the full one")
         recorded = recorded_names(rules_doc)
-        clash = sorted(recorded & exported)
+        clash = sorted(recorded & exported_full)
         step(f"{len(recorded)} recording rules named apart from the {len(exported)} exported names",
              [f"recording rule {c} shadows an exported metric" for c in clash])
         known = exported | recorded | PROMETHEUS_OWN
         step("self-test: the extractor and the checks catch planted mistakes",
              self_test(dashboard, rules_doc, tests_doc, known))
-        rq, dq = list(rule_queries(rules_doc)), list(dashboard_queries(dashboard))
-        used = set().union(*(metric_names(q) for _, q in rq + dq))
-        step(f"rules: {len(rq)} queries use only exported metrics", unknown_metrics(rq, known))
-        step(f"dashboard: {len(dq)} queries use only exported or recorded metrics", unknown_metrics(dq, known))
+        rq, dq = list(rule_queries(rules_doc)), list(dashboard_queries(dashboard, full=False))
+        detail = list(dashboard_queries(dashboard, full=True))
+        used = set().union(*(metric_names(q) for _, q in rq + dq + detail))
+        step(f"rules: {len(rq)} queries use only metrics of the default profile", unknown_metrics(rq, known))
+        step(f"dashboard: {len(dq)} queries use only metrics of the default profile or recorded ones",
+             unknown_metrics(dq, known))
+        known_full = exported_full | recorded | PROMETHEUS_OWN
+        full_only = exported_full - exported
+        panels_marked = {where.split(" target ")[0] for where, _ in detail}
+        panels_needing = {where.split(" target ")[0] for where, q in detail if metric_names(q) & full_only}
+        marked_needlessly = [f"{panel}: marked as needing the full profile, but none of its queries does"
+                             for panel in sorted(panels_marked - panels_needing)]
+        step(f"dashboard: {len(detail)} queries of panels marked 'full profile' use the full profile's metrics",
+             unknown_metrics(detail, known_full) + marked_needlessly)
         print(f"     {len(used & exported)} exported and {len(used & recorded)} recorded names used")
 
         prometheus = shutil.which("prometheus") or ("/usr/bin/prometheus" if os.access("/usr/bin/prometheus", os.X_OK) else None)

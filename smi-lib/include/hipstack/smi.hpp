@@ -89,6 +89,10 @@ struct MetricGroup {
   std::span<const MetricId> members;  // in the order tables list them
 };
 HIPSTACK_SMI_CXX_API std::span<const MetricGroup> metric_groups() noexcept;
+// The values a text metric that names a state can take (performance_level, power_profile,
+// performance_state, nvlink_state), in the source's documented order; empty for a text metric with
+// open-ended values. A newer driver may report a state not listed: callers must allow for it.
+HIPSTACK_SMI_CXX_API std::span<const std::string_view> metric_states(MetricId id) noexcept;
 HIPSTACK_SMI_CXX_API const MetricGroup* find_metric_group(std::string_view name) noexcept;
 // The reasons a throttle_status value names, as the vendor documents its bits: NVML's clock-event
 // reasons ("sw_power_cap", ...) on NVIDIA GPUs; on AMD GPUs of gfx_target gfx942 (MI300, SMU 13.0.6)
