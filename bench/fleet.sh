@@ -127,6 +127,8 @@ print("head_series=%.0f" % scalar("prometheus_tsdb_head_series" + own))
 print("rule_eval_ms=%.2f" % (1000 * (scalar("sum(prometheus_rule_group_last_duration_seconds%s)" % own) if query("prometheus_rule_group_last_duration_seconds" + own) else 0)))
 print("rule_eval_max_ms=%.2f" % (1000 * (scalar("max(max_over_time(prometheus_rule_group_last_duration_seconds%s[%ds]))" % (own, seconds)) if query("prometheus_rule_group_last_duration_seconds" + own) else 0)))
 print("rule_groups=%d" % len(query("prometheus_rule_group_last_duration_seconds" + own)))
+slowest = query("topk(1, max_over_time(prometheus_rule_group_last_duration_seconds%s[%ds]))" % (own, seconds))
+print("rule_slowest_group=%s" % (slowest[0]["metric"].get("rule_group", "-").rsplit(";", 1)[-1] if slowest else "-"))
 PY
 }
 
@@ -194,6 +196,8 @@ n, seconds, hip_rss, peer_rss, smid_rss, ne_rss = (int(a) for a in sys.argv[1:7]
 hip = dict(l.split("=") for l in sys.argv[7].split())
 peer = dict(l.split("=") for l in sys.argv[8].split())
 cli = sys.argv[9:]
+print("slowest rule group: %s" % hip.pop("rule_slowest_group"))
+peer.pop("rule_slowest_group")
 rows = [("scrapes measured", "scrapes"), ("scrape duration p50 (ms)", "scrape_p50_ms"), ("scrape duration p99 (ms)", "scrape_p99_ms"),
         ("samples per scrape (one node)", "samples_per_scrape"), ("samples ingested per second", "samples_per_second"),
         ("head series", "head_series"), ("rule evaluation, all groups (ms)", "rule_eval_ms"),
