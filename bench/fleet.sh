@@ -4,7 +4,7 @@
 # Prometheus scraping all of them every 15 s with the project's rules loaded; the fleet CLI asking all
 # of them. Then the same N namespaces with prometheus-node-exporter as the peer (the exporter most
 # nodes already run), scraped by a fresh Prometheus the same way. Prints for each: scrape duration
-# p50/p99, samples per scrape, samples ingested per second, head series, Prometheus RSS, rule
+# p50/p99, samples per scrape, samples ingested per second, head series, Prometheus RSS and CPU, rule
 # evaluation time; the fleet CLI's wall time; and the ratios hipstack / node-exporter.
 #
 # Usage: sudo bench/fleet.sh BUILD_DIR [N] [SECONDS]
@@ -101,6 +101,12 @@ start_prometheus() {
 }
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+# CPU time (user + system, clock ticks) of the processes given, summed.
+cpu_ticks() {
+  local total=0 pid
+  for pid in "$@"; do total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat") )); done
+  echo "$total"
+}
 
 # Prints the measurements of one phase as KEY=VALUE lines (python: the Prometheus HTTP API).
 measure() {
@@ -127,6 +133,11 @@ print("head_series=%.0f" % scalar("prometheus_tsdb_head_series" + own))
 print("rule_eval_ms=%.2f" % (1000 * (scalar("sum(prometheus_rule_group_last_duration_seconds%s)" % own) if query("prometheus_rule_group_last_duration_seconds" + own) else 0)))
 print("rule_eval_max_ms=%.2f" % (1000 * (scalar("max(max_over_time(prometheus_rule_group_last_duration_seconds%s[%ds]))" % (own, seconds)) if query("prometheus_rule_group_last_duration_seconds" + own) else 0)))
 print("rule_groups=%d" % len(query("prometheus_rule_group_last_duration_seconds" + own)))
+# CPU, not wall time, is what a capacity model scales: wall times here include waiting for cores
+# the exporters share.
+print("prometheus_cpu_cores=%.3f" % scalar("rate(process_cpu_seconds_total%s[%ds])" % (own, seconds)))
+print("rule_eval_share=%.3f" % (scalar("sum(rate(prometheus_rule_group_duration_seconds_sum%s[%ds]))" % (own, seconds))
+                                if query("prometheus_rule_group_duration_seconds_sum" + own) else 0))
 slowest = query("topk(1, max_over_time(prometheus_rule_group_last_duration_seconds%s[%ds]))" % (own, seconds))
 print("rule_slowest_group=%s" % (slowest[0]["metric"].get("rule_group", "-").rsplit(";", 1)[-1] if slowest else "-"))
 PY
@@ -153,6 +164,8 @@ for i in $(seq 1 "$n"); do echo "$(address "$i"):50051"; done >"$work/hosts"
 start_prometheus hipstack-smid 9400 "$rules"
 echo "== Prometheus (rules: $(basename "$rules")) scraping $n hipstack-smid; measuring for $seconds s"
 cli_runs=()
+ticks0=$(cpu_ticks "${smid_pids[@]}")
+cpu_t0=$EPOCHREALTIME
 for round in 1 2 3 4 5; do
   sleep $(( seconds / 5 ))
   t0=$EPOCHREALTIME
@@ -164,6 +177,8 @@ for round in 1 2 3 4 5; do
   cli_runs+=("$(python3 -c "print('%.0f' % (1000 * ($t1 - $t0)))") ms, exit $code, $gpus GPUs")
 done
 hip=$(measure hipstack-smid)
+smid_cpu=$(( $(cpu_ticks "${smid_pids[@]}") - ticks0 ))
+smid_cpu_s=$(python3 -c "print('%.3f' % ($EPOCHREALTIME - $cpu_t0))")
 hip_prom_rss=$(rss_kib "$prom_pid")
 smid_rss=0
 for pid in "${smid_pids[@]}"; do smid_rss=$(( smid_rss + $(rss_kib "$pid") )); done
@@ -183,25 +198,32 @@ wait_nodes 9100 /metrics
 echo "== $n prometheus-node-exporter ready in $(( $(date +%s) - started )) s"
 start_prometheus node 9100 ""
 echo "== Prometheus scraping $n node exporters; measuring for $seconds s"
+ticks0=$(cpu_ticks "${ne_pids[@]}")
+cpu_t0=$EPOCHREALTIME
 sleep "$seconds"
 peer=$(measure node)
+ne_cpu=$(( $(cpu_ticks "${ne_pids[@]}") - ticks0 ))
+ne_cpu_s=$(python3 -c "print('%.3f' % ($EPOCHREALTIME - $cpu_t0))")
 peer_prom_rss=$(rss_kib "$prom_pid")
 ne_rss=0
 for pid in "${ne_pids[@]}"; do ne_rss=$(( ne_rss + $(rss_kib "$pid") )); done
 
 # 4. The report.
-python3 - "$n" "$seconds" "$hip_prom_rss" "$peer_prom_rss" "$smid_rss" "$ne_rss" "$hip" "$peer" "${cli_runs[@]}" <<'PY'
+python3 - "$n" "$seconds" "$hip_prom_rss" "$peer_prom_rss" "$smid_rss" "$ne_rss" "$smid_cpu" "$ne_cpu" "$(getconf CLK_TCK)" \
+  "$smid_cpu_s" "$ne_cpu_s" "$hip" "$peer" "${cli_runs[@]}" <<'PY'
 import sys
-n, seconds, hip_rss, peer_rss, smid_rss, ne_rss = (int(a) for a in sys.argv[1:7])
-hip = dict(l.split("=") for l in sys.argv[7].split())
-peer = dict(l.split("=") for l in sys.argv[8].split())
-cli = sys.argv[9:]
+n, seconds, hip_rss, peer_rss, smid_rss, ne_rss, smid_cpu, ne_cpu, hz = (int(a) for a in sys.argv[1:10])
+smid_s, ne_s = float(sys.argv[10]), float(sys.argv[11])
+hip = dict(l.split("=") for l in sys.argv[12].split())
+peer = dict(l.split("=") for l in sys.argv[13].split())
+cli = sys.argv[14:]
 print("slowest rule group: %s" % hip.pop("rule_slowest_group"))
 peer.pop("rule_slowest_group")
 rows = [("scrapes measured", "scrapes"), ("scrape duration p50 (ms)", "scrape_p50_ms"), ("scrape duration p99 (ms)", "scrape_p99_ms"),
         ("samples per scrape (one node)", "samples_per_scrape"), ("samples ingested per second", "samples_per_second"),
         ("head series", "head_series"), ("rule evaluation, all groups (ms)", "rule_eval_ms"),
-        ("rule evaluation, slowest group over the run (ms)", "rule_eval_max_ms"), ("rule groups", "rule_groups")]
+        ("rule evaluation, slowest group over the run (ms)", "rule_eval_max_ms"), ("rule groups", "rule_groups"),
+        ("Prometheus CPU (cores)", "prometheus_cpu_cores"), ("rule evaluation (share of a core, wall)", "rule_eval_share")]
 print("\n%d nodes (8 MI300X GPUs each, faults capture), scrape every 15 s, %d s measured" % (n, seconds))
 print("%-50s %14s %16s %8s" % ("", "hipstack-smid", "node-exporter", "ratio"))
 for title, key in rows:
@@ -210,6 +232,9 @@ for title, key in rows:
     print("%-50s %14s %16s %8s" % (title, hip[key], peer[key], ratio))
 print("%-50s %14.0f %16.0f %8.2f" % ("Prometheus RSS (MiB)", hip_rss / 1024, peer_rss / 1024, hip_rss / peer_rss))
 print("%-50s %14.1f %16.1f %8.2f" % ("exporter RSS per node (MiB)", smid_rss / n / 1024, ne_rss / n / 1024, smid_rss / ne_rss))
+cpu = lambda ticks, wall: 100.0 * ticks / hz / wall / n  # % of a core, per node, over the measured time
+print("%-50s %14.2f %16.2f %8.2f" % ("exporter CPU per node (% of a core)", cpu(smid_cpu, smid_s), cpu(ne_cpu, ne_s),
+                                     cpu(smid_cpu, smid_s) / cpu(ne_cpu, ne_s) if ne_cpu else float("nan")))
 print("Prometheus RSS per head series (KiB): %.2f (hipstack), %.2f (node-exporter)"
       % (hip_rss / float(hip["head_series"]), peer_rss / float(peer["head_series"])))
 print("fleet CLI, hipstack-smi --hostfile (%d hosts) --json metric -m power_current,temperature_junction:" % n)

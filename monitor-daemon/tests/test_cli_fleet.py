@@ -210,10 +210,21 @@ class FleetCliTest(unittest.TestCase):
                 self.assertEqual(done.returncode, 2, done.stderr)
                 self.assertIn("--host: ", done.stderr)
 
-    def test_event_follows_one_host(self):
+    def test_what_a_fleet_refuses(self):
         done = self.smi("--host", "127.0.0.1:1,127.0.0.1:2", "event")
         self.assertEqual(done.returncode, 2, done.stderr)
         self.assertIn("event follows one host's stream", done.stderr)
+        # A request every host refuses alike (the daemons' own thresholds apply) is one clear
+        # error, asked of all hosts at once: never a crash of the threads asking them.
+        a, b = self.start(SPX), self.start(CPX)
+        policy = os.path.join(self.dir, "health.conf")
+        open(policy, "w").close()
+        for args in (["health", "--config", policy], ["health", "--npd", "--config", policy]):
+            with self.subTest(args=args):
+                done = self.smi("--host", a + "," + b, *args)
+                self.assertEqual(done.returncode, 2, done.stderr)
+                self.assertIn("--config with --host: the daemon checks health with the thresholds of its own", done.stderr)
+                self.assertNotIn("terminate", done.stderr)
 
 
 def main():

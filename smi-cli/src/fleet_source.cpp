@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <mutex>
 #include <fstream>
 #include <thread>
 
@@ -95,8 +97,17 @@ std::vector<std::string> fleet_hosts(const std::vector<std::string>& host_option
 
 void for_each_parallel(std::size_t count, std::size_t parallel, const std::function<void(std::size_t)>& fn) {
   std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::exception_ptr first;  // an exception must not leave a thread (std::terminate): the caller gets it
   const auto work = [&] {
-    for (std::size_t i = next++; i < count; i = next++) fn(i);
+    for (std::size_t i = next++; i < count; i = next++) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!first) first = std::current_exception();
+      }
+    }
   };
   std::vector<std::thread> threads;
   const std::size_t helpers = std::min(count, parallel) > 0 ? std::min(count, parallel) - 1 : 0;
@@ -104,6 +115,7 @@ void for_each_parallel(std::size_t count, std::size_t parallel, const std::funct
   for (std::size_t t = 0; t < helpers; ++t) threads.emplace_back(work);
   work();
   for (std::thread& t : threads) t.join();
+  if (first) std::rethrow_exception(first);
 }
 
 FleetSource::FleetSource(const std::vector<std::string>& hosts, const Connect& connect)

@@ -20,7 +20,8 @@ namespace hipstack::cli {
 // the file and line of a bad entry; a file is bounded (1 MiB, 4096 hosts, 1 KiB per line).
 std::vector<std::string> fleet_hosts(const std::vector<std::string>& host_options, const std::string& hostfile);
 
-// Runs fn(i) for i in [0, count) on up to `parallel` threads at once; returns when all have.
+// Runs fn(i) for i in [0, count) on up to `parallel` threads at once; returns when all have, then
+// rethrows the first exception an fn(i) threw, if any.
 void for_each_parallel(std::size_t count, std::size_t parallel, const std::function<void(std::size_t)>& fn);
 
 class FleetSource final : public DeviceSource {
