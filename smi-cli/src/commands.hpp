@@ -154,8 +154,11 @@ int run_catalogue(const CommonOptions& options, bool markdown);
 int run_event(const smi::OpenOptions& open, const CommonOptions& options, double interval_s, long looks);
 // One event as `event` prints it (a line, a JSON object or a CSV row), found at `when`; the CSV
 // header first. hipstack-smi-remote prints a daemon's WatchEvents with these.
-void print_event_header(const CommonOptions& options);
-void print_event(const smi::Event& e, const CommonOptions& options, std::chrono::system_clock::time_point when);
+// `host` (several hosts' streams, `--host a,b event`): named first on each event, as the other
+// commands name it (a "host" key, a host column, "host H  " before the line).
+void print_event_header(const CommonOptions& options, bool hosts = false);
+void print_event(const smi::Event& e, const CommonOptions& options, std::chrono::system_clock::time_point when,
+                 std::string_view host = {});
 // Copies what the library reads from the live /sys (or --sysfs-root) into OUT/sys, flat.
 int run_capture(const std::string& sysfs_root, const std::string& procfs_root, const std::string& out_dir,
                 bool with_processes, bool pcie_bw);

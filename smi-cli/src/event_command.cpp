@@ -70,23 +70,29 @@ std::vector<smi::EventLook> look(const smi::OpenOptions& open, const CommonOptio
 
 }  // namespace
 
-void print_event_header(const CommonOptions& options) {
-  if (options.format == Format::csv) print("time,event,device,bdf,uuid,metric,before,after,message\n");
+void print_event_header(const CommonOptions& options, bool hosts) {
+  if (options.format == Format::csv) print(std::string(hosts ? "host," : "") + "time,event,device,bdf,uuid,metric,before,after,message\n");
 }
 
-void print_event(const smi::Event& e, const CommonOptions& options, std::chrono::system_clock::time_point when) {
+void print_event(const smi::Event& e, const CommonOptions& options, std::chrono::system_clock::time_point when,
+                 std::string_view host) {
   const std::string time = fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::time_point_cast<std::chrono::milliseconds>(when));
   if (options.format == Format::json) {
-    Json j{{"time", time},     {"event", e.kind},     {"gpu", e.device.index}, {"bdf", e.device.bdf},
-           {"uuid", e.device.uuid}, {"metric", e.metric}, {"before", e.before}, {"after", e.after},
-           {"message", e.message}};
+    Json j;
+    if (!host.empty()) j["host"] = std::string(host);
+    j.update(Json{{"time", time},     {"event", e.kind},     {"gpu", e.device.index}, {"bdf", e.device.bdf},
+                  {"uuid", e.device.uuid}, {"metric", e.metric}, {"before", e.before}, {"after", e.after},
+                  {"message", e.message}});
     print(j.dump() + "\n");
   } else if (options.format == Format::csv) {
-    print(csv_row({time, e.kind, std::to_string(e.device.index), e.device.bdf, e.device.uuid, e.metric, e.before, e.after,
-                   e.message}));
+    std::vector<std::string> row = {time, e.kind, std::to_string(e.device.index), e.device.bdf, e.device.uuid, e.metric,
+                                    e.before, e.after, e.message};
+    if (!host.empty()) row.insert(row.begin(), std::string(host));
+    print(csv_row(row));
   } else {
     const std::string change = e.metric.empty() ? "" : fmt::format("  {} {} -> {}", e.metric, e.before, e.after);
-    print(fmt::format("{}  GPU {} {}  {}{}  {}\n", time, e.device.index, e.device.bdf, e.kind, change, e.message));
+    const std::string who = host.empty() ? std::string() : fmt::format("host {}  ", host);
+    print(fmt::format("{}{}  GPU {} {}  {}{}  {}\n", who, time, e.device.index, e.device.bdf, e.kind, change, e.message));
   }
   std::fflush(stdout);
 }

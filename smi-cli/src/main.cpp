@@ -120,6 +120,9 @@ std::string origin_of(const smi::OpenOptions& open) {
   return std::string("host ") + name;
 }
 
+// `event` over several hosts holds one stream and one thread per host.
+constexpr std::size_t kMaxEventHosts = 256;
+
 // The commands that read through a DeviceSource, and so also work against a daemon (--host).
 bool works_remotely(const std::string& command) {
   for (const char* name : {"", "list", "static", "metric", "query", "ras", "health", "partition"}) {
@@ -449,8 +452,9 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "hipstack-smi: event with --host streams the daemon's events as they come: -w and -i do not apply\n");
       return kExitBadArguments;
     }
-    if (command == "event" && several) {
-      std::fprintf(stderr, "hipstack-smi: event follows one host's stream: give one --host\n");
+    // One stream and thread per host, all at once: bounded.
+    if (command == "event" && hosts.size() > kMaxEventHosts) {
+      std::fprintf(stderr, "hipstack-smi: event follows at most %zu hosts at once (%zu given)\n", kMaxEventHosts, hosts.size());
       return kExitBadArguments;
     }
     if (!open.sysfs_root.empty() || !open.procfs_root.empty()) {

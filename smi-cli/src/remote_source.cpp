@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "commands.hpp"
@@ -60,14 +62,16 @@ class GrpcLink final : public DaemonLink {
   }
 
   // Prints the daemon's events as they come (WatchEvents), until the stream ends: an error then.
-  int watch_events(const CommonOptions& common) const {
+  // With several hosts' streams at once (`fleet`), each event is printed whole under `print`, with
+  // the host first.
+  int watch_events(const CommonOptions& common, std::mutex& print, bool fleet) const {
     grpc::ClientContext context;  // no deadline: it runs until interrupted
     pb::WatchEventsRequest request;
     for (const std::string& gpu : common.gpus) request.add_devices(gpu);
     auto stream = stub_->WatchEvents(&context, request);
-    print_event_header(common);
     pb::EventBatch batch;
     while (stream->Read(&batch)) {
+      std::lock_guard lock(print);
       if (batch.missed() > 0) {
         std::fprintf(stderr, "hipstack-smi: %llu event(s) of hipstack-smid at %s not received (no longer kept)\n",
                      static_cast<unsigned long long>(batch.missed()), options_.host.c_str());
@@ -77,10 +81,12 @@ class GrpcLink final : public DaemonLink {
         event.device.index = e.device_index();
         event.device.bdf = e.bdf();
         event.device.uuid = e.uuid();
-        print_event(event, common, std::chrono::system_clock::time_point(std::chrono::milliseconds(e.time_unix_ms())));
+        print_event(event, common, std::chrono::system_clock::time_point(std::chrono::milliseconds(e.time_unix_ms())),
+                    fleet ? std::string_view(options_.host) : std::string_view());
       }
     }
     const grpc::Status status = stream->Finish();
+    std::lock_guard lock(print);
     std::fprintf(stderr, "hipstack-smi: hipstack-smid at %s ended the event stream: %s%s%s\n", options_.host.c_str(),
                  smi::printable_text(status.error_code() == grpc::StatusCode::OK ? "OK" : "error").c_str(),
                  status.error_message().empty() ? "" : ": ", smi::printable_text(status.error_message()).c_str());
@@ -131,6 +137,28 @@ class GrpcLink final : public DaemonLink {
   std::unique_ptr<pb::Monitor::Stub> stub_;
 };
 
+// `--host a,b event`: every host's stream at once, a thread each; a host that cannot be reached,
+// or whose stream ends, is named on stderr and the others go on. Returns once every stream has
+// ended: 2 when a host refused the request (an unknown -g), else 9 (no host is followed any more).
+int watch_fleet_events(const RemoteOptions& remote, const CommonOptions& common) {
+  print_event_header(common, true);
+  std::mutex print;
+  std::atomic<bool> refused{false};
+  // Every stream runs at once: as many threads as hosts (main.cpp allows at most kMaxEventHosts).
+  for_each_parallel(remote.fleet.size(), remote.fleet.size(), [&](std::size_t i) {
+    RemoteOptions one = remote;
+    one.host = remote.fleet[i];
+    one.fleet.clear();
+    try {
+      if (GrpcLink(one).watch_events(common, print, true) == kExitBadArguments) refused = true;
+    } catch (const std::exception& e) {
+      std::lock_guard lock(print);
+      std::fprintf(stderr, "host %s: NO ANSWER: %s\n", one.host.c_str(), smi::printable_text(e.what()).c_str());
+    }
+  });
+  return refused ? kExitBadArguments : kExitHostUnreachable;
+}
+
 }  // namespace
 
 std::unique_ptr<DeviceSource> connect_remote(const RemoteOptions& options) {
@@ -139,6 +167,7 @@ std::unique_ptr<DeviceSource> connect_remote(const RemoteOptions& options) {
 
 int run_on_host(const RemoteOptions& remote, const std::string& command, const CommonOptions& common,
                 const QueryOptions& query, const std::string& health_policy, char** /*argv*/) {
+  if (!remote.fleet.empty() && command == "event") return watch_fleet_events(remote, common);
   if (!remote.fleet.empty()) {
     const FleetSource fleet(remote.fleet, [&remote](const std::string& host) {
       RemoteOptions one = remote;
@@ -148,7 +177,11 @@ int run_on_host(const RemoteOptions& remote, const std::string& command, const C
     });
     return run_through_fleet(fleet, command, common, query, health_policy);
   }
-  if (command == "event") return GrpcLink(remote).watch_events(common);
+  std::mutex print;
+  if (command == "event") {
+    print_event_header(common);
+    return GrpcLink(remote).watch_events(common, print, false);
+  }
   const auto source = connect_remote(remote);
   return run_through_daemon(*source, command, common, query, health_policy, "hipstack-smid at " + remote.host);
 }
