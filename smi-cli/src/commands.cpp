@@ -134,10 +134,26 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
   std::string csv = csv_header(system, kReadingsCsvHeader);
   std::string text;
   auto sampled = system.sample_all(selected, what);
+  std::vector<std::vector<smi::Reading>> shown;
+  shown.reserve(sampled.size());
+  for (auto& readings : sampled) shown.push_back(filter(std::move(readings), options));
+  // Limits, windows and decoding facts the table prints beside the values asked for: one more
+  // sample of every device at once (over several hosts, one call per host, not one per GPU).
+  std::vector<std::vector<smi::Reading>> contexts(selected.size());
+  if (options.format == Format::table) {
+    smi::SampleOptions more;
+    more.identity = more.static_info = more.live = true;
+    for (const auto& readings : shown) {
+      for (const smi::MetricId id : context_metrics(readings)) {
+        if (std::find(more.metrics.begin(), more.metrics.end(), id) == more.metrics.end()) more.metrics.push_back(id);
+      }
+    }
+    if (!more.metrics.empty()) contexts = system.sample_all(selected, more);
+  }
   const auto listed = system.devices();
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const std::uint32_t index = selected[i];
-    const auto readings = filter(std::move(sampled[i]), options);
+    const auto& readings = shown[i];
     // After the sample: a GPU whose read just hung is named as faulted in its heading.
     const smi::DeviceSummary& device = listed.at(index);
     std::optional<ReadCosts> costs;
@@ -156,14 +172,7 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
       }
       case Format::csv: csv_readings(csv, system, index, device, readings); break;
       case Format::table: {
-        // Limits, windows and decoding facts the table prints beside the values asked for.
-        TableContext context{device.vendor, {}};
-        if (auto extra = context_metrics(readings); !extra.empty()) {
-          smi::SampleOptions more;
-          more.identity = more.static_info = more.live = true;
-          more.metrics = std::move(extra);
-          context.readings = system.sample(index, more);
-        }
+        TableContext context{device.vendor, std::move(contexts[i])};
         text += device_heading(system, index, device, device.uuid);
         text += readings_table(readings, options, context, costs ? &*costs : nullptr);
         if (costs) text += fmt::format("(these metrics read together: {:.0f} µs; window looks not counted)\n", costs->whole_us);
