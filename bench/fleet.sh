@@ -7,15 +7,18 @@
 # p50/p99, samples per scrape, samples ingested per second, head series, Prometheus RSS and CPU, rule
 # evaluation time; the fleet CLI's wall time; and the ratios hipstack / node-exporter.
 #
-# Usage: sudo bench/fleet.sh BUILD_DIR [N] [SECONDS]
+# Usage: sudo bench/fleet.sh BUILD_DIR [N] [SECONDS] [CAPTURE]
 #   BUILD_DIR  a build tree (monitor-daemon/hipstack-smid, smi-cli/hipstack-smi and -remote)
 #   N          daemons (default 200)
 #   SECONDS    measured time per phase after every target is up (default 180: 12 scrapes)
+#   CAPTURE    the node's sysfs tree (default captures/constructed/mi300x-8gpu-faults/sys: a planted
+#              fault on every GPU, so every node has alerts pending or firing; the healthy node is
+#              captures/constructed/mi300x-8gpu-spx-nps1/sys)
 # Needs root (network namespaces), iproute2, prometheus, promtool, prometheus-node-exporter, curl.
 # Everything it makes (namespaces, a bridge, processes, a temporary folder) is removed on exit, also
 # on failure; processes are stopped by PID.
 set -euo pipefail
-build=$(cd "${1:?usage: $0 BUILD_DIR [N] [SECONDS]}" && pwd)
+build=$(cd "${1:?usage: $0 BUILD_DIR [N] [SECONDS] [CAPTURE]}" && pwd)
 n=${2:-200}
 seconds=${3:-180}
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +29,7 @@ done
 smid=$build/monitor-daemon/hipstack-smid
 smi=$build/smi-cli/hipstack-smi
 export HIPSTACK_SMI_REMOTE=$build/smi-cli/hipstack-smi-remote
-capture=$repo/captures/constructed/mi300x-8gpu-faults/sys
+capture=${4:-$repo/captures/constructed/mi300x-8gpu-faults/sys}
 rules=$repo/containers/prometheus/hipstack-rules.yaml
 [ -x "$smid" ] && [ -x "$smi" ] && [ -x "$HIPSTACK_SMI_REMOTE" ] || { echo "fleet.sh: no daemon or CLI under $build" >&2; exit 2; }
 (( n >= 1 && n <= 4000 )) || { echo "fleet.sh: N must be 1..4000" >&2; exit 2; }
@@ -177,6 +180,8 @@ for round in 1 2 3 4 5; do
   cli_runs+=("$(python3 -c "print('%.0f' % (1000 * ($t1 - $t0)))") ms, exit $code, $gpus GPUs")
 done
 hip=$(measure hipstack-smid)
+alerts=$(promtool query instant "$prom_url" 'count(ALERTS)' 2>/dev/null | sed -n 's/.*=> \([0-9]*\) @.*/\1/p')
+alerts=${alerts:-0}
 smid_cpu=$(( $(cpu_ticks "${smid_pids[@]}") - ticks0 ))
 smid_cpu_s=$(python3 -c "print('%.3f' % ($EPOCHREALTIME - $cpu_t0))")
 hip_prom_rss=$(rss_kib "$prom_pid")
@@ -209,6 +214,7 @@ ne_rss=0
 for pid in "${ne_pids[@]}"; do ne_rss=$(( ne_rss + $(rss_kib "$pid") )); done
 
 # 4. The report.
+echo "capture: $capture; alerts pending or firing at the end of the hipstack phase: $alerts"
 python3 - "$n" "$seconds" "$hip_prom_rss" "$peer_prom_rss" "$smid_rss" "$ne_rss" "$smid_cpu" "$ne_cpu" "$(getconf CLK_TCK)" \
   "$smid_cpu_s" "$ne_cpu_s" "$hip" "$peer" "${cli_runs[@]}" <<'PY'
 import sys
@@ -224,7 +230,7 @@ rows = [("scrapes measured", "scrapes"), ("scrape duration p50 (ms)", "scrape_p5
         ("head series", "head_series"), ("rule evaluation, all groups (ms)", "rule_eval_ms"),
         ("rule evaluation, slowest group over the run (ms)", "rule_eval_max_ms"), ("rule groups", "rule_groups"),
         ("Prometheus CPU (cores)", "prometheus_cpu_cores"), ("rule evaluation (share of a core, wall)", "rule_eval_share")]
-print("\n%d nodes (8 MI300X GPUs each, faults capture), scrape every 15 s, %d s measured" % (n, seconds))
+print("\n%d nodes (8 MI300X GPUs each), scrape every 15 s, %d s measured" % (n, seconds))
 print("%-50s %14s %16s %8s" % ("", "hipstack-smid", "node-exporter", "ratio"))
 for title, key in rows:
     a, b = float(hip[key]), float(peer[key])
