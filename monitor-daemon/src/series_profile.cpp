@@ -31,6 +31,11 @@ constexpr MetricId kDefaultSeries[] = {
 constexpr MetricId kDefaultSummed[] = {MetricId::ras_correctable, MetricId::ras_uncorrectable};
 constexpr MetricId kDefaultStateSets[] = {MetricId::performance_level, MetricId::power_profile};
 
+// Limits a health check compares against that never change while the driver is loaded: labels of
+// hipstack_gpu_info in every profile (full has their series too), so the default keeps them at no
+// series' cost.
+constexpr MetricId kLimitLabels[] = {MetricId::clock_sclk_max, MetricId::clock_sm_max, MetricId::bad_page_threshold};
+
 template <std::size_t N>
 bool listed(const MetricId (&list)[N], MetricId id) {
   return std::find(std::begin(list), std::end(list), id) != std::end(list);
@@ -51,7 +56,7 @@ std::string_view series_profile_name(SeriesProfile profile) {
 bool info_label(const smi::MetricInfo& info) {
   if (!info.instance_label.empty()) return false;
   if (info.type == smi::ValueType::text) return smi::metric_states(info.id).empty();
-  if (info.kind == smi::Kind::identity) return true;
+  if (info.kind == smi::Kind::identity || listed(kLimitLabels, info.id)) return true;
   return info.scope == smi::Scope::partition && info.kind == smi::Kind::static_info;
 }
 

@@ -28,7 +28,8 @@ Exposure exposure(const smi::MetricInfo& info, SeriesProfile profile);
 
 // Whether the metric's value is a label of hipstack_gpu_info (device scope) or
 // hipstack_gpu_partition_info (partition scope), named as the metric: single-valued text facts
-// without states, identity numbers (card, render minor, KFD ids) and a partition's static sizes.
+// without states, identity numbers (card, render minor, KFD ids), the limits health checks compare
+// against (clock_sclk_max, clock_sm_max, bad_page_threshold) and a partition's static sizes.
 bool info_label(const smi::MetricInfo& info);
 
 }  // namespace hipstack::smid

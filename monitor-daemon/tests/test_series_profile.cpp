@@ -86,6 +86,19 @@ TEST(DefaultProfile, KeepsWhatAlertsUseAndLeavesDetailToFull) {
   }
 }
 
+TEST(DefaultProfile, LimitsHealthComparesAgainstAreInfoLabels) {
+  SnapshotBuilder gpu = mi300x();
+  gpu.fact(real("clock_sclk_max", 2100)).fact(integer("bad_page_threshold", 128));
+  const Page standard = parse_page(render_metrics({gpu.view()}, kDefault));
+  const auto info = find(standard, "hipstack_gpu_info").at(0);
+  EXPECT_EQ(info.labels.at("clock_sclk_max"), "2100");
+  EXPECT_EQ(info.labels.at("bad_page_threshold"), "128");
+  EXPECT_TRUE(find(standard, "hipstack_gpu_clock_sclk_max_hertz").empty());
+  const Page full = parse_page(render_metrics({gpu.view()}, kFull));
+  EXPECT_DOUBLE_EQ(value_of(full, "hipstack_gpu_clock_sclk_max_hertz", {}), 2100e6);
+  EXPECT_EQ(find(full, "hipstack_gpu_info").at(0).labels.at("bad_page_threshold"), "128");
+}
+
 TEST(DefaultProfile, RasCountsAreOneSumPerGpuAndPerBlockInFull) {
   const SnapshotBuilder gpu = mi300x();
   const Page standard = parse_page(render_metrics({gpu.view()}, kDefault));
