@@ -140,16 +140,21 @@ class DeviceSeries {
 
   void add(const smi::Reading& r, const std::string& base_labels) {
     const smi::MetricInfo* info = smi::find_metric(r.id);
-    if (!r.ok() || info == nullptr) return;
+    if (info == nullptr) return;
     const Exposure how = exposure(*info, profile_);
     if (how == Exposure::omitted) return;
     if (how == Exposure::summed) {
-      if (const auto number = r.number()) {
-        auto [it, fresh] = sums_.try_emplace(r.id, base_labels, 0.0);
-        it->second.second += *number;
+      // A total claims every instance: one that could not be read (error, unavailable) leaves no
+      // sum rather than a smaller one. An instance the device does not have is no part of it.
+      Sum& sum = sums_.try_emplace(r.id, Sum{base_labels, 0.0, false, false}).first->second;
+      if (r.status == smi::Status::error || r.status == smi::Status::unavailable) sum.incomplete = true;
+      if (const auto number = r.ok() ? r.number() : std::nullopt) {
+        sum.value += *number;
+        sum.any = true;
       }
       return;
     }
+    if (!r.ok()) return;
     std::string labels = base_labels;
     if (!info->instance_label.empty()) labels += fmt::format(",{}=\"{}\"", info->instance_label, escape_label_value(r.instance));
     if (how == Exposure::state_set) {
@@ -172,15 +177,22 @@ class DeviceSeries {
   // The sums, once the device's readings are all added.
   void finish() {
     for (const auto& [id, sum] : sums_) {
+      if (sum.incomplete || !sum.any) continue;
       const smi::MetricInfo* info = smi::find_metric(id);
-      buckets_[id].push_back({fmt::format("{{{},{}=\"all\"}}", sum.first, info->instance_label), to_base(sum.second, base_unit(info->unit))});
+      buckets_[id].push_back({fmt::format("{{{},{}=\"all\"}}", sum.labels, info->instance_label), to_base(sum.value, base_unit(info->unit))});
     }
   }
 
  private:
   std::map<smi::MetricId, std::vector<Sample>>& buckets_;
   SeriesProfile profile_;
-  std::map<smi::MetricId, std::pair<std::string, double>> sums_;  // labels, sum
+  struct Sum {
+    std::string labels;
+    double value = 0;
+    bool incomplete = false;  // an instance could not be read
+    bool any = false;         // an instance was read
+  };
+  std::map<smi::MetricId, Sum> sums_;
 };
 
 std::string render_samples(const std::vector<Sampler::View>& views, const ExpositionContext& context) {

@@ -122,6 +122,23 @@ TEST(InfoSeries, OnlyForAGpuIdentifiedNow) {
   EXPECT_EQ(find(page, "hipstack_gpu_up").size(), 1u);
 }
 
+TEST(DefaultProfile, ARasSumIsLeftOutWhenABlockCouldNotBeRead) {
+  SnapshotBuilder gpu = mi300x();
+  smi::Reading failed = integer("ras_correctable", 7, "sdma");
+  failed.status = smi::Status::error;
+  failed.error_code = 5;
+  smi::Reading absent = integer("ras_uncorrectable", 0, "sdma");
+  absent.status = smi::Status::not_supported;
+  gpu.live(failed).live(absent);
+  const Page standard = parse_page(render_metrics({gpu.view()}, kDefault));
+  // 2 + 3 read, sdma unreadable: no total rather than a total of 5 that leaves a block out.
+  EXPECT_TRUE(find(standard, "hipstack_gpu_ras_correctable_total").empty());
+  // A block the GPU does not have is no part of the total.
+  EXPECT_EQ(find(standard, "hipstack_gpu_ras_uncorrectable_total", {{"block", "all"}}).at(0).value, "0");
+  const Page full = parse_page(render_metrics({gpu.view()}, kFull));
+  EXPECT_EQ(find(full, "hipstack_gpu_ras_correctable_total").size(), 2u);  // the blocks that were read
+}
+
 TEST(PartitionInfo, APartitionsFactsAreLabelsOfItsInfoSeries) {
   SnapshotBuilder gpu(device(0));
   for (std::uint32_t p = 0; p < 2; ++p) {
