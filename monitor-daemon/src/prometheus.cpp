@@ -131,8 +131,8 @@ std::string info_labels(const std::vector<const std::vector<smi::Reading>*>& lis
   return out;
 }
 
-// The family and the series of one device's readings under the profile: a family per metric,
-// a state set per state metric, a sum per summed metric (block="all").
+// The series of one device's readings under the profile: a family per metric, a state set per
+// state metric.
 class DeviceSeries {
  public:
   DeviceSeries(std::map<smi::MetricId, std::vector<Sample>>& buckets, SeriesProfile profile)
@@ -140,21 +140,9 @@ class DeviceSeries {
 
   void add(const smi::Reading& r, const std::string& base_labels) {
     const smi::MetricInfo* info = smi::find_metric(r.id);
-    if (info == nullptr) return;
+    if (!r.ok() || info == nullptr) return;
     const Exposure how = exposure(*info, profile_);
     if (how == Exposure::omitted) return;
-    if (how == Exposure::summed) {
-      // A total claims every instance: one that could not be read (error, unavailable) leaves no
-      // sum rather than a smaller one. An instance the device does not have is no part of it.
-      Sum& sum = sums_.try_emplace(r.id, Sum{base_labels, 0.0, false, false}).first->second;
-      if (r.status == smi::Status::error || r.status == smi::Status::unavailable) sum.incomplete = true;
-      if (const auto number = r.ok() ? r.number() : std::nullopt) {
-        sum.value += *number;
-        sum.any = true;
-      }
-      return;
-    }
-    if (!r.ok()) return;
     std::string labels = base_labels;
     if (!info->instance_label.empty()) labels += fmt::format(",{}=\"{}\"", info->instance_label, escape_label_value(r.instance));
     if (how == Exposure::state_set) {
@@ -174,25 +162,9 @@ class DeviceSeries {
     }
   }
 
-  // The sums, once the device's readings are all added.
-  void finish() {
-    for (const auto& [id, sum] : sums_) {
-      if (sum.incomplete || !sum.any) continue;
-      const smi::MetricInfo* info = smi::find_metric(id);
-      buckets_[id].push_back({fmt::format("{{{},{}=\"all\"}}", sum.labels, info->instance_label), to_base(sum.value, base_unit(info->unit))});
-    }
-  }
-
  private:
   std::map<smi::MetricId, std::vector<Sample>>& buckets_;
   SeriesProfile profile_;
-  struct Sum {
-    std::string labels;
-    double value = 0;
-    bool incomplete = false;  // an instance could not be read
-    bool any = false;         // an instance was read
-  };
-  std::map<smi::MetricId, Sum> sums_;
 };
 
 std::string render_samples(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
@@ -214,14 +186,12 @@ std::string render_samples(const std::vector<Sampler::View>& views, const Exposi
     for (const auto* readings : {&snap.facts(), &snap.live}) {
       for (const smi::Reading& r : *readings) series.add(r, labels);
     }
-    series.finish();
     // Partition-scope readings (CUs, XCCs, memory of each compute partition or MIG instance).
     for (const smi::Partition& partition : snap.partitions()) {
       const std::string partition_labels = fmt::format("{},partition=\"{}\"", labels, partition.index);
       partition_info.push_back({"{" + partition_labels + info_labels({&partition.readings}) + "}", 1.0});
       DeviceSeries partition_series(buckets, context.profile);
       for (const smi::Reading& r : partition.readings) partition_series.add(r, partition_labels);
-      partition_series.finish();
     }
     // One series per check: a check with several findings (one per sensor) reports its worst.
     // UNKNOWN (could not be evaluated) is -1: exported, so alerts can see it, and below every

@@ -11,8 +11,10 @@ using smi::MetricId;
 // The default profile's numeric series. Kept: every metric a health check reads (smi-lib's
 // health.cpp) that changes, what the recording and alerting rules and the dashboard's first rows use
 // (busy, activity, memory, power, energy, clocks, temperatures and their limits, PCIe link and
-// replays, throttling, memory errors, XIDs, KFD events). Left to `full`: per-XCC and per-link
-// detail, DPM tables, architecture facts, voltages, fans, the other clocks.
+// replays, throttling, memory errors, XIDs, KFD events). Memory errors are the GPU's totals
+// (ecc_*_volatile: on AMD the library's sum of the RAS blocks, written only when every block was
+// read); the per-block RAS counts are `full` only. Left to `full` too: per-XCC and per-link detail,
+// DPM tables, architecture facts, voltages, fans, the other clocks.
 constexpr MetricId kDefaultSeries[] = {
     MetricId::gpu_busy, MetricId::graphics_active, MetricId::sm_active, MetricId::sm_occupancy, MetricId::tensor_active,
     MetricId::dram_active, MetricId::fp64_active, MetricId::fp32_active, MetricId::fp16_active,
@@ -26,9 +28,6 @@ constexpr MetricId kDefaultSeries[] = {
     MetricId::remapped_rows_pending, MetricId::remapped_rows_failed, MetricId::violation_accumulation_count,
     MetricId::violation_residency, MetricId::throttle_status, MetricId::xid_errors, MetricId::kfd_events,
 };
-// One series per GPU, the sum over RAS blocks (block="all"): a total is what alerts on; which block
-// is `hipstack-smi ras` or the full profile.
-constexpr MetricId kDefaultSummed[] = {MetricId::ras_correctable, MetricId::ras_uncorrectable};
 constexpr MetricId kDefaultStateSets[] = {MetricId::performance_level, MetricId::power_profile};
 
 // Limits a health check compares against that never change while the driver is loaded: labels of
@@ -68,7 +67,6 @@ Exposure exposure(const smi::MetricInfo& info, SeriesProfile profile) {
     return full ? Exposure::series : Exposure::omitted;
   }
   if (full) return Exposure::series;
-  if (listed(kDefaultSummed, info.id)) return Exposure::summed;
   return listed(kDefaultSeries, info.id) ? Exposure::series : Exposure::omitted;
 }
 

@@ -22,7 +22,6 @@ enum class Exposure : std::uint8_t {
   omitted,    // not a series under this profile
   series,     // a family of its own: a number per instance; instanced text as _info{INSTANCE, value}
   state_set,  // one series per state (smi::metric_states), 1 for the current one, 0 for the others
-  summed,     // one series per GPU with the instance label "all": the sum over the instances
 };
 Exposure exposure(const smi::MetricInfo& info, SeriesProfile profile);
 

@@ -99,18 +99,18 @@ TEST(DefaultProfile, LimitsHealthComparesAgainstAreInfoLabels) {
   EXPECT_EQ(find(full, "hipstack_gpu_info").at(0).labels.at("bad_page_threshold"), "128");
 }
 
-TEST(DefaultProfile, RasCountsAreOneSumPerGpuAndPerBlockInFull) {
-  const SnapshotBuilder gpu = mi300x();
+TEST(DefaultProfile, MemoryErrorsAreTheGpusTotalsAndPerBlockInFull) {
+  SnapshotBuilder gpu = mi300x();
+  gpu.live(integer("ecc_corrected_volatile", 5)).live(integer("ecc_uncorrected_volatile", 0));
   const Page standard = parse_page(render_metrics({gpu.view()}, kDefault));
-  const auto sum = find(standard, "hipstack_gpu_ras_correctable_total");
-  ASSERT_EQ(sum.size(), 1u);
-  EXPECT_EQ(sum[0].labels.at("block"), "all");
-  EXPECT_EQ(sum[0].value, "5");
-  EXPECT_EQ(find(standard, "hipstack_gpu_ras_uncorrectable_total", {{"block", "all"}}).at(0).value, "0");
-  EXPECT_EQ(standard.type.at("hipstack_gpu_ras_correctable_total"), "counter");
+  // The library's totals (on AMD the sum of the RAS blocks, when every block was read): not summed again.
+  EXPECT_DOUBLE_EQ(value_of(standard, "hipstack_gpu_ecc_corrected_volatile_total", {}), 5);
+  EXPECT_DOUBLE_EQ(value_of(standard, "hipstack_gpu_ecc_uncorrected_volatile_total", {}), 0);
+  EXPECT_TRUE(find(standard, "hipstack_gpu_ras_correctable_total").empty());
+  EXPECT_TRUE(find(standard, "hipstack_gpu_ras_uncorrectable_total").empty());
   const Page full = parse_page(render_metrics({gpu.view()}, kFull));
   EXPECT_DOUBLE_EQ(value_of(full, "hipstack_gpu_ras_correctable_total", {{"block", "gfx"}}), 3);
-  EXPECT_TRUE(find(full, "hipstack_gpu_ras_correctable_total", {{"block", "all"}}).empty());
+  EXPECT_EQ(find(full, "hipstack_gpu_ras_correctable_total").size(), 2u);
 }
 
 TEST(InfoSeries, OnlyForAGpuIdentifiedNow) {
@@ -120,23 +120,6 @@ TEST(InfoSeries, OnlyForAGpuIdentifiedNow) {
   const Page page = parse_page(render_metrics({gpu.view()}, kDefault));
   EXPECT_TRUE(find(page, "hipstack_gpu_info").empty());
   EXPECT_EQ(find(page, "hipstack_gpu_up").size(), 1u);
-}
-
-TEST(DefaultProfile, ARasSumIsLeftOutWhenABlockCouldNotBeRead) {
-  SnapshotBuilder gpu = mi300x();
-  smi::Reading failed = integer("ras_correctable", 7, "sdma");
-  failed.status = smi::Status::error;
-  failed.error_code = 5;
-  smi::Reading absent = integer("ras_uncorrectable", 0, "sdma");
-  absent.status = smi::Status::not_supported;
-  gpu.live(failed).live(absent);
-  const Page standard = parse_page(render_metrics({gpu.view()}, kDefault));
-  // 2 + 3 read, sdma unreadable: no total rather than a total of 5 that leaves a block out.
-  EXPECT_TRUE(find(standard, "hipstack_gpu_ras_correctable_total").empty());
-  // A block the GPU does not have is no part of the total.
-  EXPECT_EQ(find(standard, "hipstack_gpu_ras_uncorrectable_total", {{"block", "all"}}).at(0).value, "0");
-  const Page full = parse_page(render_metrics({gpu.view()}, kFull));
-  EXPECT_EQ(find(full, "hipstack_gpu_ras_correctable_total").size(), 2u);  // the blocks that were read
 }
 
 TEST(PartitionInfo, APartitionsFactsAreLabelsOfItsInfoSeries) {
