@@ -70,6 +70,7 @@ Look look(const LocalSource& system, const CommonOptions& options, const std::ve
       pj["name"] = p.name;
       pj["user"] = p.user;
       pj["command_line"] = p.command_line;
+      pj["cgroup"] = p.cgroup;
       pj["metrics"] = readings_json(p.readings);
       d["processes"].push_back(std::move(pj));
       std::map<smi::MetricId, const smi::Reading*> cell;

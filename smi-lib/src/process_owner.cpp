@@ -42,4 +42,31 @@ std::string process_user(const FsView& fs, std::int32_t pid) {
   return std::to_string(*uid);
 }
 
+std::string process_cgroup(const FsView& fs, std::int32_t pid) {
+  const FileBytes file = fs.read_bytes(fmt::format("/proc/{}/cgroup", pid), kCgroupFileLimit);
+  if (!file.ok()) return {};
+  // Lines are "hierarchy-ID:controller-list:path"; the path is everything after the second colon.
+  std::string deepest;
+  std::string_view rest(reinterpret_cast<const char*>(file.bytes.data()), file.bytes.size());
+  while (!rest.empty()) {
+    const auto end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    const auto first = line.find(':');
+    const auto second = first == std::string_view::npos ? first : line.find(':', first + 1);
+    if (second == std::string_view::npos) continue;
+    const std::string_view path = line.substr(second + 1);
+    if (!path.starts_with('/') || path.size() <= deepest.size()) continue;
+    deepest = std::string(path);
+  }
+  return deepest;
+}
+
+void describe_process(const FsView& fs, ProcessInfo& info) {
+  info.name = process_name(fs, info.pid);
+  info.user = process_user(fs, info.pid);
+  info.command_line = process_command_line(fs, info.pid);
+  info.cgroup = process_cgroup(fs, info.pid);
+}
+
 }  // namespace hipstack::smi::detail

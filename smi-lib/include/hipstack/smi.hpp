@@ -274,6 +274,9 @@ struct ProcessInfo {
   std::string name;          // /proc/<pid>/comm
   std::string user;
   std::string command_line;  // /proc/<pid>/cmdline, arguments joined by spaces (at most 4 KiB read)
+  // The deepest path /proc/<pid>/cgroup names (v2's unified path; on v1 the longest controller
+  // path): where a container runtime put the process. "" when unreadable.
+  std::string cgroup;
   std::vector<Reading> readings;  // PROCESS-scope readings for this device
 };
 

@@ -174,9 +174,7 @@ std::vector<ProcessInfo> AmdgpuBackend::processes(std::size_t device, unsigned i
   for (const auto& [pid, usage] : now) {
     ProcessInfo info;
     info.pid = pid;
-    info.name = process_name(fs_, pid);
-    info.user = process_user(fs_, pid);
-    info.command_line = process_command_line(fs_, pid);
+    describe_process(fs_, info);
     ReadingList list(info.readings);
     const std::string kfd_dir = fmt::format("{}/{}", kKfdProc, pid);
     if (usage.kfd_vram) list.integer(MetricId::process_vram, *usage.kfd_vram, kfd_dir + "/vram_<gpu_id>");

@@ -300,9 +300,7 @@ std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigne
     ReadingList list(seen.info.readings);
     list.text(MetricId::process_type, seen.compute && seen.graphics ? "compute+graphics" : seen.compute ? "compute" : "graphics",
               "NVML process lists");
-    seen.info.name = process_name(fs_, seen.info.pid);
-    seen.info.user = process_user(fs_, seen.info.pid);
-    seen.info.command_line = process_command_line(fs_, seen.info.pid);
+    describe_process(fs_, seen.info);
     result.push_back(std::move(seen.info));
   }
   return result;
