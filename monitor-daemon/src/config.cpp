@@ -134,6 +134,23 @@ Config load_config(const std::string& path) {
       config.sysfs_root = value;
     } else if (key == "procfs_root") {
       config.procfs_root = value;
+    } else if (key == "attribution") {
+      if (value == "auto") config.attribution = Config::Attribution::automatic;
+      else if (value == "on") config.attribution = Config::Attribution::on;
+      else if (value == "off") config.attribution = Config::Attribution::off;
+      else throw std::runtime_error(fmt::format("{}: attribution must be auto, on or off, got \"{}\"", where, value));
+    } else if (key == "kubelet_socket") {
+      if (!value.starts_with('/')) throw std::runtime_error(fmt::format("{}: kubelet_socket must be an absolute path", where));
+      config.kubelet_socket = value;
+    } else if (key == "kubelet_log_dir") {
+      if (!value.starts_with('/')) throw std::runtime_error(fmt::format("{}: kubelet_log_dir must be an absolute path", where));
+      config.kubelet_log_dir = value;
+    } else if (key == "attribution_interval_ms") {
+      config.attribution_interval = parse_ms(value, where);
+      // Each look scans every process's open files: not a busy loop.
+      if (config.attribution_interval < std::chrono::milliseconds(100)) {
+        throw std::runtime_error(fmt::format("{}: attribution_interval_ms must be at least 100", where));
+      }
     } else if (key == "host") {
       config.host = value;
     } else if (key == "health_policy") {

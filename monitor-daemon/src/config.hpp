@@ -49,6 +49,14 @@ struct Config {
   std::string sysfs_root;                         // "" = live /sys
   std::string procfs_root;
   std::string host;                               // "host" label; "" = gethostname()
+  // Whose work is on each GPU (attribution_watcher.hpp, docs/deploy-kubernetes.md): `auto` asks
+  // the kubelet and scans processes while kubelet_socket exists, `on` always (a missing socket is
+  // an error shown), `off` never.
+  enum class Attribution : std::uint8_t { automatic, on, off };
+  Attribution attribution = Attribution::automatic;
+  std::string kubelet_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  std::string kubelet_log_dir = "/var/log";       // holds the kubelet's pods/ and containers/ folders
+  std::chrono::milliseconds attribution_interval{10000};
   std::string health_policy;                      // HealthPolicy file; "" = defaults
   // health_policy's thresholds, read and checked by load_config: a configuration that names a
   // missing or malformed file is refused as a whole (at start, or by a reload that keeps the old one).

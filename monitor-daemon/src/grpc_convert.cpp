@@ -137,4 +137,55 @@ std::int64_t unix_ms(std::chrono::system_clock::time_point at) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch()).count();
 }
 
+void fill_attribution(const Attribution& a, const std::vector<std::uint32_t>& devices, pb::GetAttributionResponse* out) {
+  const auto chosen = [&devices](std::uint32_t gpu) { return std::find(devices.begin(), devices.end(), gpu) != devices.end(); };
+  const auto at = [](std::chrono::system_clock::time_point t) { return t == std::chrono::system_clock::time_point{} ? 0 : unix_ms(t); };
+  out->set_kubelet(a.kubelet);
+  out->set_kubelet_ok(a.kubelet_ok);
+  out->set_kubelet_error(a.kubelet_error);
+  out->set_kubelet_at_unix_ms(at(a.kubelet_at));
+  out->set_processes(a.processes);
+  out->set_processes_at_unix_ms(at(a.processes_at));
+  out->set_directory_error(a.directory_error);
+  for (const GpuHolder& h : a.holders) {
+    if (!chosen(h.target.gpu)) continue;
+    pb::GpuHolder* m = out->add_holders();
+    m->set_device_index(h.target.gpu);
+    m->set_whole_gpu(!h.target.partition);
+    m->set_partition(h.target.partition.value_or(0));
+    m->set_pod(h.pod);
+    m->set_namespace_(h.namespace_name);
+    m->set_container(h.container);
+    m->set_resource(h.resource);
+    m->set_device_id(h.device_id);
+    m->set_claim(h.claim);
+  }
+  for (const UnmatchedDevice& u : a.unmatched) {  // they name no device, so every request gets them
+    pb::UnmatchedDevice* m = out->add_unmatched();
+    m->set_pod(u.pod);
+    m->set_namespace_(u.namespace_name);
+    m->set_container(u.container);
+    m->set_resource(u.device.resource);
+    m->set_device_id(u.device.id);
+    m->set_claim(u.device.claim);
+    m->set_reason(u.why);
+  }
+  for (const ContainerUse& c : a.containers) {
+    if (!chosen(c.gpu)) continue;
+    pb::ContainerUse* m = out->add_containers();
+    m->set_device_index(c.gpu);
+    m->set_pod_uid(c.ref.pod_uid);
+    m->set_container_id(c.ref.container_id);
+    m->set_runtime(c.ref.runtime);
+    m->set_named(c.name.has_value());
+    if (c.name) {
+      m->set_pod(c.name->pod);
+      m->set_namespace_(c.name->namespace_name);
+      m->set_container(c.name->container);
+    }
+    for (const std::int32_t pid : c.pids) m->add_pids(pid);
+    add_readings(c.readings, {}, m->mutable_readings());
+  }
+}
+
 }  // namespace hipstack::smid

@@ -24,5 +24,7 @@ void fill_metric_info(const smi::MetricInfo& info, pb::MetricInfo* out);
 void fill_health(const smi::HealthReport& report, pb::DeviceHealth* out);
 void fill_partition(const smi::Partition& partition, pb::Partition* out);
 std::int64_t unix_ms(std::chrono::system_clock::time_point at);
+// The attribution of the chosen devices (holders, unmatched devices and containers on them).
+void fill_attribution(const Attribution& attribution, const std::vector<std::uint32_t>& devices, pb::GetAttributionResponse* out);
 
 }  // namespace hipstack::smid

@@ -192,6 +192,16 @@ grpc::Status MonitorService::get_partitions(const pb::GetPartitionsRequest* requ
   return grpc::Status::OK;
 }
 
+grpc::Status MonitorService::get_attribution(const pb::GetAttributionRequest* request, pb::GetAttributionResponse* out) {
+  const auto sampler = source_();
+  std::vector<std::uint32_t> devices;
+  if (auto status = select_devices(*sampler, request->devices(), devices); !status.ok()) return status;
+  const auto attribution = sampler->attribution();
+  if (!attribution) return {grpc::StatusCode::FAILED_PRECONDITION, "attribution is off in the daemon's configuration (attribution = off)"};
+  fill_attribution(*attribution, devices, out);
+  return grpc::Status::OK;
+}
+
 // Every method is a callback method: none holds a thread of a sync server's pool, so a flood of
 // calls opened and reset at once (HTTP/2 rapid reset, CVE-2023-44487) or of idle streams has no
 // pool to exhaust and no queue of calls to grow. The reads of the current state are quick (they
@@ -241,6 +251,11 @@ grpc::ServerUnaryReactor* MonitorService::GetHealth(grpc::CallbackServerContext*
                                                     pb::HealthSnapshot* out) {
   return finish(context, [&] { return get_health(request, out); });
 }
+grpc::ServerUnaryReactor* MonitorService::GetAttribution(grpc::CallbackServerContext* context,
+                                                         const pb::GetAttributionRequest* request, pb::GetAttributionResponse* out) {
+  return finish(context, [&] { return get_attribution(request, out); });
+}
+
 grpc::ServerUnaryReactor* MonitorService::GetPartitions(grpc::CallbackServerContext* context,
                                                         const pb::GetPartitionsRequest* request, pb::GetPartitionsResponse* out) {
   return finish(context, [&] { return get_partitions(request, out); });

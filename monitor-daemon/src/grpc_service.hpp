@@ -36,6 +36,8 @@ class MonitorService final : public pb::Monitor::CallbackService {
   grpc::ServerUnaryReactor* GetHealth(grpc::CallbackServerContext*, const pb::GetHealthRequest*, pb::HealthSnapshot*) override;
   grpc::ServerUnaryReactor* GetPartitions(grpc::CallbackServerContext*, const pb::GetPartitionsRequest*,
                                           pb::GetPartitionsResponse*) override;
+  grpc::ServerUnaryReactor* GetAttribution(grpc::CallbackServerContext*, const pb::GetAttributionRequest*,
+                                           pb::GetAttributionResponse*) override;
   grpc::ServerUnaryReactor* GetHistory(grpc::CallbackServerContext*, const pb::GetHistoryRequest*, pb::GetHistoryResponse*) override;
   grpc::ServerWriteReactor<pb::MetricsSnapshot>* WatchMetrics(grpc::CallbackServerContext*, const pb::WatchMetricsRequest*) override;
   grpc::ServerWriteReactor<pb::HealthSnapshot>* WatchHealth(grpc::CallbackServerContext*, const pb::WatchHealthRequest*) override;
@@ -52,6 +54,7 @@ class MonitorService final : public pb::Monitor::CallbackService {
   grpc::Status get_metrics(const pb::GetMetricsRequest*, pb::MetricsSnapshot*);
   grpc::Status get_health(const pb::GetHealthRequest*, pb::HealthSnapshot*);
   grpc::Status get_partitions(const pb::GetPartitionsRequest*, pb::GetPartitionsResponse*);
+  grpc::Status get_attribution(const pb::GetAttributionRequest*, pb::GetAttributionResponse*);
 
  private:
   grpc::Status get_history(const pb::GetHistoryRequest*, pb::GetHistoryResponse*);

@@ -68,7 +68,8 @@ struct Runtime {
 HttpResponse answer(Runtime& rt, const std::string& path) {
   const auto served = rt.current();
   if (path == "/metrics") {
-    auto parts = rt.page.render_parts(served->sampler->views(), {served->host, kVersion, served->profile});
+    auto parts = rt.page.render_parts(served->sampler->views(),
+                                      {served->host, kVersion, served->profile, served->sampler->attribution()});
     return {200, "text/plain; version=0.0.4; charset=utf-8", std::move(parts.status), std::move(parts.samples)};
   }
   if (path == "/healthz") return plain_text(200, "ok\n");
@@ -318,13 +319,14 @@ int run(int argc, char** argv) {
   if (once) {
     Config config = std::move(initial);
     if (config.host.empty()) config.host = hostname();
+    config.attribution = Config::Attribution::off;  // one page of samples: no kubelet, no process scan
     smi::OpenOptions open;
     open.sysfs_root = config.sysfs_root;
     open.procfs_root = config.procfs_root;
     auto system = std::make_shared<const smi::System>(smi::System::open(open));
     Sampler sampler(system, config);
     while (!sampler.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    const std::string page = render_metrics(sampler.views(), {config.host, kVersion, config.metrics_profile});
+    const std::string page = render_metrics(sampler.views(), {config.host, kVersion, config.metrics_profile, nullptr});
     std::fwrite(page.data(), 1, page.size(), stdout);
     std::fflush(stdout);
     std::_Exit(0);  // workers are detached and may sit in a blocking read: do not wait for them

@@ -245,6 +245,70 @@ void render_status(std::string& out, const std::vector<Sampler::View>& views, co
   family(out, "hipstack_gpu_sample_age_seconds", "gauge", "Age of the GPU's latest live sample.", age);
 }
 
+std::string container_family_name(const smi::MetricInfo& info) {
+  std::string_view name = info.name;
+  if (name.starts_with("process_")) name.remove_prefix(8);
+  return fmt::format("hipstack_container_gpu_{}{}", name, base_unit(info.unit).suffix);
+}
+
+// Whose work is on each GPU (attribution.hpp): one series per holding the kubelet reports, the
+// container's summed process use per GPU, and whether the kubelet answered.
+void render_attribution(std::string& out, const std::vector<Sampler::View>& views, const ExpositionContext& context) {
+  if (!context.attribution) return;
+  const Attribution& a = *context.attribution;
+  std::map<std::uint32_t, std::string> labels_of;
+  for (const Sampler::View& view : views) {
+    if (view.snapshot) labels_of.emplace(view.snapshot->device.index, device_labels(view.snapshot->device, context.host));
+  }
+  std::vector<Sample> holders, processes;
+  std::map<smi::MetricId, std::vector<Sample>> use;
+  for (const GpuHolder& h : a.holders) {
+    const auto device = labels_of.find(h.target.gpu);
+    if (device == labels_of.end()) continue;
+    std::string labels = device->second;
+    if (h.target.partition) labels += fmt::format(",partition=\"{}\"", *h.target.partition);
+    labels += fmt::format(",pod=\"{}\",namespace=\"{}\",container=\"{}\",resource=\"{}\"", escape_label_value(h.pod),
+                          escape_label_value(h.namespace_name), escape_label_value(h.container), escape_label_value(h.resource));
+    if (!h.claim.empty()) labels += fmt::format(",claim=\"{}\"", escape_label_value(h.claim));
+    holders.push_back({"{" + labels + "}", 1.0});
+  }
+  for (const ContainerUse& c : a.containers) {
+    const auto device = labels_of.find(c.gpu);
+    if (device == labels_of.end()) continue;
+    // Named as the kubelet names it; by its ids where the kubelet's log folders do not say.
+    const std::string who = c.name ? fmt::format("{},pod=\"{}\",namespace=\"{}\",container=\"{}\"", device->second,
+                                                 escape_label_value(c.name->pod), escape_label_value(c.name->namespace_name),
+                                                 escape_label_value(c.name->container))
+                                   : fmt::format("{},pod_uid=\"{}\",container_id=\"{}\"", device->second,
+                                                 escape_label_value(c.ref.pod_uid), escape_label_value(c.ref.container_id));
+    processes.push_back({"{" + who + "}", static_cast<double>(c.pids.size())});
+    for (const smi::Reading& r : c.readings) {
+      const smi::MetricInfo* info = smi::find_metric(r.id);
+      const auto number = r.number();
+      if (info == nullptr || !number) continue;
+      std::string labels = who;
+      if (!info->instance_label.empty()) labels += fmt::format(",{}=\"{}\"", info->instance_label, escape_label_value(r.instance));
+      use[r.id].push_back({"{" + labels + "}", to_base(*number, base_unit(info->unit))});
+    }
+  }
+  family(out, "hipstack_gpu_attribution_info", "gauge",
+         "A container the kubelet says holds this GPU or partition (1 per holding): pod, namespace, container, the device "
+         "plugin resource or DRA driver, and the DRA claim.",
+         holders);
+  family(out, "hipstack_container_gpu_processes", "gauge", "Processes of the container with work on this GPU.", processes);
+  for (const auto& [id, samples] : use) {
+    const smi::MetricInfo* info = smi::find_metric(id);
+    family(out, container_family_name(*info), "gauge", fmt::format("{} Summed over the container's processes.", info->help), samples);
+  }
+  if (!a.kubelet) return;
+  family(out, "hipstack_smid_kubelet_up", "gauge", "1 when the kubelet's pod-resources API answered the last look, else 0.",
+         {{"", a.kubelet_ok ? 1.0 : 0.0}});
+  family(out, "hipstack_smid_attribution_unmatched_devices", "gauge",
+         "GPU devices the kubelet says a container holds that match no GPU or partition here (the daemon's log and gRPC "
+         "GetAttribution name them).",
+         {{"", static_cast<double>(a.unmatched.size())}});
+}
+
 void render_duration(std::string& out, std::chrono::steady_clock::time_point start) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   family(out, "hipstack_smid_scrape_duration_seconds", "gauge", "Time taken to render this page.", {{"", seconds}});
@@ -254,6 +318,7 @@ std::string render_metrics(const std::vector<Sampler::View>& views, const Exposi
   const auto start = std::chrono::steady_clock::now();
   std::string out = render_samples(views, context);
   render_status(out, views, context);
+  render_attribution(out, views, context);
   render_duration(out, start);
   return out;
 }
@@ -284,6 +349,7 @@ MetricsPage::Parts MetricsPage::render_parts(const std::vector<Sampler::View>& v
   }
   Parts parts{samples, {}};
   render_status(parts.status, views, context);
+  render_attribution(parts.status, views, context);
   render_duration(parts.status, start);
   return parts;
 }

@@ -16,6 +16,7 @@ struct ExpositionContext {
   std::string host;
   std::string version;
   SeriesProfile profile = SeriesProfile::full;  // the daemon passes its configuration's
+  std::shared_ptr<const Attribution> attribution = nullptr;  // whose work is on each GPU; null: attribution off
 };
 
 // Family name of a metric, e.g. temperature_edge -> hipstack_gpu_temperature_edge_celsius,
@@ -26,9 +27,13 @@ std::string family_name(const smi::MetricInfo& info);
 // The whole /metrics body for these device views.
 std::string render_metrics(const std::vector<Sampler::View>& views, const ExpositionContext& context);
 
+// The name of a container's summed process metric, e.g. process_vram ->
+// hipstack_container_gpu_vram_bytes, process_engine_busy -> hipstack_container_gpu_engine_busy_ratio.
+std::string container_family_name(const smi::MetricInfo& info);
+
 // The same page, with the families that change only when a sample does (every catalogue metric,
-// health, build info) rendered once per sample and reused; GPU up, sample age and the scrape
-// duration are written for each request. Safe to call from several threads.
+// health, build info) rendered once per sample and reused; GPU up, sample age, the attribution
+// and the scrape duration are written for each request. Safe to call from several threads.
 class MetricsPage {
  public:
   struct Parts {

@@ -488,6 +488,11 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
   std::lock_guard lock(pool_->mutex);
   for (std::size_t i = 0; i < pool_->target; ++i) add_worker(*pool_, pool_);
   std::thread(supervise, pool_).detach();
+  if (config_.attribution != Config::Attribution::off) attribution_ = std::make_unique<AttributionWatcher>(system_, states_, config_);
+}
+
+std::shared_ptr<const Attribution> Sampler::attribution() const {
+  return attribution_ ? attribution_->latest() : nullptr;
 }
 
 Sampler::~Sampler() { pool_->stop(); }

@@ -16,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "attribution_watcher.hpp"
 #include "config.hpp"
 #include "energy_estimate.hpp"
 
@@ -111,12 +112,15 @@ class Sampler {
   // Increments on every finished sample: the watchdog pings only while this moves.
   [[nodiscard]] std::uint64_t progress() const noexcept;
   [[nodiscard]] const Config& config() const noexcept { return config_; }
+  // Whose work is on each GPU (attribution.hpp); null when attribution is off.
+  [[nodiscard]] std::shared_ptr<const Attribution> attribution() const;
 
  private:
   std::shared_ptr<const smi::System> system_;
   Config config_;
   std::vector<std::shared_ptr<DeviceState>> states_;
   std::shared_ptr<SamplerPool> pool_;
+  std::unique_ptr<AttributionWatcher> attribution_;  // after states_: it reads their snapshots
 };
 
 }  // namespace hipstack::smid

@@ -1,0 +1,269 @@
+#include "attribution_watcher.hpp"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "sampler.hpp"
+#include "thread_name.hpp"
+
+namespace hipstack::smid {
+namespace {
+
+constexpr std::chrono::milliseconds kCallDeadline{5000};  // each List or Get
+
+struct Changes {
+  bool relist = false;  // the socket was re-created (a kubelet restart) or events were lost
+  std::vector<ContainerName> created, removed;  // pod folders (pod and namespace)
+};
+
+std::string parent_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == 0 || slash == std::string::npos ? std::string("/") : path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+void erase_pod(std::vector<ContainerDevices>& held, const ContainerName& pod) {
+  std::erase_if(held, [&](const ContainerDevices& c) { return c.pod == pod.pod && c.namespace_name == pod.namespace_name; });
+}
+
+}  // namespace
+
+struct AttributionWatcher::Shared {
+  std::shared_ptr<const smi::System> system;
+  std::vector<std::shared_ptr<DeviceState>> devices;
+  Config::Attribution mode{};
+  std::string socket, log_dir, sysfs_root;
+  std::chrono::milliseconds interval{};
+  int stop_fd = -1;
+
+  mutable std::mutex mutex;  // guards latest
+  std::shared_ptr<const Attribution> latest = std::make_shared<const Attribution>();
+
+  // The thread's own state.
+  std::unique_ptr<KubeletClient> client;
+  std::vector<ContainerDevices> held;  // the kubelet's last answer, kept up to date by Get
+  Attribution working;
+  int inotify = -1, socket_watch = -1, pods_watch = -1;
+  bool complete = false;  // the last match had every GPU's identity and partitions
+  std::chrono::milliseconds retry{0};  // after a List that failed: when to look again (0: on the timer)
+
+  ~Shared() {
+    if (inotify >= 0) ::close(inotify);
+    if (stop_fd >= 0) ::close(stop_fd);
+  }
+
+  [[nodiscard]] bool active() const {
+    struct stat st {};
+    return mode == Config::Attribution::on || (mode == Config::Attribution::automatic && ::stat(socket.c_str(), &st) == 0);
+  }
+
+  void publish() {
+    auto copy = std::make_shared<const Attribution>(working);
+    std::lock_guard lock(mutex);
+    latest = std::move(copy);
+  }
+
+  // complete: every GPU has had its first slow sample (identity, partitions) to match by.
+  std::vector<GpuKeys> keys() {
+    const auto xcp = xcp_platform_devices(sysfs_root);
+    std::vector<GpuKeys> out;
+    complete = true;
+    for (const auto& state : devices) {
+      std::shared_ptr<const DeviceSnapshot> snapshot;
+      {
+        std::lock_guard lock(state->mutex);
+        snapshot = state->snapshot;
+      }
+      if (!snapshot) continue;
+      complete = complete && snapshot->slow != SlowSample::none();
+      out.push_back(gpu_keys(snapshot->device, snapshot->facts(), snapshot->partitions(), xcp));
+    }
+    return out;
+  }
+
+  void list_kubelet() {
+    try {
+      held = client->list();
+      retry = std::chrono::milliseconds(0);
+      working.kubelet_ok = true;
+      working.kubelet_error.clear();
+      working.kubelet_at = std::chrono::system_clock::now();
+    } catch (const std::exception& e) {
+      // No answer: the holders are not known now, rather than the last ones shown as current.
+      held.clear();
+      working.kubelet_ok = false;
+      working.kubelet_error = e.what();
+      // Asked again soon, then less and less often, up to the interval: a kubelet that was
+      // starting when its socket appeared answers within a second or two.
+      retry = std::min(std::max(retry * 2, std::chrono::milliseconds(250)), interval);
+    }
+  }
+
+  void match() {
+    working.holders.clear();
+    working.unmatched.clear();
+    match_holders(held, keys(), working);
+  }
+
+  void scan_processes(const PodDirectory& directory) {
+    working.containers.clear();
+    for (const auto& state : devices) {
+      std::shared_ptr<const DeviceSnapshot> snapshot;
+      {
+        std::lock_guard lock(state->mutex);
+        snapshot = state->snapshot;
+      }
+      if (!snapshot || !snapshot->device.fault.empty()) continue;
+      try {
+        const auto processes = system->processes(snapshot->device.index);
+        for (ContainerUse& use : container_use(snapshot->device.index, processes, directory)) working.containers.push_back(std::move(use));
+      } catch (const std::exception&) {
+        continue;  // the GPU went away between the snapshot and the scan: the next look says so
+      }
+    }
+    working.processes = true;
+    working.processes_at = std::chrono::system_clock::now();
+  }
+
+  void full_look() {
+    if (!active()) {
+      complete = true;  // nothing to match: the next look is on the timer
+      held.clear();
+      working = Attribution{};
+      publish();
+      return;
+    }
+    working.kubelet = true;
+    list_kubelet();
+    const PodDirectory directory = read_pod_directory(log_dir);
+    working.directory_error = directory.error;
+    match();
+    scan_processes(directory);
+    publish();
+  }
+
+  void apply(const Changes& changes) {
+    if (!active()) return;
+    if (!working.kubelet) return full_look();  // the kubelet came since the last look: a whole look now
+    // Once the kubelet has said it offers no Get, each new pod is a List.
+    bool relist = changes.relist || (client->unimplemented() && !changes.created.empty());
+    for (const ContainerName& pod : changes.created) {
+      if (relist) break;
+      try {
+        const auto found = client->get(pod.pod, pod.namespace_name);
+        erase_pod(held, pod);
+        if (found) held.insert(held.end(), found->begin(), found->end());
+        working.kubelet_at = std::chrono::system_clock::now();
+      } catch (const std::exception&) {
+        relist = true;  // Get refused or not offered: List tells the same and more
+      }
+    }
+    for (const ContainerName& pod : changes.removed) erase_pod(held, pod);
+    if (changes.relist) client = std::make_unique<KubeletClient>(socket, kCallDeadline);  // a new kubelet: a new connection
+    if (relist) list_kubelet();
+    const PodDirectory directory = read_pod_directory(log_dir);
+    working.directory_error = directory.error;
+    for (ContainerUse& use : working.containers) use.name = directory.find(use.ref);
+    match();
+    publish();
+  }
+
+  // Watches the socket's folder and the pod log folder; called each look, so that a folder made
+  // after start (kubelet installed later) is watched from then on.
+  void watch() {
+    if (inotify < 0) return;
+    if (socket_watch < 0) socket_watch = ::inotify_add_watch(inotify, parent_of(socket).c_str(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+    if (pods_watch < 0) {
+      pods_watch = ::inotify_add_watch(inotify, (log_dir + "/pods").c_str(),
+                                       IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR);
+    }
+  }
+
+  Changes read_events() {
+    Changes changes;
+    alignas(inotify_event) char buffer[16 * 1024];
+    for (;;) {
+      const ssize_t n = ::read(inotify, buffer, sizeof buffer);
+      if (n <= 0) break;
+      for (ssize_t at = 0; at < n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+        const std::string name = event->len > 0 ? std::string(event->name) : std::string();
+        if ((event->mask & IN_Q_OVERFLOW) != 0) changes.relist = true;
+        if ((event->mask & IN_IGNORED) != 0) {  // the folder went away: watched again once it is back
+          if (event->wd == socket_watch) socket_watch = -1;
+          if (event->wd == pods_watch) pods_watch = -1;
+          continue;
+        }
+        if (event->wd == socket_watch && name == base_of(socket)) changes.relist = true;
+        if (event->wd != pods_watch) continue;
+        const auto pod = parse_pod_log_name(name);
+        if (!pod) continue;
+        if ((event->mask & (IN_CREATE | IN_MOVED_TO)) != 0) changes.created.push_back(pod->second);
+        else changes.removed.push_back(pod->second);
+      }
+    }
+    return changes;
+  }
+
+  void run() {
+    name_thread("smid-attribution");
+    auto next = std::chrono::steady_clock::now();
+    for (;;) {
+      if (std::chrono::steady_clock::now() >= next) {
+        full_look();
+        // Until every GPU's identity and partitions are sampled, look again soon.
+        next = std::chrono::steady_clock::now() + (complete ? interval : std::min(interval, std::chrono::milliseconds(250)));
+      }
+      watch();
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - std::chrono::steady_clock::now());
+      pollfd fds[2] = {{stop_fd, POLLIN, 0}, {inotify, POLLIN, 0}};
+      const int ready = ::poll(fds, inotify >= 0 ? 2 : 1, static_cast<int>(std::max<std::int64_t>(0, wait.count())));
+      if (ready < 0 && errno != EINTR) return;
+      if ((fds[0].revents & POLLIN) != 0) return;
+      if (inotify >= 0 && (fds[1].revents & POLLIN) != 0) apply(read_events());
+      if (retry.count() > 0) next = std::min(next, std::chrono::steady_clock::now() + retry);
+    }
+  }
+};
+
+AttributionWatcher::AttributionWatcher(std::shared_ptr<const smi::System> system, std::vector<std::shared_ptr<DeviceState>> devices,
+                                       const Config& config)
+    : shared_(std::make_shared<Shared>()) {
+  shared_->system = std::move(system);
+  shared_->devices = std::move(devices);
+  shared_->mode = config.attribution;
+  shared_->socket = config.kubelet_socket;
+  shared_->log_dir = config.kubelet_log_dir;
+  shared_->sysfs_root = config.sysfs_root;
+  shared_->interval = config.attribution_interval;
+  shared_->client = std::make_unique<KubeletClient>(config.kubelet_socket, kCallDeadline);
+  shared_->stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (shared_->stop_fd < 0) throw std::runtime_error(fmt::format("eventfd: {}", std::strerror(errno)));
+  // Without inotify (its limits reached) the looks on the timer still keep the attribution current.
+  shared_->inotify = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  std::thread([shared = shared_] { shared->run(); }).detach();
+}
+
+AttributionWatcher::~AttributionWatcher() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(shared_->stop_fd, &one, sizeof one);
+}
+
+std::shared_ptr<const Attribution> AttributionWatcher::latest() const {
+  std::lock_guard lock(shared_->mutex);
+  return shared_->latest;
+}
+
+}  // namespace hipstack::smid

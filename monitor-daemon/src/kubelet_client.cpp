@@ -1,0 +1,93 @@
+#include "kubelet_client.hpp"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+
+#include <stdexcept>
+
+#include "kubelet/podresources/v1/api.grpc.pb.h"
+
+namespace hipstack::smid {
+namespace {
+
+std::vector<ContainerDevices> containers_of(const v1::PodResources& pod) {
+  std::vector<ContainerDevices> out;
+  for (const v1::ContainerResources& container : pod.containers()) {
+    ContainerDevices held{pod.name(), pod.namespace_(), container.name(), {}};
+    for (const v1::ContainerDevices& devices : container.devices()) {
+      for (const std::string& id : devices.device_ids()) held.devices.push_back({devices.resource_name(), id, "", "", {}});
+    }
+    for (const v1::DynamicResource& claim : container.dynamic_resources()) {
+      for (const v1::ClaimResource& resource : claim.claim_resources()) {
+        HeldDevice device{resource.driver_name(), resource.device_name(),
+                          fmt::format("{}/{}", claim.claim_namespace(), claim.claim_name()), resource.pool_name(), {}};
+        for (const v1::CDIDevice& cdi : resource.cdi_devices()) device.cdi_devices.push_back(cdi.name());
+        held.devices.push_back(std::move(device));
+      }
+    }
+    if (!held.devices.empty()) out.push_back(std::move(held));
+  }
+  return out;
+}
+
+}  // namespace
+
+struct KubeletClient::Stub {
+  std::unique_ptr<v1::PodResourcesLister::Stub> lister;
+};
+
+KubeletClient::KubeletClient(std::string socket_path, std::chrono::milliseconds deadline)
+    : socket_path_(std::move(socket_path)), deadline_(deadline), stub_(std::make_unique<Stub>()) {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(kMaxReplyBytes);
+  // A local socket: a kubelet restarting is back within seconds, so do not wait gRPC's default
+  // two minutes between attempts to reconnect.
+  arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  stub_->lister = v1::PodResourcesLister::NewStub(
+      grpc::CreateCustomChannel("unix:" + socket_path_, grpc::InsecureChannelCredentials(), arguments));
+}
+
+KubeletClient::~KubeletClient() = default;
+
+std::vector<ContainerDevices> KubeletClient::list() {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + deadline_);
+  v1::ListPodResourcesResponse reply;
+  const grpc::Status status = stub_->lister->List(&context, v1::ListPodResourcesRequest(), &reply);
+  if (!status.ok()) {
+    throw std::runtime_error(fmt::format("kubelet pod-resources List on {}: {} ({})", socket_path_,
+                                         status.error_message(), static_cast<int>(status.error_code())));
+  }
+  std::vector<ContainerDevices> out;
+  for (const v1::PodResources& pod : reply.pod_resources()) {
+    for (ContainerDevices& held : containers_of(pod)) out.push_back(std::move(held));
+  }
+  return out;
+}
+
+std::optional<std::vector<ContainerDevices>> KubeletClient::get(const std::string& pod, const std::string& namespace_name) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + deadline_);
+  v1::GetPodResourcesRequest request;
+  request.set_pod_name(pod);
+  request.set_pod_namespace(namespace_name);
+  v1::GetPodResourcesResponse reply;
+  const grpc::Status status = stub_->lister->Get(&context, request, &reply);
+  // The kubelet answers an unknown pod, and a Get its feature gate turns off, with plain errors
+  // (status UNKNOWN): their messages tell them apart.
+  const std::string& message = status.error_message();
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND ||
+      (status.error_code() == grpc::StatusCode::UNKNOWN && message.find("not found") != std::string::npos)) {
+    return std::nullopt;
+  }
+  get_unimplemented_ = status.error_code() == grpc::StatusCode::UNIMPLEMENTED ||
+                       (status.error_code() == grpc::StatusCode::UNKNOWN && message.find("disabled") != std::string::npos);
+  if (!status.ok()) {
+    throw std::runtime_error(fmt::format("kubelet pod-resources Get {}/{} on {}: {} ({})", namespace_name, pod, socket_path_,
+                                         message, static_cast<int>(status.error_code())));
+  }
+  return containers_of(reply.pod_resources());
+}
+
+}  // namespace hipstack::smid

@@ -1,0 +1,424 @@
+#!/usr/bin/python3
+"""Whose work is on each GPU: hipstack-smid with a fake kubelet (fake_kubelet.py: the real
+pod-resources v1 proto over a unix socket, Python's gRPC server), a copied capture whose /proc has
+processes in Kubernetes cgroups, and the kubelet's log folders that name pods and containers.
+
+Usage: test_attribution.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR PROTO_DIR [unittest arguments]
+
+Checked on /metrics and with a real gRPC client (GetAttribution): the holders the kubelet names
+land on exactly their GPUs and partitions; a process in a pod's cgroup is that container's, with
+its use equal to what hipstack-smi reads for the process; changes (a pod folder made or removed,
+the kubelet restarted) apply at once through Get and List, and the kubelet going away is said.
+Every daemon and kubelet is started here and stopped by PID; waits are bounded polls.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from smid_http import http_get, parse_metrics, series, wait_ready  # noqa: E402
+
+SMID = SMI = CAPTURES = PROTO = None
+pb = rpc = grpc = None
+HERE = os.path.dirname(os.path.abspath(__file__))
+SPX = "constructed/mi300x-8gpu-spx-nps1"
+CPX = "constructed/mi300x-8gpu-cpx-nps1"
+
+# Three pods' processes: containerd under the systemd driver (named by the log folders), containerd
+# under the cgroupfs driver on cgroup v1 (only its pod named), CRI-O with crun's child cgroup in a
+# guaranteed pod (named by nothing: shown by its ids).
+TRAINER_UID = "6f1c2b7e-3d4a-4b5c-9e8f-0a1b2c3d4e5f"
+TRAINER_ID = "a1" * 32
+BATCH_UID = "0b9a8c7d-6e5f-4a3b-8c2d-1e0f9a8b7c6d"
+BATCH_ID = "b2" * 32
+ALLREDUCE_UID = "12345678-90ab-4cde-8f01-23456789abcd"
+ALLREDUCE_ID = "c3" * 32
+LATE_UID = "99999999-8888-4777-8666-555555555555"
+CGROUPS = {
+    48214: "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice/cri-containerd-%s.scope\n"
+           % (TRAINER_UID.replace("-", "_"), TRAINER_ID),
+    48213: "12:memory:/kubepods/besteffort/pod%s/%s\n11:cpu,cpuacct:/kubepods/besteffort/pod%s/%s\n1:name=systemd:/\n"
+           % (BATCH_UID, BATCH_ID, BATCH_UID, BATCH_ID),
+    52890: "0::/kubepods.slice/kubepods-pod%s.slice/crio-%s.scope/container\n" % (ALLREDUCE_UID.replace("-", "_"), ALLREDUCE_ID),
+    51007: "0::/system.slice/vllm.service\n",  # a host process: nobody's container
+}
+
+
+def smi_json(capture_dir, *args):
+    out = subprocess.run([SMI, "--sysfs-root", os.path.join(capture_dir, "sys"), "--procfs-root",
+                          os.path.join(capture_dir, "proc"), "--json"] + list(args),
+                         capture_output=True, text=True, timeout=60)
+    return json.loads(out.stdout)
+
+
+def generate_stubs(out):
+    from grpc_tools import protoc
+    include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
+    if not os.path.isdir(include):
+        include = "/usr/include"
+    for name in ("hipstack/monitor/v1/monitor.proto", "hipstack/monitor/v1/local.proto"):
+        if protoc.main(["protoc", "-I" + PROTO, "-I" + include, "--python_out=" + out, "--grpc_python_out=" + out, name]) != 0:
+            raise RuntimeError("protoc failed on " + name)
+    sys.path.insert(0, out)
+
+
+def wait_for(what, check, timeout=15.0, log=lambda: ""):
+    """check()'s first true value; fails after timeout seconds naming `what`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for %s\n%s" % (what, log()))
+        time.sleep(0.05)
+
+
+class Node:
+    """A copied capture with cgroups, the kubelet's folders, a fake kubelet and a hipstack-smid."""
+
+    def __init__(self, test, capture):
+        self.test = test
+        self.dir = tempfile.mkdtemp(prefix="smid-attribution-")
+        test.addCleanup(shutil.rmtree, self.dir, True)
+        self.capture = os.path.join(self.dir, "capture")
+        shutil.copytree(os.path.join(CAPTURES, capture), self.capture)
+        for pid, text in CGROUPS.items():
+            if os.path.isdir(os.path.join(self.capture, "proc", str(pid))):
+                with open(os.path.join(self.capture, "proc", str(pid), "cgroup"), "w") as f:
+                    f.write(text)
+        self.logs = os.path.join(self.dir, "log")
+        os.makedirs(os.path.join(self.logs, "pods", "ml_trainer-0_" + TRAINER_UID, "worker"))
+        os.makedirs(os.path.join(self.logs, "pods", "batch_job-b_" + BATCH_UID, "main"))
+        os.makedirs(os.path.join(self.logs, "containers"))
+        os.symlink(os.path.join(self.logs, "pods", "ml_trainer-0_" + TRAINER_UID, "worker", "0.log"),
+                   os.path.join(self.logs, "containers", "trainer-0_ml_worker-%s.log" % TRAINER_ID))
+        self.kubelet_dir = os.path.join(self.dir, "pod-resources")
+        os.makedirs(self.kubelet_dir)
+        self.socket = os.path.join(self.kubelet_dir, "kubelet.sock")
+        self.state = os.path.join(self.dir, "kubelet.json")
+        self.calls = os.path.join(self.dir, "kubelet.calls")
+        self.kubelet = None
+        self.daemon = None
+
+    def say(self, pods, get="ok"):
+        """What the kubelet answers from now on (replaced whole, so no call sees half a file)."""
+        with open(self.state + ".new", "w") as f:
+            json.dump({"get": get, "pods": pods}, f)
+        os.replace(self.state + ".new", self.state)
+
+    def calls_made(self):
+        if not os.path.exists(self.calls):
+            return []
+        with open(self.calls) as f:
+            return f.read().splitlines()
+
+    def start_kubelet(self):
+        log = open(os.path.join(self.dir, "kubelet.err"), "a+")
+        self.test.addCleanup(log.close)
+        proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_kubelet.py"), PROTO, self.socket, self.state,
+                                 self.calls], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, text=True)
+        self.test.addCleanup(self.stop, proc)
+        # Ready once it says so: it prints after the server is bound.
+        self.test.assertEqual(proc.stdout.readline().strip(), "serving", "the fake kubelet did not start")
+        self.kubelet = proc
+        return proc
+
+    @staticmethod
+    def stop(proc):
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        if proc.stdout:
+            proc.stdout.close()
+
+    def start_daemon(self, attribution="on", interval_ms=500, socket=None):
+        config = os.path.join(self.dir, "smid.conf")
+        with open(config, "w") as f:
+            f.write("fast_interval_ms = 100\nattribution = %s\nkubelet_socket = %s\nkubelet_log_dir = %s\n"
+                    "attribution_interval_ms = %d\nprocfs_root = %s\n"
+                    % (attribution, socket or self.socket, self.logs, interval_ms, os.path.join(self.capture, "proc")))
+        self.grpc_socket = os.path.join(self.dir, "smid.sock")
+        self.err = open(os.path.join(self.dir, "smid.err"), "w+")
+        self.test.addCleanup(self.err.close)
+        proc = subprocess.Popen([SMID, "--config", config, "--sysfs-root", os.path.join(self.capture, "sys"),
+                                 "--http-listen", "127.0.0.1:0", "--grpc-listen", "unix:" + self.grpc_socket],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err)
+        self.test.addCleanup(self.stop, proc)
+        self.daemon = proc
+        port = wait_for("the daemon's HTTP port", lambda: self._port(), log=self.stderr)
+        self.port = int(port)
+        wait_ready(self.port, 20, alive=lambda: proc.poll() is None, log=self.stderr)
+        channel = grpc.insecure_channel("unix://" + self.grpc_socket)
+        self.test.addCleanup(channel.close)
+        grpc.channel_ready_future(channel).result(timeout=10)
+        self.stub = rpc.MonitorStub(channel)
+
+    def _port(self):
+        import re
+        m = re.search(r"listening on \S+ \(port (\d+)\)", self.stderr())
+        return m.group(1) if m else None
+
+    def stderr(self):
+        self.err.seek(0)
+        return self.err.read()
+
+    def page(self):
+        status, _, body = http_get(self.port, "/metrics")
+        self.test.assertEqual(status, 200)
+        return body
+
+    def samples(self):
+        return parse_metrics(self.page())
+
+    def holders(self):
+        """{(gpu, partition or None, pod, namespace, container, resource, claim or None)} on /metrics."""
+        return {(int(l["gpu"]), int(l["partition"]) if "partition" in l else None, l["pod"], l["namespace"],
+                 l["container"], l["resource"], l.get("claim"))
+                for l, v in series(self.samples(), "hipstack_gpu_attribution_info") if v == 1}
+
+    def wait_holders(self, expected, timeout=15.0):
+        wait_for("holders %r" % (expected,), lambda: self.holders() == expected, timeout,
+                 log=lambda: "now: %r\n%s" % (self.holders(), self.stderr()))
+
+
+def plugin(name, namespace, container, resource, ids):
+    return {"name": name, "namespace": namespace, "containers": [{"name": container, "devices": [{"resource": resource, "ids": ids}]}]}
+
+
+class AttributionTest(unittest.TestCase):
+    def test_kubelet_holders_land_on_exactly_their_gpus(self):
+        node = Node(self, SPX)
+        devices = {d["index"]: d for d in smi_json(node.capture, "static")["devices"]}
+        bdf = {i: d["bdf"] for i, d in devices.items()}
+        card5 = devices[5]["metrics"]["drm_card"]["value"]
+        render5 = devices[5]["metrics"]["drm_render_minor"]["value"]
+        dra = {"name": "infer-1", "namespace": "serve", "containers": [{"name": "vllm", "claims": [
+            {"name": "gpu-claim", "namespace": "serve",
+             "devices": [{"driver": "gpu.amd.com", "pool": "node-a", "device": "gpu-%d-%d" % (card5, render5)}]}]}]}
+        node.say([plugin("trainer-0", "ml", "worker", "amd.com/gpu", [bdf[0], bdf[3]]),
+                  dra,
+                  # A GPU shared by time slices: two pods hold replicas of GPU 2.
+                  plugin("shared-a", "ml", "a", "amd.com/gpu", [bdf[2] + "-slice-0"]),
+                  plugin("shared-b", "ml", "b", "amd.com/gpu", [bdf[2] + "-slice-1", bdf[2] + "-slice-2"]),
+                  # Not a GPU: not ours to judge. An AMD device no GPU here has: reported.
+                  plugin("nic", "net", "c", "rdma/hca", ["mlx5_0"]),
+                  plugin("ghost", "ml", "g", "amd.com/gpu", ["0000:ff:00.0"])])
+        node.start_kubelet()
+        node.start_daemon()
+        node.wait_holders({(0, None, "trainer-0", "ml", "worker", "amd.com/gpu", None),
+                           (3, None, "trainer-0", "ml", "worker", "amd.com/gpu", None),
+                           (5, None, "infer-1", "serve", "vllm", "gpu.amd.com", "serve/gpu-claim"),
+                           (2, None, "shared-a", "ml", "a", "amd.com/gpu", None),
+                           (2, None, "shared-b", "ml", "b", "amd.com/gpu", None)})
+        samples = node.samples()
+        self.assertEqual(series(samples, "hipstack_smid_kubelet_up"), [({}, 1.0)])
+        self.assertEqual(series(samples, "hipstack_smid_attribution_unmatched_devices"), [({}, 1.0)])
+        # The attribution series carry the GPU's labels, so they join every other GPU series.
+        for labels, _ in series(samples, "hipstack_gpu_attribution_info", gpu="3"):
+            self.assertEqual(labels["uuid"], devices[3]["uuid"])
+            self.assertEqual(labels["bdf"], bdf[3])
+
+        answer = node.stub.GetAttribution(pb.GetAttributionRequest())
+        self.assertTrue(answer.kubelet and answer.kubelet_ok, answer)
+        self.assertGreater(answer.kubelet_at_unix_ms, 0)
+        got = {(h.device_index, h.whole_gpu, h.pod, h.namespace, h.container, h.resource, h.device_id, h.claim) for h in answer.holders}
+        self.assertIn((0, True, "trainer-0", "ml", "worker", "amd.com/gpu", bdf[0], ""), got)
+        self.assertIn((5, True, "infer-1", "serve", "vllm", "gpu.amd.com", "gpu-%d-%d" % (card5, render5), "serve/gpu-claim"), got)
+        self.assertEqual(len(got), 5)
+        self.assertEqual([(u.pod, u.device_id) for u in answer.unmatched], [("ghost", "0000:ff:00.0")])
+        self.assertIn("0000:ff:00.0", answer.unmatched[0].reason)
+        only3 = node.stub.GetAttribution(pb.GetAttributionRequest(devices=[bdf[3]]))
+        self.assertEqual([(h.device_index, h.pod) for h in only3.holders], [(3, "trainer-0")])
+        with self.assertRaises(grpc.RpcError) as caught:
+            node.stub.GetAttribution(pb.GetAttributionRequest(devices=["99"]))
+        self.assertEqual(caught.exception.code(), grpc.StatusCode.NOT_FOUND)
+        self.assertIn("List", node.calls_made())
+
+    def test_a_cpx_partition_and_the_processes_of_each_container(self):
+        node = Node(self, CPX)
+        partitions = {d["index"]: d["partition_list"] for d in smi_json(node.capture, "partition")["devices"]}
+        # The kernel's amdgpu_xcp_N platform devices (AMD's device plugin names partitions by them),
+        # each with its DRM render node, as on a live CPX node: every partition after the first.
+        xcp = {}
+        for gpu in sorted(partitions):
+            for p in partitions[gpu][1:]:
+                name = "amdgpu_xcp_%d" % len(xcp)
+                minor = p["metrics"]["partition_render_minor"]["value"]
+                os.makedirs(os.path.join(node.capture, "sys", "devices", "platform", name, "drm", "renderD%d" % minor))
+                xcp[(gpu, p["index"])] = name
+        node.say([plugin("trainer-0", "ml", "worker", "amd.com/gpu", [xcp[(4, 1)]])])
+        node.start_kubelet()
+        node.start_daemon()
+        node.wait_holders({(4, 1, "trainer-0", "ml", "worker", "amd.com/gpu", None)})
+
+        processes = {(d["index"], p["pid"]): p for d in smi_json(node.capture, "process")["devices"] for p in d["processes"]}
+        vram = {key: p["metrics"]["process_vram"]["value"] for key, p in processes.items()}
+
+        def containers():
+            return {tuple(sorted(l.items())): v for l, v in series(node.samples(), "hipstack_container_gpu_vram_bytes")}
+        wait_for("container series", containers, log=node.stderr)
+        got = {}
+        for labels, value in series(node.samples(), "hipstack_container_gpu_vram_bytes"):
+            who = (labels.get("pod"), labels.get("namespace"), labels.get("container"), labels.get("pod_uid"),
+                   labels.get("container_id"))
+            got[(int(labels["gpu"]), who)] = value
+        self.assertEqual(got, {
+            (4, ("trainer-0", "ml", "worker", None, None)): vram[(4, 48214)],
+            (4, ("job-b", "batch", "", None, None)): vram[(4, 48213)],
+            (5, (None, None, None, ALLREDUCE_UID, ALLREDUCE_ID)): vram[(5, 52890)],
+            (6, (None, None, None, ALLREDUCE_UID, ALLREDUCE_ID)): vram[(6, 52890)],
+        })
+        counts = {(int(l["gpu"]), l.get("pod") or l.get("pod_uid")): v for l, v in series(node.samples(), "hipstack_container_gpu_processes")}
+        self.assertEqual(counts, {(4, "trainer-0"): 1, (4, "job-b"): 1, (5, ALLREDUCE_UID): 1, (6, ALLREDUCE_UID): 1})
+
+        answer = node.stub.GetAttribution(pb.GetAttributionRequest(devices=["4"]))
+        self.assertTrue(answer.processes)
+        by_pod = {c.pod_uid: c for c in answer.containers}
+        self.assertEqual(set(by_pod), {TRAINER_UID, BATCH_UID})
+        trainer = by_pod[TRAINER_UID]
+        self.assertEqual((trainer.container_id, trainer.runtime, trainer.named, trainer.pod, trainer.container),
+                         (TRAINER_ID, "containerd", True, "trainer-0", "worker"))
+        self.assertEqual(list(trainer.pids), [48214])
+        readings = {r.metric: r for r in trainer.readings}
+        self.assertEqual(readings["process_vram"].integer, vram[(4, 48214)])
+        self.assertEqual(by_pod[BATCH_UID].runtime, "")
+        self.assertEqual(by_pod[BATCH_UID].container, "")
+        self.assertEqual([h.partition for h in answer.holders if not h.whole_gpu], [1])
+
+    def test_changes_apply_at_once_through_get_and_list(self):
+        node = Node(self, SPX)
+        bdf = {d["index"]: d["bdf"] for d in smi_json(node.capture, "list")["devices"]}
+        first = [plugin("trainer-0", "ml", "worker", "amd.com/gpu", [bdf[0]])]
+        node.say(first)
+        node.start_kubelet()
+        node.start_daemon(interval_ms=600000)  # the timer never fires within the test: only changes move it
+        node.wait_holders({(0, None, "trainer-0", "ml", "worker", "amd.com/gpu", None)})
+        self.assertEqual(node.calls_made(), ["List"])
+
+        # A new pod: the kubelet makes its log folder; the daemon asks for that pod alone.
+        node.say(first + [plugin("late", "ml", "late", "amd.com/gpu", [bdf[2]])])
+        os.makedirs(os.path.join(node.logs, "pods", "ml_late_" + LATE_UID))
+        node.wait_holders({(0, None, "trainer-0", "ml", "worker", "amd.com/gpu", None),
+                           (2, None, "late", "ml", "late", "amd.com/gpu", None)})
+        self.assertEqual(node.calls_made(), ["List", "Get ml/late"])
+        # The pod goes: its folder is removed, its holding with it, without asking.
+        node.say(first)
+        os.rmdir(os.path.join(node.logs, "pods", "ml_late_" + LATE_UID))
+        node.wait_holders({(0, None, "trainer-0", "ml", "worker", "amd.com/gpu", None)})
+        self.assertEqual(node.calls_made(), ["List", "Get ml/late"])
+
+        # The kubelet restarts (its socket made anew) with other pods: one List brings them.
+        Node.stop(node.kubelet)
+        node.say([plugin("after", "ml", "x", "amd.com/gpu", [bdf[7]])])
+        node.start_kubelet()
+        node.wait_holders({(7, None, "after", "ml", "x", "amd.com/gpu", None)})
+        # (A List that came while the new kubelet was still starting is asked again soon: more Lists.)
+        calls = node.calls_made()
+        self.assertEqual(calls[:2], ["List", "Get ml/late"])
+        self.assertEqual(set(calls[2:]), {"List"})
+
+    def test_a_kubelet_without_get_is_asked_with_list(self):
+        for mode in ("unimplemented", "disabled"):
+            with self.subTest(get=mode):
+                node = Node(self, SPX)
+                bdf = {d["index"]: d["bdf"] for d in smi_json(node.capture, "list")["devices"]}
+                node.say([], get=mode)
+                node.start_kubelet()
+                node.start_daemon(interval_ms=600000)
+                wait_for("the first List", lambda: node.calls_made() == ["List"], log=node.stderr)
+                node.say([plugin("late", "ml", "late", "amd.com/gpu", [bdf[1]])], get=mode)
+                os.makedirs(os.path.join(node.logs, "pods", "ml_late_" + LATE_UID))
+                node.wait_holders({(1, None, "late", "ml", "late", "amd.com/gpu", None)})
+                self.assertEqual(node.calls_made(), ["List", "Get ml/late", "List"])
+                # Once told, the daemon does not try Get again.
+                node.say([plugin("late", "ml", "late", "amd.com/gpu", [bdf[1]]),
+                          plugin("later", "ml", "later", "amd.com/gpu", [bdf[6]])], get=mode)
+                os.makedirs(os.path.join(node.logs, "pods", "ml_later_" + TRAINER_UID))
+                wait_for("a second List", lambda: node.calls_made() == ["List", "Get ml/late", "List", "List"],
+                         log=lambda: repr(node.calls_made()))
+                node.wait_holders({(1, None, "late", "ml", "late", "amd.com/gpu", None),
+                                   (6, None, "later", "ml", "later", "amd.com/gpu", None)})
+
+    def test_the_kubelet_going_away_is_said_and_its_holders_dropped(self):
+        node = Node(self, SPX)
+        bdf = {d["index"]: d["bdf"] for d in smi_json(node.capture, "list")["devices"]}
+        node.say([plugin("trainer-0", "ml", "worker", "amd.com/gpu", [bdf[0]])])
+        node.start_kubelet()
+        node.start_daemon(interval_ms=300)
+        node.wait_holders({(0, None, "trainer-0", "ml", "worker", "amd.com/gpu", None)})
+        Node.stop(node.kubelet)
+        os.unlink(node.socket)
+        wait_for("kubelet_up 0", lambda: series(node.samples(), "hipstack_smid_kubelet_up") == [({}, 0.0)], log=node.stderr)
+        self.assertEqual(node.holders(), set())
+        answer = node.stub.GetAttribution(pb.GetAttributionRequest())
+        self.assertTrue(answer.kubelet)
+        self.assertFalse(answer.kubelet_ok)
+        self.assertIn(node.socket, answer.kubelet_error)
+
+    def test_auto_follows_the_kubelet_and_off_is_off(self):
+        node = Node(self, SPX)
+        bdf = {d["index"]: d["bdf"] for d in smi_json(node.capture, "list")["devices"]}
+        node.start_daemon(attribution="auto", interval_ms=300)
+        families = ("hipstack_smid_kubelet_up", "hipstack_gpu_attribution_info", "hipstack_container_gpu_processes")
+        page = node.page()
+        for family in families:
+            self.assertNotIn(family, page)
+        answer = node.stub.GetAttribution(pb.GetAttributionRequest())
+        self.assertFalse(answer.kubelet)
+        self.assertFalse(answer.processes)  # no kubelet, no scan of every process on the node
+        # The kubelet comes (a node joins a cluster): attribution starts; it goes: attribution stops.
+        node.say([plugin("trainer-0", "ml", "worker", "amd.com/gpu", [bdf[0]])])
+        node.start_kubelet()
+        node.wait_holders({(0, None, "trainer-0", "ml", "worker", "amd.com/gpu", None)})
+        self.assertEqual(series(node.samples(), "hipstack_smid_kubelet_up"), [({}, 1.0)])
+        self.assertTrue(node.stub.GetAttribution(pb.GetAttributionRequest()).processes)
+        Node.stop(node.kubelet)
+        os.unlink(node.socket)
+        wait_for("no attribution", lambda: all(f not in node.page() for f in families), log=node.stderr)
+        self.assertFalse(node.stub.GetAttribution(pb.GetAttributionRequest()).kubelet)
+
+        off = Node(self, SPX)
+        off.start_daemon(attribution="off")
+        with self.assertRaises(grpc.RpcError) as caught:
+            off.stub.GetAttribution(pb.GetAttributionRequest())
+        self.assertEqual(caught.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertIn("attribution = off", caught.exception.details())
+
+    def test_the_page_with_attribution_passes_promtool(self):
+        promtool = shutil.which("promtool")
+        self.assertIsNotNone(promtool, "promtool is required (scripts/deps.sh installs prometheus)")
+        node = Node(self, CPX)
+        node.say([plugin('q"uote', "ml", "worker", "amd.com/gpu", ["0000:05:00.0"])])
+        node.start_kubelet()
+        node.start_daemon()
+        wait_for("holders", node.holders, log=node.stderr)
+        wait_for("container series", lambda: series(node.samples(), "hipstack_container_gpu_processes"), log=node.stderr)
+        result = subprocess.run([promtool, "check", "metrics"], input=node.page(), capture_output=True, text=True, timeout=30)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn(('q"uote'), {h[2] for h in node.holders()})
+
+
+def main():
+    global SMID, SMI, CAPTURES, PROTO, pb, rpc, grpc
+    SMID, SMI, CAPTURES, PROTO = sys.argv[1:5]
+    import grpc as grpc_module
+    grpc = grpc_module
+    stubs = tempfile.mkdtemp(prefix="smid-attribution-stubs-")
+    try:
+        generate_stubs(stubs)
+        from hipstack.monitor.v1 import monitor_pb2, monitor_pb2_grpc
+        pb, rpc = monitor_pb2, monitor_pb2_grpc
+        unittest.main(argv=[sys.argv[0]] + sys.argv[5:], verbosity=2)
+    finally:
+        shutil.rmtree(stubs, True)
+
+
+if __name__ == "__main__":
+    main()
