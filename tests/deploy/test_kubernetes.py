@@ -49,7 +49,9 @@ SRC = WORK = VERSION = None
 RENDERER = None
 KUBECTL = shutil.which("kubectl")
 CHART = K8S = None
-VARIANTS = ["defaults", "tls", "no-servicemonitor", "nvidia", "custom"]
+VARIANTS = ["defaults", "tls", "no-servicemonitor", "nvidia", "custom", "attribution"]
+# The host paths attribution mounts (read-only), by volume name.
+ATTRIBUTION_VOLUMES = {"pod-resources", "pod-logs", "container-logs", "host-proc"}
 _cache = {}
 
 
@@ -165,7 +167,9 @@ RECORDED_OVERLAYS = {"amd": "", "nvidia": "nvidia"}  # recording name -> folder 
 def kustomize_inputs_digest():
     """SHA-256 over every file kustomize reads (containers/kubernetes but the Helm chart)."""
     digest = hashlib.sha256()
-    for folder, dirs, files in sorted(os.walk(K8S)):
+    # Top-down with each folder's subfolders sorted in place: a deterministic order in which helm/
+    # is really pruned (sorting os.walk's output would walk it all first).
+    for folder, dirs, files in os.walk(K8S):
         dirs[:] = sorted(d for d in dirs if os.path.join(folder, d) != os.path.join(K8S, "helm"))
         for name in sorted(files):
             path = os.path.join(folder, name)
@@ -298,7 +302,9 @@ class Checks(unittest.TestCase):
         return config
 
     def check_security(self, ds):
-        """No privilege: the settings docs/deploy-kubernetes.md lists."""
+        """No privilege: the settings docs/deploy-kubernetes.md lists. With attribution on, the
+        container (not the pod) runs as uid 0 for the kubelet's socket and mounts its folders and
+        the host's /proc read-only; every capability stays dropped."""
         spec = ds["spec"]["template"]["spec"]
         pod_sc = spec["securityContext"]
         self.assertIs(pod_sc["runAsNonRoot"], True)
@@ -307,18 +313,24 @@ class Checks(unittest.TestCase):
         for key in ("hostNetwork", "hostPID", "hostIPC"):
             self.assertFalse(spec.get(key, False), key)
         self.assertIs(spec["automountServiceAccountToken"], False)
+        host_paths = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"] if "hostPath" in v}
+        attribution = ATTRIBUTION_VOLUMES <= set(host_paths)
         for c in spec["containers"]:
             sc = c["securityContext"]
             self.assertIs(sc["allowPrivilegeEscalation"], False)
             self.assertIs(sc["readOnlyRootFilesystem"], True)
             self.assertFalse(sc.get("privileged", False))
             self.assertEqual(sc["capabilities"], {"drop": ["ALL"]})
+            if attribution:
+                self.assertEqual((sc.get("runAsUser"), sc.get("runAsNonRoot")), (0, False))
+            else:
+                self.assertNotIn("runAsUser", sc)
             self.assertIn("requests", c["resources"])
             self.assertIn("limits", c["resources"])
             self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz")
             self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/readyz")
-            host_paths = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"] if "hostPath" in v}
-            self.assertLessEqual(set(host_paths.values()), {"/sys"}, "no host path but /sys")
+            allowed = {"sys"} | (ATTRIBUTION_VOLUMES if attribution else set())
+            self.assertLessEqual(set(host_paths), allowed, "no host path but /sys (and attribution's)")
             for m in c["volumeMounts"]:
                 if m["name"] in host_paths:
                     self.assertIs(m.get("readOnly"), True, f"{m['name']} is mounted read-only")
@@ -538,6 +550,28 @@ class HelmChart(Checks):
         self.assertEqual(sm["metadata"]["namespace"], "monitoring")
         self.assertEqual(sm["metadata"]["labels"]["release"], "kube-prometheus-stack")
         self.assertEqual([r.get("targetLabel") for r in sm["spec"]["endpoints"][0]["relabelings"]], ["host", "node"])
+
+    def test_attribution(self):
+        docs = render_chart(variant_files("attribution"))[0]
+        spec = one(docs, "DaemonSet")["spec"]["template"]["spec"]
+        host_paths = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"] if "hostPath" in v}
+        self.assertEqual(host_paths, {"sys": "/sys", "pod-resources": "/var/lib/kubelet/pod-resources",
+                                      "pod-logs": "/srv/log/pods", "container-logs": "/srv/log/containers",
+                                      "host-proc": "/proc"})
+        mounts = {m["name"]: m["mountPath"] for m in spec["containers"][0]["volumeMounts"]}
+        config = parse_config(one(docs, "ConfigMap")["data"]["hipstack-smid.conf"])
+        self.assertEqual(config["attribution"], "on")
+        self.assertEqual(config["attribution_interval_ms"], "5000")
+        # The daemon's paths lie in the mounts: the socket in the kubelet's folder, pods/ and
+        # containers/ below kubelet_log_dir, the host's /proc at procfs_root.
+        self.assertEqual(config["kubelet_socket"], mounts["pod-resources"] + "/kubelet.sock")
+        self.assertEqual((mounts["pod-logs"], mounts["container-logs"]),
+                         (config["kubelet_log_dir"] + "/pods", config["kubelet_log_dir"] + "/containers"))
+        self.assertEqual(config["procfs_root"], mounts["host-proc"])
+        # Off (the default): none of it, and the daemon's own default (auto) finds no socket.
+        defaults = render_chart()[0]
+        self.assertFalse(ATTRIBUTION_VOLUMES & {v["name"] for v in one(defaults, "DaemonSet")["spec"]["template"]["spec"]["volumes"]})
+        self.assertNotIn("attribution", parse_config(one(defaults, "ConfigMap")["data"]["hipstack-smid.conf"]))
 
     def test_config_changes_roll_the_pods(self):
         def checksum(values):
