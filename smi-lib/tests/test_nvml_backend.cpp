@@ -122,6 +122,32 @@ TEST(NvmlBackend, OnlyRequestedMetricsAreAskedFor) {
   EXPECT_TRUE(reading_of(r, "energy_consumed").ok());
 }
 
+TEST(NvmlBackend, ProcessUtilisationIsNvmlsSamplesSinceTheLastLook) {
+  const System system = open_fake("h100x2-mig.txt");
+  // A first look has no window to measure: it says so rather than 0.
+  const auto first = system.processes(0);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(status_of(first[0].readings, "process_engine_busy"), Status::unavailable);
+  // The next look averages the samples taken since: 4242's; 4310 has none (it ran nothing).
+  const auto second = system.processes(0);
+  ASSERT_EQ(second.size(), 2u);
+  ASSERT_EQ(second[0].pid, 4242);
+  EXPECT_DOUBLE_EQ(number_of(second[0].readings, "process_engine_busy", "sm"), 87);
+  EXPECT_DOUBLE_EQ(number_of(second[0].readings, "process_engine_busy", "memory"), 41);
+  EXPECT_DOUBLE_EQ(number_of(second[0].readings, "process_engine_busy", "enc"), 3);
+  EXPECT_DOUBLE_EQ(number_of(second[0].readings, "process_engine_busy", "dec"), 0);
+  EXPECT_DOUBLE_EQ(number_of(second[1].readings, "process_engine_busy", "sm"), 0);
+  EXPECT_NE(reading_of(second[1].readings, "process_engine_busy", "sm").detail.find("idle"), std::string::npos);
+  // An interval measures at once, on a System that never looked.
+  const System fresh = open_fake("h100x2-mig.txt");
+  EXPECT_DOUBLE_EQ(number_of(fresh.processes(0, 20)[0].readings, "process_engine_busy", "sm"), 87);
+  // MIG: NVML does not sample per process; the reason, not a number.
+  ASSERT_FALSE(system.processes(1).empty());  // the first look
+  const Reading busy = reading_of(system.processes(1)[0].readings, "process_engine_busy", "");
+  EXPECT_FALSE(busy.ok());
+  EXPECT_NE(busy.detail.find("nvmlDeviceGetProcessUtilization"), std::string::npos) << busy.detail;
+}
+
 TEST(NvmlBackend, MigInstancesArePartitionsAndProcessesCarryThem) {
   const System system = open_fake("h100x2-mig.txt");
   ASSERT_EQ(system.devices().size(), 2u);

@@ -1,4 +1,5 @@
 // NVLink state and far ends, the topology common ancestor of two devices, and running processes.
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -133,6 +134,29 @@ extern "C" Return fake_nvml_impl_graphics_processes(Device device, unsigned* cou
   return process_query(device, "graphics_processes", count, infos);
 }
 
+// Every listed process has one sample, taken now: a look always finds it newer than the last one.
+extern "C" Return fake_nvml_impl_process_utilization(Device device, ProcessUtilizationSample* samples, unsigned* count,
+                                                      unsigned long long last_seen) {
+  FAKE_NVML_ENTER_DEVICE(device);
+  if (!count) return kErrorInvalidArgument;
+  FAKE_NVML_SCRIPTED("process_utilization");
+  const std::string* v = find(d, "process_utilization");
+  if (!v) return kErrorNotSupported;
+  const auto now = static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  std::vector<ProcessUtilizationSample> list = *parse_process_utilization(*v);
+  for (ProcessUtilizationSample& s : list) s.timeStamp = now;
+  if (now <= last_seen || list.empty()) return kErrorNotFound;
+  const auto n = static_cast<unsigned>(list.size());
+  if (!samples || *count < n) {
+    *count = n;
+    return kErrorInsufficientSize;
+  }
+  for (unsigned i = 0; i < n; ++i) samples[i] = list[i];
+  *count = n;
+  return kSuccess;
+}
+
 // ---- Exports: one alias per NVML name the variant keeps, for the members this file defines ------------
 #define FAKE_NVML_DEFINED_HERE_nvlink_state FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_nvlink_remote_pci FAKE_NVML_PROBE()
@@ -140,6 +164,7 @@ extern "C" Return fake_nvml_impl_graphics_processes(Device device, unsigned* cou
 #define FAKE_NVML_DEFINED_HERE_common_ancestor FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_compute_processes FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_graphics_processes FAKE_NVML_PROBE()
+#define FAKE_NVML_DEFINED_HERE_process_utilization FAKE_NVML_PROBE()
 HIPSTACK_NVML_SYMBOLS(FAKE_NVML_EXPORT_DEFINED_HERE)
 
 }  // namespace fake_nvml

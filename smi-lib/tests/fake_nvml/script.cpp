@@ -140,7 +140,7 @@ constexpr Named kValueTypeNames[] = {{"double", 0}, {"uint", 1},   {"ulong", 2},
 // ---- Key rules -----------------------------------------------------------------------------------
 
 enum class Type {
-  str, u16, u32, u64, bytes, boolean, ret, cuda, cc, arch, cmode, pstate, level, reasons, procs, addrs, vtype,
+  str, u16, u32, u64, bytes, boolean, ret, cuda, cc, arch, cmode, pstate, level, reasons, procs, putil, addrs, vtype,
   field, bus_id, real, xids
 };
 enum class Scope { device, mig, both };
@@ -287,6 +287,7 @@ constexpr Rule kDeviceRules[] = {
     {"nvlink.{n}.remote_type", Type::str, Scope::device, 16},
     {"compute_processes", Type::procs},
     {"graphics_processes", Type::procs},
+    {"process_utilization", Type::putil},
     {"max_mig_devices", Type::u32, Scope::device},
     {"gpu_instance_id", Type::u32, Scope::mig},
     {"compute_instance_id", Type::u32, Scope::mig},
@@ -344,6 +345,7 @@ bool value_ok(const Rule& rule, std::string_view v, std::string& error) {
     case Type::level: return parse_topology_level(v).has_value() || fail("a topology level (INTERNAL, SINGLE/PIX, MULTIPLE/PXB, HOSTBRIDGE/PHB, NODE, SYSTEM/SYS) or number");
     case Type::reasons: return parse_event_reasons(v).has_value() || fail("a bit mask or reason names joined with |");
     case Type::procs: return parse_processes(v).has_value() || fail("a process list pid:memory[:gpu_instance:compute_instance], ... or none");
+    case Type::putil: return parse_process_utilization(v).has_value() || fail("a list pid:sm:memory:encoder:decoder (percent), ... or none");
     case Type::addrs: return parse_addresses(v).has_value() || fail("a list of page addresses or none");
     case Type::vtype: return parse_value_type(v).has_value() || fail("a value type (double, uint, ulong, ullong, sllong, sint, ushort)");
     case Type::field: return true;  // checked once its type is known (cross_check)
@@ -678,6 +680,24 @@ std::optional<std::vector<nv::ProcessInfo>> parse_processes(std::string_view tex
       p.computeInstanceId = static_cast<unsigned>(*ci);
     }
     out.push_back(p);
+  }
+  return out;
+}
+
+std::optional<std::vector<nv::ProcessUtilizationSample>> parse_process_utilization(std::string_view text) {
+  std::vector<nv::ProcessUtilizationSample> out;
+  text = trim(text);
+  if (text.empty() || iequals(text, "none")) return out;
+  for (std::string_view item : split(text, ',')) {
+    auto fields = split(trim(item), ':');
+    if (fields.size() != 5) return std::nullopt;
+    unsigned values[5] = {};
+    for (std::size_t i = 0; i < 5; ++i) {
+      auto v = parse_uint(trim(fields[i]));
+      if (!v || *v > (i == 0 ? 0xffffffffULL : 100ULL)) return std::nullopt;
+      values[i] = static_cast<unsigned>(*v);
+    }
+    out.push_back({values[0], 0, values[1], values[2], values[3], values[4]});
   }
   return out;
 }

@@ -46,6 +46,8 @@ std::optional<double> parse_real(std::string_view text);
 // "79, 13 | 48": the XIDs of each drain, batches separated by '|' (an empty batch is allowed).
 std::optional<std::vector<std::vector<unsigned long long>>> parse_xid_batches(std::string_view text);  // strtod's forms: 93.8, -1, 1e3, nan
 std::optional<std::vector<nv::ProcessInfo>> parse_processes(std::string_view text);
+// "pid:sm:memory:encoder:decoder, ..." (percent): one sample per process, taken at each call.
+std::optional<std::vector<nv::ProcessUtilizationSample>> parse_process_utilization(std::string_view text);
 std::optional<std::vector<unsigned long long>> parse_addresses(std::string_view text);
 
 struct BusId {

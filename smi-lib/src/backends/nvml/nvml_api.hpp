@@ -92,6 +92,12 @@ struct ProcessInfo {         // nvmlProcessInfo_t (= v2) of the _v3 process quer
   unsigned int computeInstanceId;
 };
 
+struct ProcessUtilizationSample {  // nvmlProcessUtilizationSample_t
+  unsigned int pid;
+  unsigned long long timeStamp;  // CPU time of the sample, microseconds since the epoch
+  unsigned int smUtil, memUtil, encUtil, decUtil;  // percent
+};
+
 struct DeviceAttributes {    // nvmlDeviceAttributes_t
   unsigned int multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount,
       sharedJpegCount, sharedOfaCount, gpuInstanceSliceCount, computeInstanceSliceCount;
@@ -228,6 +234,8 @@ constexpr unsigned long long kEventSingleBitEcc = 0x1, kEventDoubleBitEcc = 0x2,
   X(nvlink_remote_type, Return(Device, unsigned, int*), "nvmlDeviceGetNvLinkRemoteDeviceType")               \
   X(compute_processes, Return(Device, unsigned*, ProcessInfo*), "nvmlDeviceGetComputeRunningProcesses_v3")    \
   X(graphics_processes, Return(Device, unsigned*, ProcessInfo*), "nvmlDeviceGetGraphicsRunningProcesses_v3")  \
+  X(process_utilization, Return(Device, ProcessUtilizationSample*, unsigned*, unsigned long long),           \
+    "nvmlDeviceGetProcessUtilization")                                                                         \
   X(max_mig_devices, Return(Device, unsigned*), "nvmlDeviceGetMaxMigDeviceCount")                             \
   X(mig_device_by_index, Return(Device, unsigned, Device*), "nvmlDeviceGetMigDeviceHandleByIndex")            \
   X(gpu_instance_id, Return(Device, unsigned*), "nvmlDeviceGetGpuInstanceId")                                 \

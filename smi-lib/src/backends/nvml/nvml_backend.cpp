@@ -258,7 +258,7 @@ void NvmlBackend::read_running_processes(const NvidiaGpu& gpu, std::vector<Readi
                "nvmlDeviceGetComputeRunningProcesses_v3 and nvmlDeviceGetGraphicsRunningProcesses_v3");
 }
 
-std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigned /*interval_ms*/) const {
+std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigned interval_ms) const {
   const NvidiaGpu& gpu = gpus_.at(device);
   const Api& api = library_->api();
   struct Seen {
@@ -295,6 +295,9 @@ std::vector<smi::ProcessInfo> NvmlBackend::processes(std::size_t device, unsigne
       }
     }
   }
+  std::map<unsigned, smi::ProcessInfo*> infos;
+  for (auto& [pid, seen] : by_pid) infos.emplace(pid, &seen.info);
+  if (!infos.empty()) add_process_use(gpu, device, interval_ms, infos);
   std::vector<smi::ProcessInfo> result;
   for (auto& [pid, seen] : by_pid) {
     ReadingList list(seen.info.readings);

@@ -104,6 +104,9 @@ class NvmlBackend final : public Backend {
 
  private:
   void read_running_processes(const NvidiaGpu& gpu, std::vector<Reading>& out) const;
+  // process_engine_busy of each listed process (nvml_process_use.cpp).
+  void add_process_use(const NvidiaGpu& gpu, std::size_t device, unsigned interval_ms,
+                       std::map<unsigned, smi::ProcessInfo*>& by_pid) const;
 
   const FsView& fs_;
   std::unique_ptr<Library> library_;
@@ -113,6 +116,10 @@ class NvmlBackend final : public Backend {
   std::mutex gpm_calls_;  // one GPM call at a time in the process (GpmWindow)
   std::vector<std::unique_ptr<GpmWindow>> gpm_;
   std::unique_ptr<XidWatch> xids_;
+  // When each GPU's processes were last looked at (wall clock, microseconds): the next look's
+  // utilisation samples are those taken since.
+  mutable std::mutex process_use_mutex_;
+  mutable std::map<std::size_t, unsigned long long> process_use_last_;
 };
 
 // One NVML device's readings (nvml_metrics.cpp).
