@@ -3,7 +3,9 @@
 pod-resources v1 proto over a unix socket, Python's gRPC server), a copied capture whose /proc has
 processes in Kubernetes cgroups, and the kubelet's log folders that name pods and containers.
 
-Usage: test_attribution.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR PROTO_DIR [unittest arguments]
+Usage: test_attribution.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR PROTO_DIR FAKE_NVML NVML_SCRIPTS
+       [unittest arguments]
+(FAKE_NVML: the fake libnvidia-ml.so.1 of smi-lib/tests/fake_nvml, for the NVIDIA GPUs' case.)
 
 Checked on /metrics and with a real gRPC client (GetAttribution): the holders the kubelet names
 land on exactly their GPUs and partitions; a process in a pod's cgroup is that container's, with
@@ -24,7 +26,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from smid_http import http_get, parse_metrics, series, wait_ready  # noqa: E402
 
-SMID = SMI = CAPTURES = PROTO = None
+SMID = SMI = CAPTURES = PROTO = FAKE_NVML = NVML_SCRIPTS = None
 pb = rpc = grpc = None
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPX = "constructed/mi300x-8gpu-spx-nps1"
@@ -50,11 +52,15 @@ CGROUPS = {
 }
 
 
-def smi_json(capture_dir, *args):
+def smi_json(capture_dir, *args, env=None):
     out = subprocess.run([SMI, "--sysfs-root", os.path.join(capture_dir, "sys"), "--procfs-root",
                           os.path.join(capture_dir, "proc"), "--json"] + list(args),
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, env=env)
     return json.loads(out.stdout)
+
+
+def nvidia_env(script):
+    return dict(os.environ, HIPSTACK_NVML_LIBRARY=FAKE_NVML, HIPSTACK_FAKE_NVML_SCRIPT=os.path.join(NVML_SCRIPTS, script))
 
 
 def generate_stubs(out):
@@ -83,13 +89,26 @@ def wait_for(what, check, timeout=15.0, log=lambda: ""):
 class Node:
     """A copied capture with cgroups, the kubelet's folders, a fake kubelet and a hipstack-smid."""
 
-    def __init__(self, test, capture):
+    def __init__(self, test, capture, cgroups=CGROUPS, env=None):
+        """capture: a bundled capture to copy, or None for an empty /sys and a /proc of cgroups's
+        processes (NVIDIA GPUs from the fake NVML, env)."""
         self.test = test
+        self.env = env
         self.dir = tempfile.mkdtemp(prefix="smid-attribution-")
         test.addCleanup(shutil.rmtree, self.dir, True)
         self.capture = os.path.join(self.dir, "capture")
-        shutil.copytree(os.path.join(CAPTURES, capture), self.capture)
-        for pid, text in CGROUPS.items():
+        if capture:
+            shutil.copytree(os.path.join(CAPTURES, capture), self.capture)
+        else:
+            os.makedirs(os.path.join(self.capture, "sys"))
+            for pid in cgroups:
+                folder = os.path.join(self.capture, "proc", str(pid))
+                os.makedirs(folder)
+                for name, text in (("comm", "python3\n"), ("cmdline", "python3\0serve.py\0"),
+                                   ("status", "Name:\tpython3\nUid:\t1000\t1000\t1000\t1000\n")):
+                    with open(os.path.join(folder, name), "w") as f:
+                        f.write(text)
+        for pid, text in cgroups.items():
             if os.path.isdir(os.path.join(self.capture, "proc", str(pid))):
                 with open(os.path.join(self.capture, "proc", str(pid), "cgroup"), "w") as f:
                     f.write(text)
@@ -149,7 +168,7 @@ class Node:
         self.test.addCleanup(self.err.close)
         proc = subprocess.Popen([SMID, "--config", config, "--sysfs-root", os.path.join(self.capture, "sys"),
                                  "--http-listen", "127.0.0.1:0", "--grpc-listen", "unix:" + self.grpc_socket],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err)
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err, env=self.env)
         self.test.addCleanup(self.stop, proc)
         self.daemon = proc
         port = wait_for("the daemon's HTTP port", lambda: self._port(), log=self.stderr)
@@ -292,6 +311,36 @@ class AttributionTest(unittest.TestCase):
         self.assertEqual(by_pod[BATCH_UID].container, "")
         self.assertEqual([h.partition for h in answer.holders if not h.whole_gpu], [1])
 
+    def test_nvidia_gpus_mig_instances_and_shared_replicas(self):
+        env = nvidia_env("h100x2-mig.txt")
+        llm_uid, mig_uid = "aaaaaaaa-1111-4222-8333-444444444444", "bbbbbbbb-1111-4222-8333-444444444444"
+        llm_id, mig_id = "d4" * 32, "e5" * 32
+        slice_of = "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice/cri-containerd-%s.scope\n"
+        node = Node(self, None, env=env, cgroups={
+            4242: slice_of % (llm_uid.replace("-", "_"), llm_id), 4310: "0::/user.slice\n",
+            5001: slice_of % (mig_uid.replace("-", "_"), mig_id), 5002: "0::/system.slice/x.service\n"})
+        os.symlink("x", os.path.join(node.logs, "containers", "llm-0_ml_server-%s.log" % llm_id))
+        os.symlink("x", os.path.join(node.logs, "containers", "mig-a_ml_a-%s.log" % mig_id))
+        gpus = {d["index"]: d for d in smi_json(node.capture, "partition", env=env)["devices"]}
+        mig0 = gpus[1]["partition_list"][0]["id"]
+        self.assertTrue(mig0.startswith("MIG-"), mig0)
+        node.say([plugin("llm-0", "ml", "server", "nvidia.com/gpu", [gpus[0]["uuid"] + "::1", gpus[0]["uuid"] + "::2"]),
+                  plugin("mig-a", "ml", "a", "nvidia.com/mig-3g.40gb", [mig0])])
+        node.start_kubelet()
+        node.start_daemon(interval_ms=300)
+        node.wait_holders({(0, None, "llm-0", "ml", "server", "nvidia.com/gpu", None),
+                           (1, 0, "mig-a", "ml", "a", "nvidia.com/mig-3g.40gb", None)})
+
+        def use(name, **labels):
+            return {(int(l["gpu"]), l["pod"], l.get("engine")): v for l, v in series(node.samples(), name, **labels)}
+        # Busy needs a second look at the processes: wait for it.
+        wait_for("SM busy of the container", lambda: use("hipstack_container_gpu_engine_busy_ratio", engine="sm"),
+                 log=node.stderr)
+        self.assertEqual(use("hipstack_container_gpu_vram_bytes"), {(0, "llm-0", None): 20480 * 2**20, (1, "mig-a", None): 10240 * 2**20})
+        self.assertEqual(use("hipstack_container_gpu_engine_busy_ratio"),
+                         {(0, "llm-0", "sm"): 0.87, (0, "llm-0", "memory"): 0.41, (0, "llm-0", "enc"): 0.03,
+                          (0, "llm-0", "dec"): 0.0})
+
     def test_changes_apply_at_once_through_get_and_list(self):
         node = Node(self, SPX)
         bdf = {d["index"]: d["bdf"] for d in smi_json(node.capture, "list")["devices"]}
@@ -406,8 +455,8 @@ class AttributionTest(unittest.TestCase):
 
 
 def main():
-    global SMID, SMI, CAPTURES, PROTO, pb, rpc, grpc
-    SMID, SMI, CAPTURES, PROTO = sys.argv[1:5]
+    global SMID, SMI, CAPTURES, PROTO, FAKE_NVML, NVML_SCRIPTS, pb, rpc, grpc
+    SMID, SMI, CAPTURES, PROTO, FAKE_NVML, NVML_SCRIPTS = sys.argv[1:7]
     import grpc as grpc_module
     grpc = grpc_module
     stubs = tempfile.mkdtemp(prefix="smid-attribution-stubs-")
@@ -415,7 +464,7 @@ def main():
         generate_stubs(stubs)
         from hipstack.monitor.v1 import monitor_pb2, monitor_pb2_grpc
         pb, rpc = monitor_pb2, monitor_pb2_grpc
-        unittest.main(argv=[sys.argv[0]] + sys.argv[5:], verbosity=2)
+        unittest.main(argv=[sys.argv[0]] + sys.argv[7:], verbosity=2)
     finally:
         shutil.rmtree(stubs, True)
 
