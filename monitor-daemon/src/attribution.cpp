@@ -68,16 +68,25 @@ std::optional<Target> match_render_minor(std::int64_t minor, const std::vector<G
   return std::nullopt;
 }
 
-// DRA: AMD's driver (gpu.amd.com) names a GPU or partition "gpu-<card>-<render minor>"; any driver's
-// CDI device names end in "=<device>", which may be a UUID or a BDF.
+// DRA: AMD's driver (gpu.amd.com) names a GPU or partition "gpu-<card>-<render minor>", NVIDIA's
+// (gpu.nvidia.com) a GPU "gpu-<minor of /dev/nvidiaN>" and a MIG device
+// "gpu-<minor>-mig-<profile>-<placement>" (not matched: its placement is not a MIG instance index);
+// any driver's CDI device names end in "=<device>", which may be a UUID or a BDF.
 Match match_dra(const HeldDevice& device, const std::vector<GpuKeys>& gpus) {
   const std::string_view name = device.id;
-  if (name.starts_with("gpu-")) {
-    const std::string_view rest = name.substr(4);
-    const auto dash = rest.find('-');
-    if (dash != std::string_view::npos && whole_number(rest.substr(0, dash))) {
-      if (const auto minor = whole_number(rest.substr(dash + 1))) {
+  const std::string_view numbers = name.starts_with("gpu-") ? name.substr(4) : std::string_view();
+  if (device.resource == "gpu.amd.com") {
+    const auto dash = numbers.find('-');
+    if (dash != std::string_view::npos && whole_number(numbers.substr(0, dash))) {
+      if (const auto minor = whole_number(numbers.substr(dash + 1))) {
         if (const auto target = match_render_minor(*minor, gpus)) return {target, ""};
+      }
+    }
+  }
+  if (device.resource == "gpu.nvidia.com") {
+    if (const auto minor = whole_number(numbers)) {
+      for (const GpuKeys& gpu : gpus) {
+        if (gpu.device_minor == minor) return {Target{gpu.index, std::nullopt}, ""};
       }
     }
   }
@@ -86,8 +95,13 @@ Match match_dra(const HeldDevice& device, const std::vector<GpuKeys>& gpus) {
     if (equals == std::string::npos) continue;
     if (const auto target = match_id(std::string_view(cdi).substr(equals + 1), gpus)) return {target, ""};
   }
-  return {std::nullopt, fmt::format("DRA device {} of driver {} (pool {}): neither an AMD gpu-CARD-RENDER name of a GPU here "
-                                    "nor a CDI device naming a GPU's UUID or BDF",
+  if (device.resource == "gpu.nvidia.com" && name.find("-mig-") != std::string_view::npos) {
+    return {std::nullopt, fmt::format("DRA device {} of driver {} (pool {}): a MIG device named by its placement, which "
+                                      "hipstack does not match to a MIG instance",
+                                      device.id, device.resource, device.pool)};
+  }
+  return {std::nullopt, fmt::format("DRA device {} of driver {} (pool {}): not a GPU or partition here by its name "
+                                    "(AMD gpu-CARD-RENDER, NVIDIA gpu-MINOR) nor by a CDI device naming a UUID or BDF",
                                     device.id, device.resource, device.pool)};
 }
 
@@ -101,6 +115,7 @@ GpuKeys gpu_keys(const smi::DeviceSummary& device, const std::vector<smi::Readin
   keys.bdf = device.bdf.empty() ? std::string() : smi::normalise_bdf(device.bdf);
   keys.card = integer_fact(facts, smi::MetricId::drm_card);
   keys.render_minor = integer_fact(facts, smi::MetricId::drm_render_minor);
+  keys.device_minor = integer_fact(facts, smi::MetricId::device_minor);
   for (const smi::Partition& p : partitions) {
     GpuKeys::Partition part{p.index, p.id, integer_fact(p.readings, smi::MetricId::partition_render_minor), ""};
     if (part.render_minor) {

@@ -29,6 +29,7 @@ struct GpuKeys {
   std::string uuid;
   std::string bdf;  // normalised: 0000:03:00.0
   std::optional<std::int64_t> card, render_minor;
+  std::optional<std::int64_t> device_minor;  // N of /dev/nvidiaN
   std::vector<Partition> partitions;
 };
 
@@ -48,8 +49,8 @@ struct Target {
 
 // The GPU or partition a held device names, or why none: an AMD device plugin BDF (the whole GPU,
 // or partition 0 of a partitioned one) or amdgpu_xcp_N, an NVIDIA UUID or MIG UUID, a shared
-// replica of either ("::N", "-slice-N"), a DRA device (AMD gpu-CARD-RENDER; a CDI name whose
-// device part is a UUID or BDF).
+// replica of either ("::N", "-slice-N"), a DRA device (AMD's gpu-CARD-RENDER, NVIDIA's gpu-MINOR;
+// any driver's CDI name whose device part is a UUID or BDF).
 struct Match {
   std::optional<Target> target;
   std::string why_not;  // when there is no target

@@ -20,7 +20,7 @@ void require(bool condition) {
 
 const std::vector<GpuKeys>& gpus() {
   static const std::vector<GpuKeys> keys = [] {
-    GpuKeys gpu{0, "GPU-100274a1-0000-0000-e3aa-140f9a5f9e31", "0000:05:00.0", 0, 128, {}};
+    GpuKeys gpu{0, "GPU-100274a1-0000-0000-e3aa-140f9a5f9e31", "0000:05:00.0", 0, 128, 0, {}};
     for (std::uint32_t p = 0; p < 8; ++p) gpu.partitions.push_back({p, gpu.uuid + "/" + std::to_string(p), 128 + p, "amdgpu_xcp_" + std::to_string(p)});
     return std::vector<GpuKeys>{gpu};
   }();
@@ -44,6 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   require(plugin.target.has_value() != !plugin.why_not.empty());
   const Match dra = match_held_device({"gpu.amd.com", std::string(text), "ns/claim", "pool", {std::string(text)}}, gpus());
   require(dra.target.has_value() != !dra.why_not.empty());
+  const Match nvidia = match_held_device({"gpu.nvidia.com", std::string(text), "ns/claim", "pool", {}}, gpus());
+  require(nvidia.target.has_value() != !nvidia.why_not.empty());
   if (plugin.target) require(plugin.target->gpu == 0 && (!plugin.target->partition || *plugin.target->partition < 8));
   return 0;
 }

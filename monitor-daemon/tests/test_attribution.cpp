@@ -98,12 +98,12 @@ TEST(PodDirectory, ReadsBothFoldersAndSaysWhatItCouldNot) {
 
 // An 8-way partitioned AMD GPU (0), a whole AMD GPU (1), an NVIDIA GPU with two MIG devices (2).
 std::vector<GpuKeys> node() {
-  GpuKeys cpx{0, "GPU-100274a1-0000-0000-e3aa-140f9a5f9e31", "0000:05:00.0", 0, 128, {}};
+  GpuKeys cpx{0, "GPU-100274a1-0000-0000-e3aa-140f9a5f9e31", "0000:05:00.0", 0, 128, std::nullopt, {}};
   for (std::uint32_t p = 0; p < 8; ++p) {
     cpx.partitions.push_back({p, cpx.uuid + "/" + std::to_string(p), 128 + p, p == 0 ? "" : "amdgpu_xcp_" + std::to_string(p - 1)});
   }
-  GpuKeys whole{1, "GPU-100274a1-0000-0000-2250-f807caf2231a", "0000:27:00.0", 8, 136, {{0, "x/0", 136, ""}}};
-  GpuKeys nvidia{2, "GPU-b1028956-cfa2-0990-bf4a-5da9abb51763", "0000:c1:00.0", std::nullopt, std::nullopt,
+  GpuKeys whole{1, "GPU-100274a1-0000-0000-2250-f807caf2231a", "0000:27:00.0", 8, 136, std::nullopt, {{0, "x/0", 136, ""}}};
+  GpuKeys nvidia{2, "GPU-b1028956-cfa2-0990-bf4a-5da9abb51763", "0000:c1:00.0", std::nullopt, std::nullopt, 3,
                  {{0, "MIG-4f1b6f4c-1a2b-5c3d-8e9f-0a1b2c3d4e5f", std::nullopt, ""},
                   {1, "MIG-5a2c7e5d-2b3c-5d4e-9fa0-1b2c3d4e5f60", std::nullopt, ""}}};
   return {cpx, whole, nvidia};
@@ -141,11 +141,18 @@ TEST(HeldDevices, DraDevices) {
   };
   EXPECT_EQ(dra("gpu.amd.com", "gpu-8-136").target, target(1));
   EXPECT_EQ(dra("gpu.amd.com", "gpu-1-131").target, target(0, 3));  // a pre-made partition's render node
-  EXPECT_EQ(dra("gpu.nvidia.com", "gpu-0", {"k8s.gpu.nvidia.com/device=GPU-b1028956-cfa2-0990-bf4a-5da9abb51763"}).target,
+  EXPECT_EQ(dra("gpu.nvidia.com", "gpu-3").target, target(2));  // the minor of /dev/nvidia3
+  EXPECT_EQ(dra("example.com", "gpu-0", {"k8s.gpu.example.com/device=GPU-b1028956-cfa2-0990-bf4a-5da9abb51763"}).target,
             target(2));
   const Match unknown = dra("gpu.nvidia.com", "gpu-0", {"k8s.gpu.nvidia.com/device=gpu-0"});
   EXPECT_FALSE(unknown.target);
   EXPECT_NE(unknown.why_not.find("gpu.nvidia.com"), std::string::npos);
+  const Match mig = dra("gpu.nvidia.com", "gpu-3-mig-9-4-4");
+  EXPECT_FALSE(mig.target);
+  EXPECT_NE(mig.why_not.find("MIG device"), std::string::npos);
+  // Each driver's form only: AMD's card-render is not NVIDIA's minor, nor the other way round.
+  EXPECT_FALSE(dra("gpu.nvidia.com", "gpu-8-136").target);
+  EXPECT_FALSE(dra("gpu.amd.com", "gpu-3").target);
   EXPECT_FALSE(dra("gpu.amd.com", "gpu-8-999").target);
   EXPECT_FALSE(dra("gpu.amd.com", "gpu-x-136").target);
 }

@@ -324,12 +324,16 @@ class AttributionTest(unittest.TestCase):
         gpus = {d["index"]: d for d in smi_json(node.capture, "partition", env=env)["devices"]}
         mig0 = gpus[1]["partition_list"][0]["id"]
         self.assertTrue(mig0.startswith("MIG-"), mig0)
+        # NVIDIA's DRA driver names a GPU by the minor of its /dev/nvidiaN (GPU 1's is 1 here).
+        dra = {"name": "dra-b", "namespace": "ml", "containers": [{"name": "b", "claims": [
+            {"name": "gpu", "namespace": "ml", "devices": [{"driver": "gpu.nvidia.com", "pool": "node-a", "device": "gpu-1"}]}]}]}
         node.say([plugin("llm-0", "ml", "server", "nvidia.com/gpu", [gpus[0]["uuid"] + "::1", gpus[0]["uuid"] + "::2"]),
-                  plugin("mig-a", "ml", "a", "nvidia.com/mig-3g.40gb", [mig0])])
+                  plugin("mig-a", "ml", "a", "nvidia.com/mig-3g.40gb", [mig0]), dra])
         node.start_kubelet()
         node.start_daemon(interval_ms=300)
         node.wait_holders({(0, None, "llm-0", "ml", "server", "nvidia.com/gpu", None),
-                           (1, 0, "mig-a", "ml", "a", "nvidia.com/mig-3g.40gb", None)})
+                           (1, 0, "mig-a", "ml", "a", "nvidia.com/mig-3g.40gb", None),
+                           (1, None, "dra-b", "ml", "b", "gpu.nvidia.com", "ml/gpu")})
 
         def use(name, **labels):
             return {(int(l["gpu"]), l["pod"], l.get("engine")): v for l, v in series(node.samples(), name, **labels)}

@@ -49,6 +49,7 @@
   X(24, cuda_driver_version,     NONE, TEXT,    DEVICE, IDENTITY, "", "CUDA version the NVIDIA driver supports, e.g. 13.0.") \
   X(25, compute_capability,      NONE, TEXT,    DEVICE, IDENTITY, "", "CUDA compute capability, e.g. 9.0.")  \
   X(26, architecture,            NONE, TEXT,    DEVICE, IDENTITY, "", "GPU architecture family, e.g. hopper.") \
+  X(27, device_minor,            NONE, INTEGER, DEVICE, IDENTITY, "", "Minor number of the GPU's own character device: N of /dev/nvidiaN (NVIDIA).") \
   /* static facts: 100..199 */                                                                             \
   X(100, vram_total,             BYTE, INTEGER, DEVICE, STATIC, "", "Total VRAM.")                          \
   X(101, vram_visible_total,     BYTE, INTEGER, DEVICE, STATIC, "", "CPU-visible VRAM (BAR) size.")         \

@@ -290,6 +290,7 @@ void read_identity(const Library& lib, const NvidiaGpu& gpu, const SampleOptions
       p.text(MetricId::architecture, "nvmlDeviceGetArchitecture", arch_code, arch_code == kSuccess ? architecture_name(arch) : "");
     }
   }
+  if (want({MetricId::device_minor})) p.fetch<unsigned>(MetricId::device_minor, "nvmlDeviceGetMinorNumber", api.minor_number, 1.0);
   p.list().text(MetricId::device_type, "discrete", "NVML");
 }
 
