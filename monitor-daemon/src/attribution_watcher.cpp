@@ -219,23 +219,32 @@ struct AttributionWatcher::Shared {
 
   void run() {
     name_thread("smid-attribution");
-    auto next = std::chrono::steady_clock::now();
+    using Clock = std::chrono::steady_clock;
+    auto next_look = Clock::now();
+    auto next_match = Clock::time_point::max();
     for (;;) {
-      if (std::chrono::steady_clock::now() >= next) {
+      const auto now = Clock::now();
+      if (now >= next_look) {
         full_look();
-        // Until every GPU's identity and partitions are sampled, look again soon.
-        next = std::chrono::steady_clock::now() + (complete ? interval : std::min(interval, std::chrono::milliseconds(250)));
+        next_look = Clock::now() + interval;
+      } else if (now >= next_match) {
+        match();
+        publish();
       }
+      // Until every GPU's identity and partitions are sampled, the held devices are matched
+      // again soon (with the kubelet's answer kept: it is not asked again for that).
+      next_match = complete ? Clock::time_point::max() : Clock::now() + std::chrono::milliseconds(250);
+      if (retry.count() > 0) next_look = std::min(next_look, Clock::now() + retry);
       watch();
-      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - std::chrono::steady_clock::now());
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(next_look, next_match) - Clock::now());
       pollfd fds[2] = {{stop_fd, POLLIN, 0}, {inotify, POLLIN, 0}};
       const int ready = ::poll(fds, inotify >= 0 ? 2 : 1, static_cast<int>(std::max<std::int64_t>(0, wait.count())));
       if (ready < 0 && errno != EINTR) return;
       if ((fds[0].revents & POLLIN) != 0) return;
       if (inotify >= 0 && (fds[1].revents & POLLIN) != 0) apply(read_events());
-      if (retry.count() > 0) next = std::min(next, std::chrono::steady_clock::now() + retry);
     }
   }
+
 };
 
 AttributionWatcher::AttributionWatcher(std::shared_ptr<const smi::System> system, std::vector<std::shared_ptr<DeviceState>> devices,
