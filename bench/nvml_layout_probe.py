@@ -13,6 +13,9 @@ kills the child). Read-only: no setting of the GPU is changed. GPU 0 only.
   nvmlDeviceGetComputeRunningProcesses_v3
                                24-byte nvmlProcessInfo_t entries (a child process holds GPU memory;
                                needs torch)
+  nvmlDeviceGetProcessUtilization
+                               32-byte nvmlProcessUtilizationSample_t entries (the same child runs
+                               matrix products, so NVML samples it)
   nvmlDeviceGetFieldValues     40-byte nvmlFieldValue_t entries
   nvmlDeviceGetMemoryInfo_v2   the versioned 40-byte nvmlMemory_v2_t
 
@@ -126,9 +129,15 @@ def main():
     else:
         print("nvmlGpmMetricsGet: GPU 0 has no GPM (skipped)")
 
-    # --- Processes: a child holds 1 GiB on GPU 0.
+    # --- Processes: a child holds 1 GiB on GPU 0 and keeps its SMs busy until its stdin closes.
     child = subprocess.Popen([sys.executable, "-c",
-                              "import torch,sys; x=torch.empty(1<<28, device='cuda:0'); print('ready', flush=True); sys.stdin.read()"],
+                              "import torch,sys,threading\n"
+                              "x=torch.empty(1<<28, device='cuda:0'); a=torch.randn(2048,2048,device='cuda:0')\n"
+                              "def spin():\n"
+                              "    while True:\n"
+                              "        a@a; torch.cuda.synchronize()\n"
+                              "threading.Thread(target=spin,daemon=True).start()\n"
+                              "print('ready', flush=True); sys.stdin.read()"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline().strip() == "ready", "the child did not start"
@@ -146,6 +155,25 @@ def main():
               f"stride {pids} (child {child.pid}: {'found' if child.pid in pids else 'NOT found'}), "
               f"bytes written past {count.value} entries: {past}")
         bad |= past > 0 or child.pid not in pids
+
+        # Utilisation samples: the count first (no buffer), then exactly that many entries.
+        time.sleep(2)
+        count = ctypes.c_uint(0)
+        rc_count = nvml.nvmlDeviceGetProcessUtilization(dev, None, ctypes.byref(count), ctypes.c_ulonglong(0))
+        entries = count.value
+        buf = guarded(entries * 32)
+        rc = nvml.nvmlDeviceGetProcessUtilization(dev, buf, ctypes.byref(count), ctypes.c_ulonglong(0))
+        base = ctypes.addressof(buf)
+        samples = [(ctypes.c_uint.from_address(base + 32 * i).value, ctypes.c_ulonglong.from_address(base + 32 * i + 8).value,
+                    ctypes.c_uint.from_address(base + 32 * i + 16).value) for i in range(min(count.value, entries))]
+        mine = [sm for pid, stamp, sm in samples if pid == child.pid]
+        past = written_past(buf, entries * 32)
+        now_us = time.time() * 1e6
+        stamps_ok = all(abs(now_us - stamp) < 60e6 for _, stamp, _ in samples)
+        print(f"nvmlDeviceGetProcessUtilization: count call return {rc_count} ({entries}), fill return {rc}, "
+              f"{count.value} sample(s), the child's SM % {mine}, timestamps within a minute of now (µs since the "
+              f"epoch): {stamps_ok}, bytes written past {entries} entries: {past}")
+        bad |= past > 0 or not mine or not stamps_ok
     finally:
         child.stdin.close()
         child.wait()
