@@ -3,7 +3,7 @@
 # Usage: scripts/deps.sh [build|test|superbuild|containers]
 set -euo pipefail
 build_packages=(build-essential cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev
-                libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
+                libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libsqlite3-dev)
 test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev rocm-smi librocm-smi64-1 util-linux prometheus systemd
                python3-grpcio python3-grpc-tools python3-protobuf python3-h2 python3-yaml dbus dbus-daemon openssl
                fuse3 libfuse3-dev

@@ -151,6 +151,18 @@ Config load_config(const std::string& path) {
       if (config.attribution_interval < std::chrono::milliseconds(100)) {
         throw std::runtime_error(fmt::format("{}: attribution_interval_ms must be at least 100", where));
       }
+    } else if (key == "job_db") {
+      if (value != "off" && !value.starts_with('/')) {
+        throw std::runtime_error(fmt::format("{}: job_db must be an absolute path or off", where));
+      }
+      config.job_db = value;
+    } else if (key == "job_mapping_dir") {
+      if (!value.empty() && !value.starts_with('/')) {
+        throw std::runtime_error(fmt::format("{}: job_mapping_dir must be an absolute path", where));
+      }
+      config.job_mapping_dir = value;
+    } else if (key == "job_retention_days") {
+      config.job_retention = std::chrono::hours(24 * parse_count(value, where, 0, 36500));
     } else if (key == "host") {
       config.host = value;
     } else if (key == "health_policy") {

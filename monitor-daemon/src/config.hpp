@@ -57,6 +57,11 @@ struct Config {
   std::string kubelet_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
   std::string kubelet_log_dir = "/var/log";       // holds the kubelet's pods/ and containers/ folders
   std::chrono::milliseconds attribution_interval{10000};
+  // Job accounting (job_accounting.hpp, docs/jobs.md); these apply at start. job_db: the job
+  // store, or off (the packaged configuration sets /var/lib/hipstack/jobs.db).
+  std::string job_db = "off";
+  std::string job_mapping_dir;                    // dcgm-exporter's job-mapping folder; "" = none
+  std::chrono::hours job_retention{24 * 90};      // stopped jobs are deleted after this; 0 = kept
   std::string health_policy;                      // HealthPolicy file; "" = defaults
   // health_policy's thresholds, read and checked by load_config: a configuration that names a
   // missing or malformed file is refused as a whole (at start, or by a reload that keeps the old one).

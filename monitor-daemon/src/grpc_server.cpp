@@ -90,10 +90,11 @@ class StreamCounterFactory final : public grpc::experimental::ServerInterceptorF
 
 }  // namespace
 
-GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource source, MonitorService::MutationRunner mutations)
+GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource source, MonitorService::MutationRunner mutations,
+                       JobAccounting* jobs)
     : access_(config, peers_),
       streams_(config.max_streams, config.slow_consumer_limit, config.stream_idle_limit),
-      service_(std::move(source), access_, streams_, std::move(mutations)) {
+      service_(std::move(source), access_, streams_, std::move(mutations), jobs) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;

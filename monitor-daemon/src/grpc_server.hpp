@@ -23,7 +23,8 @@ namespace hipstack::smid {
 class GrpcServer {
  public:
   // Binds config.grpc_listen; throws std::runtime_error naming the address when it cannot.
-  GrpcServer(const Config& config, MonitorService::SamplerSource source, MonitorService::MutationRunner mutations);
+  GrpcServer(const Config& config, MonitorService::SamplerSource source, MonitorService::MutationRunner mutations,
+             JobAccounting* jobs = nullptr);
   ~GrpcServer();
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;

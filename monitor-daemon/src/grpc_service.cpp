@@ -44,8 +44,9 @@ void fill_health_snapshot(const Sampler& sampler, const std::vector<std::uint32_
 
 }  // namespace
 
-MonitorService::MonitorService(SamplerSource source, const Access& access, StreamQuota& streams, MutationRunner mutations)
-    : source_(std::move(source)), mutations_(std::move(mutations)), access_(access), streams_(streams) {
+MonitorService::MonitorService(SamplerSource source, const Access& access, StreamQuota& streams, MutationRunner mutations,
+                               JobAccounting* jobs)
+    : source_(std::move(source)), mutations_(std::move(mutations)), jobs_(jobs), access_(access), streams_(streams) {
   follow_events();
 }
 

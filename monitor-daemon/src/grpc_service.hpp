@@ -9,6 +9,7 @@
 
 #include "access.hpp"
 #include "event_log.hpp"
+#include "job_accounting.hpp"
 #include "hipstack/monitor/v1/monitor.grpc.pb.h"
 #include "sampler.hpp"
 #include "snapshot_stream.hpp"
@@ -27,7 +28,9 @@ class MonitorService final : public pb::Monitor::CallbackService {
   // provides it, and reloads the sampler afterwards so that reads show the new state.
   using Change = std::function<smi::ControlResult(smi::System&)>;
   using MutationRunner = std::function<smi::ControlResult(const std::string& who, const Change& change)>;
-  MonitorService(SamplerSource source, const Access& access, StreamQuota& streams, MutationRunner mutations);
+  // jobs: the daemon's job accounting; null when job_db is off.
+  MonitorService(SamplerSource source, const Access& access, StreamQuota& streams, MutationRunner mutations,
+                 JobAccounting* jobs = nullptr);
 
   grpc::ServerUnaryReactor* ListDevices(grpc::CallbackServerContext*, const pb::ListDevicesRequest*, pb::ListDevicesResponse*) override;
   grpc::ServerUnaryReactor* GetDevice(grpc::CallbackServerContext*, const pb::GetDeviceRequest*, pb::DeviceDetail*) override;
@@ -45,6 +48,10 @@ class MonitorService final : public pb::Monitor::CallbackService {
   grpc::ServerUnaryReactor* SetPartition(grpc::CallbackServerContext*, const pb::SetPartitionRequest*, pb::MutationResponse*) override;
   grpc::ServerUnaryReactor* SetPowerCap(grpc::CallbackServerContext*, const pb::SetPowerCapRequest*, pb::MutationResponse*) override;
   grpc::ServerUnaryReactor* ResetDevice(grpc::CallbackServerContext*, const pb::ResetDeviceRequest*, pb::MutationResponse*) override;
+  grpc::ServerUnaryReactor* StartJob(grpc::CallbackServerContext*, const pb::StartJobRequest*, pb::Job*) override;
+  grpc::ServerUnaryReactor* StopJob(grpc::CallbackServerContext*, const pb::StopJobRequest*, pb::Job*) override;
+  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext*, const pb::GetJobRequest*, pb::Job*) override;
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext*, const pb::ListJobsRequest*, pb::ListJobsResponse*) override;
 
   // The read-only unary methods, answered at once from the snapshots: the gRPC methods above and
   // the local query protocol (local_query.hpp) both call these.
@@ -69,8 +76,14 @@ class MonitorService final : public pb::Monitor::CallbackService {
   grpc::ServerUnaryReactor* mutate(grpc::CallbackServerContext* context, const std::string& device, const std::string& what,
                                    MutationFn change, pb::MutationResponse* out);
 
+  // The job calls (grpc_jobs.cpp): identifies the caller, requires the admin role when asked, and
+  // runs `call` on the jobs queue, answering its status (a JobRequestError as its status code).
+  grpc::ServerUnaryReactor* run_job_call(grpc::CallbackServerContext* context, bool needs_admin, const char* what,
+                                         std::function<grpc::Status(const Caller&)> call);
+
   SamplerSource source_;
   MutationRunner mutations_;
+  JobAccounting* jobs_;
   const Access& access_;
   StreamQuota& streams_;
   static constexpr std::size_t kMaxHistoryPageBytes = 256 * 1024;  // GetHistoryResponse's page (monitor.proto)
@@ -82,6 +95,8 @@ class MonitorService final : public pb::Monitor::CallbackService {
   WorkQueue history_pages_{2, 32, std::chrono::seconds(2)};
   // Mutations: one at a time (they write to the device and may wait for it); a few wait.
   WorkQueue mutations_queue_{1, 4, std::chrono::seconds(60)};
+  // Job calls wait on the job store's disk (its busy timeout is 2 s): one at a time, 32 wait.
+  WorkQueue jobs_queue_{1, 32, std::chrono::seconds(10)};
 };
 
 }  // namespace hipstack::smid

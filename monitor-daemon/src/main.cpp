@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -26,6 +27,7 @@
 #include "dbus_service.hpp"
 #include "grpc_server.hpp"
 #include "http_server.hpp"
+#include "job_accounting.hpp"
 #include "prometheus.hpp"
 #include "sampler.hpp"
 #include "thread_name.hpp"
@@ -51,6 +53,7 @@ struct Served {
 
 struct Runtime {
   Config config;
+  std::unique_ptr<JobAccounting> jobs;  // started once: job_db applies at start; outlives its users below
   std::unique_ptr<HttpServer> server;
   std::unique_ptr<GrpcServer> grpc;  // bound once: its listeners and TLS settings apply at start
   std::unique_ptr<DbusService> dbus; // connected once: the bus choice applies at start
@@ -69,7 +72,8 @@ HttpResponse answer(Runtime& rt, const std::string& path) {
   const auto served = rt.current();
   if (path == "/metrics") {
     auto parts = rt.page.render_parts(served->sampler->views(),
-                                      {served->host, kVersion, served->profile, served->sampler->attribution()});
+                                      {served->host, kVersion, served->profile, served->sampler->attribution(),
+                                       rt.jobs ? rt.jobs->gpu_jobs() : nullptr});
     return {200, "text/plain; version=0.0.4; charset=utf-8", std::move(parts.status), std::move(parts.samples)};
   }
   if (path == "/healthz") return plain_text(200, "ok\n");
@@ -143,10 +147,23 @@ void install(Runtime& rt, Prepared p) {
   }
   if (!rt.started) {
     rt.started = true;
+    if (rt.config.job_db != "off") {
+      JobAccountingOptions jobs;
+      jobs.db_path = rt.config.job_db;
+      jobs.mapping_dir = rt.config.job_mapping_dir;
+      // Every sample is counted well before the history ring (history_length samples) drops it.
+      jobs.poll = std::clamp(rt.config.fast_interval / 2, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+      // A sample later than this after the previous one means the daemon was not sampling in between.
+      jobs.max_gap_s = std::chrono::duration<double>(5 * rt.config.fast_interval + rt.config.read_deadline).count();
+      jobs.retention = rt.config.job_retention;
+      rt.jobs = std::make_unique<JobAccounting>(jobs, [&rt]() -> std::shared_ptr<const Sampler> { return rt.current()->sampler; });
+      if (rt.jobs->unavailable().empty()) std::fprintf(stderr, "hipstack-smid: job accounting in %s\n", rt.config.job_db.c_str());
+    }
     if (rt.config.grpc_listen != "off") {
       rt.grpc = std::make_unique<GrpcServer>(
           rt.config, [&rt]() -> std::shared_ptr<const Sampler> { return rt.current()->sampler; },
-          [&rt](const std::string& who, const MonitorService::Change& change) { return run_change(rt, who, change); });
+          [&rt](const std::string& who, const MonitorService::Change& change) { return run_change(rt, who, change); },
+          rt.jobs.get());
       std::fprintf(stderr, "hipstack-smid: gRPC on %s\n", rt.grpc->description().c_str());
     }
     if (rt.config.dbus != "off") {
@@ -164,8 +181,9 @@ void install(Runtime& rt, Prepared p) {
              before.max_streams != rt.config.max_streams || before.dbus != rt.config.dbus ||
              before.grpc_flood_burst_bytes != rt.config.grpc_flood_burst_bytes ||
              before.grpc_flood_bytes_per_second != rt.config.grpc_flood_bytes_per_second ||
-             before.grpc_flood_refuse != rt.config.grpc_flood_refuse) {
-    std::fprintf(stderr, "hipstack-smid: gRPC, TLS, admin and D-Bus settings changed: they apply at the next restart\n");
+             before.grpc_flood_refuse != rt.config.grpc_flood_refuse || before.job_db != rt.config.job_db ||
+             before.job_mapping_dir != rt.config.job_mapping_dir || before.job_retention != rt.config.job_retention) {
+    std::fprintf(stderr, "hipstack-smid: gRPC, TLS, admin, D-Bus and job settings changed: they apply at the next restart\n");
   }
 }
 
@@ -362,6 +380,7 @@ int run(int argc, char** argv) {
           rt.server.reset();
           rt.grpc.reset();
           rt.dbus.reset();
+          rt.jobs.reset();  // counts and writes the samples taken since its last look
           std::_Exit(0);  // see --once: detached workers must not delay shutdown
         }
       }

@@ -254,13 +254,20 @@ std::string container_family_name(const smi::MetricInfo& info) {
 // Whose work is on each GPU (attribution.hpp): one series per holding the kubelet reports, the
 // container's summed process use per GPU, and whether the kubelet answered.
 void render_attribution(std::string& out, const std::vector<Sampler::View>& views, const ExpositionContext& context) {
-  if (!context.attribution) return;
-  const Attribution& a = *context.attribution;
+  if (!context.attribution && !context.jobs) return;
   std::map<std::uint32_t, std::string> labels_of;
-  for (const Sampler::View& view : views) {
-    if (view.snapshot) labels_of.emplace(view.snapshot->device.index, device_labels(view.snapshot->device, context.host));
-  }
   std::vector<Sample> holders, processes;
+  for (const Sampler::View& view : views) {
+    if (!view.snapshot) continue;
+    const std::string& labels = labels_of.emplace(view.snapshot->device.index, device_labels(view.snapshot->device, context.host)).first->second;
+    // A batch job running on the GPU (job accounting or the job-mapping folder): hpc_job, as dcgm-exporter names it.
+    if (!context.jobs) continue;
+    const auto jobs = context.jobs->find(gpu_key(view.snapshot->device));
+    if (jobs == context.jobs->end()) continue;
+    for (const std::string& job : jobs->second) holders.push_back({fmt::format("{{{},hpc_job=\"{}\"}}", labels, escape_label_value(job)), 1.0});
+  }
+  static const Attribution kNone;
+  const Attribution& a = context.attribution ? *context.attribution : kNone;
   std::map<smi::MetricId, std::vector<Sample>> use;
   for (const GpuHolder& h : a.holders) {
     const auto device = labels_of.find(h.target.gpu);
@@ -293,7 +300,7 @@ void render_attribution(std::string& out, const std::vector<Sampler::View>& view
   }
   family(out, "hipstack_gpu_attribution_info", "gauge",
          "A container the kubelet says holds this GPU or partition (1 per holding): pod, namespace, container, the device "
-         "plugin resource or DRA driver, and the DRA claim.",
+         "plugin resource or DRA driver, and the DRA claim; or a batch job running on it (hpc_job).",
          holders);
   family(out, "hipstack_container_gpu_processes", "gauge", "Processes of the container with work on this GPU.", processes);
   for (const auto& [id, samples] : use) {

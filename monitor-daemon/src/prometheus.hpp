@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "job_accounting.hpp"
 #include "sampler.hpp"
 #include "series_profile.hpp"
 
@@ -17,6 +18,7 @@ struct ExpositionContext {
   std::string version;
   SeriesProfile profile = SeriesProfile::full;  // the daemon passes its configuration's
   std::shared_ptr<const Attribution> attribution = nullptr;  // whose work is on each GPU; null: attribution off
+  std::shared_ptr<const GpuJobs> jobs = nullptr;  // running jobs by GPU (job_accounting.hpp); null: job accounting off
 };
 
 // Family name of a metric, e.g. temperature_edge -> hipstack_gpu_temperature_edge_celsius,

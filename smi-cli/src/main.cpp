@@ -21,6 +21,7 @@
 #include "fleet_source.hpp"
 #include "local_daemon.hpp"
 #include "help_examples.hpp"
+#include "job_command.hpp"
 #include "nvidia_smi_compat.hpp"
 #include "rocm_smi_compat.hpp"
 #include "remote_source.hpp"
@@ -362,6 +363,23 @@ int run(int argc, char** argv) {
   capture->add_option("OUT", capture_dir, "Empty folder to write OUT/sys (and OUT/proc) into")->required();
   capture->add_flag("--processes", capture_processes, "Also record GPU processes (KFD and DRM fdinfo)");
   capture->add_flag("--pcie-bw", common.pcie_throughput, "Also record pcie_bw (blocks 1 s per GPU)");
+  auto* job = app.add_subcommand("job", "Job accounting by hipstack-smid: start and stop a job (a batch system's prolog and "
+                                       "epilog), show its use of each GPU, list jobs (docs/jobs.md)");
+  job->require_subcommand(1);
+  JobOptions job_options;
+  auto* job_start = job->add_subcommand("start", "Start counting the -g GPUs' samples (every GPU when none) into job --id "
+                                                 "(root or the daemon's admin group)");
+  job_start->add_option("--id", job_options.id, "Job id: letters, digits and ._-+:@ (Slurm's SLURM_JOB_ID)")->required();
+  job_start->add_option("--user", job_options.user, "Whose job (Slurm's SLURM_JOB_USER)");
+  auto* job_stop = job->add_subcommand("stop", "Stop job --id and print its summary (root or the daemon's admin group)");
+  job_stop->add_option("--id", job_options.id, "Job id")->required();
+  auto* job_show = job->add_subcommand("show", "A job's use of each GPU: energy, power, busy, VRAM, throttling, errors, health");
+  job_show->add_option("ID", job_options.id, "Job id")->required();
+  auto* job_list = job->add_subcommand("list", "Jobs started since --since, newest first, with their energy and busy");
+  job_list->add_option("--since", job_options.since,
+                       "A duration back from now (30m, 12h, 7d; default 7d), a UTC date or time (2026-11-29, "
+                       "2026-11-29T08:00:00Z) or @UNIX_SECONDS");
+  job_list->add_option("--limit", job_options.limit, "At most this many jobs (default 100, at most 1000)")->check(CLI::Range(1u, 1000u));
   app.add_subcommand("version", "Library version and backends");
   app.footer(help_examples(""));
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) sub->footer(help_examples(sub->get_name()));
@@ -439,6 +457,31 @@ int run(int argc, char** argv) {
                  r.action.c_str(), r.path.empty() ? "" : ": write \"", r.path.empty() ? "" : (r.value + "\" to ").c_str(),
                  r.path.c_str(), r.result.c_str());
   };
+  // Jobs are the daemon's: asked of the node's own (its unix socket) unless --host names another.
+  if (command == "job") {
+    job_options.action = job->get_subcommands().front()->get_name();
+    std::string since_error;
+    if (job_options.action == "list" && !parse_since(job_options.since, std::chrono::system_clock::now(), since_error)) {
+      std::fprintf(stderr, "hipstack-smi: %s\n", since_error.c_str());
+      return kExitBadArguments;
+    }
+    if (job_options.action != "start" && !common.gpus.empty()) {
+      std::fprintf(stderr, "hipstack-smi: job %s: -g goes with job start only\n", job_options.action.c_str());
+      return kExitBadArguments;
+    }
+    const std::vector<std::string> hosts =
+        host_options.empty() && hostfile.empty() ? std::vector<std::string>{"unix:" + local_daemon_socket()} : fleet_hosts(host_options, hostfile);
+    if (hosts.size() != 1 || !hostfile.empty()) {
+      std::fprintf(stderr, "hipstack-smi: job asks one daemon: give one --host\n");
+      return kExitBadArguments;
+    }
+    if (tls_cert.empty() != tls_key.empty() || (!tls_cert.empty() && tls_ca.empty())) {
+      std::fprintf(stderr, "hipstack-smi: --tls-cert and --tls-key go together, and need --tls-ca\n");
+      return kExitBadArguments;
+    }
+    const RemoteOptions remote{hosts.front(), tls_ca, tls_cert, tls_key, host_timeout_ms, {}};
+    return run_on_host(remote, command, common, query_options, health_policy, job_options, argv);
+  }
   if (!host_options.empty() || !hostfile.empty()) {
     const std::vector<std::string> hosts = fleet_hosts(host_options, hostfile);
     const bool several = hosts.size() > 1 || !hostfile.empty();
@@ -467,7 +510,7 @@ int run(int argc, char** argv) {
     }
     RemoteOptions remote{hosts.front(), tls_ca, tls_cert, tls_key, host_timeout_ms, {}};
     if (several) remote.fleet = hosts;
-    return run_on_host(remote, command, common, query_options, health_policy, argv);
+    return run_on_host(remote, command, common, query_options, health_policy, job_options, argv);
   }
   // The node's daemon answers read-only commands from its latest samples (no GPU opened, no NVML
   // start-up), unless the command asks for something only a read of its own gives: files or an NVML

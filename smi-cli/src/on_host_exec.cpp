@@ -15,7 +15,7 @@
 namespace hipstack::cli {
 
 int run_on_host(const RemoteOptions& /*remote*/, const std::string& /*command*/, const CommonOptions& /*common*/,
-                const QueryOptions& /*query*/, const std::string& /*health_policy*/, char** argv) {
+                const QueryOptions& /*query*/, const std::string& /*health_policy*/, const JobOptions& /*job*/, char** argv) {
   std::vector<std::filesystem::path> candidates;
   if (const char* given = std::getenv("HIPSTACK_SMI_REMOTE")) candidates.emplace_back(given);
   std::error_code error;
@@ -31,7 +31,7 @@ int run_on_host(const RemoteOptions& /*remote*/, const std::string& /*command*/,
       return kExitReadFailure;
     }
   }
-  std::fprintf(stderr, "hipstack-smi: --host needs hipstack-smi-remote (next to hipstack-smi, in ../libexec/hipstack, "
+  std::fprintf(stderr, "hipstack-smi: --host and job need hipstack-smi-remote (next to hipstack-smi, in ../libexec/hipstack, "
                        "or named by HIPSTACK_SMI_REMOTE): not found\n");
   return kExitReadFailure;
 }

@@ -15,6 +15,7 @@
 #include "commands.hpp"
 #include "daemon_source.hpp"
 #include "fleet_source.hpp"
+#include "job_command.hpp"
 #include "hipstack/monitor/v1/monitor.grpc.pb.h"
 
 namespace hipstack::cli {
@@ -95,6 +96,51 @@ class GrpcLink final : public DaemonLink {
                : kExitReadFailure;
   }
 
+  // `job start|stop|show|list`: one call; its refusal is printed with the daemon's reason.
+  int job(const JobOptions& options, const CommonOptions& common) const {
+    grpc::ClientContext context;
+    context.set_deadline(deadline());
+    grpc::Status status;
+    if (options.action == "list") {
+      pb::ListJobsRequest request;
+      std::string error;
+      const auto since = parse_since(options.since, std::chrono::system_clock::now(), error);
+      request.set_since_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(since->time_since_epoch()).count());
+      request.set_limit(options.limit);
+      pb::ListJobsResponse response;
+      status = stub_->ListJobs(&context, request, &response);
+      if (status.ok()) return print_job_list(response, common.format);
+    } else {
+      pb::Job response;
+      if (options.action == "start") {
+        pb::StartJobRequest request;
+        request.set_id(options.id);
+        request.set_user(options.user);
+        for (const std::string& gpu : common.gpus) request.add_devices(gpu);
+        status = stub_->StartJob(&context, request, &response);
+      } else if (options.action == "stop") {
+        pb::StopJobRequest request;
+        request.set_id(options.id);
+        status = stub_->StopJob(&context, request, &response);
+      } else {
+        pb::GetJobRequest request;
+        request.set_id(options.id);
+        status = stub_->GetJob(&context, request, &response);
+      }
+      if (status.ok()) return print_job(response, options, common.format);
+    }
+    std::fprintf(stderr, "hipstack-smi: job %s: hipstack-smid at %s: %s\n", options.action.c_str(), options_.host.c_str(),
+                 smi::printable_text(status.error_message()).c_str());
+    switch (status.error_code()) {
+      case grpc::StatusCode::INVALID_ARGUMENT:
+      case grpc::StatusCode::ALREADY_EXISTS: return kExitBadArguments;
+      case grpc::StatusCode::NOT_FOUND: return kExitNoSuchDevice;
+      case grpc::StatusCode::PERMISSION_DENIED: return kExitNeedsRoot;
+      case grpc::StatusCode::UNAVAILABLE: return kExitRefused;
+      default: return kExitReadFailure;
+    }
+  }
+
   Outcome call(const char* method, const google::protobuf::MessageLite& request,
                google::protobuf::MessageLite& response) const override {
     grpc::ClientContext context;
@@ -166,7 +212,8 @@ std::unique_ptr<DeviceSource> connect_remote(const RemoteOptions& options) {
 }
 
 int run_on_host(const RemoteOptions& remote, const std::string& command, const CommonOptions& common,
-                const QueryOptions& query, const std::string& health_policy, char** /*argv*/) {
+                const QueryOptions& query, const std::string& health_policy, const JobOptions& job, char** /*argv*/) {
+  if (command == "job") return GrpcLink(remote).job(job, common);
   if (!remote.fleet.empty() && command == "event") return watch_fleet_events(remote, common);
   if (!remote.fleet.empty()) {
     const FleetSource fleet(remote.fleet, [&remote](const std::string& host) {

@@ -1,0 +1,108 @@
+// Job accounting (docs/jobs.md): a batch system's prolog starts a job on some GPUs, its epilog
+// stops it, and in between every live sample of those GPUs is counted into the job's usage
+// (job_usage.hpp) and written through to the job store (job_store.hpp). A thread of its own reads
+// the sampler's history, so sampling never waits on the database. It also reads the job-mapping
+// folder (one file per GPU index naming its jobs, as dcgm-exporter reads it), whose jobs label
+// their GPUs' attribution series like the started ones.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "job_store.hpp"
+#include "sampler.hpp"
+
+namespace hipstack::smid {
+
+// A request the accounting refuses, and why; grpc_jobs.cpp maps `kind` to a status code.
+class JobRequestError : public std::runtime_error {
+ public:
+  enum class Kind { invalid, not_found, exists, unavailable, exhausted };
+  JobRequestError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  [[nodiscard]] Kind kind() const noexcept { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+// Running jobs by GPU key (UUID, else BDF: gpu_key()), started ones and the mapping folder's.
+using GpuJobs = std::map<std::string, std::set<std::string>>;
+std::string gpu_key(const smi::DeviceSummary& device);
+
+struct JobAccountingOptions {
+  std::string db_path;       // the job store
+  std::string mapping_dir;   // "" : none
+  std::chrono::milliseconds poll{500};   // how often the sampler's new samples are counted
+  double max_gap_s = 10;     // samples further apart stand for no time (JobGpuUsage::fold)
+  std::chrono::hours retention{24 * 90};  // stopped jobs older than this are deleted; 0: kept
+};
+
+class JobAccounting {
+ public:
+  using SamplerSource = std::function<std::shared_ptr<const Sampler>()>;
+  static constexpr std::size_t kMaxRunning = 1024;
+  static constexpr std::size_t kMaxIdBytes = 128;
+  static constexpr std::size_t kMaxUserBytes = 64;
+
+  // Opens the store and resumes its running jobs. A store that cannot be opened leaves the
+  // accounting unavailable (every call says why); the daemon runs on.
+  JobAccounting(JobAccountingOptions options, SamplerSource source);
+  ~JobAccounting();
+  JobAccounting(const JobAccounting&) = delete;
+  JobAccounting& operator=(const JobAccounting&) = delete;
+
+  // The store's problem when it could not be opened; empty when it works.
+  [[nodiscard]] const std::string& unavailable() const noexcept { return store_error_; }
+
+  // Starts accounting `devices` (indices into the sampler's views; all when empty) for job `id`.
+  JobRecord start(const std::string& id, const std::vector<std::uint32_t>& devices, const std::string& user, const std::string& who);
+  // Stops job `id` after counting the samples taken so far. A job stopped before is returned as
+  // it was, with `already` set (an epilog run twice).
+  JobRecord stop(const std::string& id, const std::string& who, bool& already);
+  [[nodiscard]] JobRecord get(const std::string& id);
+  [[nodiscard]] std::vector<JobRecord> list(std::int64_t since_ns, std::size_t limit, bool& truncated);
+  [[nodiscard]] std::shared_ptr<const GpuJobs> gpu_jobs() const;
+
+  // Job ids and users are letters, digits and ._-+:@ (Slurm's 4711, 4711_3, 4711+1), at most
+  // kMaxIdBytes; throws JobRequestError(invalid) naming what is wrong.
+  static void check_id(const std::string& id);
+  static void check_user(const std::string& user);
+
+ private:
+  void run();
+  // Counts the new samples of every running job into it (mutex_ held); true when any changed.
+  bool count_samples(JobRecord& job, const Sampler& sampler);
+  void count_and_save(const Sampler& sampler);  // every running job's new samples, written through; mutex_ held
+  void publish_gpu_jobs();  // mutex_ held
+  JobStore& store();        // mutex_ held; throws unavailable
+
+  JobAccountingOptions options_;
+  SamplerSource source_;
+  std::string store_error_;
+  mutable std::mutex mutex_;
+  std::unique_ptr<JobStore> store_;
+  std::map<std::string, JobRecord> running_;
+  GpuJobs mapped_;                            // the mapping folder's, as last read
+  std::shared_ptr<const GpuJobs> gpu_jobs_;   // running_ and mapped_ together
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: started when everything else is ready
+};
+
+// The job-mapping folder (dcgm-exporter's --hpc-job-mapping-dir): a file per GPU, named by the
+// GPU's index, with its job ids one per line. Bounded: files over 64 KiB, names that are not an
+// index, links and non-regular files are skipped; an id that check_id refuses is skipped.
+// `devices` maps an index to its GPU key. Returns the jobs by GPU key; `problems` says what was skipped.
+GpuJobs read_job_mapping(const std::string& dir, const std::map<std::uint32_t, std::string>& devices,
+                         std::vector<std::string>& problems);
+
+}  // namespace hipstack::smid

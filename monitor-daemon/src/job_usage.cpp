@@ -1,0 +1,362 @@
+#include "job_usage.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string_view>
+
+namespace hipstack::smid {
+namespace {
+
+using smi::MetricId;
+
+// The gauges a job's summary averages or peaks (docs/jobs.md names the figures). `fallback` is
+// read when `metric` is not in a sample (NVML gives some GPUs only the instant power).
+struct GaugeSource {
+  std::string_view stem;
+  MetricId metric;
+  MetricId fallback;
+  std::string_view mean;  // figure name of the mean; empty: none
+  std::string_view peak;  // figure name of the maximum; empty: none
+  std::string_view unit;
+};
+constexpr std::array kGauges{
+    GaugeSource{"power", MetricId::power_average, MetricId::power_current, "power_mean", "power_max", "W"},
+    GaugeSource{"busy", MetricId::gpu_busy, MetricId::gpu_busy, "busy_mean", "", "%"},
+    GaugeSource{"memory_busy", MetricId::memory_busy, MetricId::memory_busy, "memory_busy_mean", "", "%"},
+    GaugeSource{"activity", MetricId::graphics_active, MetricId::graphics_active, "activity_mean", "", "%"},
+    GaugeSource{"vram", MetricId::vram_used, MetricId::vram_used, "", "vram_peak", "B"},
+};
+
+// The counters whose growth over the job is a figure of its own (per instance too, where the
+// metric has instances: the XID code, the RAS block, the page retirement cause).
+struct CounterSource {
+  MetricId metric;
+  std::string_view figure;
+  std::string_view unit;
+};
+constexpr std::array kCounters{
+    CounterSource{MetricId::energy_consumed, "energy", "J"},
+    CounterSource{MetricId::ecc_corrected_volatile, "ecc_corrected", ""},
+    CounterSource{MetricId::ecc_uncorrected_volatile, "ecc_uncorrected", ""},
+    CounterSource{MetricId::ras_correctable, "ras_correctable", ""},
+    CounterSource{MetricId::ras_uncorrectable, "ras_uncorrectable", ""},
+    CounterSource{MetricId::ras_deferred, "ras_deferred", ""},
+    CounterSource{MetricId::retired_pages, "retired_pages", ""},
+    CounterSource{MetricId::remapped_rows, "remapped_rows", ""},
+    // Gauges of the driver that only grow while the GPU runs: their rise is what the job saw.
+    CounterSource{MetricId::bad_pages_reserved, "bad_pages", ""},
+    CounterSource{MetricId::bad_pages_pending, "bad_pages_pending", ""},
+    CounterSource{MetricId::xid_errors, "xid_errors", ""},
+    CounterSource{MetricId::pcie_replay_count, "pcie_replays", ""},
+    // Not figures themselves: the violation times are their ratio (figures()).
+    CounterSource{MetricId::violation_residency, "", ""},
+    CounterSource{MetricId::violation_accumulation_count, "", ""},
+};
+
+// NVML's clock-event reasons that set clocks rather than slow the GPU down.
+constexpr std::array<std::string_view, 3> kNotSlowdowns{"gpu_idle", "applications_clocks", "display_clock_setting"};
+
+std::string_view name_of(MetricId id) { return smi::find_metric(id)->name; }
+
+std::int64_t to_ns(std::chrono::system_clock::time_point at) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
+}
+
+double number_of(const HistoryValue& v) { return v.integer ? static_cast<double>(v.as_integer()) : v.as_real(); }
+
+const std::string& instance_of(const HistoryEntry& entry, const HistoryValue& v) {
+  static const std::string none;
+  return entry.instances && v.instance < entry.instances->size() ? (*entry.instances)[v.instance] : none;
+}
+
+const CounterSource* counter_source(MetricId id) {
+  const auto* found = std::find_if(kCounters.begin(), kCounters.end(), [id](const CounterSource& c) { return c.metric == id; });
+  return found == kCounters.end() ? nullptr : found;
+}
+
+std::string counter_key(MetricId id, const std::string& instance) {
+  return instance.empty() ? std::string(name_of(id)) : fmt::format("{}/{}", name_of(id), instance);
+}
+
+std::string health_line(const smi::HealthReport& report) { return std::string(smi::verdict_name(report.overall)); }
+
+}  // namespace
+
+void GaugeStats::add(double value) noexcept {
+  max = count == 0 ? value : std::max(max, value);
+  sum += value;
+  ++count;
+}
+
+void CounterGrowth::add(double value) noexcept {
+  if (last) {
+    if (value >= *last) {
+      growth += value - *last;
+    } else {
+      ++resets;
+    }
+  }
+  last = value;
+}
+
+void JobGpuUsage::begin(const DeviceSnapshot& device, const HistoryEntry* baseline) {
+  index = device.device.index;
+  uuid = device.device.uuid;
+  bdf = device.device.bdf;
+  name = device.device.name;
+  vendor = device.device.vendor;
+  for (const smi::Reading& r : device.facts()) {
+    if (r.id == MetricId::gfx_target && r.ok()) gfx_target = std::string(r.text().value_or(""));
+  }
+  health_start = health_line(device.health());
+  health_start_summary = smi::health_summary(device.health());
+  if (baseline == nullptr) return;
+  baseline_ns = last_sample_ns = to_ns(baseline->at);
+  for (const HistoryValue& v : baseline->values) {
+    if (v.status != smi::Status::ok) continue;
+    if (counter_source(v.id) != nullptr) counters[counter_key(v.id, instance_of(*baseline, v))].add(number_of(v));
+    if (v.id == MetricId::power_average || (v.id == MetricId::power_current && !last_power_w)) last_power_w = number_of(v);
+  }
+}
+
+bool JobGpuUsage::fold(const HistoryEntry& entry, double max_gap_s) {
+  const std::int64_t at = to_ns(entry.at);
+  if (at <= last_sample_ns) return false;
+  // The time this sample stands for: since the previous one, unless the daemon was not sampling
+  // in between (stopped, restarted, the GPU not answering): that gap is nobody's.
+  const double since = last_sample_ns == 0 ? 0.0 : static_cast<double>(at - last_sample_ns) / 1e9;
+  const double covered = since <= max_gap_s ? since : 0.0;
+  if (since > max_gap_s) unsampled_s += since;
+  if (baseline_ns == 0) baseline_ns = at;  // no sample before the job: the first one is its start
+  last_sample_ns = at;
+  ++samples;
+  std::map<MetricId, double> read;
+  for (const HistoryValue& v : entry.values) {
+    const std::string_view metric = name_of(v.id);
+    if (v.status != smi::Status::ok) {
+      last_status[std::string(metric)] = std::string(smi::status_name(v.status));
+      continue;
+    }
+    const double value = number_of(v);
+    if (counter_source(v.id) != nullptr) counters[counter_key(v.id, instance_of(entry, v))].add(value);
+    read.emplace(v.id, value);
+  }
+  for (const GaugeSource& g : kGauges) {
+    auto found = read.find(g.metric);
+    if (found == read.end()) found = read.find(g.fallback);
+    if (found == read.end()) continue;
+    gauges[std::string(g.stem)].add(found->second);
+  }
+  std::optional<double> power;
+  if (const auto p = read.find(MetricId::power_average); p != read.end()) power = p->second;
+  else if (const auto c = read.find(MetricId::power_current); c != read.end()) power = c->second;
+  if (power && last_power_w && covered > 0) power_integral_j += (*power + *last_power_w) / 2.0 * covered;
+  if (power && covered > 0) power_integrated_s += covered;
+  last_power_w = power;
+  if (const auto t = read.find(MetricId::throttle_status); t != read.end() && covered > 0) {
+    throttle_seen_s += covered;
+    const auto bits = static_cast<std::uint64_t>(t->second);
+    const auto reasons = smi::throttle_reasons(vendor, gfx_target, bits);
+    bool slowed = false;
+    if (reasons) {
+      for (const std::string& reason : *reasons) {
+        if (std::find(kNotSlowdowns.begin(), kNotSlowdowns.end(), reason) != kNotSlowdowns.end()) continue;
+        throttle_s[reason] += covered;
+        slowed = true;
+      }
+    } else {
+      slowed = bits != 0;  // bits this GPU's firmware does not document: throttled, for no reason named
+    }
+    if (slowed) throttle_s["any"] += covered;
+  }
+  return true;
+}
+
+void JobGpuUsage::finish(const smi::HealthReport& health) {
+  health_end = health_line(health);
+  health_end_summary = smi::health_summary(health);
+}
+
+std::vector<JobFigure> JobGpuUsage::figures(double wall_seconds) const {
+  std::vector<JobFigure> out;
+  const auto missing = [this](MetricId id) {
+    const auto status = last_status.find(std::string(name_of(id)));
+    return status != last_status.end()
+               ? fmt::format("{} was {} in the job's samples", name_of(id), status->second)
+               : fmt::format("{} is not in the daemon's samples of this GPU", name_of(id));
+  };
+  const double sampled = samples > 0 ? static_cast<double>(last_sample_ns - baseline_ns) / 1e9 : 0.0;
+  out.push_back({"wall_time", "", "s", wall_seconds, "the job's start to its stop (or now)", ""});
+  out.push_back({"samples", "", "", static_cast<double>(samples), "the daemon's live samples taken during the job", ""});
+  if (samples > 0) {
+    out.push_back({"sampled_time", "", "s", sampled, "the first sample before the job to the last one counted", ""});
+  } else {
+    out.push_back({"sampled_time", "", "s", std::nullopt, "", "no sample was taken during the job"});
+  }
+  out.push_back({"unsampled_time", "", "s", unsampled_s, "gaps between samples longer than the daemon samples (it was stopped)", ""});
+
+  // Energy: the counter's growth where the GPU has one, else the power integrated.
+  const auto energy = counters.find(std::string(name_of(MetricId::energy_consumed)));
+  if (energy != counters.end() && samples > 0) {
+    out.push_back({"energy", "", "J", energy->second.growth, "growth of energy_consumed over the job's samples", ""});
+  } else if (power_integrated_s > 0) {
+    out.push_back({"energy", "", "J", power_integral_j, "power integrated between the job's samples (no energy counter)", ""});
+  } else {
+    out.push_back({"energy", "", "J", std::nullopt, "", samples == 0 ? "no sample was taken during the job" : missing(MetricId::energy_consumed)});
+  }
+  for (const GaugeSource& g : kGauges) {
+    const auto stats = gauges.find(std::string(g.stem));
+    const bool known = stats != gauges.end() && stats->second.count > 0;
+    const std::string source = fmt::format("{} over the job's samples", name_of(g.metric));
+    const std::string why = known ? "" : missing(g.metric);
+    if (!g.mean.empty()) {
+      out.push_back({std::string(g.mean), "", std::string(g.unit),
+                     known ? std::optional(stats->second.sum / static_cast<double>(stats->second.count)) : std::nullopt,
+                     known ? "mean of " + source : "", why});
+    }
+    if (!g.peak.empty()) {
+      out.push_back({std::string(g.peak), "", std::string(g.unit), known ? std::optional(stats->second.max) : std::nullopt,
+                     known ? "maximum of " + source : "", why});
+    }
+  }
+
+  if (throttle_seen_s > 0) {
+    const auto any = throttle_s.find("any");
+    out.push_back({"throttle_time", "", "s", any == throttle_s.end() ? 0.0 : any->second,
+                   "time between samples whose throttle_status named a slowdown", ""});
+    for (const auto& [reason, seconds] : throttle_s) {
+      if (reason != "any") out.push_back({"throttle_time", reason, "s", seconds, "throttle_status reason", ""});
+    }
+  } else {
+    out.push_back({"throttle_time", "", "s", std::nullopt, "", missing(MetricId::throttle_status)});
+  }
+
+  // Violation time per reason: the firmware's residency counters against its sample count.
+  const auto accumulated = counters.find(std::string(name_of(MetricId::violation_accumulation_count)));
+  if (accumulated != counters.end() && accumulated->second.growth > 0 && samples > 0) {
+    const std::string prefix = fmt::format("{}/", name_of(MetricId::violation_residency));
+    for (const auto& [key, counter] : counters) {
+      if (!key.starts_with(prefix)) continue;
+      out.push_back({"violation_time", key.substr(prefix.size()), "s", counter.growth / accumulated->second.growth * sampled,
+                     "violation_residency over violation_accumulation_count, times the sampled time", ""});
+    }
+  } else {
+    out.push_back({"violation_time", "", "s", std::nullopt, "",
+                   samples == 0 ? "no sample was taken during the job"
+                                : accumulated == counters.end() ? missing(MetricId::violation_accumulation_count)
+                                                                : "the firmware counted no samples during the job"});
+  }
+
+  std::int64_t resets = 0;
+  for (const CounterSource& c : kCounters) {
+    const std::string metric(name_of(c.metric));
+    std::optional<double> total;
+    std::vector<std::pair<std::string, double>> instances;
+    for (const auto& [key, counter] : counters) {
+      if (key != metric && !key.starts_with(metric + "/")) continue;
+      resets += counter.resets;
+      total = total.value_or(0) + counter.growth;
+      if (key != metric && counter.growth > 0) instances.emplace_back(key.substr(metric.size() + 1), counter.growth);
+    }
+    if (c.figure.empty() || c.metric == MetricId::energy_consumed) continue;
+    const std::string source = fmt::format("growth of {} over the job's samples", metric);
+    out.push_back({std::string(c.figure), "", std::string(c.unit), samples > 0 ? total : std::nullopt,
+                   total && samples > 0 ? source : "", total && samples > 0 ? "" : missing(c.metric)});
+    for (const auto& [instance, growth] : instances) out.push_back({std::string(c.figure), instance, std::string(c.unit), growth, source, ""});
+  }
+  out.push_back({"counter_resets", "", "", static_cast<double>(resets), "counters that went back during the job (not counted as use)", ""});
+  return out;
+}
+
+nlohmann::json to_json(const JobGpuUsage& u) {
+  nlohmann::json counters = nlohmann::json::object();
+  for (const auto& [key, c] : u.counters) {
+    counters[key] = {{"growth", c.growth}, {"last", c.last ? nlohmann::json(*c.last) : nlohmann::json()}, {"resets", c.resets}};
+  }
+  nlohmann::json gauges = nlohmann::json::object();
+  for (const auto& [key, g] : u.gauges) gauges[key] = {{"sum", g.sum}, {"count", g.count}, {"max", g.max}};
+  return {{"index", u.index},
+          {"uuid", u.uuid},
+          {"bdf", u.bdf},
+          {"name", u.name},
+          {"vendor", u.vendor},
+          {"gfx_target", u.gfx_target},
+          {"baseline_ns", u.baseline_ns},
+          {"last_sample_ns", u.last_sample_ns},
+          {"samples", u.samples},
+          {"unsampled_s", u.unsampled_s},
+          {"gauges", gauges},
+          {"counters", counters},
+          {"last_status", u.last_status},
+          {"power_integral_j", u.power_integral_j},
+          {"power_integrated_s", u.power_integrated_s},
+          {"last_power_w", u.last_power_w ? nlohmann::json(*u.last_power_w) : nlohmann::json()},
+          {"throttle_seen_s", u.throttle_seen_s},
+          {"throttle_s", u.throttle_s},
+          {"health_start", u.health_start},
+          {"health_start_summary", u.health_start_summary},
+          {"health_end", u.health_end},
+          {"health_end_summary", u.health_end_summary}};
+}
+
+namespace {
+
+template <typename T>
+T field(const nlohmann::json& json, const char* key) {
+  const auto found = json.find(key);
+  if (found == json.end()) throw std::runtime_error(fmt::format("no \"{}\"", key));
+  try {
+    return found->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::runtime_error(fmt::format("\"{}\" is not a {}", key, std::is_arithmetic_v<T> ? "number" : "string or map"));
+  }
+}
+
+std::optional<double> optional_number(const nlohmann::json& json, const char* key) {
+  const auto found = json.find(key);
+  if (found == json.end() || found->is_null()) return std::nullopt;
+  if (!found->is_number()) throw std::runtime_error(fmt::format("\"{}\" is not a number", key));
+  return found->get<double>();
+}
+
+}  // namespace
+
+JobGpuUsage usage_from_json(const nlohmann::json& json) {
+  if (!json.is_object()) throw std::runtime_error("not a JSON object");
+  JobGpuUsage u;
+  u.index = field<std::uint32_t>(json, "index");
+  u.uuid = field<std::string>(json, "uuid");
+  u.bdf = field<std::string>(json, "bdf");
+  u.name = field<std::string>(json, "name");
+  u.vendor = field<std::string>(json, "vendor");
+  u.gfx_target = field<std::string>(json, "gfx_target");
+  u.baseline_ns = field<std::int64_t>(json, "baseline_ns");
+  u.last_sample_ns = field<std::int64_t>(json, "last_sample_ns");
+  u.samples = field<std::int64_t>(json, "samples");
+  u.unsampled_s = field<double>(json, "unsampled_s");
+  const auto gauges = field<nlohmann::json>(json, "gauges");
+  const auto counters = field<nlohmann::json>(json, "counters");
+  if (!gauges.is_object() || !counters.is_object()) throw std::runtime_error("\"gauges\" or \"counters\" is not a map");
+  for (const auto& [key, g] : gauges.items()) {
+    u.gauges[key] = {field<double>(g, "sum"), field<std::int64_t>(g, "count"), field<double>(g, "max")};
+  }
+  for (const auto& [key, c] : counters.items()) {
+    u.counters[key] = {field<double>(c, "growth"), optional_number(c, "last"), field<std::int64_t>(c, "resets")};
+  }
+  u.last_status = field<std::map<std::string, std::string>>(json, "last_status");
+  u.power_integral_j = field<double>(json, "power_integral_j");
+  u.power_integrated_s = field<double>(json, "power_integrated_s");
+  u.last_power_w = optional_number(json, "last_power_w");
+  u.throttle_seen_s = field<double>(json, "throttle_seen_s");
+  u.throttle_s = field<std::map<std::string, double>>(json, "throttle_s");
+  u.health_start = field<std::string>(json, "health_start");
+  u.health_start_summary = field<std::string>(json, "health_start_summary");
+  u.health_end = field<std::string>(json, "health_end");
+  u.health_end_summary = field<std::string>(json, "health_end_summary");
+  return u;
+}
+
+}  // namespace hipstack::smid
