@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "job_accounting.hpp"
 #include "job_store.hpp"
@@ -334,6 +335,40 @@ TEST_F(JobStoreTest, NotADatabaseIsAnErrorNamingTheFile) {
   } catch (const JobStoreError& e) {
     EXPECT_NE(std::string(e.what()).find(path()), std::string::npos) << e.what();
   }
+}
+
+// Stopping the accounting (the daemon's SIGTERM) counts and writes the samples taken since its
+// last look: with looks an hour apart, every sample of the job is written by the stop alone.
+TEST_F(JobStoreTest, StoppingWritesTheSamplesSinceTheLastLook) {
+  smi::OpenOptions open;
+  open.sysfs_root = std::string(HIPSTACK_CAPTURES_DIR) + "/real/lact/rx6900xt/sys";
+  auto system = std::make_shared<const smi::System>(smi::System::open(open));
+  Config config;
+  config.fast_interval = std::chrono::milliseconds(20);
+  auto sampler = std::make_shared<Sampler>(system, config);
+  while (!sampler->ready()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  JobAccountingOptions options;
+  options.db_path = path();
+  options.poll = std::chrono::hours(1);
+  {
+    JobAccounting jobs(options, [sampler] { return sampler; });
+    ASSERT_EQ(jobs.unavailable(), "");
+    const JobRecord started = jobs.start("1", {}, "", "test");
+    const std::int64_t baseline = started.gpus.at(0).baseline_ns;
+    // Three samples after the job's first one (polled: the sampler runs at its own pace).
+    const auto after_baseline = [&] {
+      std::size_t n = 0;
+      for (const auto& e : sampler->history(0)) n += e->at.time_since_epoch() > std::chrono::nanoseconds(baseline) ? 1 : 0;
+      return n;
+    };
+    while (after_baseline() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(jobs.get("1").gpus.at(0).samples, 0) << "the accounting looked before it was stopped";
+  }
+  JobStore store(path());
+  const auto stored = store.get("1");
+  ASSERT_TRUE(stored);
+  EXPECT_TRUE(stored->running());
+  EXPECT_GE(stored->gpus.at(0).samples, 3);
 }
 
 TEST(JobIds, OnlyPlainIdsAreTaken) {

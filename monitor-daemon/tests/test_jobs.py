@@ -1,0 +1,338 @@
+#!/usr/bin/python3
+"""Job accounting end to end (docs/jobs.md): hipstack-smi job start/stop/show/list against a real
+hipstack-smid on a writable copy of a capture whose busy share and power the test changes while
+the job runs; the summary is checked against the daemon's own samples (GetHistory), across a
+daemon restart, in the SQLite file itself, on /metrics (hpc_job) and against bad requests.
+
+Usage: test_jobs.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR PROTO_DIR [unittest arguments]
+
+Needs root (a client runs as nobody to be refused): exits 77 otherwise. Every daemon is started
+and stopped (by PID) by the test that uses it.
+"""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.request
+
+import test_grpc as base
+
+RX = "real/lact/rx6900xt"
+RX_BUSY = "class/drm/card0/device/gpu_busy_percent"
+RX_POWER = "class/drm/card0/device/hwmon/hwmon5/power1_average"  # microwatts
+STUBS = None
+NOBODY_CLIENT = r'''
+import json, sys
+sys.path.insert(0, sys.argv[2])
+import grpc
+from hipstack.monitor.v1 import monitor_pb2 as pb, monitor_pb2_grpc as rpc
+stub = rpc.MonitorStub(grpc.insecure_channel("unix:" + sys.argv[1]))
+out = {}
+for name, call in (("StartJob", lambda: stub.StartJob(pb.StartJobRequest(id="intruder"))),
+                   ("StopJob", lambda: stub.StopJob(pb.StopJobRequest(id="1"))),
+                   ("GetJob", lambda: stub.GetJob(pb.GetJobRequest(id="1")))):
+    try:
+        out[name] = ["OK", call().id]
+    except grpc.RpcError as e:
+        out[name] = [e.code().name, e.details()]
+print(json.dumps(out))
+'''
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def figures(gpu):
+    """A JobGpu's figures as {name or name[instance]: value or None}."""
+    return {(f.name if not f.instance else "%s[%s]" % (f.name, f.instance)): (f.value if f.known else None) for f in gpu.figures}
+
+
+class JobTests(base.GrpcTest):
+    def setUp(self):
+        self.state = tempfile.mkdtemp(prefix="smid-jobs-")
+        self.addCleanup(shutil.rmtree, self.state, True)
+        self.db = os.path.join(self.state, "jobs.db")
+        self.root = os.path.join(self.state, "sys")
+        subprocess.run(["cp", "-a", base.capture(RX), self.root], check=True)
+
+    def start_jobs(self, extra=""):
+        # The exact energy counter is read once (costly_interval): in between the daemon exports it
+        # plus the power integrated, so the energy grows with the power the test writes.
+        return self.start("job_db = %s\ncostly_interval_ms = 3600000\nhistory_length = 3600\n%s" % (self.db, extra),
+                          sysfs=self.root)
+
+    def smi(self, *args):
+        env = dict(os.environ, HIPSTACK_SMID_SOCKET=self.daemon.socket)
+        return subprocess.run([base.SMI] + list(args), capture_output=True, text=True, timeout=30, env=env)
+
+    def set_load(self, busy, watts):
+        """Writes a busy share and a power, and waits for a sample that shows both."""
+        write(os.path.join(self.root, RX_BUSY), "%d\n" % busy)
+        write(os.path.join(self.root, RX_POWER), "%d\n" % (watts * 1000000))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            snapshot = self.stub.GetMetrics(base.pb.GetMetricsRequest(devices=["0"], metrics=["gpu_busy", "power_average"]))
+            values = {r.metric: base.value_of(r) for r in snapshot.devices[0].readings}
+            if values.get("gpu_busy") == busy and values.get("power_average") == watts:
+                return
+            time.sleep(0.02)
+        self.fail("no sample showed busy %d %% and %d W: %s" % (busy, watts, values))
+
+    def history(self):
+        request = base.pb.GetHistoryRequest(devices=["0"], metrics=["gpu_busy", "power_average", "energy_consumed"])
+        samples = []
+        for s in self.stub.GetHistory(request).devices[0].samples:
+            values = {r.metric: base.value_of(r) for r in s.readings}
+            samples.append((s.sampled_at_unix_ms, values))
+        return samples
+
+    def test_the_summary_is_what_the_samples_say(self):
+        self.start_jobs()
+        self.set_load(5, 50)
+        started = self.smi("job", "start", "--id", "4711", "--user", "alice", "-g", "0", "--json")
+        self.assertEqual(started.returncode, 0, started.stderr)
+        doc = json.loads(started.stdout)
+        self.assertEqual((doc["job"]["id"], doc["job"]["user"], doc["job"]["running"]), ("4711", "alice", True))
+        self.assertEqual([g["index"] for g in doc["job"]["gpus"]], [0])
+        for busy, watts in ((20, 100), (60, 250), (90, 180)):
+            self.set_load(busy, watts)
+        stopped = self.smi("job", "stop", "--id", "4711", "--json")
+        self.assertEqual(stopped.returncode, 0, stopped.stderr)
+        self.assertFalse(json.loads(stopped.stdout)["already_stopped"])
+        job = self.stub.GetJob(base.pb.GetJobRequest(id="4711"))
+        self.assertFalse(job.running)
+        gpu = job.gpus[0]
+        f = figures(gpu)
+        history = self.history()
+        counted = [v for t, v in history if gpu.baseline_sample_unix_ms < t <= gpu.last_sample_unix_ms]
+        baseline = [v for t, v in history if t == gpu.baseline_sample_unix_ms]
+        self.assertEqual(len(baseline), 1, (gpu.baseline_sample_unix_ms, [t for t, _ in history]))
+        self.assertEqual(f["samples"], len(counted))
+        self.assertTrue({20, 60, 90} <= {v["gpu_busy"] for v in counted}, counted)
+        busy = [v["gpu_busy"] for v in counted]
+        power = [v["power_average"] for v in counted]
+        self.assertAlmostEqual(f["busy_mean"], sum(busy) / len(busy), places=9)
+        self.assertAlmostEqual(f["power_mean"], sum(power) / len(power), places=9)
+        self.assertEqual(f["power_max"], 250)
+        energy = counted[-1]["energy_consumed"] - baseline[0]["energy_consumed"]
+        self.assertGreater(energy, 0)
+        self.assertAlmostEqual(f["energy"], energy, places=6)
+        self.assertEqual(f["counter_resets"], 0)
+        self.assertEqual(gpu.health_start, gpu.health_end)
+        self.assertIn(gpu.health_end, ("PASS", "WARN", "FAIL", "UNKNOWN"))
+        # What people read: job show prints the same numbers; job list has the job.
+        shown = self.smi("job", "show", "4711")
+        self.assertEqual(shown.returncode, 0, shown.stderr)
+        self.assertRegex(shown.stdout, r"busy_mean\s+%.1f %%" % f["busy_mean"])
+        self.assertRegex(shown.stdout, r"power_max\s+250\.0 W")
+        self.assertIn("job 4711 (user alice): started", shown.stdout)
+        listed = self.smi("job", "list", "--since", "1h", "--json")
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        self.assertEqual([j["id"] for j in json.loads(listed.stdout)["jobs"]], ["4711"])
+        self.assertEqual(json.loads(self.smi("job", "list", "--since", "@%d" % (time.time() + 60), "--json").stdout)["jobs"], [])
+
+    def test_a_restart_mid_job_loses_nothing_sampled(self):
+        self.start_jobs()
+        self.set_load(30, 120)
+        self.assertEqual(self.smi("job", "start", "--id", "7").returncode, 0)
+        self.set_load(40, 130)
+        running = self.stub.GetJob(base.pb.GetJobRequest(id="7")).gpus[0]
+        before = figures(running)
+        self.assertGreater(before["samples"], 0)
+        taken = [t for t, _ in self.history() if t > running.baseline_sample_unix_ms]
+        self.daemon.stop()  # SIGTERM (test_jobs.cpp checks that stopping writes the samples since the last look)
+        with sqlite3.connect(self.db) as db:
+            self.assertEqual(db.execute("PRAGMA journal_mode").fetchone()[0], "wal")
+            self.assertEqual(db.execute("PRAGMA user_version").fetchone()[0], 1)
+            stored = json.loads(db.execute("SELECT usage FROM job_gpus WHERE job_id = '7'").fetchone()[0])
+            self.assertEqual(db.execute("SELECT stopped_ns FROM jobs WHERE id = '7'").fetchone()[0], 0)
+        self.assertGreaterEqual(stored["samples"], before["samples"])
+        # Every sample the daemon had taken is in the file, the newest too.
+        self.assertGreaterEqual(stored["samples"], len(taken))
+        self.assertGreaterEqual(stored["last_sample_ns"] // 1000000, taken[-1])
+        self.assertGreaterEqual(stored["gauges"]["busy"]["count"], before["samples"])
+
+        self.start_jobs()
+        self.assertIn("job accounting resumed 1 running job(s)", self.daemon.stderr())
+        self.set_load(70, 90)
+        stopped = self.stub.StopJob(base.pb.StopJobRequest(id="7"))
+        gpu = stopped.gpus[0]
+        f = figures(gpu)
+        after = [v for t, v in self.history() if stored["last_sample_ns"] // 1000000 < t <= gpu.last_sample_unix_ms]
+        self.assertTrue(after and any(v["gpu_busy"] == 70 for v in after), after)
+        self.assertEqual(f["samples"], stored["samples"] + len(after))
+        busy = stored["gauges"]["busy"]
+        self.assertAlmostEqual(f["busy_mean"], (busy["sum"] + sum(v["gpu_busy"] for v in after)) / (busy["count"] + len(after)),
+                               places=9)
+        # Energy: the stored growth, then the new daemon's counter from the stored last value on
+        # (the capture's exact counter stands still, so the new daemon starts below the estimate
+        # the old one reached: one reset, not counted as use).
+        energy, resets, last = stored["counters"]["energy_consumed"]["growth"], 0, stored["counters"]["energy_consumed"]["last"]
+        for v in after:
+            if v["energy_consumed"] >= last:
+                energy += v["energy_consumed"] - last
+            else:
+                resets += 1
+            last = v["energy_consumed"]
+        self.assertAlmostEqual(f["energy"], energy, places=6)
+        self.assertEqual(f["counter_resets"], resets)
+        self.assertAlmostEqual(f["sampled_time"], (gpu.last_sample_unix_ms - gpu.baseline_sample_unix_ms) / 1000, delta=0.002)
+        self.assertAlmostEqual(f["wall_time"], (stopped.stopped_unix_ms - stopped.started_unix_ms) / 1000, delta=0.002)
+
+    def test_running_jobs_label_their_gpus(self):
+        mapping = os.path.join(self.state, "job-map")
+        os.mkdir(mapping)
+        write(os.path.join(mapping, "0"), "slurm-99\n")
+        self.start_jobs("job_mapping_dir = %s\n" % mapping)
+        self.assertEqual(self.smi("job", "start", "--id", "5").returncode, 0)
+
+        def series():
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.daemon.http_port, timeout=5) as r:
+                body = r.read().decode()
+            return body, sorted(l.split('hpc_job="')[1].split('"')[0] for l in body.splitlines()
+                                if l.startswith("hipstack_gpu_attribution_info{") and 'hpc_job="' in l)
+
+        def wait_for(jobs):
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                body, found = series()
+                if found == jobs:
+                    return body
+                time.sleep(0.05)
+            self.fail("hpc_job series %s, not %s" % (found, jobs))
+
+        body = wait_for(["5", "slurm-99"])
+        base_labels = 'gpu="0",'
+        self.assertIn('hipstack_gpu_attribution_info{%s' % base_labels, body)
+        check = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        self.assertEqual(self.smi("job", "stop", "--id", "5").returncode, 0)
+        wait_for(["slurm-99"])
+        os.unlink(os.path.join(mapping, "0"))
+        wait_for([])
+
+    def test_bad_requests_are_refused_with_the_reason(self):
+        stub = self.start_jobs()
+        invalid = base.grpc.StatusCode.INVALID_ARGUMENT
+        self.assert_code(invalid, stub.StartJob, base.pb.StartJobRequest(id="a b"), contains="byte 1 (0x20)")
+        self.assert_code(invalid, stub.StartJob, base.pb.StartJobRequest(id=""), contains="job id: empty")
+        self.assert_code(invalid, stub.StartJob, base.pb.StartJobRequest(id="1" * 129), contains="more than 128")
+        self.assert_code(invalid, stub.StartJob, base.pb.StartJobRequest(id="1", user="x\ny"), contains="user: byte 1")
+        self.assert_code(base.grpc.StatusCode.NOT_FOUND, stub.StartJob, base.pb.StartJobRequest(id="1", devices=["9"]))
+        self.assert_code(invalid, stub.ListJobs, base.pb.ListJobsRequest(limit=5000), contains="limit")
+        stub.StartJob(base.pb.StartJobRequest(id="1"))
+        self.assert_code(base.grpc.StatusCode.ALREADY_EXISTS, stub.StartJob, base.pb.StartJobRequest(id="1"), contains="running")
+        self.assert_code(base.grpc.StatusCode.NOT_FOUND, stub.StopJob, base.pb.StopJobRequest(id="2"), contains="no job 2")
+        self.assert_code(base.grpc.StatusCode.NOT_FOUND, stub.GetJob, base.pb.GetJobRequest(id="2"))
+        first = stub.StopJob(base.pb.StopJobRequest(id="1"))
+        again = stub.StopJob(base.pb.StopJobRequest(id="1"))
+        self.assertFalse(first.already_stopped)
+        self.assertTrue(again.already_stopped)
+        self.assertEqual(again.stopped_unix_ms, first.stopped_unix_ms)
+        self.assert_code(base.grpc.StatusCode.ALREADY_EXISTS, stub.StartJob, base.pb.StartJobRequest(id="1"),
+                         contains="accounted already")
+        # The command line says the same, with distinct exit codes (docs/jobs.md).
+        for args, code, text in ((["job", "stop", "--id", "nope"], 3, "no job nope"),
+                                 (["job", "start", "--id", "1"], 2, "accounted already"),
+                                 (["job", "list", "--since", "yesterday"], 2, "--since \"yesterday\""),
+                                 (["job", "show", "1", "-g", "0"], 2, "-g goes with job start only"),
+                                 (["job", "start", "--id", "a;b"], 2, "byte 1")):
+            r = self.smi(*args)
+            self.assertEqual(r.returncode, code, (args, r.stdout, r.stderr))
+            self.assertIn(text, r.stderr, args)
+        # Only root and the admin group start and stop jobs; anyone connected may read them.
+        self.daemon.stop()
+        self.start_jobs("grpc_socket_group = nogroup\nadmin_group = hipstack-test-admins\n")
+        os.chmod(self.daemon.dir, 0o755)
+        script = os.path.join(self.daemon.dir, "client.py")
+        write(script, NOBODY_CLIENT)
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", script,
+                            self.daemon.socket, STUBS], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        answers = json.loads(r.stdout)
+        self.assertEqual(answers["GetJob"], ["OK", "1"])
+        for name in ("StartJob", "StopJob"):
+            self.assertEqual(answers[name][0], "PERMISSION_DENIED", answers[name])
+            self.assertIn("needs the admin role", answers[name][1])
+        self.assertIn("refused StartJob for uid 65534", self.daemon.stderr())
+        self.assertFalse(self.stub.GetJob(base.pb.GetJobRequest(id="1")).running)
+
+    def test_slurm_prolog_and_epilog(self):
+        self.start_jobs()
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../smi-cli/integrations/slurm/hipstack-slurm-job")
+
+        def run(mode, **env):
+            full = dict(os.environ, HIPSTACK_SMI=base.SMI, HIPSTACK_SMID_SOCKET=self.daemon.socket, **env)
+            return subprocess.run([script, mode], capture_output=True, text=True, timeout=60, env=full)
+
+        slurm = {"SLURM_JOB_ID": "900", "SLURM_JOB_USER": "bob", "SLURM_JOB_GPUS": "0"}
+        r = run("prolog", **slurm)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        job = self.stub.GetJob(base.pb.GetJobRequest(id="900"))
+        self.assertEqual((job.running, job.user, [g.index for g in job.gpus]), (True, "bob", [0]))
+        self.set_load(40, 100)
+        r = run("epilog", **slurm)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        job = self.stub.GetJob(base.pb.GetJobRequest(id="900"))
+        self.assertFalse(job.running)
+        energy = figures(job.gpus[0])["energy"]
+        self.assertIn("job 900 stopped: energy %.0f J" % energy, r.stderr)
+        # A job without GPUs is not accounted, and its epilog is quiet.
+        for mode in ("prolog", "epilog"):
+            r = run(mode, SLURM_JOB_ID="901", SLURM_JOB_GPUS="")
+            self.assertEqual((r.returncode, r.stderr), (0, ""), mode)
+        self.assert_code(base.grpc.StatusCode.NOT_FOUND, self.stub.GetJob, base.pb.GetJobRequest(id="901"))
+        # Accounting never fails the job: with the daemon gone the prolog logs why and exits 0.
+        self.daemon.stop()
+        r = run("prolog", **dict(slurm, SLURM_JOB_ID="902"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("job 902 not accounted", r.stderr)
+        self.assertEqual(run("neither").returncode, 2)
+
+    def test_without_a_usable_store_the_daemon_runs_and_says_why(self):
+        unavailable = base.grpc.StatusCode.UNAVAILABLE
+        self.start("", sysfs=self.root)
+        self.assert_code(unavailable, self.stub.GetJob, base.pb.GetJobRequest(id="1"), contains="job_db = off")
+        r = self.smi("job", "list")
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.daemon.stop()
+        self.start("job_db = %s/missing-folder/jobs.db\n" % self.state, sysfs=self.root)
+        self.assert_code(unavailable, self.stub.StartJob, base.pb.StartJobRequest(id="1"), contains="cannot open")
+        self.daemon.stop()
+        with sqlite3.connect(self.db) as db:
+            db.execute("PRAGMA user_version = 99")
+        self.start_jobs()
+        self.assert_code(unavailable, self.stub.GetJob, base.pb.GetJobRequest(id="1"), contains="schema version 99")
+        with sqlite3.connect(self.db) as db:
+            self.assertEqual(db.execute("PRAGMA user_version").fetchone()[0], 99)
+
+
+def main():
+    global STUBS
+    if os.geteuid() != 0:
+        print("SKIP: needs root (runs a client as nobody)")
+        sys.exit(77)
+    base.SMID, base.SMI, base.CAPTURES, base.PROTO = (os.path.abspath(a) for a in sys.argv[1:5])
+    STUBS = tempfile.mkdtemp(prefix="smid-stubs-")
+    os.chmod(STUBS, 0o755)  # the client run as nobody imports them
+    try:
+        base.load_grpc(STUBS)
+        result = unittest.main(argv=[sys.argv[0]] + sys.argv[5:], verbosity=2, exit=False).result
+        if not result.wasSuccessful():
+            sys.exit(1)
+        if result.skipped:
+            print("SKIP: " + "; ".join(f"{test.id()}: {why}" for test, why in result.skipped))
+            sys.exit(77)
+    finally:
+        shutil.rmtree(STUBS, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
