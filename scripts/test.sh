@@ -68,7 +68,7 @@ cmake --build "$top/build-asan" -j "$jobs"
 echo "== libFuzzer (short runs; long runs are reported in docs/testing.md)"
 CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DHIPSTACK_FUZZ=ON -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
-cmake --build "$top/build-fuzz" -j "$jobs" --target fuzz_gpu_metrics fuzz_text_parsers fuzz_kfd_properties fuzz_validate_inputs fuzz_attribution
+cmake --build "$top/build-fuzz" -j "$jobs" --target fuzz_gpu_metrics fuzz_text_parsers fuzz_kfd_properties fuzz_validate_inputs fuzz_attribution fuzz_jobs
 run_ctest 3-fuzz "$top/build-fuzz" -L fuzz
 # 4. The packages as users meet them (docs/packaging.md): this build's packages installed from a signed
 # apt repository in a Debian 12 chroot and with rpm --root, the signed repositories and hipstack-install,

@@ -18,25 +18,12 @@
 #include <thread>
 #include <vector>
 
+#include "job_input.hpp"
 #include "job_store.hpp"
 #include "sampler.hpp"
 
 namespace hipstack::smid {
 
-// A request the accounting refuses, and why; grpc_jobs.cpp maps `kind` to a status code.
-class JobRequestError : public std::runtime_error {
- public:
-  enum class Kind { invalid, not_found, exists, unavailable, exhausted };
-  JobRequestError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
-  [[nodiscard]] Kind kind() const noexcept { return kind_; }
-
- private:
-  Kind kind_;
-};
-
-// Running jobs by GPU key (UUID, else BDF: gpu_key()), started ones and the mapping folder's.
-using GpuJobs = std::map<std::string, std::set<std::string>>;
-std::string gpu_key(const smi::DeviceSummary& device);
 
 struct JobAccountingOptions {
   std::string db_path;       // the job store
@@ -50,8 +37,6 @@ class JobAccounting {
  public:
   using SamplerSource = std::function<std::shared_ptr<const Sampler>()>;
   static constexpr std::size_t kMaxRunning = 1024;
-  static constexpr std::size_t kMaxIdBytes = 128;
-  static constexpr std::size_t kMaxUserBytes = 64;
 
   // Opens the store and resumes its running jobs. A store that cannot be opened leaves the
   // accounting unavailable (every call says why); the daemon runs on.
@@ -71,11 +56,6 @@ class JobAccounting {
   [[nodiscard]] JobRecord get(const std::string& id);
   [[nodiscard]] std::vector<JobRecord> list(std::int64_t since_ns, std::size_t limit, bool& truncated);
   [[nodiscard]] std::shared_ptr<const GpuJobs> gpu_jobs() const;
-
-  // Job ids and users are letters, digits and ._-+:@ (Slurm's 4711, 4711_3, 4711+1), at most
-  // kMaxIdBytes; throws JobRequestError(invalid) naming what is wrong.
-  static void check_id(const std::string& id);
-  static void check_user(const std::string& user);
 
  private:
   void run();
@@ -97,12 +77,5 @@ class JobAccounting {
   bool stopping_ = false;
   std::thread thread_;  // last: started when everything else is ready
 };
-
-// The job-mapping folder (dcgm-exporter's --hpc-job-mapping-dir): a file per GPU, named by the
-// GPU's index, with its job ids one per line. Bounded: files over 64 KiB, names that are not an
-// index, links and non-regular files are skipped; an id that check_id refuses is skipped.
-// `devices` maps an index to its GPU key. Returns the jobs by GPU key; `problems` says what was skipped.
-GpuJobs read_job_mapping(const std::string& dir, const std::map<std::uint32_t, std::string>& devices,
-                         std::vector<std::string>& problems);
 
 }  // namespace hipstack::smid

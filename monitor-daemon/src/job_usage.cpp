@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <stdexcept>
 #include <string_view>
 
@@ -116,7 +117,7 @@ void JobGpuUsage::begin(const DeviceSnapshot& device, const HistoryEntry* baseli
   if (baseline == nullptr) return;
   baseline_ns = last_sample_ns = to_ns(baseline->at);
   for (const HistoryValue& v : baseline->values) {
-    if (v.status != smi::Status::ok) continue;
+    if (v.status != smi::Status::ok || !std::isfinite(number_of(v))) continue;
     if (counter_source(v.id) != nullptr) counters[counter_key(v.id, instance_of(*baseline, v))].add(number_of(v));
     if (v.id == MetricId::power_average || (v.id == MetricId::power_current && !last_power_w)) last_power_w = number_of(v);
   }
@@ -134,6 +135,7 @@ bool JobGpuUsage::fold(const HistoryEntry& entry, double max_gap_s) {
   last_sample_ns = at;
   ++samples;
   std::map<MetricId, double> read;
+  std::optional<std::uint64_t> throttle_bits;  // a bit mask: kept whole, not as a double
   for (const HistoryValue& v : entry.values) {
     const std::string_view metric = name_of(v.id);
     if (v.status != smi::Status::ok) {
@@ -141,6 +143,8 @@ bool JobGpuUsage::fold(const HistoryEntry& entry, double max_gap_s) {
       continue;
     }
     const double value = number_of(v);
+    if (!std::isfinite(value)) continue;  // not a reading to count (a sum or a counter would never recover)
+    if (v.id == MetricId::throttle_status && v.integer) throttle_bits = v.raw;
     if (counter_source(v.id) != nullptr) counters[counter_key(v.id, instance_of(entry, v))].add(value);
     read.emplace(v.id, value);
   }
@@ -156,9 +160,9 @@ bool JobGpuUsage::fold(const HistoryEntry& entry, double max_gap_s) {
   if (power && last_power_w && covered > 0) power_integral_j += (*power + *last_power_w) / 2.0 * covered;
   if (power && covered > 0) power_integrated_s += covered;
   last_power_w = power;
-  if (const auto t = read.find(MetricId::throttle_status); t != read.end() && covered > 0) {
+  if (throttle_bits && covered > 0) {
     throttle_seen_s += covered;
-    const auto bits = static_cast<std::uint64_t>(t->second);
+    const std::uint64_t bits = *throttle_bits;
     const auto reasons = smi::throttle_reasons(vendor, gfx_target, bits);
     bool slowed = false;
     if (reasons) {

@@ -372,13 +372,13 @@ TEST_F(JobStoreTest, StoppingWritesTheSamplesSinceTheLastLook) {
 }
 
 TEST(JobIds, OnlyPlainIdsAreTaken) {
-  for (const char* good : {"4711", "4711_3", "4711+1", "job.a-b:c@d"}) EXPECT_NO_THROW(JobAccounting::check_id(good)) << good;
+  for (const char* good : {"4711", "4711_3", "4711+1", "job.a-b:c@d"}) EXPECT_NO_THROW(check_job_id(good)) << good;
   for (const std::string& bad : {std::string(), std::string("a b"), std::string("a\"b"), std::string("x\ny"), std::string(129, '1'),
                                 std::string("a/b")}) {
-    EXPECT_THROW(JobAccounting::check_id(bad), JobRequestError) << bad;
+    EXPECT_THROW(check_job_id(bad), JobRequestError) << bad;
   }
-  EXPECT_NO_THROW(JobAccounting::check_user(""));
-  EXPECT_THROW(JobAccounting::check_user("al ice"), JobRequestError);
+  EXPECT_NO_THROW(check_job_user(""));
+  EXPECT_THROW(check_job_user("al ice"), JobRequestError);
 }
 
 TEST_F(JobStoreTest, TheMappingFolderIsReadAsDcgmExporterWritesIt) {
