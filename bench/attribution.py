@@ -16,47 +16,17 @@ Processes are stopped by PID and the temporary folder removed on exit.
 """
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+
+from smid_proc import cpu_seconds, get, port_of, rss_mib
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CPX = os.path.join(REPO, "captures", "constructed", "mi300x-8gpu-cpx-nps1")
-CLOCK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK  # utime, stime
-
-
-def rss_mib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1)) / 1024
-
-
-def port_of(log_path, proc):
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with open(log_path) as f:
-            m = re.search(r"listening on \S+ \(port (\d+)\)", f.read())
-        if m:
-            return int(m.group(1))
-        if proc.poll() is not None:
-            sys.exit("hipstack-smid exited: see " + log_path)
-        time.sleep(0.05)
-    sys.exit("hipstack-smid did not listen: see " + log_path)
-
-
-def get(port, path):
-    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
-        return r.status, r.read().decode()
 
 
 def main():
