@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <stdexcept>
 #include <string_view>
@@ -37,6 +38,10 @@ struct CounterSource {
   MetricId metric;
   std::string_view figure;
   std::string_view unit;
+  // Counts since the daemon registered for them (XIDs): a code first seen, or a count that went
+  // back (a new registration after a restart), counted from 0. Any other counter that goes back
+  // adds nothing: its new value is not known to be use (an estimate the exact read corrected).
+  bool since_registration = false;
 };
 constexpr std::array kCounters{
     CounterSource{MetricId::energy_consumed, "energy", "J"},
@@ -50,7 +55,7 @@ constexpr std::array kCounters{
     // Gauges of the driver that only grow while the GPU runs: their rise is what the job saw.
     CounterSource{MetricId::bad_pages_reserved, "bad_pages", ""},
     CounterSource{MetricId::bad_pages_pending, "bad_pages_pending", ""},
-    CounterSource{MetricId::xid_errors, "xid_errors", ""},
+    CounterSource{MetricId::xid_errors, "xid_errors", "", true},
     CounterSource{MetricId::pcie_replay_count, "pcie_replays", ""},
     // Not figures themselves: the violation times are their ratio (figures()).
     CounterSource{MetricId::violation_residency, "", ""},
@@ -92,15 +97,39 @@ void GaugeStats::add(double value) noexcept {
   ++count;
 }
 
-void CounterGrowth::add(double value) noexcept {
+void CounterGrowth::add(double value, bool from_zero) noexcept {
+  if (!last && from_zero) last = 0.0;
   if (last) {
     if (value >= *last) {
       growth += value - *last;
     } else {
       ++resets;
+      if (from_zero) growth += value;
     }
   }
   last = value;
+}
+
+void JobGpuUsage::count(const HistoryEntry& entry, const HistoryValue& v) {
+  const CounterSource* source = counter_source(v.id);
+  if (source == nullptr) return;
+  const std::string metric(name_of(v.id));
+  if (v.status != smi::Status::ok) {
+    // Registered, and none of any code since (the library's ENODATA): 0 is known, and every code's
+    // count starts again from 0 (the daemon restarted or reloaded: a new registration).
+    if (source->since_registration && v.error_code == ENODATA) {
+      counters[metric].add(0);
+      for (auto& [key, counter] : counters) {
+        if (key.starts_with(metric + "/")) counter.last = 0.0;
+      }
+    }
+    return;
+  }
+  // A new code of a counter already watched counts from 0: before, it had none.
+  const bool watched = std::any_of(counters.begin(), counters.end(), [&metric](const auto& c) {
+    return c.first == metric || c.first.starts_with(metric + "/");
+  });
+  counters[counter_key(v.id, instance_of(entry, v))].add(number_of(v), source->since_registration && watched);
 }
 
 void JobGpuUsage::begin(const DeviceSnapshot& device, const HistoryEntry* baseline) {
@@ -117,8 +146,9 @@ void JobGpuUsage::begin(const DeviceSnapshot& device, const HistoryEntry* baseli
   if (baseline == nullptr) return;
   baseline_ns = last_sample_ns = to_ns(baseline->at);
   for (const HistoryValue& v : baseline->values) {
-    if (v.status != smi::Status::ok || !std::isfinite(number_of(v))) continue;
-    if (counter_source(v.id) != nullptr) counters[counter_key(v.id, instance_of(*baseline, v))].add(number_of(v));
+    if (v.status == smi::Status::ok && !std::isfinite(number_of(v))) continue;
+    count(*baseline, v);
+    if (v.status != smi::Status::ok) continue;
     if (v.id == MetricId::power_average || (v.id == MetricId::power_current && !last_power_w)) last_power_w = number_of(v);
   }
 }
@@ -140,12 +170,13 @@ bool JobGpuUsage::fold(const HistoryEntry& entry, double max_gap_s) {
     const std::string_view metric = name_of(v.id);
     if (v.status != smi::Status::ok) {
       last_status[std::string(metric)] = std::string(smi::status_name(v.status));
+      count(entry, v);
       continue;
     }
     const double value = number_of(v);
     if (!std::isfinite(value)) continue;  // not a reading to count (a sum or a counter would never recover)
     if (v.id == MetricId::throttle_status && v.integer) throttle_bits = v.raw;
-    if (counter_source(v.id) != nullptr) counters[counter_key(v.id, instance_of(entry, v))].add(value);
+    count(entry, v);
     read.emplace(v.id, value);
   }
   for (const GaugeSource& g : kGauges) {

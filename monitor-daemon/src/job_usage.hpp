@@ -27,12 +27,14 @@ struct GaugeStats {
 };
 
 // A counter over the job: the sum of its rises from sample to sample. A fall (the driver reloaded,
-// the GPU was reset) adds nothing and is counted as a reset; the count goes on from the new value.
+// the GPU was reset) is counted as a reset and the count goes on from the new value; the fall adds
+// nothing, unless the counter counts from 0 (`from_zero`: it restarted at 0, so its new value is
+// growth, and a first value is growth from 0).
 struct CounterGrowth {
   double growth = 0;
   std::optional<double> last;
   std::int64_t resets = 0;
-  void add(double value) noexcept;
+  void add(double value, bool from_zero = false) noexcept;
 };
 
 // One figure of a job's summary; `name` is one of docs/jobs.md's, `instance` the reason, XID code
@@ -75,6 +77,9 @@ struct JobGpuUsage {
   void finish(const smi::HealthReport& health);
 
   [[nodiscard]] std::vector<JobFigure> figures(double wall_seconds) const;
+
+ private:
+  void count(const HistoryEntry& entry, const HistoryValue& v);  // a counter's reading, ok or not
 };
 
 nlohmann::json to_json(const JobGpuUsage& usage);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -104,8 +105,40 @@ TEST(JobUsage, ACounterThatGoesBackIsAResetNotUse) {
   const auto f = u.figures(3);
   EXPECT_EQ(figure(f, "energy").value, 230.0);  // 200 before the driver reload, 30 after it
   EXPECT_EQ(figure(f, "counter_resets").value, 1.0);
-  EXPECT_EQ(figure(f, "xid_errors").value, 2.0);  // 79 twice; 48 first seen at 1: its first value is its start
+  EXPECT_EQ(figure(f, "xid_errors").value, 3.0);  // 79 twice; 48 once (a new code counts from 0)
   EXPECT_EQ(figure(f, "xid_errors", "79").value, 2.0);
+  EXPECT_EQ(figure(f, "xid_errors", "48").value, 1.0);
+}
+
+smi::Reading no_xid_yet() {
+  smi::Reading r;
+  r.id = MetricId::xid_errors;
+  r.status = smi::Status::unavailable;
+  r.error_code = ENODATA;  // the library: registered, no XID since
+  return r;
+}
+
+TEST(JobUsage, XidsAreCountedFromTheDaemonsRegistration) {
+  JobGpuUsage u;
+  const HistoryEntry baseline = entry(0, {no_xid_yet()});
+  u.begin(device("nvidia"), &baseline);
+  u.fold(entry(1, {no_xid_yet()}), 10);
+  EXPECT_EQ(figure(u.figures(1), "xid_errors").value, 0.0) << "none since the registration: 0 is known";
+  u.fold(entry(2, {integer(MetricId::xid_errors, 2, "79")}), 10);
+  // The daemon restarts (a new registration: none since), then XID 79 twice more.
+  u.fold(entry(3, {no_xid_yet()}), 10);
+  u.fold(entry(4, {integer(MetricId::xid_errors, 2, "79")}), 10);
+  const auto f = u.figures(4);
+  EXPECT_EQ(figure(f, "xid_errors").value, 4.0);
+  EXPECT_EQ(figure(f, "xid_errors", "79").value, 4.0);
+  EXPECT_EQ(figure(f, "counter_resets").value, 0.0);
+  JobGpuUsage unregistered;
+  smi::Reading failed = no_xid_yet();
+  failed.error_code = ENOENT;  // not registered: not known
+  const HistoryEntry none = entry(0, {failed});
+  unregistered.begin(device("nvidia"), &none);
+  unregistered.fold(entry(1, {failed}), 10);
+  EXPECT_FALSE(figure(unregistered.figures(1), "xid_errors").value);
 }
 
 TEST(JobUsage, ThrottleTimeIsTheTimeBetweenSamplesThatNamedASlowdown) {
