@@ -98,7 +98,7 @@ grpc::ServerUnaryReactor* MonitorService::run_job_call(grpc::CallbackServerConte
       reactor->Finish(call(caller));
     } catch (const JobRequestError& e) {
       reactor->Finish(status_of(e));
-    } catch (const JobStoreError& e) {
+    } catch (const std::exception& e) {  // the job store failed (JobStoreError), or memory ran out
       std::fprintf(stderr, "hipstack-smid: %s\n", e.what());
       reactor->Finish({grpc::StatusCode::INTERNAL, e.what()});
     }

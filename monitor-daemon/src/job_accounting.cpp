@@ -111,8 +111,8 @@ JobRecord JobAccounting::stop(const std::string& id, const std::string& who, boo
     return std::move(*stored);
   }
   JobRecord job = found->second;
-  count_samples(job, *sampler);
   const auto views = sampler->views();
+  count_samples(job, *sampler, views);
   for (JobGpuUsage& gpu : job.gpus) {
     std::size_t position = 0;
     if (const Sampler::View* view = view_of(views, usage_key(gpu), position)) {
@@ -153,7 +153,7 @@ std::vector<JobRecord> JobAccounting::list(std::int64_t since_ns, std::size_t li
 }
 
 std::shared_ptr<const GpuJobs> JobAccounting::gpu_jobs() const {
-  std::lock_guard lock(mutex_);
+  std::lock_guard lock(published_mutex_);
   return gpu_jobs_;
 }
 
@@ -162,11 +162,11 @@ void JobAccounting::publish_gpu_jobs() {
   for (const auto& [id, job] : running_) {
     for (const JobGpuUsage& gpu : job.gpus) (*jobs)[usage_key(gpu)].insert(id);
   }
+  std::lock_guard lock(published_mutex_);
   gpu_jobs_ = std::move(jobs);
 }
 
-bool JobAccounting::count_samples(JobRecord& job, const Sampler& sampler) {
-  const auto views = sampler.views();
+bool JobAccounting::count_samples(JobRecord& job, const Sampler& sampler, const std::vector<Sampler::View>& views) {
   bool changed = false;
   for (JobGpuUsage& gpu : job.gpus) {
     std::size_t position = 0;
@@ -225,9 +225,10 @@ void JobAccounting::run() {
 }
 
 void JobAccounting::count_and_save(const Sampler& sampler) {
-  if (!store_) return;
+  if (!store_ || running_.empty()) return;
+  const auto views = sampler.views();
   for (auto& [id, job] : running_) {
-    if (!count_samples(job, sampler)) continue;
+    if (!count_samples(job, sampler, views)) continue;
     try {
       store_->save_usage(job);
     } catch (const JobStoreError& e) {

@@ -59,8 +59,8 @@ class JobAccounting {
 
  private:
   void run();
-  // Counts the new samples of every running job into it (mutex_ held); true when any changed.
-  bool count_samples(JobRecord& job, const Sampler& sampler);
+  // Counts the job's new samples (mutex_ held; `views` are the sampler's); true when any changed.
+  bool count_samples(JobRecord& job, const Sampler& sampler, const std::vector<Sampler::View>& views);
   void count_and_save(const Sampler& sampler);  // every running job's new samples, written through; mutex_ held
   void publish_gpu_jobs();  // mutex_ held
   JobStore& store();        // mutex_ held; throws unavailable
@@ -72,7 +72,10 @@ class JobAccounting {
   std::unique_ptr<JobStore> store_;
   std::map<std::string, JobRecord> running_;
   GpuJobs mapped_;                            // the mapping folder's, as last read
-  std::shared_ptr<const GpuJobs> gpu_jobs_;   // running_ and mapped_ together
+  // running_ and mapped_ together, for /metrics: under a mutex of its own, so that a scrape never
+  // waits for the job store's disk (mutex_ is held while it writes).
+  mutable std::mutex published_mutex_;
+  std::shared_ptr<const GpuJobs> gpu_jobs_;
   std::condition_variable wake_;
   bool stopping_ = false;
   std::thread thread_;  // last: started when everything else is ready
