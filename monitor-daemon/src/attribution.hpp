@@ -88,6 +88,8 @@ struct ContainerUse {
 };
 
 struct Attribution {
+  // When the watcher last looked (each timer look, whether or not it asked the kubelet); epoch: not yet.
+  std::chrono::system_clock::time_point looked_at{};
   bool kubelet = false;        // the kubelet is asked (attribution on, or auto with its socket present)
   bool kubelet_ok = false;     // its last answer came
   std::string kubelet_error;   // why not

@@ -141,9 +141,11 @@ struct AttributionWatcher::Shared {
       complete = true;  // nothing to match: the next look is on the timer
       held.clear();
       working = Attribution{};
+      working.looked_at = std::chrono::system_clock::now();
       publish();
       return;
     }
+    working.looked_at = std::chrono::system_clock::now();
     working.kubelet = true;
     list_kubelet();
     const PodDirectory directory = read_pod_directory(log_dir);

@@ -144,6 +144,7 @@ void fill_attribution(const Attribution& a, const std::vector<std::uint32_t>& de
   out->set_kubelet_ok(a.kubelet_ok);
   out->set_kubelet_error(a.kubelet_error);
   out->set_kubelet_at_unix_ms(at(a.kubelet_at));
+  out->set_looked_at_unix_ms(at(a.looked_at));
   out->set_processes(a.processes);
   out->set_processes_at_unix_ms(at(a.processes_at));
   out->set_directory_error(a.directory_error);

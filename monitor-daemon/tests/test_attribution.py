@@ -420,6 +420,8 @@ class AttributionTest(unittest.TestCase):
         bdf = {d["index"]: d["bdf"] for d in smi_json(node.capture, "list")["devices"]}
         node.start_daemon(attribution="auto", interval_ms=300)
         families = ("hipstack_smid_kubelet_up", "hipstack_gpu_attribution_info", "hipstack_container_gpu_processes")
+        # After a look (not before the first one): the watcher looked, found no socket, asked nothing.
+        wait_for("a look", lambda: node.stub.GetAttribution(pb.GetAttributionRequest()).looked_at_unix_ms > 0, log=node.stderr)
         page = node.page()
         for family in families:
             self.assertNotIn(family, page)
