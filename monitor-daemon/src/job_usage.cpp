@@ -57,9 +57,10 @@ constexpr std::array kCounters{
     CounterSource{MetricId::bad_pages_pending, "bad_pages_pending", ""},
     CounterSource{MetricId::xid_errors, "xid_errors", "", true},
     CounterSource{MetricId::pcie_replay_count, "pcie_replays", ""},
-    // Not figures themselves: the violation times are their ratio (figures()).
+    // Not figures themselves: the violation times come from them (figures()).
     CounterSource{MetricId::violation_residency, "", ""},
     CounterSource{MetricId::violation_accumulation_count, "", ""},
+    CounterSource{MetricId::violation_time, "", ""},
 };
 
 // NVML's clock-event reasons that set clocks rather than slow the GPU down.
@@ -269,20 +270,31 @@ std::vector<JobFigure> JobGpuUsage::figures(double wall_seconds) const {
     out.push_back({"throttle_time", "", "s", std::nullopt, "", missing(MetricId::throttle_status)});
   }
 
-  // Violation time per reason: the firmware's residency counters against its sample count.
+  // Violation time per reason: NVML's own counters (seconds), or the AMD firmware's residency
+  // counters against its sample count, times the sampled time.
+  const std::string nvml_prefix = fmt::format("{}/", name_of(MetricId::violation_time));
+  const std::string amd_prefix = fmt::format("{}/", name_of(MetricId::violation_residency));
   const auto accumulated = counters.find(std::string(name_of(MetricId::violation_accumulation_count)));
-  if (accumulated != counters.end() && accumulated->second.growth > 0 && samples > 0) {
-    const std::string prefix = fmt::format("{}/", name_of(MetricId::violation_residency));
-    for (const auto& [key, counter] : counters) {
-      if (!key.starts_with(prefix)) continue;
-      out.push_back({"violation_time", key.substr(prefix.size()), "s", counter.growth / accumulated->second.growth * sampled,
+  const bool amd_known = accumulated != counters.end() && accumulated->second.growth > 0;
+  bool violation_known = false;
+  for (const auto& [key, counter] : counters) {
+    if (samples == 0) break;
+    if (key.starts_with(nvml_prefix)) {
+      out.push_back({"violation_time", key.substr(nvml_prefix.size()), "s", counter.growth,
+                     "growth of violation_time (NVML violation status) over the job's samples", ""});
+      violation_known = true;
+    } else if (amd_known && key.starts_with(amd_prefix)) {
+      out.push_back({"violation_time", key.substr(amd_prefix.size()), "s", counter.growth / accumulated->second.growth * sampled,
                      "violation_residency over violation_accumulation_count, times the sampled time", ""});
+      violation_known = true;
     }
-  } else {
+  }
+  if (!violation_known) {
     out.push_back({"violation_time", "", "s", std::nullopt, "",
                    samples == 0 ? "no sample was taken during the job"
-                                : accumulated == counters.end() ? missing(MetricId::violation_accumulation_count)
-                                                                : "the firmware counted no samples during the job"});
+                   : accumulated != counters.end() ? "the firmware counted no samples during the job"
+                                                   : fmt::format("neither {} nor {}", missing(MetricId::violation_time),
+                                                                 missing(MetricId::violation_accumulation_count))});
   }
 
   std::int64_t resets = 0;

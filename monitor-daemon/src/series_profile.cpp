@@ -26,7 +26,8 @@ constexpr MetricId kDefaultSeries[] = {
     MetricId::pcie_replay_count, MetricId::bad_pages_reserved, MetricId::bad_pages_pending, MetricId::bad_pages_failed,
     MetricId::ecc_corrected_volatile, MetricId::ecc_uncorrected_volatile, MetricId::ecc_uncorrected_aggregate,
     MetricId::remapped_rows_pending, MetricId::remapped_rows_failed, MetricId::violation_accumulation_count,
-    MetricId::violation_residency, MetricId::throttle_status, MetricId::xid_errors, MetricId::kfd_events,
+    MetricId::violation_residency, MetricId::violation_time, MetricId::throttle_status, MetricId::xid_errors,
+    MetricId::kfd_events,
 };
 constexpr MetricId kDefaultStateSets[] = {MetricId::performance_level, MetricId::power_profile};
 

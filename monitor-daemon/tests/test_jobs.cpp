@@ -201,6 +201,16 @@ TEST(JobUsage, ViolationTimeIsTheResidencyShareOfTheSampledTime) {
   EXPECT_EQ(figure(f, "violation_time", "ppt").value, 1.0);  // 100 of 400 firmware samples, of 4 s
 }
 
+TEST(JobUsage, NvidiaViolationTimeIsItsCountersGrowth) {
+  JobGpuUsage u;
+  const HistoryEntry baseline = entry(0, {real(MetricId::violation_time, 40, "power"), real(MetricId::violation_time, 7, "thermal")});
+  u.begin(device("nvidia"), &baseline);
+  u.fold(entry(30, {real(MetricId::violation_time, 52.5, "power"), real(MetricId::violation_time, 7, "thermal")}), 60);
+  const auto f = u.figures(30);
+  EXPECT_EQ(figure(f, "violation_time", "power").value, 12.5);
+  EXPECT_EQ(figure(f, "violation_time", "thermal").value, 0.0);
+}
+
 TEST(JobUsage, JsonRoundTripKeepsEverything) {
   JobGpuUsage u;
   const HistoryEntry baseline = entry(0, {real(MetricId::energy_consumed, 1), integer(MetricId::xid_errors, 0, "13")});

@@ -40,6 +40,8 @@ constexpr MetricId kCostly[] = {
     MetricId::energy_consumed,    // nvmlDeviceGetTotalEnergyConsumption (or its field value): 3.3 ms
     MetricId::nvlink_state,       // nvmlDeviceGetNvLinkState, one call per link: 1.6 ms for 18 links
     MetricId::pcie_replay_count,  // nvmlDeviceGetPcieReplayCounter: 0.4 ms (its field value 0.8 ms)
+    MetricId::violation_time,     // nvmlDeviceGetViolationStatus, one call per policy: 0.6-0.9 ms each, 8 policies
+                                  // (H200, 2026-11-29: the calls' own referenceTime stamps)
     MetricId::bar1_used,          // nvmlDeviceGetBAR1MemoryInfo: 0.4 ms
     MetricId::fan_pwm,            // nvmlDeviceGetFanSpeed: 0.4 ms to answer "not supported" on a fanless H200
     MetricId::fan_pwm_level,      // amdgpu: the same pwm1 read as fan_pwm, so both come in the same sample
@@ -124,7 +126,7 @@ constexpr MetricId kErrors[] = {ecc_mode, ecc_corrected_volatile, ecc_uncorrecte
                                 ecc_uncorrected_aggregate, ras_correctable, ras_uncorrectable, ras_deferred,
                                 retired_pages, remapped_rows, remapped_rows_pending, remapped_rows_failed,
                                 bad_pages_reserved, bad_pages_pending, bad_pages_failed, bad_page_threshold};
-constexpr MetricId kThrottle[] = {throttle_status, violation_accumulation_count, violation_residency,
+constexpr MetricId kThrottle[] = {throttle_status, violation_accumulation_count, violation_residency, violation_time,
                                   performance_level, performance_state, power_profile};
 constexpr MetricId kFan[] = {fan_speed, fan_pwm, fan_pwm_level, fan_speed_max, fan_pwm_level_max};
 constexpr MetricId kVoltage[] = {voltage_gfx, voltage_soc, voltage_memory, voltage_northbridge};
@@ -140,7 +142,7 @@ constexpr MetricGroup kGroups[] = {
     {"pcie", "PCIe link now and at most, bandwidth and link error counters", kPcie},
     {"xgmi", "XGMI and NVLink links: state, speed, width and data moved", kXgmi},
     {"errors", "ECC and RAS error counts, retired and remapped memory", kErrors},
-    {"throttle", "Throttle status, violation residencies, performance level and profile", kThrottle},
+    {"throttle", "Throttle status, violation residencies and times, performance level and profile", kThrottle},
     {"fan", "Fan speed and duty cycle", kFan},
     {"voltage", "Core, SoC and memory voltages", kVoltage},
     {"partition", "Compute and memory partition modes (MIG mode)", kPartition},

@@ -122,6 +122,32 @@ TEST(NvmlBackend, OnlyRequestedMetricsAreAskedFor) {
   EXPECT_TRUE(reading_of(r, "energy_consumed").ok());
 }
 
+// nvmlDeviceGetViolationStatus per policy, in seconds (NVML's nanoseconds), the reason as instance.
+TEST(NvmlBackend, ViolationTimeIsEachPolicysNanosecondsInSeconds) {
+  SampleOptions only;
+  only.metrics = {MetricId::violation_time};
+  const auto h200 = open_fake("h200.txt").sample(0, only);  // an idle H200's real answers
+  ASSERT_EQ(h200.size(), 8u);
+  const auto seconds = [](const std::vector<Reading>& r, const std::string& reason) -> std::optional<double> {
+    for (const Reading& x : r) {
+      if (x.instance == reason) return x.ok() ? x.number() : std::nullopt;
+    }
+    ADD_FAILURE() << "no reason " << reason;
+    return std::nullopt;
+  };
+  EXPECT_EQ(seconds(h200, "power"), 0.0);
+  EXPECT_DOUBLE_EQ(*seconds(h200, "low_utilization"), 19.326665184);
+  EXPECT_DOUBLE_EQ(*seconds(h200, "total_base_clocks"), 9.946542176);
+  for (const Reading& x : h200) EXPECT_NE(x.detail.find("nvmlDeviceGetViolationStatus"), std::string::npos) << x.detail;
+  const auto h100 = open_fake("h100x2-mig.txt").sample(0, only);
+  EXPECT_DOUBLE_EQ(*seconds(h100, "power"), 42.5);
+  for (const Reading& x : h100) {
+    if (x.instance == "reliability" || x.instance == "sync_boost") {
+      EXPECT_EQ(x.status, Status::not_supported) << x.instance;
+    }
+  }
+}
+
 TEST(NvmlBackend, ProcessUtilisationIsNvmlsSamplesSinceTheLastLook) {
   const System system = open_fake("h100x2-mig.txt");
   // A first look has no window to measure: it says so rather than 0.

@@ -1,4 +1,5 @@
 // Identity and mostly static device queries: names, PCI, memory, power limits, clocks, PCIe, modes, thermal.
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <tuple>
@@ -227,6 +228,20 @@ extern "C" Return fake_nvml_impl_clock_event_reasons(Device device, unsigned lon
   return kSuccess;
 }
 
+// nvmlDeviceGetViolationStatus: `violation.POLICY` nanoseconds; referenceTime is now, as NVML stamps it.
+extern "C" Return fake_nvml_impl_violation_status(Device device, int policy, ViolationTime* time) {
+  FAKE_NVML_ENTER_DEVICE(device);
+  const char* name = enum_name(kViolationPolicyNames, policy);
+  if (!name || !*name || !time) return kErrorInvalidArgument;
+  FAKE_NVML_SCRIPTED("violation", name);
+  unsigned long long ns = 0;
+  if (const Return code = read_uint(d, std::string("violation.") + name, &ns); code != kSuccess) return code;
+  time->violationTime = ns;
+  time->referenceTime = static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  return kSuccess;
+}
+
 // ---- PCIe ------------------------------------------------------------------------------------------
 
 extern "C" Return fake_nvml_impl_max_pcie_generation(Device device, unsigned* gen) {
@@ -343,6 +358,7 @@ extern "C" Return fake_nvml_impl_fan_speed(Device device, unsigned* percent) {
 #define FAKE_NVML_DEFINED_HERE_total_energy FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_performance_state FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_clock_event_reasons FAKE_NVML_PROBE()
+#define FAKE_NVML_DEFINED_HERE_violation_status FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_max_pcie_generation FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_max_pcie_width FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_pcie_generation FAKE_NVML_PROBE()

@@ -188,6 +188,7 @@ bool placeholder_matches(std::string_view ph, std::string_view tok) {
   if (ph == "{eccT}") return one_of(tok, kEccTypeNames);
   if (ph == "{eccC}") return one_of(tok, kEccCounterNames);
   if (ph == "{cause}") return one_of(tok, kRetirementCauseNames);
+  if (ph == "{policy}") return !tok.empty() && one_of(tok, kViolationPolicyNames);
   if (ph == "{attr}") return one_of(tok, kAttr);
   if (ph == "{mem}") return one_of(tok, kMem);
   if (ph == "{bar1}") return one_of(tok, kBar1);
@@ -224,6 +225,7 @@ constexpr Rule kDeviceRules[] = {
     {"pcie_throughput.{txrx}.error", Type::ret},
     {"total_ecc_errors.{eccT}.{eccC}.error", Type::ret},
     {"retired_pages.{cause}.error", Type::ret},
+    {"violation.{policy}.error", Type::ret},
     {"nvlink_state.{n}.error", Type::ret},
     {"nvlink_remote_pci.{n}.error", Type::ret},
     {"nvlink_remote_type.{n}.error", Type::ret},
@@ -261,6 +263,7 @@ constexpr Rule kDeviceRules[] = {
     {"field.{n}.error", Type::ret},
     {"power_usage", Type::u32},
     {"total_energy", Type::u64},
+    {"violation.{policy}", Type::u64},
     {"clock.{clk}", Type::u32},
     {"utilization.{util}", Type::u32},
     {"encoder_utilization", Type::u32},

@@ -63,5 +63,10 @@ inline constexpr const char* kPcieCounterNames[] = {"tx", "rx"};
 inline constexpr const char* kEccTypeNames[] = {"corrected", "uncorrected"};
 inline constexpr const char* kEccCounterNames[] = {"volatile", "aggregate"};
 inline constexpr const char* kRetirementCauseNames[] = {"multiple_sbe", "dbe"};
+// nvmlPerfPolicyType_t: 6-9 are no policy (NVML answers INVALID_ARGUMENT).
+inline constexpr const char* kViolationPolicyNames[] = {"power",           "thermal",     "sync_boost", "board_limit",
+                                                        "low_utilization", "reliability", "",           "",
+                                                        "",                "",            "total_app_clocks",
+                                                        "total_base_clocks"};
 
 }  // namespace fake_nvml

@@ -104,6 +104,11 @@ struct DeviceAttributes {    // nvmlDeviceAttributes_t
   unsigned long long memorySizeMB;
 };
 
+struct ViolationTime {       // nvmlViolationTime_t
+  unsigned long long referenceTime;  // the CPU's time of the answer, microseconds since the epoch
+  unsigned long long violationTime;  // nanoseconds the policy held the clocks down since the driver loaded
+};
+
 union Value {                // nvmlValue_t
   double dVal;
   int siVal;
@@ -221,6 +226,7 @@ constexpr unsigned long long kEventSingleBitEcc = 0x1, kEventDoubleBitEcc = 0x2,
   X(performance_state, Return(Device, int*), "nvmlDeviceGetPerformanceState")                                 \
   X(clock_event_reasons, Return(Device, unsigned long long*), "nvmlDeviceGetCurrentClocksEventReasons",      \
     "nvmlDeviceGetCurrentClocksThrottleReasons")                                                               \
+  X(violation_status, Return(Device, int, ViolationTime*), "nvmlDeviceGetViolationStatus")                     \
   X(pcie_generation, Return(Device, unsigned*), "nvmlDeviceGetCurrPcieLinkGeneration")                        \
   X(pcie_width, Return(Device, unsigned*), "nvmlDeviceGetCurrPcieLinkWidth")                                  \
   X(pcie_throughput, Return(Device, int, unsigned*), "nvmlDeviceGetPcieThroughput")                           \

@@ -471,6 +471,18 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
     const Return code = p.call(api.clock_event_reasons, &reasons);
     p.number(MetricId::throttle_status, "nvmlDeviceGetCurrentClocksEventReasons", code, static_cast<double>(reasons));
   }
+  if (want({MetricId::violation_time})) {
+    // nvmlPerfPolicyType_t: 0-5 the limiters, 10 and 11 the totals below application and base clocks.
+    constexpr std::pair<int, const char*> kPolicies[] = {{0, "power"},           {1, "thermal"},
+                                                         {2, "sync_boost"},      {3, "board_limit"},
+                                                         {4, "low_utilization"}, {5, "reliability"},
+                                                         {10, "total_app_clocks"}, {11, "total_base_clocks"}};
+    for (const auto& [policy, reason] : kPolicies) {
+      ViolationTime time{};
+      const Return code = p.call(api.violation_status, policy, &time);
+      p.number(MetricId::violation_time, "nvmlDeviceGetViolationStatus", code, static_cast<double>(time.violationTime) / 1e9, reason);
+    }
+  }
   if (want({MetricId::pcie_speed})) {
     unsigned generation = 0;
     const Return code = p.call(api.pcie_generation, &generation);
