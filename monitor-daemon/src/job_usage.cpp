@@ -68,6 +68,10 @@ constexpr std::array<std::string_view, 3> kNotSlowdowns{"gpu_idle", "application
 
 std::string_view name_of(MetricId id) { return smi::find_metric(id)->name; }
 
+// A number the library can read: finite, and within what a 64-bit counter holds (under 1.9e19), so
+// that sums over any job stay finite and the stored state reads back (JSON has no infinity).
+bool countable(double value) { return std::isfinite(value) && std::fabs(value) < 1e20; }
+
 std::int64_t to_ns(std::chrono::system_clock::time_point at) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
 }
@@ -105,7 +109,7 @@ void CounterGrowth::add(double value, bool from_zero) noexcept {
       growth += value - *last;
     } else {
       ++resets;
-      if (from_zero) growth += value;
+      if (from_zero && value > 0) growth += value;  // a count restarted at 0 (never a negative one)
     }
   }
   last = value;
@@ -147,7 +151,7 @@ void JobGpuUsage::begin(const DeviceSnapshot& device, const HistoryEntry* baseli
   if (baseline == nullptr) return;
   baseline_ns = last_sample_ns = to_ns(baseline->at);
   for (const HistoryValue& v : baseline->values) {
-    if (v.status == smi::Status::ok && !std::isfinite(number_of(v))) continue;
+    if (v.status == smi::Status::ok && !countable(number_of(v))) continue;
     count(*baseline, v);
     if (v.status != smi::Status::ok) continue;
     if (v.id == MetricId::power_average || (v.id == MetricId::power_current && !last_power_w)) last_power_w = number_of(v);
@@ -175,7 +179,7 @@ bool JobGpuUsage::fold(const HistoryEntry& entry, double max_gap_s) {
       continue;
     }
     const double value = number_of(v);
-    if (!std::isfinite(value)) continue;  // not a reading to count (a sum or a counter would never recover)
+    if (!countable(value)) continue;  // not a reading to count (a sum or a counter would never recover)
     if (v.id == MetricId::throttle_status && v.integer) throttle_bits = v.raw;
     count(entry, v);
     read.emplace(v.id, value);

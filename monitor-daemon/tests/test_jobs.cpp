@@ -141,6 +141,20 @@ TEST(JobUsage, XidsAreCountedFromTheDaemonsRegistration) {
   EXPECT_FALSE(figure(unregistered.figures(1), "xid_errors").value);
 }
 
+// What no GPU reports (found by fuzz_jobs): a count below 0 after a restart adds nothing, and a
+// number beyond any 64-bit counter is not counted (a sum would overflow, the store not read back).
+TEST(JobUsage, ImpossibleNumbersAreNotUse) {
+  JobGpuUsage u;
+  const HistoryEntry baseline = entry(0, {integer(MetricId::xid_errors, 2, "79"), real(MetricId::energy_consumed, 10)});
+  u.begin(device("nvidia"), &baseline);
+  u.fold(entry(1, {integer(MetricId::xid_errors, -3, "79"), real(MetricId::energy_consumed, 1e300)}), 10);
+  u.fold(entry(2, {integer(MetricId::xid_errors, -1, "48"), real(MetricId::energy_consumed, 20)}), 10);
+  const auto f = u.figures(2);
+  EXPECT_EQ(figure(f, "xid_errors").value, 0.0);
+  EXPECT_EQ(figure(f, "energy").value, 10.0);
+  EXPECT_EQ(to_json(usage_from_json(to_json(u))), to_json(u));
+}
+
 TEST(JobUsage, ThrottleTimeIsTheTimeBetweenSamplesThatNamedASlowdown) {
   JobGpuUsage u;
   const HistoryEntry baseline = entry(0, {});
