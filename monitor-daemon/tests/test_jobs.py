@@ -143,8 +143,14 @@ class JobTests(base.GrpcTest):
         self.set_load(30, 120)
         self.assertEqual(self.smi("job", "start", "--id", "7").returncode, 0)
         self.set_load(40, 130)
-        running = self.stub.GetJob(base.pb.GetJobRequest(id="7")).gpus[0]
-        before = figures(running)
+        # The accounting counts a sample at its next look (every 50 ms here): waited for.
+        deadline = time.monotonic() + 10
+        while True:
+            running = self.stub.GetJob(base.pb.GetJobRequest(id="7")).gpus[0]
+            before = figures(running)
+            if before["samples"] > 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
         self.assertGreater(before["samples"], 0)
         taken = [t for t, _ in self.history() if t > running.baseline_sample_unix_ms]
         self.daemon.stop()  # SIGTERM (test_jobs.cpp checks that stopping writes the samples since the last look)
