@@ -17,13 +17,12 @@ Processes are stopped by PID and the temporary folder removed on exit.
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-from smid_proc import cpu_seconds, get, port_of, rss_mib
+from smid_proc import cpu_seconds, get, port_of, rss_mib, stop_all
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CPX = os.path.join(REPO, "captures", "constructed", "mi300x-8gpu-cpx-nps1")
@@ -121,11 +120,7 @@ def main():
               % (cpu["on"] / max(cpu["off"], 1e-9), rss["on"] / rss["off"], looks, 1000 * extra / max(1, looks)))
         print("families added: " + ", ".join(added))
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.kill(p.pid, signal.SIGTERM)
-                p.wait(timeout=10)
-        shutil.rmtree(work, True)
+        stop_all(procs, work)
 
 
 if __name__ == "__main__":

@@ -13,13 +13,12 @@ Processes are stopped by PID and the temporary folder removed on exit.
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-from smid_proc import cpu_seconds, get, port_of, rss_mib
+from smid_proc import cpu_seconds, get, port_of, rss_mib, stop_all
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPX = os.path.join(REPO, "captures", "constructed", "mi300x-8gpu-spx-nps1", "sys")
@@ -74,11 +73,7 @@ def main():
               "job store %.0f KiB (database and WAL)"
               % (cpu["job"] / max(cpu["idle"], 1e-9), rss["job"] / rss["idle"], samples, 1e6 * extra / max(1, samples), store / 1024))
     finally:
-        for p in procs:
-            if p.poll() is None:
-                os.kill(p.pid, signal.SIGTERM)
-                p.wait(timeout=10)
-        shutil.rmtree(work, True)
+        stop_all(procs, work)
 
 
 if __name__ == "__main__":

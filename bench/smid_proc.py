@@ -1,7 +1,10 @@
 """What the daemon benchmarks measure of a running hipstack-smid (bench/attribution.py, bench/jobs.py):
-CPU time and RSS from /proc, the port it listens on (from its log), and a page of its HTTP endpoint."""
+CPU time and RSS from /proc, the port it listens on (from its log), a page of its HTTP endpoint;
+and their clean-up."""
 import os
 import re
+import shutil
+import signal
 import sys
 import time
 import urllib.request
@@ -36,3 +39,12 @@ def port_of(log_path, proc):
 def get(port, path):
     with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
         return r.status, r.read().decode()
+
+
+def stop_all(procs, work):
+    """Stops every process still running (by PID, SIGTERM) and removes the benchmark's folder."""
+    for p in procs:
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGTERM)
+            p.wait(timeout=10)
+    shutil.rmtree(work, True)
