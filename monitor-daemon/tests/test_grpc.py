@@ -632,6 +632,32 @@ def load_grpc(stubs):
     refl_pb, refl_rpc = reflection_pb2, reflection_pb2_grpc
 
 
+def run_as_root(setup, own_args=0):
+    """main() of the suites that run a client as nobody (test_grpc_mutations.py, test_jobs.py):
+    exits 77 unless root; argv is this module's four paths, then `own_args` of the suite's own,
+    then unittest's. The stubs go to a folder nobody may read; setup(stubs, own) runs before the
+    tests. A skip inside a passing run is reported to ctest as one (77), never as a pass."""
+    global SMID, SMI, CAPTURES, PROTO
+    if os.geteuid() != 0:
+        print("SKIP: needs root (runs a client as nobody)")
+        sys.exit(77)
+    SMID, SMI, CAPTURES, PROTO = (os.path.abspath(a) for a in sys.argv[1:5])
+    own = sys.argv[5:5 + own_args]
+    stubs = tempfile.mkdtemp(prefix="smid-stubs-")
+    os.chmod(stubs, 0o755)  # the client run as nobody imports them
+    try:
+        load_grpc(stubs)
+        setup(stubs, own)
+        result = unittest.main(argv=[sys.argv[0]] + sys.argv[5 + own_args:], verbosity=2, exit=False).result
+        if not result.wasSuccessful():
+            sys.exit(1)
+        if result.skipped:
+            print("SKIP: " + "; ".join(f"{test.id()}: {why}" for test, why in result.skipped))
+            sys.exit(77)
+    finally:
+        shutil.rmtree(stubs, ignore_errors=True)
+
+
 def main():
     global SMID, SMI, CAPTURES, PROTO
     SMID, SMI, CAPTURES, PROTO = (os.path.abspath(a) for a in sys.argv[1:5])

@@ -15,10 +15,8 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
-import unittest
 
 import test_grpc as base
 
@@ -312,28 +310,11 @@ STUBS = None
 
 
 def main():
-    global EMULATOR, STUBS
-    if os.geteuid() != 0:
-        print("SKIP: needs root (runs a client as nobody)")
-        sys.exit(77)
-    base.SMID, base.SMI, base.CAPTURES, base.PROTO = (os.path.abspath(a) for a in sys.argv[1:5])
-    EMULATOR = os.path.abspath(sys.argv[5]) if os.path.exists(sys.argv[5]) else None  # built with libfuse3 only
-    import grpc
-    base.grpc = grpc
-    STUBS = tempfile.mkdtemp(prefix="smid-stubs-")
-    os.chmod(STUBS, 0o755)  # the client run as nobody imports them
-    try:
-        base.generate_stubs(STUBS)
-        from hipstack.monitor.v1 import monitor_pb2, monitor_pb2_grpc
-        base.pb, base.rpc = monitor_pb2, monitor_pb2_grpc
-        result = unittest.main(argv=[sys.argv[0]] + sys.argv[6:], verbosity=2, exit=False).result
-        if not result.wasSuccessful():
-            sys.exit(1)
-        if result.skipped:  # a skip inside a passing run is reported to ctest as one (77), never as a pass
-            print("SKIP: " + "; ".join(f"{test.id()}: {why}" for test, why in result.skipped))
-            sys.exit(77)
-    finally:
-        shutil.rmtree(STUBS, ignore_errors=True)
+    def setup(stubs, own):
+        global EMULATOR, STUBS
+        STUBS = stubs
+        EMULATOR = os.path.abspath(own[0]) if os.path.exists(own[0]) else None  # built with libfuse3 only
+    base.run_as_root(setup, own_args=1)
 
 
 if __name__ == "__main__":

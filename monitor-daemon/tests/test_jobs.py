@@ -14,10 +14,8 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
-import unittest
 import urllib.request
 
 import test_grpc as base
@@ -321,23 +319,10 @@ class JobTests(base.GrpcTest):
 
 
 def main():
-    global STUBS
-    if os.geteuid() != 0:
-        print("SKIP: needs root (runs a client as nobody)")
-        sys.exit(77)
-    base.SMID, base.SMI, base.CAPTURES, base.PROTO = (os.path.abspath(a) for a in sys.argv[1:5])
-    STUBS = tempfile.mkdtemp(prefix="smid-stubs-")
-    os.chmod(STUBS, 0o755)  # the client run as nobody imports them
-    try:
-        base.load_grpc(STUBS)
-        result = unittest.main(argv=[sys.argv[0]] + sys.argv[5:], verbosity=2, exit=False).result
-        if not result.wasSuccessful():
-            sys.exit(1)
-        if result.skipped:
-            print("SKIP: " + "; ".join(f"{test.id()}: {why}" for test, why in result.skipped))
-            sys.exit(77)
-    finally:
-        shutil.rmtree(STUBS, ignore_errors=True)
+    def setup(stubs, _own):
+        global STUBS
+        STUBS = stubs
+    base.run_as_root(setup)
 
 
 if __name__ == "__main__":
