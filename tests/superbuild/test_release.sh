@@ -58,6 +58,18 @@ for p in hipstack hipstack-runtime hipstack-dev "hipstack-amd-runtime$v" "hipsta
   [[ " ${names[*]} " == *" $p "* ]] || fail "the manifest makes no package $p"
 done
 
+# The validation kernels are linked against the prefix's HIP runtime (RUNPATH $ORIGIN/../../../lib):
+# the package depends on the release's runtime package by name, never on Debian's libamdhip64 (which
+# dpkg-shlibdeps would name on a machine that has it, and fail on one that has not).
+val_deb=$pkgs/hipstack-validation${v}_$v-1_amd64.deb
+val_depends=$(dpkg-deb -f "$val_deb" Depends 2>&1 || true)
+grep -F "hipstack-amd-runtime$v (= $v-1)" <<<"$val_depends" >/dev/null &&
+  ! grep -E 'libamdhip64|libhsa-runtime64|libamd-comgr' <<<"$val_depends" >/dev/null &&
+  pass "hipstack-validation$v depends on hipstack-amd-runtime$v, not on Debian's HIP" ||
+  fail "hipstack-validation$v Depends: $val_depends"
+kernels=$(dpkg-deb -c "$val_deb" 2>/dev/null | grep -c "\.$prefix/libexec/hipstack/validation/[^/]\+$" || true)
+[ "$kernels" -ge 7 ] && pass "hipstack-validation$v holds the $kernels validation kernels" || fail "hipstack-validation$v holds $kernels kernels"
+
 lintian --tag-display-limit 0 "$pkgs"/*.deb > "$work/lintian.out" 2>&1 || true
 if grep '^E: ' "$work/lintian.out" > "$work/lintian.errors"; then
   fail "lintian: $(wc -l < "$work/lintian.errors") error(s):"; cat "$work/lintian.errors"
@@ -126,6 +138,10 @@ rc=0; got=$(in_root "/opt/hipstack/bin/hipstack-info" 2>&1) || rc=$?
   fail "hipstack-info without a GPU: rc=$rc $(tail -5 <<<"$got")"
 got=$(in_root "/opt/hipstack/sbin/hipstack-smid --once --grpc-listen off --sysfs-root /srv/capture" 2>&1 || true)
 grep "^hipstack_smid_build_info{version=\"$v\"" <<<"$got" >/dev/null && pass "hipstack-smid --once: build_info $v" || fail "hipstack-smid --once: $(tail -3 <<<"$got")"
+
+got=$(in_root "/opt/hipstack/bin/hipstack-validate --list" 2>&1 || true)
+grep -w gemm <<<"$got" >/dev/null && grep -w stream <<<"$got" >/dev/null && pass "hipstack-validate --list lists the kernels" ||
+  fail "hipstack-validate --list: $(head -10 <<<"$got")"
 
 echo "== a HIP program for gfx90a with the installed packages"
 rc=0; in_root "/opt/hipstack/bin/hipcc --offload-arch=gfx90a -O2 /srv/saxpy.hip -o /srv/saxpy" > "$work/hipcc.out" 2>&1 || rc=$?

@@ -1,0 +1,42 @@
+#!/bin/bash
+# The superbuild's two documented commands on a fresh Debian 12 machine (docs/superbuild.md): a clean
+# clone in a clean debootstrap chroot, `scripts/deps.sh superbuild`, then `superbuild/build.sh OUT`;
+# nothing else installed, so the build cannot lean on what the test dependencies happen to bring
+# (Debian's own hipcc and HIP runtime among them). Then test_release.sh checks the release it made.
+#   test_fresh_debian12.sh SOURCE_DIR CAPTURE_SYS_DIR [CACHE_DIR]
+# Needs root, deb.debian.org and about 25 minutes of two cores: label `long`, run by hand before a
+# submission that changes the superbuild or deps.sh, reported in the session note (docs/testing.md).
+# HIPSTACK_FRESH_KEEP=1 keeps the chroot (its path is printed) for a look after a failure.
+set -u
+src=$(cd "$1" && pwd)
+capture=$(realpath "$2")
+cache=${3:-$src/build/cache}
+# shellcheck source=../lib/checks.sh
+source "$src/tests/lib/checks.sh"
+# shellcheck source=../../scripts/lib/debian_chroot.sh
+source "$src/scripts/lib/debian_chroot.sh"
+# shellcheck source=../lib/fresh_clone_chroot.sh
+source "$src/tests/lib/fresh_clone_chroot.sh"
+fresh_clone_chroot "$src" "$cache" hipstack-superbuild-debian12
+
+timed() {  # timed WHAT LOG COMMAND: runs COMMAND in the chroot, prints its exit status and time
+  local what=$1 log=$2 start rc=0
+  start=$(date +%s)
+  in_chroot "$3" > "$work/$log" 2>&1 || rc=$?
+  echo "# $what: exit $rc after $(($(date +%s) - start)) s"
+  if [ $rc = 0 ]; then pass "$what"; else tail -40 "$work/$log"; fail "$what (exit $rc, $work/$log)"; fi
+  return $rc
+}
+timed "scripts/deps.sh superbuild" deps.log "scripts/deps.sh superbuild" || exit 1
+# What the build may not use: Debian's HIP (the test dependencies install it, the superbuild must not).
+for p in hipcc libamdhip64-5 libamdhip64-dev; do
+  if in_chroot "dpkg-query -W -f='\${Status}' $p 2>/dev/null | grep -q 'install ok installed'"; then
+    fail "scripts/deps.sh superbuild installed Debian's $p: the test would not show the superbuild does without it"
+  fi
+done
+timed "superbuild/build.sh OUT" build.log "superbuild/build.sh /var/tmp/superbuild" || exit 1
+grep -E '^superbuild(/package.sh)?: ' "$work/build.log" | tail -3
+
+# The release it made, as users meet it (its own chroot, from the host's tools).
+"$src/tests/superbuild/test_release.sh" "$root/var/tmp/superbuild" "$capture" "$cache" || fail "test_release.sh on the fresh build"
+[ "$failures" = 0 ]
