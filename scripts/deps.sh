@@ -8,8 +8,8 @@ test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev roc
                python3-grpcio python3-grpc-tools python3-protobuf python3-h2 python3-yaml dbus dbus-daemon openssl
                fuse3 libfuse3-dev
                lintian rpmlint rpm debootstrap)
-# The packages' dates are the last commit's time (SOURCE_DATE_EPOCH, superbuild/cmake/
-# HipstackPackagingFiles.cmake), which git reads; deps.readme-fresh-debian12 clones with it.
+# (tests/deps/tools.txt lists every tool the tests call.)
+# deps.readme-fresh-debian12 and superbuild.fresh-debian12 clone with git (and the packages' dates need it).
 test_packages+=(git)
 # cli.monitor runs the human views in tmux at 80x30 (no line may wrap).
 test_packages+=(tmux)
@@ -17,9 +17,6 @@ test_packages+=(tmux)
 test_packages+=(man-db zsh fish)
 # installer.repos checks hipstack-install's dnf path with dnf --installroot (tests/installer/test_repos.sh).
 test_packages+=(dnf)
-# rpmbuild's find-debuginfo strips the rpm packages' binaries with eu-strip (packaging.packages);
-# Debian's rpm does not depend on elfutils. tests/deps/tools.txt lists every tool the tests call.
-test_packages+=(elfutils)
 # validation/ for AMD GPUs: Debian's HIP 5.2.3. hipcc is a driver script over clang-15; its Depends bring
 # clang-15, lld-15, llvm-15 and clang-tools-15 (the AMDGPU back end and linker), rocm-device-libs (the
 # device bitcode libraries), rocminfo and libamdhip64-dev (headers, libamdhip64, comgr, the HSA runtime).
@@ -36,7 +33,11 @@ test_packages+=(golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-ya
 # AMD .debs; the manifest's system components (clang/lld 15, perl modules, the libraries the AMD
 # runtime links to) are read from superbuild/components.json once cmake is installed.
 # package.sh's repositories: createrepo-c and gnupg (installer/, docs/install-repos.md).
-superbuild_packages=(patchelf python3 rpm createrepo-c gnupg)
+# The packages' dates are the last commit's time (SOURCE_DATE_EPOCH, superbuild/cmake/
+# HipstackPackagingFiles.cmake), which git reads (superbuild.fresh-debian12 found it missing).
+# rpmbuild's find-debuginfo strips the rpm packages' binaries with eu-strip (packaging.packages);
+# Debian's rpm does not depend on elfutils.
+superbuild_packages=(patchelf python3 rpm createrepo-c gnupg git elfutils)
 # containers/build.sh and containers.images: podman builds with chroot isolation and runs with runc;
 # debootstrap makes the base image.
 container_packages=(podman runc debootstrap uidmap)

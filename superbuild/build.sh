@@ -19,7 +19,10 @@ for arg in "$@"; do
 done
 here=$(dirname "$(realpath "$0")")
 missing=()
-for tool in cmake ninja patchelf apt-get dpkg-deb; do
+# In a git checkout, git reads the last commit's time (below) unless SOURCE_DATE_EPOCH is given.
+tools=(cmake ninja patchelf apt-get dpkg-deb)
+[ -z "${SOURCE_DATE_EPOCH:-}" ] && [ -e "$here/../.git" ] && tools+=(git)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then

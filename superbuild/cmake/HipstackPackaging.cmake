@@ -14,6 +14,12 @@ option(HIPSTACK_PACKAGING "Lay the build out for deb/rpm packages made by cpack 
 # Metapackages made outside this build that `hipstack` also depends on (comma-separated, same release):
 # the superbuild passes the ones it makes of the AMD runtime (superbuild/components.json, metapackages).
 set(HIPSTACK_PACKAGE_META_ALL_EXTRA "" CACHE STRING "More unversioned packages the hipstack metapackage depends on")
+# The HIP runtime the validation kernels link to, when it is packaged outside this build (the superbuild's
+# relocated libamdhip64 in hipstack-amd-runtimeX.Y.Z): the validation package depends on that package
+# by name, and dpkg-shlibdeps finds the library in its staged folder (a private folder: no Debian
+# package is named for it). Empty: the kernels link to the system's HIP and shlibdeps names its package.
+set(HIPSTACK_PACKAGE_HIP_RUNTIME "" CACHE STRING "The package of this release holding the HIP runtime the validation kernels use")
+set(HIPSTACK_PACKAGE_HIP_RUNTIME_LIBDIR "" CACHE PATH "Where that package's libraries are staged while cpack runs")
 set(HIPSTACK_PACKAGE_LINK /opt/hipstack)
 set(HIPSTACK_PACKAGE_PREFIX ${HIPSTACK_PACKAGE_LINK}-${PROJECT_VERSION})
 
