@@ -29,6 +29,11 @@ LoadResult load_script(const char* path, KeyMap& keys, std::string& error);
 // Number of devices the script describes: `device_count`, else 1 + the highest device index used.
 unsigned script_device_count(const KeyMap& keys);
 
+// Text helpers the loader and the decoders share (script_values.cpp).
+std::string_view trim(std::string_view s);
+bool is_digits(std::string_view s);
+std::vector<std::string_view> split(std::string_view s, char sep);
+
 // Decoders of values the loader has already checked (they return nullopt only on malformed input).
 std::optional<unsigned long long> parse_uint(std::string_view text, bool byte_units = false);
 std::optional<bool> parse_bool(std::string_view text);
