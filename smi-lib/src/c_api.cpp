@@ -1,27 +1,21 @@
-// The C API: a thin wrapper over hipstack::smi::System that turns exceptions into result codes.
-#include <hipstack/smi.h>
-#include <hipstack/smi.hpp>
+// The C API (hipstack/smi.h): a thin layer over hipstack::smi::System that turns exceptions into
+// result codes and C++ values into size-prefixed structs (the rules: c_api_internal.hpp).
+#include "c_api_internal.hpp"
 
-#include <array>
-#include <cstring>
-#include <new>
-#include <string>
-#include <vector>
+#include <cstddef>
 
 struct hipstack_smi_system {
   hipstack::smi::System system;
 };
 
-struct hipstack_smi_sample {
-  std::vector<hipstack::smi::Reading> readings;
-  std::vector<hipstack_smi_reading> views;
+struct hipstack_smi_event_watch {
+  hipstack::smi::EventWatch watch;
 };
 
+namespace hipstack::smi::c_api {
 namespace {
 
-using namespace hipstack::smi;
-
-// The C API passes the C++ enums through static_cast: each C constant must equal its C++ value.
+// The C enums pass through static_cast: each C constant must equal its C++ value.
 #define HIPSTACK_SAME(c_value, cxx_value) static_assert(static_cast<int>(c_value) == static_cast<int>(cxx_value), #c_value)
 HIPSTACK_SAME(HIPSTACK_SMI_STATUS_OK, Status::ok);
 HIPSTACK_SAME(HIPSTACK_SMI_STATUS_NOT_SUPPORTED, Status::not_supported);
@@ -39,6 +33,18 @@ HIPSTACK_SAME(HIPSTACK_SMI_KIND_STATIC, Kind::static_info);
 HIPSTACK_SAME(HIPSTACK_SMI_KIND_LIVE, Kind::live);
 HIPSTACK_SAME(HIPSTACK_SMI_KIND_COUNTER, Kind::counter);
 HIPSTACK_SAME(HIPSTACK_SMI_KIND_WINDOW, Kind::window);
+HIPSTACK_SAME(HIPSTACK_SMI_COST_CHEAP, Cost::cheap);
+HIPSTACK_SAME(HIPSTACK_SMI_COST_COSTLY, Cost::costly);
+HIPSTACK_SAME(HIPSTACK_SMI_COST_WINDOW, Cost::window);
+HIPSTACK_SAME(HIPSTACK_SMI_COST_BLOCKING, Cost::blocking);
+HIPSTACK_SAME(HIPSTACK_SMI_VERDICT_PASS, Verdict::pass);
+HIPSTACK_SAME(HIPSTACK_SMI_VERDICT_WARN, Verdict::warn);
+HIPSTACK_SAME(HIPSTACK_SMI_VERDICT_FAIL, Verdict::fail);
+HIPSTACK_SAME(HIPSTACK_SMI_VERDICT_UNKNOWN, Verdict::unknown);
+HIPSTACK_SAME(HIPSTACK_SMI_CHECK_OTHER, HealthCheck::other);
+#define HIPSTACK_SMI_X(id, identifier, name) HIPSTACK_SAME(HIPSTACK_SMI_CHECK_##identifier, HealthCheck::identifier);
+HIPSTACK_SMI_HEALTH_CHECKS(HIPSTACK_SMI_X)
+#undef HIPSTACK_SMI_X
 HIPSTACK_SAME(HIPSTACK_SMI_CONTROL_APPLIED, ControlOutcome::applied);
 HIPSTACK_SAME(HIPSTACK_SMI_CONTROL_PENDING, ControlOutcome::pending);
 HIPSTACK_SAME(HIPSTACK_SMI_CONTROL_PLANNED, ControlOutcome::planned);
@@ -57,58 +63,121 @@ HIPSTACK_SAME(HIPSTACK_SMI_REASON_TIMED_OUT, RefusalReason::timed_out);
 
 thread_local std::string t_last_error;
 
+hipstack_smi_metric_info c_metric(const MetricInfo& m) {
+  // The catalogue's string_views point at string literals, so .data() is NUL-terminated.
+  return {sizeof(hipstack_smi_metric_info),
+          static_cast<std::uint32_t>(m.id),
+          m.name.data(),
+          unit_name(m.unit).data(),
+          unit_symbol(m.unit).data(),
+          static_cast<hipstack_smi_value_type>(m.type),
+          static_cast<hipstack_smi_scope>(m.scope),
+          static_cast<hipstack_smi_kind>(m.kind),
+          static_cast<hipstack_smi_cost>(m.cost),
+          m.instance_label.data(),
+          m.help.data()};
+}
+
+std::string text_or_empty(const char* s) { return s != nullptr ? s : ""; }
+
+// The C options as the C++ ones; the audit callback is wrapped so it sees C strings.
+hipstack_smi_result open_options(const hipstack_smi_open_options* in, OpenOptions& out) {
+  if (in == nullptr) return HIPSTACK_SMI_OK;
+  hipstack_smi_open_options c{};
+  if (const auto r = copy_in(in, c, "open options"); r != HIPSTACK_SMI_OK) return r;
+  out.sysfs_root = text_or_empty(c.sysfs_root);
+  out.procfs_root = text_or_empty(c.procfs_root);
+  out.devfs_root = text_or_empty(c.devfs_root);
+  out.nvml_library = text_or_empty(c.nvml_library);
+  out.enable_amdgpu = (c.flags & HIPSTACK_SMI_OPEN_NO_AMDGPU) == 0;
+  out.enable_nvml = (c.flags & HIPSTACK_SMI_OPEN_NO_NVML) == 0;
+  out.vendor_shutdown = (c.flags & HIPSTACK_SMI_OPEN_KEEP_VENDOR_INIT) == 0;
+  if (c.audit != nullptr) {
+    out.audit = [fn = c.audit, user = c.audit_user_data](const AuditRecord& a) {
+      const hipstack_smi_audit_record record{sizeof record,    a.uid,          a.pid,           a.device,        a.bdf.c_str(),
+                                             a.action.c_str(), a.path.c_str(), a.value.c_str(), a.result.c_str()};
+      fn(&record, user);
+    };
+  }
+  return HIPSTACK_SMI_OK;
+}
+
+hipstack_smi_result null_argument(const char* what) {
+  return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, fmt::format("{} must not be NULL", what));
+}
+
+// Runs make() and hands its list to *out (nullptr first, so a failed call leaves no stale pointer).
+template <typename Make>
+hipstack_smi_result give_list(const hipstack_smi_system* system, hipstack_smi_list** out, Make&& make) {
+  if (out == nullptr) return null_argument("the list pointer");
+  *out = nullptr;
+  if (system == nullptr) return null_argument("system");
+  return guarded([&] {
+    *out = make().release();
+    return HIPSTACK_SMI_OK;
+  });
+}
+
+HealthPolicy policy_of(const hipstack_smi_health_policy& c) {
+  HealthPolicy p;
+  p.thermal_margin = c.thermal_margin;
+  p.throttle_share = c.throttle_share;
+  p.power_cap_share = c.power_cap_share;
+  p.busy_for_clock_check = c.busy_for_clock_check;
+  p.clock_low_share = c.clock_low_share;
+  p.correctable_ecc = c.correctable_ecc;
+  p.pcie_replays = c.pcie_replays;
+  p.bad_page_share = c.bad_page_share;
+  return p;
+}
+
+hipstack_smi_health_policy c_policy(const HealthPolicy& p) {
+  return {sizeof(hipstack_smi_health_policy), p.thermal_margin, p.throttle_share,  p.power_cap_share, p.busy_for_clock_check,
+          p.clock_low_share,                 p.correctable_ecc, p.pcie_replays,    p.bad_page_share};
+}
+
+ControlResult run_control(System& system, std::uint32_t device, const hipstack_smi_control_request& request) {
+  const std::string text = text_or_empty(request.text);
+  ControlOptions options;
+  options.dry_run = (request.flags & HIPSTACK_SMI_CONTROL_DRY_RUN) != 0;
+  options.force = (request.flags & HIPSTACK_SMI_CONTROL_FORCE) != 0;
+  if (request.settle_timeout_ms != 0) options.settle_timeout_ms = request.settle_timeout_ms;
+  switch (request.kind) {
+    case HIPSTACK_SMI_CONTROL_COMPUTE_PARTITION: return system.set_compute_partition(device, text, options);
+    case HIPSTACK_SMI_CONTROL_MEMORY_PARTITION: return system.set_memory_partition(device, text, options);
+    case HIPSTACK_SMI_CONTROL_POWER_CAP: return system.set_power_cap(device, request.value, options);
+    case HIPSTACK_SMI_CONTROL_PERFORMANCE_LEVEL: return system.set_performance_level(device, text, options);
+    case HIPSTACK_SMI_CONTROL_POWER_PROFILE: return system.set_power_profile(device, text, options);
+    case HIPSTACK_SMI_CONTROL_GRAPHICS_CLOCK_RANGE:
+      return system.set_clock_range(device, ClockDomain::graphics, request.value, request.value2, options);
+    case HIPSTACK_SMI_CONTROL_MEMORY_CLOCK_RANGE:
+      return system.set_clock_range(device, ClockDomain::memory, request.value, request.value2, options);
+    case HIPSTACK_SMI_CONTROL_FAN:
+      return system.set_fan(device, FanSetting{request.value < 0, request.value < 0 ? 0 : request.value}, options);
+    case HIPSTACK_SMI_CONTROL_RESET: return system.reset_device(device, options);
+  }
+  throw Error(Error::Code::invalid_argument, fmt::format("unknown control kind {}", static_cast<int>(request.kind)));
+}
+
+}  // namespace
+
 hipstack_smi_result fail(hipstack_smi_result result, std::string message) {
   t_last_error = std::move(message);
   return result;
 }
 
-// Runs fn, mapping every exception to a result code and the thread's error message.
-template <typename Fn>
-hipstack_smi_result guarded(Fn&& fn) noexcept {
-  try {
-    t_last_error.clear();
-    return fn();
-  } catch (const Error& e) {
-    switch (e.code()) {
-      case Error::Code::no_such_device: return fail(HIPSTACK_SMI_ERROR_NO_SUCH_DEVICE, e.what());
-      case Error::Code::invalid_argument: return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, e.what());
-      case Error::Code::read_failure: return fail(HIPSTACK_SMI_ERROR_READ_FAILURE, e.what());
-    }
-    return fail(HIPSTACK_SMI_ERROR_INTERNAL, e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(HIPSTACK_SMI_ERROR_NO_MEMORY, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(HIPSTACK_SMI_ERROR_INTERNAL, e.what());
-  }
-}
+void clear_error() { t_last_error.clear(); }
 
-const std::vector<hipstack_smi_metric_info>& c_catalogue() {
-  static const std::vector<hipstack_smi_metric_info> entries = [] {
-    std::vector<hipstack_smi_metric_info> out;
-    for (const MetricInfo& m : catalogue()) {
-      // The catalogue's string_views point at string literals, so .data() is NUL-terminated.
-      out.push_back({static_cast<std::uint32_t>(m.id), m.name.data(), unit_name(m.unit).data(),
-                     unit_symbol(m.unit).data(), static_cast<hipstack_smi_value_type>(m.type),
-                     static_cast<hipstack_smi_scope>(m.scope), static_cast<hipstack_smi_kind>(m.kind),
-                     m.instance_label.data(), m.help.data()});
-    }
-    return out;
-  }();
-  return entries;
-}
+}  // namespace hipstack::smi::c_api
 
-template <std::size_t N>
-void copy_text(char (&dest)[N], const std::string& text) {
-  const std::size_t n = std::min(text.size(), N - 1);
-  std::memcpy(dest, text.data(), n);
-  dest[n] = '\0';
-}
-
-}  // namespace
+using namespace hipstack::smi;
+using namespace hipstack::smi::c_api;
 
 extern "C" {
 
 const char* hipstack_smi_version(void) { return library_version().data(); }
+
+uint32_t hipstack_smi_api_version(void) { return HIPSTACK_SMI_API_VERSION; }
 
 const char* hipstack_smi_result_string(hipstack_smi_result result) {
   switch (result) {
@@ -118,41 +187,52 @@ const char* hipstack_smi_result_string(hipstack_smi_result result) {
     case HIPSTACK_SMI_ERROR_READ_FAILURE: return "read failure";
     case HIPSTACK_SMI_ERROR_NO_MEMORY: return "out of memory";
     case HIPSTACK_SMI_ERROR_INTERNAL: return "internal error";
+    case HIPSTACK_SMI_ERROR_INSUFFICIENT_SIZE: return "buffer too small";
+    case HIPSTACK_SMI_ERROR_NOT_FOUND: return "not found";
   }
   return "unknown result";
 }
 
 const char* hipstack_smi_last_error(void) { return t_last_error.c_str(); }
 
-size_t hipstack_smi_catalogue_size(void) { return c_catalogue().size(); }
+size_t hipstack_smi_catalogue_size(void) { return catalogue().size(); }
 
-const hipstack_smi_metric_info* hipstack_smi_catalogue_entry(size_t position) {
-  const auto& entries = c_catalogue();
-  return position < entries.size() ? &entries[position] : nullptr;
+hipstack_smi_result hipstack_smi_catalogue_get(size_t position, hipstack_smi_metric_info* info) {
+  clear_error();
+  const auto all = catalogue();
+  if (position >= all.size()) return fail(HIPSTACK_SMI_ERROR_NOT_FOUND, fmt::format("the catalogue has {} metrics", all.size()));
+  return copy_out(c_metric(all[position]), info, "metric info");
 }
 
-const hipstack_smi_metric_info* hipstack_smi_metric_by_id(uint32_t id) {
-  for (const auto& entry : c_catalogue()) {
-    if (entry.id == id) return &entry;
-  }
-  return nullptr;
+hipstack_smi_result hipstack_smi_metric_by_id(uint32_t id, hipstack_smi_metric_info* info) {
+  clear_error();
+  const MetricInfo* m = find_metric(static_cast<MetricId>(id));
+  if (m == nullptr) return fail(HIPSTACK_SMI_ERROR_NOT_FOUND, fmt::format("no metric has id {}", id));
+  return copy_out(c_metric(*m), info, "metric info");
 }
 
-const hipstack_smi_metric_info* hipstack_smi_metric_by_name(const char* name) {
-  if (name == nullptr) return nullptr;
-  for (const auto& entry : c_catalogue()) {
-    if (std::strcmp(entry.name, name) == 0) return &entry;
-  }
-  return nullptr;
+hipstack_smi_result hipstack_smi_metric_by_name(const char* name, hipstack_smi_metric_info* info) {
+  clear_error();
+  if (name == nullptr) return null_argument("name");
+  const MetricInfo* m = find_metric(std::string_view(name));
+  if (m == nullptr) return fail(HIPSTACK_SMI_ERROR_NOT_FOUND, fmt::format("no metric is named '{}'", printable_text(name)));
+  return copy_out(c_metric(*m), info, "metric info");
+}
+
+const char* hipstack_smi_health_check_name(hipstack_smi_health_check check) {
+  return health_check_name(static_cast<HealthCheck>(check)).data();  // literals, or "" (also a literal)
+}
+
+const char* hipstack_smi_verdict_name(hipstack_smi_verdict verdict) {
+  return verdict_name(static_cast<Verdict>(verdict)).data();
 }
 
 hipstack_smi_result hipstack_smi_open(const hipstack_smi_open_options* options, hipstack_smi_system** system) {
-  if (system == nullptr) return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "system must not be NULL");
+  if (system == nullptr) return null_argument("system");
   *system = nullptr;
   return guarded([&] {
     OpenOptions open;
-    if (options != nullptr && options->sysfs_root != nullptr) open.sysfs_root = options->sysfs_root;
-    if (options != nullptr && options->procfs_root != nullptr) open.procfs_root = options->procfs_root;
+    if (const auto r = open_options(options, open); r != HIPSTACK_SMI_OK) return r;
     *system = new hipstack_smi_system{System::open(open)};
     return HIPSTACK_SMI_OK;
   });
@@ -160,131 +240,183 @@ hipstack_smi_result hipstack_smi_open(const hipstack_smi_open_options* options, 
 
 void hipstack_smi_close(hipstack_smi_system* system) { delete system; }
 
+hipstack_smi_result hipstack_smi_get_devices(const hipstack_smi_system* system, hipstack_smi_list** devices) {
+  return give_list(system, devices, [&] { return make_list(HIPSTACK_SMI_LIST_DEVICES, system->system.devices()); });
+}
+
+hipstack_smi_result hipstack_smi_get_backends(const hipstack_smi_system* system, hipstack_smi_list** backends) {
+  return give_list(system, backends, [&] { return make_list(HIPSTACK_SMI_LIST_BACKENDS, system->system.backends()); });
+}
+
 hipstack_smi_result hipstack_smi_device_count(const hipstack_smi_system* system, uint32_t* count) {
-  if (system == nullptr || count == nullptr) return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "NULL argument");
+  if (system == nullptr || count == nullptr) return null_argument("system and count");
   return guarded([&] {
     *count = static_cast<uint32_t>(system->system.devices().size());
     return HIPSTACK_SMI_OK;
   });
 }
 
-hipstack_smi_result hipstack_smi_device_get_info(const hipstack_smi_system* system, uint32_t device,
-                                                 hipstack_smi_device_info* info) {
-  if (system == nullptr || info == nullptr) return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "NULL argument");
-  return guarded([&] {
-    const auto devices = system->system.devices();
-    if (device >= devices.size()) {
-      return fail(HIPSTACK_SMI_ERROR_NO_SUCH_DEVICE, "no device " + std::to_string(device));
-    }
-    const DeviceSummary& d = devices[device];
-    *info = hipstack_smi_device_info{};
-    info->index = d.index;
-    copy_text(info->vendor, d.vendor);
-    copy_text(info->backend, d.backend);
-    copy_text(info->bdf, d.bdf);
-    copy_text(info->uuid, d.uuid);
-    copy_text(info->name, d.name);
-    info->partition_count = d.partition_count;
-    return HIPSTACK_SMI_OK;
-  });
-}
-
-hipstack_smi_result hipstack_smi_device_resolve(const hipstack_smi_system* system, const char* selector,
-                                                uint32_t* device) {
-  if (system == nullptr || selector == nullptr || device == nullptr) {
-    return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "NULL argument");
-  }
+hipstack_smi_result hipstack_smi_device_resolve(const hipstack_smi_system* system, const char* selector, uint32_t* device) {
+  if (system == nullptr || selector == nullptr || device == nullptr) return null_argument("system, selector and device");
   return guarded([&] {
     *device = system->system.resolve(selector);
     return HIPSTACK_SMI_OK;
   });
 }
 
-hipstack_smi_result hipstack_smi_sample_device(const hipstack_smi_system* system, uint32_t device, unsigned what,
-                                               hipstack_smi_sample** sample) {
-  if (system == nullptr || sample == nullptr) return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "NULL argument");
-  *sample = nullptr;
+hipstack_smi_result hipstack_smi_device_get_fault(const hipstack_smi_system* system, uint32_t device, char* buffer, size_t* size) {
+  if (system == nullptr || size == nullptr) return null_argument("system and size");
   return guarded([&] {
-    SampleOptions options;
-    options.identity = (what & HIPSTACK_SMI_SAMPLE_IDENTITY) != 0;
-    options.static_info = (what & HIPSTACK_SMI_SAMPLE_STATIC) != 0;
-    options.live = (what & HIPSTACK_SMI_SAMPLE_LIVE) != 0;
-    options.pcie_throughput = (what & HIPSTACK_SMI_SAMPLE_PCIE_THROUGHPUT) != 0;
-    options.window = (what & HIPSTACK_SMI_SAMPLE_WINDOW) != 0;
-    auto result = std::make_unique<hipstack_smi_sample>();
-    result->readings = system->system.sample(device, options);
-    result->views.reserve(result->readings.size());
-    for (const Reading& r : result->readings) {
-      hipstack_smi_reading view{};
-      view.metric_id = static_cast<uint32_t>(r.id);
-      view.status = static_cast<hipstack_smi_status>(r.status);
-      view.error_code = r.error_code;
-      const MetricInfo* info = find_metric(r.id);
-      view.type = info != nullptr ? static_cast<hipstack_smi_value_type>(info->type) : HIPSTACK_SMI_TYPE_TEXT;
-      view.text = "";
-      if (const auto* i = std::get_if<std::int64_t>(&r.value)) {
-        view.integer = *i;
-        view.real = static_cast<double>(*i);
-      } else if (const auto* d = std::get_if<double>(&r.value)) {
-        view.real = *d;
-      } else if (const auto* s = std::get_if<std::string>(&r.value)) {
-        view.text = s->c_str();
+    const std::string fault = system->system.fault(device);
+    const std::size_t needed = fault.size() + 1;
+    const std::size_t capacity = buffer != nullptr ? *size : 0;
+    *size = needed;
+    if (capacity < needed) {
+      return fail(HIPSTACK_SMI_ERROR_INSUFFICIENT_SIZE, fmt::format("the fault text needs {} bytes, the buffer has {}", needed, capacity));
+    }
+    std::memcpy(buffer, fault.c_str(), needed);
+    return HIPSTACK_SMI_OK;
+  });
+}
+
+hipstack_smi_result hipstack_smi_sample_device(const hipstack_smi_system* system, uint32_t device,
+                                               const hipstack_smi_sample_options* options, hipstack_smi_list** readings) {
+  hipstack_smi_sample_options c{sizeof c, HIPSTACK_SMI_SAMPLE_LIVE, 0, nullptr, 0};
+  if (options != nullptr) {
+    if (const auto r = copy_in(options, c, "sample options"); r != HIPSTACK_SMI_OK) {
+      if (readings != nullptr) *readings = nullptr;
+      return r;
+    }
+  }
+  return give_list(system, readings, [&] {
+    const std::uint32_t what = c.what != 0 ? c.what : std::uint32_t{HIPSTACK_SMI_SAMPLE_LIVE};
+    SampleOptions o;
+    o.identity = (what & HIPSTACK_SMI_SAMPLE_IDENTITY) != 0;
+    o.static_info = (what & HIPSTACK_SMI_SAMPLE_STATIC) != 0;
+    o.live = (what & HIPSTACK_SMI_SAMPLE_LIVE) != 0;
+    o.pcie_throughput = (what & HIPSTACK_SMI_SAMPLE_PCIE_THROUGHPUT) != 0;
+    o.window = (what & HIPSTACK_SMI_SAMPLE_WINDOW) != 0;
+    o.window_ms = c.window_ms;
+    if (c.metric_count > 0 && c.metrics == nullptr) {
+      throw Error(Error::Code::invalid_argument, "sample options: metric_count > 0 with metrics NULL");
+    }
+    for (std::size_t i = 0; i < c.metric_count; ++i) {
+      if (find_metric(static_cast<MetricId>(c.metrics[i])) == nullptr) {
+        throw Error(Error::Code::invalid_argument, fmt::format("sample options: metrics[{}] = {} is no metric's id", i, c.metrics[i]));
       }
-      view.instance = r.instance.c_str();
-      view.detail = r.detail.c_str();
-      result->views.push_back(view);
+      o.metrics.push_back(static_cast<MetricId>(c.metrics[i]));
     }
-    *sample = result.release();
+    return make_list(HIPSTACK_SMI_LIST_READINGS, system->system.sample(device, o));
+  });
+}
+
+hipstack_smi_result hipstack_smi_get_partitions(const hipstack_smi_system* system, uint32_t device, hipstack_smi_list** partitions) {
+  return give_list(system, partitions, [&] { return make_list(HIPSTACK_SMI_LIST_PARTITIONS, system->system.partitions(device)); });
+}
+
+hipstack_smi_result hipstack_smi_get_processes(const hipstack_smi_system* system, uint32_t device, uint32_t interval_ms,
+                                               hipstack_smi_list** processes) {
+  return give_list(system, processes,
+                   [&] { return make_list(HIPSTACK_SMI_LIST_PROCESSES, system->system.processes(device, interval_ms)); });
+}
+
+hipstack_smi_result hipstack_smi_get_links(const hipstack_smi_system* system, hipstack_smi_list** links) {
+  return give_list(system, links, [&] { return make_list(HIPSTACK_SMI_LIST_LINKS, system->system.links()); });
+}
+
+hipstack_smi_result hipstack_smi_get_bad_pages(const hipstack_smi_system* system, uint32_t device, hipstack_smi_list** bad_pages) {
+  return give_list(system, bad_pages, [&] { return make_list(HIPSTACK_SMI_LIST_BAD_PAGES, system->system.bad_pages(device)); });
+}
+
+hipstack_smi_result hipstack_smi_health_policy_init(hipstack_smi_health_policy* policy) {
+  clear_error();
+  return copy_out(c_policy(HealthPolicy{}), policy, "health policy");
+}
+
+hipstack_smi_result hipstack_smi_health_policy_load(const char* path, hipstack_smi_health_policy* policy) {
+  if (path == nullptr) return null_argument("path");
+  if (const auto r = check_size(policy, "health policy"); r != HIPSTACK_SMI_OK) return r;
+  return guarded([&] { return copy_out(c_policy(HealthPolicy::from_file(path)), policy, "health policy"); });
+}
+
+hipstack_smi_result hipstack_smi_check_health(const hipstack_smi_system* system, uint32_t device,
+                                              const hipstack_smi_health_policy* policy, hipstack_smi_verdict* overall,
+                                              hipstack_smi_list** findings) {
+  hipstack_smi_health_policy c = c_policy(HealthPolicy{});
+  if (policy != nullptr) {
+    if (const auto r = copy_in(policy, c, "health policy"); r != HIPSTACK_SMI_OK) {
+      if (findings != nullptr) *findings = nullptr;
+      return r;
+    }
+  }
+  if (overall == nullptr) return null_argument("overall");
+  return give_list(system, findings, [&] {
+    HealthReport report = system->system.health(device, policy_of(c));
+    *overall = static_cast<hipstack_smi_verdict>(report.overall);
+    return make_list(HIPSTACK_SMI_LIST_HEALTH_FINDINGS, std::move(report.findings));
+  });
+}
+
+hipstack_smi_result hipstack_smi_event_watch_open(const hipstack_smi_open_options* options, const char* const* selectors,
+                                                  size_t selector_count, hipstack_smi_event_watch** watch) {
+  if (watch == nullptr) return null_argument("watch");
+  *watch = nullptr;
+  if (selector_count > 0 && selectors == nullptr) return null_argument("selectors (with selector_count > 0)");
+  return guarded([&] {
+    OpenOptions open;
+    if (const auto r = open_options(options, open); r != HIPSTACK_SMI_OK) return r;
+    std::vector<std::string> chosen;
+    for (std::size_t i = 0; i < selector_count; ++i) {
+      if (selectors[i] == nullptr) return null_argument("a selector");
+      chosen.emplace_back(selectors[i]);
+    }
+    *watch = new hipstack_smi_event_watch{EventWatch(open, std::move(chosen))};
     return HIPSTACK_SMI_OK;
   });
 }
 
-size_t hipstack_smi_sample_size(const hipstack_smi_sample* sample) { return sample ? sample->views.size() : 0; }
-
-const hipstack_smi_reading* hipstack_smi_sample_reading(const hipstack_smi_sample* sample, size_t position) {
-  if (sample == nullptr || position >= sample->views.size()) return nullptr;
-  return &sample->views[position];
-}
-
-void hipstack_smi_sample_free(hipstack_smi_sample* sample) { delete sample; }
-
-hipstack_smi_result hipstack_smi_control(hipstack_smi_system* system, uint32_t device, hipstack_smi_control_kind kind,
-                                         const char* text, double value, double value2, unsigned flags,
-                                         hipstack_smi_control_result* result) {
-  return guarded([&]() -> hipstack_smi_result {
-    if (system == nullptr || result == nullptr) return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "system and result must not be NULL");
-    const std::string t = text != nullptr ? text : "";
-    ControlOptions options;
-    options.dry_run = (flags & HIPSTACK_SMI_CONTROL_DRY_RUN) != 0;
-    options.force = (flags & HIPSTACK_SMI_CONTROL_FORCE) != 0;
-    ControlResult r;
-    switch (kind) {
-      case HIPSTACK_SMI_CONTROL_COMPUTE_PARTITION: r = system->system.set_compute_partition(device, t, options); break;
-      case HIPSTACK_SMI_CONTROL_MEMORY_PARTITION: r = system->system.set_memory_partition(device, t, options); break;
-      case HIPSTACK_SMI_CONTROL_POWER_CAP: r = system->system.set_power_cap(device, value, options); break;
-      case HIPSTACK_SMI_CONTROL_PERFORMANCE_LEVEL: r = system->system.set_performance_level(device, t, options); break;
-      case HIPSTACK_SMI_CONTROL_POWER_PROFILE: r = system->system.set_power_profile(device, t, options); break;
-      case HIPSTACK_SMI_CONTROL_GRAPHICS_CLOCK_RANGE:
-        r = system->system.set_clock_range(device, ClockDomain::graphics, value, value2, options);
-        break;
-      case HIPSTACK_SMI_CONTROL_MEMORY_CLOCK_RANGE:
-        r = system->system.set_clock_range(device, ClockDomain::memory, value, value2, options);
-        break;
-      case HIPSTACK_SMI_CONTROL_FAN: r = system->system.set_fan(device, FanSetting{value < 0, value < 0 ? 0 : value}, options); break;
-      case HIPSTACK_SMI_CONTROL_RESET: r = system->system.reset_device(device, options); break;
-      default: return fail(HIPSTACK_SMI_ERROR_INVALID_ARGUMENT, "unknown control kind " + std::to_string(static_cast<int>(kind)));
-    }
-    *result = {};
-    result->outcome = static_cast<hipstack_smi_control_outcome>(r.outcome);
-    result->reason = static_cast<int>(r.reason);
-    result->error_code = r.error_code;
-    result->write_count = 0;
-    for (const ControlWrite& w : r.writes) result->write_count += (w.done || options.dry_run) ? 1u : 0u;
-    copy_text(result->action, r.action);
-    copy_text(result->message, r.message);
-    copy_text(result->next_step, r.next_step);
+hipstack_smi_result hipstack_smi_event_watch_poll(hipstack_smi_event_watch* watch, hipstack_smi_list** events) {
+  if (events == nullptr) return null_argument("the list pointer");
+  *events = nullptr;
+  if (watch == nullptr) return null_argument("watch");
+  return guarded([&] {
+    *events = make_list(HIPSTACK_SMI_LIST_EVENTS, watch->watch.poll()).release();
     return HIPSTACK_SMI_OK;
   });
+}
+
+void hipstack_smi_event_watch_close(hipstack_smi_event_watch* watch) { delete watch; }
+
+hipstack_smi_result hipstack_smi_control(hipstack_smi_system* system, uint32_t device, const hipstack_smi_control_request* request,
+                                         hipstack_smi_control_result* result, hipstack_smi_list** writes) {
+  if (writes == nullptr) return null_argument("writes");
+  *writes = nullptr;
+  if (system == nullptr) return null_argument("system");
+  hipstack_smi_control_request c{};
+  if (const auto r = copy_in(request, c, "control request"); r != HIPSTACK_SMI_OK) return r;
+  if (const auto r = check_size(result, "control result"); r != HIPSTACK_SMI_OK) return r;
+  return guarded([&] {
+    auto list = make_control_list(run_control(system->system, device, c));
+    const ControlResult& r = std::get<ControlResult>(list->items);
+    const hipstack_smi_control_result filled{sizeof filled,
+                                             static_cast<hipstack_smi_control_outcome>(r.outcome),
+                                             static_cast<hipstack_smi_refusal_reason>(r.reason),
+                                             r.error_code,
+                                             r.action.c_str(),
+                                             r.message.c_str(),
+                                             r.next_step.c_str()};
+    copy_out(filled, result, "control result");
+    *writes = list.release();
+    return HIPSTACK_SMI_OK;
+  });
+}
+
+const char* hipstack_smi_outcome_name(hipstack_smi_control_outcome outcome) {
+  return outcome_name(static_cast<ControlOutcome>(outcome)).data();
+}
+
+const char* hipstack_smi_reason_name(hipstack_smi_refusal_reason reason) {
+  return reason_name(static_cast<RefusalReason>(reason)).data();
 }
 
 }  // extern "C"

@@ -15,6 +15,14 @@
 namespace hipstack::smi {
 namespace {
 
+constexpr HealthCheck kHealthChecks[] = {
+#define HIPSTACK_SMI_X(id, identifier, name) HealthCheck::identifier,
+    HIPSTACK_SMI_HEALTH_CHECKS(HIPSTACK_SMI_X)
+#undef HIPSTACK_SMI_X
+};
+
+std::string name_of(HealthCheck check) { return std::string(health_check_name(check)); }
+
 // NVML clock-event reason bits (nvmlClocksEventReason*).
 constexpr std::int64_t kNvSwPowerCap = 0x4, kNvHwSlowdown = 0x8, kNvSwThermal = 0x20, kNvHwThermal = 0x40,
                        kNvPowerBrake = 0x80;
@@ -57,11 +65,11 @@ class Checker {
   Checker(const Facts& facts, const HealthPolicy& policy, std::vector<HealthFinding>& out)
       : f_(facts), p_(policy), out_(out) {}
 
-  void add(const char* check, Verdict verdict, std::string reading, std::string threshold, std::string message,
+  void add(HealthCheck check, Verdict verdict, std::string reading, std::string threshold, std::string message,
            std::string remediation = {}) {
-    out_.push_back({check, verdict, std::move(reading), std::move(threshold), std::move(message), std::move(remediation)});
+    out_.push_back({name_of(check), verdict, std::move(reading), std::move(threshold), std::move(message), std::move(remediation)});
   }
-  void unknown(const char* check, std::string why) { add(check, Verdict::unknown, "", "", std::move(why)); }
+  void unknown(HealthCheck check, std::string why) { add(check, Verdict::unknown, "", "", std::move(why)); }
 
   void thermal() {
     const struct {
@@ -79,22 +87,22 @@ class Checker {
       const std::string reading = fmt::format("{} {}", s.name, num(*now, "C"));
       const std::string limit = fmt::format("critical {}", num(*critical, "C"));
       if (*now >= *critical) {
-        add("thermal.temperature", Verdict::fail, reading, limit, fmt::format("{} temperature at or above its critical limit", s.name),
+        add(HealthCheck::thermal_temperature, Verdict::fail, reading, limit, fmt::format("{} temperature at or above its critical limit", s.name),
             "Check cooling (airflow, fans, heatsink contact) and reduce load; the GPU throttles hard here.");
       } else if (*now >= *critical - p_.thermal_margin) {
-        add("thermal.temperature", Verdict::warn, reading, fmt::format("{}, margin {}", limit, num(p_.thermal_margin, "C")),
+        add(HealthCheck::thermal_temperature, Verdict::warn, reading, fmt::format("{}, margin {}", limit, num(p_.thermal_margin, "C")),
             fmt::format("{} temperature within {} of its critical limit", s.name, num(p_.thermal_margin, "C")),
             "Check cooling and ambient temperature before the GPU throttles.");
       } else {
-        add("thermal.temperature", Verdict::pass, reading, limit, fmt::format("{} temperature below its critical limit", s.name));
+        add(HealthCheck::thermal_temperature, Verdict::pass, reading, limit, fmt::format("{} temperature below its critical limit", s.name));
       }
     }
-    if (!any) unknown("thermal.temperature", "no temperature with a critical limit is reported");
+    if (!any) unknown(HealthCheck::thermal_temperature, "no temperature with a critical limit is reported");
   }
 
   // Share of time a firmware throttle reason was active since the driver loaded (AMD residency
   // counters), or the reason bits active now (NVIDIA clock-event reasons).
-  void throttling(const char* check, std::initializer_list<const char*> reasons, std::int64_t nvidia_bits,
+  void throttling(HealthCheck check, std::initializer_list<const char*> reasons, std::int64_t nvidia_bits,
                   const char* what, const char* remediation) {
     const auto total = f_.number(MetricId::violation_accumulation_count);
     if (total && *total > 0) {
@@ -146,13 +154,13 @@ class Checker {
     const auto power = f_.number(MetricId::power_current) ? f_.number(MetricId::power_current) : f_.number(MetricId::power_average);
     const auto cap = f_.number(MetricId::power_cap);
     if (!power || !cap || *cap <= 0) {
-      unknown("power.at_cap", "power or power cap not reported");
+      unknown(HealthCheck::power_at_cap, "power or power cap not reported");
     } else if (*power >= *cap * p_.power_cap_share) {
-      add("power.at_cap", Verdict::warn, num(*power, "W"), fmt::format("{} of cap {}", num(p_.power_cap_share * 100, "%"), num(*cap, "W")),
+      add(HealthCheck::power_at_cap, Verdict::warn, num(*power, "W"), fmt::format("{} of cap {}", num(p_.power_cap_share * 100, "%"), num(*cap, "W")),
           "drawing its full power cap: clocks are power-limited",
           "Expected under full load; otherwise check the power cap and the workload's power profile.");
     } else {
-      add("power.at_cap", Verdict::pass, num(*power, "W"), fmt::format("cap {}", num(*cap, "W")), "below the power cap");
+      add(HealthCheck::power_at_cap, Verdict::pass, num(*power, "W"), fmt::format("cap {}", num(*cap, "W")), "below the power cap");
     }
   }
 
@@ -160,15 +168,15 @@ class Checker {
     const auto busy = f_.number(MetricId::gpu_busy);
     const auto clock = f_.number(MetricId::clock_sclk);
     const auto max = f_.number(MetricId::clock_sclk_max);
-    if (!busy || !clock || !max || *max <= 0) return unknown("clocks.stuck_low", "busy %, clock or maximum clock not reported");
+    if (!busy || !clock || !max || *max <= 0) return unknown(HealthCheck::clocks_stuck_low, "busy %, clock or maximum clock not reported");
     const std::string reading = fmt::format("{} at {} busy", num(*clock, "MHz"), num(*busy, "%"));
     const std::string limit = fmt::format("{} of {} when busy >= {}", num(p_.clock_low_share * 100, "%"), num(*max, "MHz"),
                                           num(p_.busy_for_clock_check, "%"));
     if (*busy >= p_.busy_for_clock_check && *clock < *max * p_.clock_low_share) {
-      add("clocks.stuck_low", Verdict::warn, reading, limit, "graphics clock low while the GPU is busy",
+      add(HealthCheck::clocks_stuck_low, Verdict::warn, reading, limit, "graphics clock low while the GPU is busy",
           "Look for throttling (thermal, power), a forced performance level or a low clock limit.");
     } else {
-      add("clocks.stuck_low", Verdict::pass, reading, limit, "clock consistent with load");
+      add(HealthCheck::clocks_stuck_low, Verdict::pass, reading, limit, "clock consistent with load");
     }
   }
 
@@ -178,7 +186,7 @@ class Checker {
     const auto max_speed = f_.number(MetricId::pcie_speed_max);
     const auto max_width = f_.number(MetricId::pcie_width_max);
     if (!speed || !width || !max_speed || !max_width) {
-      unknown("pcie.link_degraded", "current or maximum PCIe link not reported");
+      unknown(HealthCheck::pcie_link_degraded, "current or maximum PCIe link not reported");
     } else {
       const std::string reading = fmt::format("{} x{}", num(*speed, "GT/s"), num(*width, ""));
       const std::string limit = fmt::format("max {} x{}", num(*max_speed, "GT/s"), num(*max_width, ""));
@@ -187,27 +195,27 @@ class Checker {
       const auto busy = f_.number(MetricId::gpu_busy);
       const bool busy_now = busy && *busy >= p_.busy_for_clock_check;
       if (*width < *max_width) {
-        add("pcie.link_degraded", Verdict::warn, reading, limit, "PCIe link narrower than its maximum width",
+        add(HealthCheck::pcie_link_degraded, Verdict::warn, reading, limit, "PCIe link narrower than its maximum width",
             "Reseat the card; check the slot, riser or cable and the BIOS bifurcation setting.");
       } else if (*speed < *max_speed && busy_now) {
-        add("pcie.link_degraded", Verdict::warn, reading, fmt::format("{} when busy >= {}", limit, num(p_.busy_for_clock_check, "%")),
+        add(HealthCheck::pcie_link_degraded, Verdict::warn, reading, fmt::format("{} when busy >= {}", limit, num(p_.busy_for_clock_check, "%")),
             "PCIe link below its maximum speed while the GPU is busy",
             "Reseat the card; check the slot, riser or cable and the BIOS link speed setting.");
       } else if (*speed < *max_speed) {
-        add("pcie.link_degraded", Verdict::pass, reading, limit,
+        add(HealthCheck::pcie_link_degraded, Verdict::pass, reading, limit,
             busy ? "full width; speed lowered while not busy (power saving)"
                  : "full width; speed below its maximum, as when idle (busy % not reported)");
       } else {
-        add("pcie.link_degraded", Verdict::pass, reading, limit, "PCIe link at its maximum");
+        add(HealthCheck::pcie_link_degraded, Verdict::pass, reading, limit, "PCIe link at its maximum");
       }
     }
     const auto replays = f_.number(MetricId::pcie_replay_count);
-    if (!replays) return unknown("pcie.replays", "PCIe replay count not reported");
+    if (!replays) return unknown(HealthCheck::pcie_replays, "PCIe replay count not reported");
     if (*replays >= static_cast<double>(p_.pcie_replays)) {
-      add("pcie.replays", Verdict::warn, num(*replays, ""), fmt::format("{} since driver load", p_.pcie_replays),
+      add(HealthCheck::pcie_replays, Verdict::warn, num(*replays, ""), fmt::format("{} since driver load", p_.pcie_replays),
           "many PCIe replays: the link retransmits", "Check the slot, riser and cabling; watch whether the count keeps rising.");
     } else {
-      add("pcie.replays", Verdict::pass, num(*replays, ""), fmt::format("{} since driver load", p_.pcie_replays), "few PCIe replays");
+      add(HealthCheck::pcie_replays, Verdict::pass, num(*replays, ""), fmt::format("{} since driver load", p_.pcie_replays), "few PCIe replays");
     }
   }
 
@@ -215,27 +223,27 @@ class Checker {
     const auto uncorrected = f_.number(MetricId::ecc_uncorrected_volatile) ? f_.number(MetricId::ecc_uncorrected_volatile)
                                                                           : f_.number(MetricId::ecc_uncorrected_aggregate);
     if (!uncorrected) {
-      unknown("memory.uncorrectable_ecc", "uncorrectable ECC count not reported");
+      unknown(HealthCheck::memory_uncorrectable_ecc, "uncorrectable ECC count not reported");
     } else if (*uncorrected > 0) {
       std::string blocks;
       for (const Reading* r : f_.all(MetricId::ras_uncorrectable)) {
         if (r->number().value_or(0) > 0) blocks += fmt::format("{}{} {}", blocks.empty() ? " (" : ", ", r->instance, num(*r->number(), ""));
       }
       if (!blocks.empty()) blocks += ")";
-      add("memory.uncorrectable_ecc", Verdict::fail, num(*uncorrected, "") + blocks, "0",
+      add(HealthCheck::memory_uncorrectable_ecc, Verdict::fail, num(*uncorrected, "") + blocks, "0",
           "uncorrectable memory errors: data may have been corrupted",
           "Drain the GPU, reset it so the driver retires the pages, and replace it if errors recur.");
     } else {
-      add("memory.uncorrectable_ecc", Verdict::pass, "0", "0", "no uncorrectable memory errors");
+      add(HealthCheck::memory_uncorrectable_ecc, Verdict::pass, "0", "0", "no uncorrectable memory errors");
     }
     const auto corrected = f_.number(MetricId::ecc_corrected_volatile);
     if (!corrected) {
-      unknown("memory.correctable_ecc", "correctable ECC count not reported");
+      unknown(HealthCheck::memory_correctable_ecc, "correctable ECC count not reported");
     } else if (*corrected >= static_cast<double>(p_.correctable_ecc)) {
-      add("memory.correctable_ecc", Verdict::warn, num(*corrected, ""), fmt::format("{} since driver load", p_.correctable_ecc),
+      add(HealthCheck::memory_correctable_ecc, Verdict::warn, num(*corrected, ""), fmt::format("{} since driver load", p_.correctable_ecc),
           "many correctable memory errors", "Watch the rate; schedule a reset and a memory test (hipstack-validate) if it keeps rising.");
     } else {
-      add("memory.correctable_ecc", Verdict::pass, num(*corrected, ""), fmt::format("{} since driver load", p_.correctable_ecc),
+      add(HealthCheck::memory_correctable_ecc, Verdict::pass, num(*corrected, ""), fmt::format("{} since driver load", p_.correctable_ecc),
           "few correctable memory errors");
     }
     bad_pages();
@@ -248,43 +256,43 @@ class Checker {
     if (pending || nv_pending) {
       const double count = pending.value_or(0) + nv_pending.value_or(0);
       if (count > 0) {
-        add("memory.bad_pages_pending", Verdict::warn, count_of(count, pending ? "page" : "remapping"), "0",
+        add(HealthCheck::memory_bad_pages_pending, Verdict::warn, count_of(count, pending ? "page" : "remapping"), "0",
             "memory pages wait to be retired", "Reset the GPU (when idle) so the driver retires them.");
       } else {
-        add("memory.bad_pages_pending", Verdict::pass, "0", "0", "no memory pages waiting to be retired");
+        add(HealthCheck::memory_bad_pages_pending, Verdict::pass, "0", "0", "no memory pages waiting to be retired");
       }
     } else {
-      unknown("memory.bad_pages_pending", "no retired-page table reported");
+      unknown(HealthCheck::memory_bad_pages_pending, "no retired-page table reported");
     }
     const auto reserved = f_.number(MetricId::bad_pages_reserved);
     const auto failed = f_.number(MetricId::bad_pages_failed);
     const auto threshold = f_.number(MetricId::bad_page_threshold);
     const auto nv_failed = f_.number(MetricId::remapped_rows_failed);
     if (nv_failed && *nv_failed > 0) {
-      add("memory.bad_page_threshold", Verdict::fail, "row remapping failed", "0",
+      add(HealthCheck::memory_bad_page_threshold, Verdict::fail, "row remapping failed", "0",
           "the GPU could not remap a failing memory row", "Replace the GPU (row remapping resources exhausted).");
       return;
     }
     if (nv_failed && !reserved) {
       // NVIDIA GPUs since A100 repair memory by row remapping; it has no page threshold, only failure.
-      add("memory.bad_page_threshold", Verdict::pass, "no failed row remapping", "0", "memory repair resources left");
+      add(HealthCheck::memory_bad_page_threshold, Verdict::pass, "no failed row remapping", "0", "memory repair resources left");
       return;
     }
-    if (!reserved) return unknown("memory.bad_page_threshold", "no retired-page counts reported");
+    if (!reserved) return unknown(HealthCheck::memory_bad_page_threshold, "no retired-page counts reported");
     // The driver counts every stored record (reserved, pending, failed) against its threshold.
     const double retired = *reserved + pending.value_or(0) + failed.value_or(0);
     if (failed && *failed > 0) {
-      add("memory.bad_page_threshold", Verdict::fail, fmt::format("{} failed to retire", count_of(*failed, "page")), "0",
+      add(HealthCheck::memory_bad_page_threshold, Verdict::fail, fmt::format("{} failed to retire", count_of(*failed, "page")), "0",
           "the driver could not retire a bad page", "Replace the GPU or contact the vendor; its memory can no longer be repaired.");
     } else if (threshold && retired >= *threshold) {
-      add("memory.bad_page_threshold", Verdict::fail, count_of(retired, "page"), fmt::format("threshold {}", num(*threshold, "")),
+      add(HealthCheck::memory_bad_page_threshold, Verdict::fail, count_of(retired, "page"), fmt::format("threshold {}", num(*threshold, "")),
           "retired pages reached the driver's threshold", "Replace the GPU: the driver treats it as bad.");
     } else if (threshold && retired >= *threshold * p_.bad_page_share) {
-      add("memory.bad_page_threshold", Verdict::warn, count_of(retired, "page"),
+      add(HealthCheck::memory_bad_page_threshold, Verdict::warn, count_of(retired, "page"),
           fmt::format("{} of threshold {}", num(p_.bad_page_share * 100, "%"), num(*threshold, "")),
           "retired pages near the driver's threshold", "Plan a replacement.");
     } else {
-      add("memory.bad_page_threshold", Verdict::pass, count_of(retired, "page"),
+      add(HealthCheck::memory_bad_page_threshold, Verdict::pass, count_of(retired, "page"),
           threshold ? fmt::format("threshold {}", num(*threshold, "")) : std::string("driver default threshold"),
           "few retired pages");
     }
@@ -302,15 +310,15 @@ class Checker {
     }
     if (!uncorrected && !corrected) return;
     if (uncorrected.value_or(0) > 0) {
-      add("xgmi.errors", Verdict::fail, fmt::format("{} uncorrectable", num(*uncorrected, "")), "0",
+      add(HealthCheck::xgmi_errors, Verdict::fail, fmt::format("{} uncorrectable", num(*uncorrected, "")), "0",
           "uncorrectable errors on the XGMI links to other GPUs",
           "Drain the node, check the XGMI bridges or cabling, and reset the GPUs of the hive; replace the part if it recurs.");
     } else if (corrected.value_or(0) >= static_cast<double>(p_.correctable_ecc)) {
-      add("xgmi.errors", Verdict::warn, fmt::format("{} correctable", num(*corrected, "")),
+      add(HealthCheck::xgmi_errors, Verdict::warn, fmt::format("{} correctable", num(*corrected, "")),
           fmt::format("{} since driver load", p_.correctable_ecc), "many correctable errors on the XGMI links",
           "Watch the rate; reseat or replace the XGMI bridge if it keeps rising.");
     } else {
-      add("xgmi.errors", Verdict::pass, fmt::format("{} correctable", num(corrected.value_or(0), "")), "0 uncorrectable",
+      add(HealthCheck::xgmi_errors, Verdict::pass, fmt::format("{} correctable", num(corrected.value_or(0), "")), "0 uncorrectable",
           "XGMI links without uncorrectable errors");
     }
   }
@@ -326,7 +334,7 @@ class Checker {
       }
     }
     if (!blocks.empty()) {
-      add("ras.unreadable", Verdict::unknown, blocks, "", fmt::format("RAS error counters could not be read now: {}", blocks),
+      add(HealthCheck::ras_unreadable, Verdict::unknown, blocks, "", fmt::format("RAS error counters could not be read now: {}", blocks),
           "Read again later; a block that stays inaccessible needs a driver or firmware update.");
     }
   }
@@ -369,7 +377,7 @@ void check_firmware(const System& system, std::uint32_t device, const std::vecto
     for (const auto& [what, theirs] : versions_of(system.sample(other.index, identity))) {
       const auto it = mine.find(what);
       if (it == mine.end() || it->second == theirs) continue;
-      out.push_back({"firmware.consistent", Verdict::warn, fmt::format("{} {}", what, it->second),
+      out.push_back({name_of(HealthCheck::firmware_consistent), Verdict::warn, fmt::format("{} {}", what, it->second),
                      fmt::format("GPU {} ({}) has {}", other.index, other.bdf, theirs),
                      fmt::format("{} firmware differs from another {} in this node", what, self.name),
                      "Update every GPU of the node to the same firmware release (and reboot), so they behave alike."});
@@ -377,7 +385,7 @@ void check_firmware(const System& system, std::uint32_t device, const std::vecto
     }
   }
   if (peers > 0) {
-    out.push_back({"firmware.consistent", Verdict::pass, fmt::format("{} versions", mine.size()),
+    out.push_back({name_of(HealthCheck::firmware_consistent), Verdict::pass, fmt::format("{} versions", mine.size()),
                    fmt::format("same as {} other GPU(s) of this model", peers), "firmware matches the node's other GPUs of this model", ""});
   }
 }
@@ -397,11 +405,11 @@ void check_compute_init(const System& system, std::uint32_t device, std::vector<
   const bool checked = std::any_of(out.begin(), out.end(), [](const HealthFinding& f) { return f.verdict != Verdict::unknown; });
   if (self.partition_count > 0) {
     if (checked) {
-      out.push_back({"driver.compute_init", Verdict::pass, fmt::format("{} KFD node(s)", self.partition_count), "at least 1",
+      out.push_back({name_of(HealthCheck::driver_compute_init), Verdict::pass, fmt::format("{} KFD node(s)", self.partition_count), "at least 1",
                      "the driver's compute side (KFD) is up", ""});
     }
   } else if (others_have_kfd) {
-    out.push_back({"driver.compute_init", Verdict::fail, "no KFD node", "at least 1 (the node's other GPUs have theirs)",
+    out.push_back({name_of(HealthCheck::driver_compute_init), Verdict::fail, "no KFD node", "at least 1 (the node's other GPUs have theirs)",
                    "the amdgpu driver runs this GPU but its compute side (KFD) did not come up: HIP/ROCm cannot use it",
                    "Check the kernel log (dmesg | grep -i kfd) for the init failure (firmware, IOMMU, memory); "
                    "reload the driver or reboot, and replace the GPU if it persists."});
@@ -409,6 +417,26 @@ void check_compute_init(const System& system, std::uint32_t device, std::vector<
 }
 
 }  // namespace
+
+std::string_view health_check_name(HealthCheck check) noexcept {
+  switch (check) {
+#define HIPSTACK_SMI_X(id, identifier, name) \
+  case HealthCheck::identifier: return name;
+    HIPSTACK_SMI_HEALTH_CHECKS(HIPSTACK_SMI_X)
+#undef HIPSTACK_SMI_X
+    case HealthCheck::other: break;
+  }
+  return "";
+}
+
+HealthCheck find_health_check(std::string_view name) noexcept {
+  for (const HealthCheck check : kHealthChecks) {
+    if (health_check_name(check) == name) return check;
+  }
+  return HealthCheck::other;
+}
+
+std::span<const HealthCheck> health_checks() noexcept { return kHealthChecks; }
 
 std::string_view verdict_name(Verdict verdict) noexcept {
   switch (verdict) {
@@ -472,7 +500,7 @@ HealthReport System::health(std::uint32_t device, const std::vector<Reading>& re
       if (!why.empty()) break;
       if (r.status == Status::error || r.status == Status::unavailable) why = r.detail;
     }
-    report.findings.push_back({"device.readable", Verdict::fail, "no reading succeeded", "the GPU answers",
+    report.findings.push_back({name_of(HealthCheck::device_readable), Verdict::fail, "no reading succeeded", "the GPU answers",
                                fmt::format("the GPU cannot be read: {}", why),
                                "Check the kernel log (dmesg) for the GPU falling off the bus or the driver letting go; "
                                "a reset, reseat or reboot may be needed."});
@@ -482,10 +510,10 @@ HealthReport System::health(std::uint32_t device, const std::vector<Reading>& re
   Checker check(facts, policy, report.findings);
   check.set_vendor(devices().at(device).vendor);
   check.thermal();
-  check.throttling("thermal.throttling", {"socket_thermal", "vr_thermal", "hbm_thermal", "prochot"},
+  check.throttling(HealthCheck::thermal_throttling, {"socket_thermal", "vr_thermal", "hbm_thermal", "prochot"},
                    kNvSwThermal | kNvHwThermal | kNvHwSlowdown, "thermal",
                    "Improve cooling; sustained thermal throttling costs performance and ages the part.");
-  check.throttling("power.throttling", {"ppt"}, kNvSwPowerCap | kNvPowerBrake, "power",
+  check.throttling(HealthCheck::power_throttling, {"ppt"}, kNvSwPowerCap | kNvPowerBrake, "power",
                    "Expected at full load; otherwise check the power cap and the node's power delivery.");
   check.power();
   check.clocks();

@@ -65,16 +65,37 @@ TEST(Catalogue, LookupsAgreeWithTheTable) {
 TEST(Catalogue, CViewMatchesCxx) {
   ASSERT_EQ(hipstack_smi_catalogue_size(), catalogue().size());
   for (std::size_t i = 0; i < catalogue().size(); ++i) {
-    const hipstack_smi_metric_info* c = hipstack_smi_catalogue_entry(i);
-    ASSERT_NE(c, nullptr);
-    EXPECT_EQ(c->id, static_cast<std::uint32_t>(catalogue()[i].id));
-    EXPECT_EQ(std::string_view(c->name), catalogue()[i].name);
-    EXPECT_EQ(std::string_view(c->unit_symbol), unit_symbol(catalogue()[i].unit));
+    hipstack_smi_metric_info c = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_metric_info);
+    ASSERT_EQ(hipstack_smi_catalogue_get(i, &c), HIPSTACK_SMI_OK);
+    EXPECT_EQ(c.id, static_cast<std::uint32_t>(catalogue()[i].id));
+    EXPECT_EQ(std::string_view(c.name), catalogue()[i].name);
+    EXPECT_EQ(std::string_view(c.unit_symbol), unit_symbol(catalogue()[i].unit));
+    EXPECT_EQ(static_cast<int>(c.cost), static_cast<int>(catalogue()[i].cost));
+    EXPECT_EQ(std::string_view(c.help), catalogue()[i].help);
   }
-  EXPECT_EQ(hipstack_smi_catalogue_entry(catalogue().size()), nullptr);
+  hipstack_smi_metric_info c = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_metric_info);
+  EXPECT_EQ(hipstack_smi_catalogue_get(catalogue().size(), &c), HIPSTACK_SMI_ERROR_NOT_FOUND);
   EXPECT_EQ(HIPSTACK_SMI_METRIC_temperature_edge, static_cast<int>(MetricId::temperature_edge));
-  EXPECT_STREQ(hipstack_smi_metric_by_id(HIPSTACK_SMI_METRIC_power_average)->name, "power_average");
-  EXPECT_EQ(hipstack_smi_metric_by_name("power_average")->id, static_cast<std::uint32_t>(HIPSTACK_SMI_METRIC_power_average));
+  ASSERT_EQ(hipstack_smi_metric_by_id(HIPSTACK_SMI_METRIC_power_average, &c), HIPSTACK_SMI_OK);
+  EXPECT_STREQ(c.name, "power_average");
+  ASSERT_EQ(hipstack_smi_metric_by_name("power_average", &c), HIPSTACK_SMI_OK);
+  EXPECT_EQ(c.id, static_cast<std::uint32_t>(HIPSTACK_SMI_METRIC_power_average));
+  EXPECT_EQ(hipstack_smi_metric_by_name("no_such_metric", &c), HIPSTACK_SMI_ERROR_NOT_FOUND);
+  EXPECT_EQ(hipstack_smi_metric_by_id(99999, &c), HIPSTACK_SMI_ERROR_NOT_FOUND);
+}
+
+// Every health check has its name once, and the names are what the checks report.
+TEST(Catalogue, HealthChecksHaveOneNameEach) {
+  std::set<std::string_view> names;
+  for (const HealthCheck check : health_checks()) {
+    const std::string_view name = health_check_name(check);
+    EXPECT_FALSE(name.empty());
+    EXPECT_TRUE(names.insert(name).second) << name;
+    EXPECT_EQ(find_health_check(name), check);
+    EXPECT_STREQ(hipstack_smi_health_check_name(static_cast<hipstack_smi_health_check>(check)), std::string(name).c_str());
+  }
+  EXPECT_EQ(find_health_check("no.such_check"), HealthCheck::other);
+  EXPECT_STREQ(hipstack_smi_health_check_name(HIPSTACK_SMI_CHECK_OTHER), "");
 }
 
 // -m accepts a metric or a group name, so the two must never collide; a group lists device metrics

@@ -341,23 +341,50 @@ TEST_F(GuardedPathTest, BackendsWithoutControlsAreReadOnly) {
 }
 
 TEST_F(ControlTest, CApiReportsTheOutcome) {
-  hipstack_smi_open_options options{};
+  hipstack_smi_open_options options = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_open_options);
   const std::string sys = (root_ / "sys").string();
   options.sysfs_root = sys.c_str();
+  std::vector<std::string> audited;
+  options.audit = [](const hipstack_smi_audit_record* record, void* user) {
+    static_cast<std::vector<std::string>*>(user)->push_back(std::string(record->action) + ": " + record->result);
+  };
+  options.audit_user_data = &audited;
   hipstack_smi_system* system = nullptr;
   ASSERT_EQ(hipstack_smi_open(&options, &system), HIPSTACK_SMI_OK);
-  hipstack_smi_control_result result{};
-  ASSERT_EQ(hipstack_smi_control(system, 2, HIPSTACK_SMI_CONTROL_COMPUTE_PARTITION, "cpx", 0, 0, HIPSTACK_SMI_CONTROL_DRY_RUN,
-                                 &result),
-            HIPSTACK_SMI_OK);
+  hipstack_smi_control_request request = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_control_request);
+  request.kind = HIPSTACK_SMI_CONTROL_COMPUTE_PARTITION;
+  request.text = "cpx";
+  request.flags = HIPSTACK_SMI_CONTROL_DRY_RUN;
+  hipstack_smi_control_result result = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_control_result);
+  hipstack_smi_list* writes = nullptr;
+  ASSERT_EQ(hipstack_smi_control(system, 2, &request, &result, &writes), HIPSTACK_SMI_OK) << hipstack_smi_last_error();
   EXPECT_EQ(result.outcome, HIPSTACK_SMI_CONTROL_PLANNED);
-  EXPECT_EQ(result.write_count, 1u);
+  EXPECT_STREQ(hipstack_smi_outcome_name(result.outcome), "planned");
   EXPECT_STREQ(result.action, "compute partition SPX -> CPX");
-  ASSERT_EQ(hipstack_smi_control(system, 4, HIPSTACK_SMI_CONTROL_COMPUTE_PARTITION, "CPX", 0, 0, 0, &result), HIPSTACK_SMI_OK);
+  ASSERT_EQ(hipstack_smi_list_size(writes), 1u);
+  hipstack_smi_control_write write = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_control_write);
+  ASSERT_EQ(hipstack_smi_list_get_control_write(writes, 0, &write), HIPSTACK_SMI_OK);
+  EXPECT_EQ(std::string(write.path), std::string(kCard2) + "/current_compute_partition");
+  EXPECT_STREQ(write.value, "CPX");
+  EXPECT_EQ(write.done, 0u);
+  hipstack_smi_list_free(writes);
+
+  request.flags = 0;
+  request.text = "CPX";
+  ASSERT_EQ(hipstack_smi_control(system, 4, &request, &result, &writes), HIPSTACK_SMI_OK);
   EXPECT_EQ(result.outcome, HIPSTACK_SMI_CONTROL_REFUSED);
   EXPECT_EQ(result.reason, HIPSTACK_SMI_REASON_DEVICE_BUSY);
-  EXPECT_EQ(hipstack_smi_control(system, 99, HIPSTACK_SMI_CONTROL_RESET, nullptr, 0, 0, 0, &result),
-            HIPSTACK_SMI_ERROR_NO_SUCH_DEVICE);
+  EXPECT_STREQ(hipstack_smi_reason_name(result.reason), "device_busy");
+  EXPECT_EQ(hipstack_smi_list_size(writes), 0u);
+  hipstack_smi_list_free(writes);
+  ASSERT_EQ(audited.size(), 1u);  // the refusal (a dry run writes nothing and audits nothing)
+  EXPECT_NE(audited[0].find("refused: device_busy"), std::string::npos) << audited[0];
+  request.kind = HIPSTACK_SMI_CONTROL_RESET;
+  EXPECT_EQ(hipstack_smi_control(system, 99, &request, &result, &writes), HIPSTACK_SMI_ERROR_NO_SUCH_DEVICE);
+  EXPECT_EQ(writes, nullptr);
+  request.kind = static_cast<hipstack_smi_control_kind>(15);
+  EXPECT_EQ(hipstack_smi_control(system, 2, &request, &result, &writes), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hipstack_smi_last_error()).find("15"), std::string::npos);
   hipstack_smi_close(system);
   EXPECT_EQ(file(std::string(kCard4) + "/current_compute_partition"), "SPX\n");
 }

@@ -25,6 +25,18 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -std=c99 -Wall -Werror "$here/consumer/main.c" -o "$prefix/pkgconfig_c" $(pkg-config --cflags --libs hipstack-smi)
 out=$(LD_LIBRARY_PATH="$libdir" "$prefix/pkgconfig_c" "$capture" | sed -n 1p)
 [ "$out" = "$expected" ] || { echo "pkg-config build printed '$out'" >&2; exit 1; }
+# A C program reaching the whole model (tour.c), built strictly both ways, says what the installed CLI
+# says about the same capture.
+proc_root=$(dirname "$capture")/proc
+# shellcheck disable=SC2046
+cc -std=c99 -Wall -Wextra -pedantic -Werror "$here/consumer/tour.c" -o "$prefix/pkgconfig_tour" $(pkg-config --cflags --libs hipstack-smi)
+python3 "$here/tour_expected.py" "$prefix/bin/hipstack-smi" "$capture" "$proc_root" > "$prefix/tour.expected"
+for program in "$prefix/consumer/consumer_tour" "$prefix/pkgconfig_tour"; do
+  LD_LIBRARY_PATH="$libdir" "$program" "$capture" "$proc_root" > "$prefix/tour.out"
+  diff -u "$prefix/tour.expected" "$prefix/tour.out" >&2 || { echo "$program disagrees with hipstack-smi (diff above)" >&2; exit 1; }
+done
+grep -q "^links [1-9]" "$prefix/tour.out" && grep -q "pids [0-9]" "$prefix/tour.out" ||
+  { echo "the capture gave the tour no links or no processes: the comparison proved nothing" >&2; exit 1; }
 # The installed CLI finds its library through its RUNPATH, and the library carries a SONAME.
 "$prefix/bin/hipstack-smi" list --sysfs-root "$capture" | grep "AMD Instinct MI300X" >/dev/null
 "$prefix/bin/hipstack-info" --no-checks --sysfs-root "$capture" | grep "AMD Instinct MI300X" >/dev/null

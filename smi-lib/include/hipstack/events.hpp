@@ -13,6 +13,7 @@
 
 #include <hipstack/smi.hpp>
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,5 +55,26 @@ HIPSTACK_SMI_CXX_API std::vector<Event> device_events(const EventLook* before, c
 // device_events for the rest.
 HIPSTACK_SMI_CXX_API std::vector<Event> events_between(const std::vector<EventLook>& before,
                                                        const std::vector<EventLook>& after);
+
+// Follows GPUs as `hipstack-smi event` does: subscribes to the events drivers report only to a live
+// subscriber (a System that stays open) and takes looks. Each look opens the System again, so GPUs
+// that come and go are seen. Selectors (index, BDF or UUID; empty: every GPU) that match nothing at a
+// look are skipped: their GPU may have gone ("device-removed"). Used by one thread at a time.
+class HIPSTACK_SMI_CXX_API EventWatch {
+ public:
+  // Subscribes and takes the first look; throws Error like System::open.
+  explicit EventWatch(const OpenOptions& options, std::vector<std::string> selectors = {});
+  EventWatch(EventWatch&&) noexcept;
+  EventWatch& operator=(EventWatch&&) noexcept;
+  ~EventWatch();
+
+  // The first call: the first look's news (reported events since the subscription). Later calls
+  // take a new look and give the events since the previous one.
+  std::vector<Event> poll();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace hipstack::smi

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <hipstack/smi_catalogue.h>
+#include <hipstack/smi_checks.h>
 
 #include <cstdint>
 #include <functional>
@@ -298,8 +299,20 @@ struct BadPage {
 enum class Verdict : std::uint8_t { pass, warn, fail, unknown };
 HIPSTACK_SMI_CXX_API std::string_view verdict_name(Verdict verdict) noexcept;  // "PASS", "WARN", ...
 
+// The checks (hipstack/smi_checks.h, docs/health.md). `other`: a name this library does not know
+// (a finding from a newer daemon keeps its name in HealthFinding::check).
+enum class HealthCheck : std::uint16_t {
+  other = 0,
+#define HIPSTACK_SMI_X(id, identifier, name) identifier = id,
+  HIPSTACK_SMI_HEALTH_CHECKS(HIPSTACK_SMI_X)
+#undef HIPSTACK_SMI_X
+};
+HIPSTACK_SMI_CXX_API std::string_view health_check_name(HealthCheck check) noexcept;  // "thermal.temperature"; "" for other
+HIPSTACK_SMI_CXX_API HealthCheck find_health_check(std::string_view name) noexcept;   // other when unknown
+HIPSTACK_SMI_CXX_API std::span<const HealthCheck> health_checks() noexcept;          // every check, in id order
+
 struct HealthFinding {
-  std::string check;        // e.g. "memory.uncorrectable_ecc"
+  std::string check;        // health_check_name's form, e.g. "memory.uncorrectable_ecc"
   Verdict verdict = Verdict::unknown;
   std::string reading;      // what was measured, with units
   std::string threshold;    // what it was compared with
