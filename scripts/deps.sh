@@ -9,6 +9,8 @@ test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev roc
                fuse3 libfuse3-dev
                lintian rpmlint rpm debootstrap)
 # (tests/deps/tools.txt lists every tool the tests call.)
+# smi-lib.abi: abidw and abidiff check the library's ABI against its recorded one (smi-lib/abi/).
+test_packages+=(abigail-tools xz-utils)
 # deps.readme-fresh-debian12 and superbuild.fresh-debian12 clone with git (and the packages' dates need it).
 test_packages+=(git)
 # cli.monitor runs the human views in tmux at 80x30 (no line may wrap).
