@@ -63,7 +63,7 @@ cmake -S "$top" -B "$top/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHIPSTAC
       -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
 cmake --build "$top/build-asan" -j "$jobs"
 (export ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$top/scripts/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1
- run_ctest 2-asan "$top/build-asan" -LE "long|differential|install|packaging|superbuild|fuzz|validation|memory-bounds|abi")
+ run_ctest 2-asan "$top/build-asan" -LE "long|differential|install|packaging|superbuild|fuzz|validation|memory-bounds|abi|python")
 
 echo "== libFuzzer (short runs; long runs are reported in docs/testing.md)"
 CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -1,0 +1,478 @@
+"""hipstack: GPU identity, telemetry, partitions, processes, links, health and events for AMD and
+NVIDIA GPUs, through libhipstack-smi's C API (docs/python.md).
+
+    import hipstack
+    with hipstack.System() as system:                # or System(sysfs_root="capture/sys")
+        for gpu in system.devices():
+            for r in system.sample(gpu.index):
+                if r.ok:
+                    print(gpu.bdf, r.metric, r.instance, r.value, r.unit)
+
+Every reading has a status ("ok", "not_supported", "unavailable", "error"): a metric the GPU does not
+provide is a value, not an exception. Calls that fail raise hipstack.Error (a subclass per cause).
+"""
+import ctypes
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Union
+
+from . import _capi
+
+__all__ = ["System", "EventWatch", "Error", "InvalidArgument", "NoSuchDevice", "ReadFailure", "NotFound",
+           "Device", "Backend", "Reading", "Partition", "Process", "Link", "BadPage", "HealthFinding",
+           "HealthReport", "Event", "ControlResult", "MetricInfo", "catalogue", "metric", "health_checks",
+           "version"]
+
+_lib = None
+
+
+def _library():
+    global _lib
+    if _lib is None:
+        _lib = _capi.load()
+    return _lib
+
+
+def _text(raw: Optional[bytes]) -> str:
+    return raw.decode("utf-8", "replace") if raw else ""
+
+
+class Error(Exception):
+    """A call into libhipstack-smi failed; `code` is its hipstack_smi_result."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+class InvalidArgument(Error, ValueError):
+    pass
+
+
+class NoSuchDevice(Error, LookupError):
+    pass
+
+
+class ReadFailure(Error, OSError):
+    pass
+
+
+class NotFound(Error, LookupError):
+    pass
+
+
+_ERRORS = {_capi.ERROR_INVALID_ARGUMENT: InvalidArgument, _capi.ERROR_NO_SUCH_DEVICE: NoSuchDevice,
+           _capi.ERROR_READ_FAILURE: ReadFailure, _capi.ERROR_NOT_FOUND: NotFound}
+
+
+def _check(result: int) -> None:
+    if result != _capi.OK:
+        lib = _library()
+        message = _text(lib.hipstack_smi_last_error()) or _text(lib.hipstack_smi_result_string(result))
+        raise _ERRORS.get(result, Error)(result, message)
+
+
+def version() -> str:
+    """The library's version, e.g. "0.1.0"."""
+    return _text(_library().hipstack_smi_version())
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    id: int
+    name: str
+    unit: str         # "celsius", "watt", ... ("none")
+    unit_symbol: str  # "C", "W", ... ("" for none)
+    type: str         # "integer", "real", "text"
+    scope: str        # "device", "partition", "process", "link"
+    kind: str         # "identity", "static", "live", "counter", "window"
+    cost: str         # "cheap", "costly", "window", "blocking"
+    instance_label: str
+    help: str
+
+
+def _metric_info(c: _capi.MetricInfo) -> MetricInfo:
+    return MetricInfo(c.id, _text(c.name), _text(c.unit), _text(c.unit_symbol), ("integer", "real", "text")[c.type],
+                      _capi.SCOPE_NAMES[c.scope], _capi.KIND_NAMES[c.kind], _capi.COST_NAMES[c.cost],
+                      _text(c.instance_label), _text(c.help))
+
+
+_catalogue: Optional[List[MetricInfo]] = None
+
+
+def catalogue() -> List[MetricInfo]:
+    """Every metric, in catalogue order (docs/metrics.md)."""
+    global _catalogue
+    if _catalogue is None:
+        lib = _library()
+        entries = []
+        for position in range(lib.hipstack_smi_catalogue_size()):
+            info = _capi.MetricInfo()
+            _check(lib.hipstack_smi_catalogue_get(position, ctypes.byref(info)))
+            entries.append(_metric_info(info))
+        _catalogue = entries
+    return _catalogue
+
+
+def metric(key: Union[int, str]) -> MetricInfo:
+    """A metric by id or name; NotFound when the catalogue has none."""
+    for m in catalogue():
+        if m.id == key or m.name == key:
+            return m
+    raise NotFound(_capi.ERROR_NOT_FOUND, f"no metric {key!r} in the catalogue")
+
+
+def health_checks() -> List[str]:
+    """The names of the health checks this library runs (hipstack/smi_checks.h), by id."""
+    lib = _library()
+    names = []
+    check = 1
+    while _text(lib.hipstack_smi_health_check_name(check)):
+        names.append(_text(lib.hipstack_smi_health_check_name(check)))
+        check += 1
+    return names
+
+
+@dataclass(frozen=True)
+class Reading:
+    metric: str
+    instance: str  # "" for single-valued metrics
+    status: str    # "ok", "not_supported", "unavailable", "error"
+    value: Union[int, float, str, None]  # in the catalogue's unit; None unless status is "ok"
+    unit: str      # the unit's symbol ("C", "W", "B", ...)
+    error_code: int  # errno for "unavailable" and "error"
+    detail: str    # the source, or what failed and where
+    id: int
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _reading(c: _capi.Reading) -> Reading:
+    info = metric(c.metric_id)
+    value: Union[int, float, str, None] = None
+    if c.status == 0:
+        value = c.integer if c.type == _capi.TYPE_INTEGER else c.real if c.type == _capi.TYPE_REAL else _text(c.text)
+    return Reading(info.name, _text(c.instance), _capi.STATUS_NAMES[c.status], value, info.unit_symbol, c.error_code,
+                   _text(c.detail), c.metric_id)
+
+
+@dataclass(frozen=True)
+class Device:
+    index: int
+    vendor: str
+    backend: str
+    bdf: str
+    uuid: str
+    name: str
+    partition_count: int
+    fault: str  # why the GPU cannot be read now; "" when it can
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    present: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Partition:
+    index: int
+    id: str
+    bdf: str
+    readings: List[Reading] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Process:
+    pid: int
+    name: str
+    user: str
+    command_line: str
+    cgroup: str
+    readings: List[Reading] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Link:
+    source: int  # device indices
+    target: int
+    readings: List[Reading] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BadPage:
+    frame: int
+    size: int
+    state: str
+
+
+@dataclass(frozen=True)
+class HealthFinding:
+    check: str    # "thermal.temperature", ...
+    verdict: str  # "PASS", "WARN", "FAIL", "UNKNOWN"
+    reading: str
+    threshold: str
+    message: str
+    remediation: str
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    device: int
+    overall: str  # the worst evaluated verdict; "UNKNOWN" when no check could be evaluated
+    findings: List[HealthFinding]
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    device: int
+    bdf: str
+    uuid: str
+    metric: str
+    before: str
+    after: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ControlWrite:
+    path: str
+    value: str
+    host_path: str
+    done: bool
+    error_code: int
+
+
+@dataclass(frozen=True)
+class ControlResult:
+    outcome: str  # "applied", "pending", "planned", "refused", "failed"
+    reason: str   # "none", "needs_root", ...
+    error_code: int
+    action: str
+    message: str
+    next_step: str
+    writes: List[ControlWrite]
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in ("applied", "pending", "planned")
+
+
+class _List:
+    """A hipstack_smi_list, freed when the block ends; items converted by `convert`."""
+
+    def __init__(self, handle: ctypes.c_void_p):
+        self.handle = handle
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _library().hipstack_smi_list_free(self.handle)
+
+    def items(self, convert=lambda c: c) -> list:
+        return _items(self.handle, convert)
+
+
+def _items(handle, convert) -> list:
+    lib = _library()
+    function_name, struct = _capi.LIST_GETTERS[lib.hipstack_smi_list_get_kind(handle)]
+    getter = getattr(lib, function_name)
+    out = []
+    for position in range(lib.hipstack_smi_list_size(handle)):
+        item = struct()
+        _check(getter(handle, position, ctypes.byref(item)))
+        out.append(convert(item))
+    return out
+
+
+def _readings(handle) -> List[Reading]:
+    return _items(handle, _reading)
+
+
+def _options(sysfs_root, procfs_root, devfs_root, nvml_library, amdgpu, nvml, keep_vendor_init) -> _capi.OpenOptions:
+    flags = (0 if amdgpu else _capi.OPEN_NO_AMDGPU) | (0 if nvml else _capi.OPEN_NO_NVML)
+    flags |= _capi.OPEN_KEEP_VENDOR_INIT if keep_vendor_init else 0
+    encode = lambda s: s.encode() if s else None  # noqa: E731
+    return _capi.OpenOptions(flags=flags, sysfs_root=encode(sysfs_root), procfs_root=encode(procfs_root),
+                             devfs_root=encode(devfs_root), nvml_library=encode(nvml_library))
+
+
+class System:
+    """The GPUs of this machine (or of a recorded capture). Safe to use from several threads.
+
+    sysfs_root, procfs_root, devfs_root: read these in place of /sys, /proc, /dev (a capture);
+    nvml_library: the NVML to load; amdgpu=False / nvml=False leave a backend out."""
+
+    def __init__(self, sysfs_root: Optional[str] = None, procfs_root: Optional[str] = None,
+                 devfs_root: Optional[str] = None, nvml_library: Optional[str] = None, amdgpu: bool = True,
+                 nvml: bool = True, keep_vendor_init: bool = False):
+        lib = _library()
+        self._handle = ctypes.c_void_p()
+        options = _options(sysfs_root, procfs_root, devfs_root, nvml_library, amdgpu, nvml, keep_vendor_init)
+        _check(lib.hipstack_smi_open(ctypes.byref(options), ctypes.byref(self._handle)))
+
+    def close(self) -> None:
+        if self._handle:
+            _library().hipstack_smi_close(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if _lib is not None:
+            self.close()
+
+    def _list(self, call, *args) -> _List:
+        handle = ctypes.c_void_p()
+        _check(call(self._handle, *args, ctypes.byref(handle)))
+        return _List(handle)
+
+    def devices(self) -> List[Device]:
+        with self._list(_library().hipstack_smi_get_devices) as devices:
+            return devices.items(lambda c: Device(c.index, _text(c.vendor), _text(c.backend), _text(c.bdf),
+                                                  _text(c.uuid), _text(c.name), c.partition_count, _text(c.fault)))
+
+    def backends(self) -> List[Backend]:
+        with self._list(_library().hipstack_smi_get_backends) as backends:
+            return backends.items(lambda c: Backend(_text(c.name), bool(c.present), _text(c.reason)))
+
+    def resolve(self, selector: str) -> int:
+        """The index of the GPU an index, BDF or UUID names; NoSuchDevice otherwise."""
+        index = ctypes.c_uint32()
+        _check(_library().hipstack_smi_device_resolve(self._handle, selector.encode(), ctypes.byref(index)))
+        return index.value
+
+    def fault(self, device: int) -> str:
+        lib = _library()
+        size = ctypes.c_size_t(0)
+        result = lib.hipstack_smi_device_get_fault(self._handle, device, None, ctypes.byref(size))
+        if result != _capi.ERROR_INSUFFICIENT_SIZE:
+            _check(result)
+        buffer = ctypes.create_string_buffer(size.value)
+        _check(lib.hipstack_smi_device_get_fault(self._handle, device, buffer, ctypes.byref(size)))
+        return _text(buffer.value)
+
+    def sample(self, device: int, kinds: Sequence[str] = ("live",), metrics: Sequence[Union[int, str]] = (),
+               window_ms: int = 0) -> List[Reading]:
+        """DEVICE-scope readings of the kinds asked ("identity", "static", "live", "pcie_throughput",
+        "window"), or only of `metrics` (ids or names)."""
+        what = 0
+        for kind in kinds:
+            if kind not in _capi.SAMPLE_FLAGS:
+                raise InvalidArgument(_capi.ERROR_INVALID_ARGUMENT,
+                                      f"unknown kind {kind!r} (one of {', '.join(_capi.SAMPLE_FLAGS)})")
+            what |= _capi.SAMPLE_FLAGS[kind]
+        ids = (ctypes.c_uint32 * len(metrics))(*[metric(m).id for m in metrics])
+        options = _capi.SampleOptions(what=what, window_ms=window_ms, metrics=ids, metric_count=len(metrics))
+        with self._list(_library().hipstack_smi_sample_device, device, ctypes.byref(options)) as readings:
+            return readings.items(_reading)
+
+    def partitions(self, device: int) -> List[Partition]:
+        with self._list(_library().hipstack_smi_get_partitions, device) as partitions:
+            return partitions.items(lambda c: Partition(c.index, _text(c.id), _text(c.bdf), _readings(c.readings)))
+
+    def processes(self, device: int, interval_ms: int = 0) -> List[Process]:
+        with self._list(_library().hipstack_smi_get_processes, device, interval_ms) as processes:
+            return processes.items(lambda c: Process(c.pid, _text(c.name), _text(c.user), _text(c.command_line),
+                                                     _text(c.cgroup), _readings(c.readings)))
+
+    def links(self) -> List[Link]:
+        with self._list(_library().hipstack_smi_get_links) as links:
+            return links.items(lambda c: Link(c.from_, c.to, _readings(c.readings)))
+
+    def bad_pages(self, device: int) -> List[BadPage]:
+        with self._list(_library().hipstack_smi_get_bad_pages, device) as pages:
+            return pages.items(lambda c: BadPage(c.frame, c.size, _text(c.state)))
+
+    def health(self, device: int, policy_file: Optional[str] = None, **policy) -> HealthReport:
+        """The health checks (docs/health.md). policy_file: "key = value" thresholds; keyword
+        arguments (thermal_margin=..., ...) override them."""
+        lib = _library()
+        c_policy = _capi.HealthPolicy()
+        _check(lib.hipstack_smi_health_policy_init(ctypes.byref(c_policy)))
+        if policy_file:
+            _check(lib.hipstack_smi_health_policy_load(policy_file.encode(), ctypes.byref(c_policy)))
+        for key, value in policy.items():
+            if key == "struct_size" or not hasattr(c_policy, key):
+                raise InvalidArgument(_capi.ERROR_INVALID_ARGUMENT, f"no health threshold named {key!r}")
+            setattr(c_policy, key, value)
+        overall = ctypes.c_int()
+        handle = ctypes.c_void_p()
+        _check(lib.hipstack_smi_check_health(self._handle, device, ctypes.byref(c_policy), ctypes.byref(overall),
+                                             ctypes.byref(handle)))
+        with _List(handle) as findings:
+            items = findings.items(lambda c: HealthFinding(_text(c.check_name), _capi.VERDICT_NAMES[c.verdict],
+                                                           _text(c.reading), _text(c.threshold), _text(c.message),
+                                                           _text(c.remediation)))
+        return HealthReport(device, _capi.VERDICT_NAMES[overall.value], items)
+
+    def control(self, device: int, kind: str, text: str = "", value: float = 0.0, value2: float = 0.0,
+                dry_run: bool = False, force: bool = False, settle_timeout_ms: int = 0) -> ControlResult:
+        """A change through the library's one guarded path (docs/control.md): kind is one of
+        compute_partition, memory_partition, power_cap, performance_level, power_profile,
+        graphics_clock_range, memory_clock_range, fan, reset. A refusal is a result, not an exception."""
+        if kind not in _capi.CONTROL_KINDS:
+            raise InvalidArgument(_capi.ERROR_INVALID_ARGUMENT,
+                                  f"unknown control {kind!r} (one of {', '.join(_capi.CONTROL_KINDS)})")
+        lib = _library()
+        flags = (_capi.CONTROL_DRY_RUN if dry_run else 0) | (_capi.CONTROL_FORCE if force else 0)
+        request = _capi.ControlRequest(kind=_capi.CONTROL_KINDS[kind], flags=flags, text=text.encode(), value=value,
+                                       value2=value2, settle_timeout_ms=settle_timeout_ms)
+        result = _capi.ControlResult()
+        handle = ctypes.c_void_p()
+        _check(lib.hipstack_smi_control(self._handle, device, ctypes.byref(request), ctypes.byref(result),
+                                        ctypes.byref(handle)))
+        with _List(handle) as writes:
+            # The result's strings live in the writes list: read them before it is freed.
+            return ControlResult(_capi.OUTCOME_NAMES[result.outcome], _text(lib.hipstack_smi_reason_name(result.reason)),
+                                 result.error_code, _text(result.action), _text(result.message),
+                                 _text(result.next_step),
+                                 writes.items(lambda c: ControlWrite(_text(c.path), _text(c.value), _text(c.host_path),
+                                                                     bool(c.done), c.error_code)))
+
+
+class EventWatch:
+    """Follows GPUs as `hipstack-smi event` does: subscribes now, then each poll() gives the events
+    since the previous one (the first: what arrived since the subscription). Selectors: indices,
+    BDFs or UUIDs (none: every GPU). Open options as for System."""
+
+    def __init__(self, selectors: Sequence[str] = (), **open_options):
+        lib = _library()
+        options = _options(open_options.pop("sysfs_root", None), open_options.pop("procfs_root", None),
+                           open_options.pop("devfs_root", None), open_options.pop("nvml_library", None),
+                           open_options.pop("amdgpu", True), open_options.pop("nvml", True), False)
+        if open_options:
+            raise InvalidArgument(_capi.ERROR_INVALID_ARGUMENT, f"unknown options: {', '.join(open_options)}")
+        chosen = (ctypes.c_char_p * len(selectors))(*[s.encode() for s in selectors])
+        self._handle = ctypes.c_void_p()
+        _check(lib.hipstack_smi_event_watch_open(ctypes.byref(options), chosen, len(selectors), ctypes.byref(self._handle)))
+
+    def poll(self) -> List[Event]:
+        handle = ctypes.c_void_p()
+        _check(_library().hipstack_smi_event_watch_poll(self._handle, ctypes.byref(handle)))
+        with _List(handle) as events:
+            return events.items(lambda c: Event(_text(c.kind), c.device, _text(c.bdf), _text(c.uuid), _text(c.metric),
+                                                _text(c.before), _text(c.after), _text(c.message)))
+
+    def close(self) -> None:
+        if self._handle:
+            _library().hipstack_smi_event_watch_close(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if _lib is not None:
+            self.close()

@@ -1,0 +1,172 @@
+"""The hipstack Python package on recorded captures: what it says must be what the C++ API says through
+hipstack-smi's JSON for the same capture, and its errors must be exceptions naming the cause.
+Environment: HIPSTACK_SMI_LIBRARY (the built library), HIPSTACK_SMI (the built hipstack-smi),
+HIPSTACK_CAPTURES_DIR."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import hipstack
+
+CAPTURES = os.environ["HIPSTACK_CAPTURES_DIR"]
+SMI = os.environ["HIPSTACK_SMI"]
+MI300X = os.path.join(CAPTURES, "constructed/mi300x-8gpu-spx-nps1")
+
+
+def smi_json(*args, sysfs=os.path.join(MI300X, "sys"), procfs=os.path.join(MI300X, "proc")):
+    out = subprocess.run([SMI, *args, "--json", "--sysfs-root", sysfs, "--procfs-root", procfs], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+class Library(unittest.TestCase):
+    def test_version_and_catalogue(self):
+        self.assertRegex(hipstack.version(), r"^\d+\.\d+\.\d+")
+        names = [m.name for m in hipstack.catalogue()]
+        self.assertEqual(len(names), len(set(names)))
+        edge = hipstack.metric("temperature_edge")
+        self.assertEqual((edge.unit, edge.unit_symbol, edge.type, edge.scope), ("celsius", "C", "real", "device"))
+        self.assertEqual(hipstack.metric(edge.id), edge)
+        with self.assertRaises(hipstack.NotFound):
+            hipstack.metric("no_such_metric")
+        self.assertIn("thermal.temperature", hipstack.health_checks())
+        self.assertIn("memory.uncorrectable_ecc", hipstack.health_checks())
+
+
+class OneGpu(unittest.TestCase):
+    def setUp(self):
+        self.system = hipstack.System(sysfs_root=os.path.join(CAPTURES, "real/lact/rx6900xt/sys"))
+
+    def tearDown(self):
+        self.system.close()
+
+    def test_devices_and_readings(self):
+        (gpu,) = self.system.devices()
+        self.assertEqual((gpu.vendor, gpu.backend, gpu.bdf, gpu.fault), ("amd", "amdgpu", "0000:0c:00.0", ""))
+        self.assertEqual(self.system.resolve("0c:00.0"), 0)
+        self.assertEqual(self.system.resolve(gpu.uuid), 0)
+        readings = {(r.metric, r.instance): r for r in self.system.sample(0, kinds=("identity", "live"))}
+        edge = readings[("temperature_edge", "")]
+        self.assertTrue(edge.ok)
+        self.assertEqual((edge.value, edge.unit), (56.0, "C"))
+        self.assertNotEqual(edge.detail, "")
+        self.assertEqual(readings[("vbios_version", "")].value, "113-D4121EXT-CO1")
+        unsupported = [r for r in readings.values() if r.status == "not_supported"]
+        self.assertTrue(unsupported and all(r.value is None for r in unsupported))
+        (power,) = self.system.sample(0, metrics=["power_average"])
+        self.assertEqual(power.metric, "power_average")
+        self.assertEqual(self.system.fault(0), "")
+
+    def test_errors_are_exceptions_naming_the_cause(self):
+        with self.assertRaises(hipstack.NoSuchDevice):
+            self.system.sample(5)
+        with self.assertRaises(hipstack.NoSuchDevice):
+            self.system.resolve("ff:00.0")
+        with self.assertRaisesRegex(hipstack.InvalidArgument, "unknown kind"):
+            self.system.sample(0, kinds=("sometimes",))
+        with self.assertRaisesRegex(hipstack.InvalidArgument, "/nonexistent/sys"):
+            hipstack.System(sysfs_root="/nonexistent/sys")
+        with self.assertRaisesRegex(hipstack.InvalidArgument, "no health threshold"):
+            self.system.health(0, thermal_edge=3)
+
+
+class EightGpus(unittest.TestCase):
+    """Partitions, processes, links and health as hipstack-smi (the C++ API) gives them."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.system = hipstack.System(sysfs_root=os.path.join(MI300X, "sys"), procfs_root=os.path.join(MI300X, "proc"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.system.close()
+
+    def test_devices_and_partitions(self):
+        want = smi_json("list")["devices"]
+        got = self.system.devices()
+        self.assertEqual([(d.index, d.bdf, d.uuid, d.name, d.partition_count) for d in got],
+                         [(d["index"], d["bdf"], d["uuid"], d["name"], d["partitions"]) for d in want])
+        for d in got:
+            partitions = self.system.partitions(d.index)
+            self.assertEqual(len(partitions), d.partition_count)
+            self.assertTrue(all(p.id.startswith(d.uuid) for p in partitions))
+
+    def test_processes(self):
+        want = {d["index"]: [(p["pid"], p["name"], p["command_line"]) for p in d["processes"]]
+                for d in smi_json("process")["devices"]}
+        seen = 0
+        for d in self.system.devices():
+            got = self.system.processes(d.index)
+            self.assertEqual([(p.pid, p.name, p.command_line) for p in got], want.get(d.index, []))
+            seen += len(got)
+            for p in got:
+                self.assertTrue(any(r.metric == "process_vram" for r in p.readings))
+        self.assertEqual(seen, 7)
+
+    def test_links(self):
+        links = self.system.links()
+        self.assertEqual(len(links), len(smi_json("topology")["links"]))
+        self.assertEqual(len(links), 56)
+        self.assertTrue(all(link.source != link.target and link.readings for link in links))
+
+    def test_health(self):
+        want = {d["index"]: d for d in smi_json("health")["devices"]}
+        for d in self.system.devices():
+            report = self.system.health(d.index)
+            self.assertEqual(report.overall, want[d.index]["overall"])
+            self.assertEqual([(f.check, f.verdict) for f in report.findings],
+                             [(f["check"], f["verdict"]) for f in want[d.index]["findings"]])
+        # A threshold changes the verdict: no margin at all, then a margin so wide every GPU warns.
+        lenient = self.system.health(0, thermal_margin=0)
+        strict = self.system.health(0, thermal_margin=500)
+        verdict = lambda report: next(f.verdict for f in report.findings if f.check == "thermal.temperature")  # noqa: E731
+        self.assertEqual((verdict(lenient), verdict(strict)), ("PASS", "WARN"))
+
+
+class Changing(unittest.TestCase):
+    """Events and controls on a private copy of a capture."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="hipstack-python-")
+
+    def tearDown(self):
+        shutil.rmtree(self.root)
+
+    def copy(self, capture):
+        for part in ("sys", "proc"):
+            source = os.path.join(CAPTURES, capture, part)
+            if os.path.isdir(source):
+                shutil.copytree(source, os.path.join(self.root, part), symlinks=True)
+        return os.path.join(self.root, "sys")
+
+    def test_event_watch(self):
+        sys_root = self.copy("constructed/mi300x-8gpu-faults")
+        with hipstack.EventWatch(selectors=["0000:05:00.0"], sysfs_root=sys_root) as watch:
+            self.assertEqual(watch.poll(), [])
+            with open(os.path.join(sys_root, "class/drm/card0/device/ras/umc_err_count"), "w") as f:
+                f.write("ue: 3\nce: 0\nde: 0\n")
+            events = watch.poll()
+        rise = [e for e in events if e.kind == "memory-errors" and e.metric == "ras_uncorrectable[umc]"]
+        self.assertEqual(len(rise), 1, events)
+        self.assertEqual((rise[0].bdf, rise[0].before, rise[0].after), ("0000:05:00.0", "0", "3"))
+
+    def test_control_dry_run_and_refusal(self):
+        sys_root = self.copy("constructed/mi300x-8gpu-spx-nps1")
+        with hipstack.System(sysfs_root=sys_root, procfs_root=os.path.join(self.root, "proc")) as system:
+            planned = system.control(2, "compute_partition", "cpx", dry_run=True)
+            self.assertEqual((planned.outcome, planned.action), ("planned", "compute partition SPX -> CPX"))
+            self.assertEqual([(w.path, w.value, w.done) for w in planned.writes],
+                             [("/sys/class/drm/card16/device/current_compute_partition", "CPX", False)])
+            refused = system.control(4, "compute_partition", "CPX")
+            self.assertEqual((refused.outcome, refused.reason, refused.ok), ("refused", "device_busy", False))
+            with self.assertRaisesRegex(hipstack.InvalidArgument, "unknown control"):
+                system.control(2, "overclock")
+        with open(os.path.join(sys_root, "class/drm/card32/device/current_compute_partition")) as f:
+            self.assertEqual(f.read(), "SPX\n")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,129 @@
+"""hipstack.pynvml, a pynvml stand-in: on the fake NVML its figures must be the script's NVML numbers
+in NVML's units; on an AMD capture the same calls answer from the amdgpu backend. Each case runs a
+fresh interpreter, since the module keeps its System between nvmlInit and nvmlShutdown as NVML does.
+Environment: HIPSTACK_SMI_LIBRARY, FAKE_NVML_FULL, FAKE_NVML_SCRIPTS_DIR, HIPSTACK_CAPTURES_DIR."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+# A pynvml script as users write them; only its import differs from the original.
+PORTED_SCRIPT = r'''
+import json
+import hipstack.pynvml as pynvml
+pynvml.nvmlInit()
+out = []
+for i in range(pynvml.nvmlDeviceGetCount()):
+    h = pynvml.nvmlDeviceGetHandleByIndex(i)
+    gpu = {"name": pynvml.nvmlDeviceGetName(h), "uuid": pynvml.nvmlDeviceGetUUID(h)}
+    for key, call in (("memory", lambda: vars(pynvml.nvmlDeviceGetMemoryInfo(h))),
+                      ("utilization", lambda: vars(pynvml.nvmlDeviceGetUtilizationRates(h))),
+                      ("power_mw", lambda: pynvml.nvmlDeviceGetPowerUsage(h)),
+                      ("temperature", lambda: pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU)),
+                      ("processes", lambda: [(p.pid, p.usedGpuMemory) for p in pynvml.nvmlDeviceGetComputeRunningProcesses(h)])):
+        try:
+            gpu[key] = call()
+        except pynvml.NVMLError as e:
+            gpu[key] = {"error": e.value, "text": str(e)}
+    out.append(gpu)
+pynvml.nvmlShutdown()
+print(json.dumps(out))
+'''
+MIB = 1 << 20
+
+
+def run(env_extra, script=PORTED_SCRIPT):
+    env = dict(os.environ, **env_extra)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AssertionError(f"the script failed ({done.returncode}): {done.stderr}")
+    return json.loads(done.stdout)
+
+
+class OnTheFakeNvml(unittest.TestCase):
+    def setUp(self):
+        self.empty = tempfile.mkdtemp(prefix="hipstack-pynvml-")  # no AMD GPU: an empty sysfs root
+
+    def tearDown(self):
+        os.rmdir(self.empty)
+
+    def fake(self, script):
+        return {"HIPSTACK_NVML_LIBRARY": os.environ["FAKE_NVML_FULL"], "HIPSTACK_SYSFS_ROOT": self.empty,
+                "HIPSTACK_FAKE_NVML_SCRIPT": os.path.join(os.environ["FAKE_NVML_SCRIPTS_DIR"], script)}
+
+    def test_h200_figures_in_nvml_units(self):
+        (gpu,) = run(self.fake("h200.txt"))
+        self.assertEqual(gpu["name"], "NVIDIA H200")
+        self.assertEqual(gpu["uuid"], "GPU-aca16b07-651f-93bd-1093-3f6f187afb47")
+        # The script: total 143771 MiB, free 143156 MiB; NVML's first memory call: used = total - free.
+        self.assertEqual(gpu["memory"], {"total": 143771 * MIB, "free": 143156 * MIB, "used": (143771 - 143156) * MIB})
+        self.assertEqual(gpu["utilization"], {"gpu": 0, "memory": 0})
+        self.assertEqual(gpu["power_mw"], 125760)
+        self.assertEqual(gpu["temperature"], 41)
+        self.assertEqual(gpu["processes"], [])
+
+    def test_processes_with_their_memory(self):
+        gpus = run(self.fake("h100x2-mig.txt"))
+        self.assertEqual(gpus[0]["processes"], [[4242, 20480 * MIB], [4310, 1024 * MIB]])
+
+    def test_errors_are_nvml_errors(self):
+        script = r'''
+import hipstack.pynvml as pynvml
+try:
+    pynvml.nvmlDeviceGetCount()
+except pynvml.NVMLError_Uninitialized as e:
+    print("uninitialized", e.value)
+pynvml.nvmlInit()
+try:
+    pynvml.nvmlDeviceGetHandleByIndex(7)
+except pynvml.NVMLError as e:
+    print(type(e).__name__, e.value)
+h = pynvml.nvmlDeviceGetHandleByIndex(0)
+try:
+    pynvml.nvmlDeviceGetTemperature(h, 1)
+except pynvml.NVMLError_InvalidArgument as e:
+    print("sensor", e.value)
+print(pynvml.NVMLError(pynvml.NVML_ERROR_NOT_SUPPORTED).__class__.__name__)
+pynvml.nvmlShutdown()
+try:
+    pynvml.nvmlShutdown()
+except pynvml.NVMLError_Uninitialized:
+    print("twice")
+'''
+        env = dict(os.environ, **self.fake("h200.txt"))
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+        self.assertEqual(out.split("\n"), ["uninitialized 1", "NVMLError_InvalidArgument 2", "sensor 2",
+                                           "NVMLError_NotSupported", "twice", ""])
+
+
+class OnAnAmdCapture(unittest.TestCase):
+    def test_the_same_script_answers_for_amd_gpus(self):
+        capture = os.path.join(os.environ["HIPSTACK_CAPTURES_DIR"], "constructed/mi300x-8gpu-spx-nps1")
+        env = {"HIPSTACK_SYSFS_ROOT": os.path.join(capture, "sys"), "HIPSTACK_PROCFS_ROOT": os.path.join(capture, "proc"),
+               "HIPSTACK_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"}
+        gpus = run(env)
+        self.assertEqual(len(gpus), 8)
+        # The figures are the library's readings in NVML's units.
+        import hipstack
+        with hipstack.System(sysfs_root=env["HIPSTACK_SYSFS_ROOT"], procfs_root=env["HIPSTACK_PROCFS_ROOT"],
+                             nvml=False) as system:
+            for i, gpu in enumerate(gpus):
+                readings = {r.metric: r for r in system.sample(i, kinds=("identity", "static", "live")) if not r.instance}
+                self.assertEqual(gpu["name"], "AMD Instinct MI300X")
+                self.assertEqual(gpu["uuid"], readings["uuid"].value)
+                self.assertEqual(gpu["memory"]["total"], readings["vram_total"].value)
+                self.assertEqual(gpu["memory"]["used"], readings["vram_used"].value)  # amdgpu: used, not free
+                self.assertEqual(gpu["memory"]["free"], readings["vram_total"].value - readings["vram_used"].value)
+                power = readings["power_average"] if readings["power_average"].ok else readings["power_current"]
+                self.assertEqual(gpu["power_mw"], round(power.value * 1000))
+                self.assertEqual(gpu["temperature"], round(readings["temperature_junction"].value))
+                want_processes = [[p.pid, next((r.value for r in p.readings if r.metric == "process_vram" and r.ok), None)]
+                                  for p in system.processes(i)]
+                self.assertEqual(gpu["processes"], want_processes)
+        self.assertEqual(sum(len(g["processes"]) for g in gpus), 7)
+
+
+if __name__ == "__main__":
+    unittest.main()
