@@ -9,34 +9,14 @@ import sys
 import tempfile
 import unittest
 
-# A pynvml script as users write them; only its import differs from the original.
-PORTED_SCRIPT = r'''
-import json
-import hipstack.pynvml as pynvml
-pynvml.nvmlInit()
-out = []
-for i in range(pynvml.nvmlDeviceGetCount()):
-    h = pynvml.nvmlDeviceGetHandleByIndex(i)
-    gpu = {"name": pynvml.nvmlDeviceGetName(h), "uuid": pynvml.nvmlDeviceGetUUID(h)}
-    for key, call in (("memory", lambda: vars(pynvml.nvmlDeviceGetMemoryInfo(h))),
-                      ("utilization", lambda: vars(pynvml.nvmlDeviceGetUtilizationRates(h))),
-                      ("power_mw", lambda: pynvml.nvmlDeviceGetPowerUsage(h)),
-                      ("temperature", lambda: pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU)),
-                      ("processes", lambda: [(p.pid, p.usedGpuMemory) for p in pynvml.nvmlDeviceGetComputeRunningProcesses(h)])):
-        try:
-            gpu[key] = call()
-        except pynvml.NVMLError as e:
-            gpu[key] = {"error": e.value, "text": str(e)}
-    out.append(gpu)
-pynvml.nvmlShutdown()
-print(json.dumps(out))
-'''
+# A pynvml script as users write them, with its import changed to hipstack.pynvml.
+FIGURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pynvml_figures.py")
 MIB = 1 << 20
 
 
-def run(env_extra, script=PORTED_SCRIPT):
+def run(env_extra):
     env = dict(os.environ, **env_extra)
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, FIGURES, "hipstack.pynvml"], env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise AssertionError(f"the script failed ({done.returncode}): {done.stderr}")
     return json.loads(done.stdout)
