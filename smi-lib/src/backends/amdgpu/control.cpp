@@ -133,6 +133,224 @@ std::vector<int> od_levels(std::string_view text, std::string_view section) {
 
 std::string watts_text(double microwatts) { return fmt::format("{:g} W", microwatts / 1e6); }
 
+// Compute (SPX..CPX) and memory (NPS1..NPS8) partition modes: offered by the driver, and not the current one.
+ControlPlan plan_partition(const FsView& fs, const std::string& dev, const ControlRequest& request, ControlPlan plan) {
+  const bool compute = request.kind == Kind::compute_partition;
+  const char* what = compute ? "compute" : "memory";
+  const std::string mode = compute ? canonical_mode(request.text, kComputeModes) : canonical_mode(request.text, kMemoryModes);
+  plan.action = fmt::format("{} partition -> {}", what, mode.empty() ? request.text : mode);
+  if (mode.empty()) {
+    return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
+                  fmt::format("\"{}\" is not a {} partition mode ({})", request.text, what,
+                              compute ? "SPX, DPX, TPX, QPX, CPX" : "NPS1, NPS2, NPS4, NPS8"));
+  }
+  const std::string available_path = dev + (compute ? "available_compute_partition" : "available_memory_partition");
+  const std::string current_path = dev + (compute ? "current_compute_partition" : "current_memory_partition");
+  const FileText available = fs.read_text(available_path);
+  if (!available.ok()) return unreadable(std::move(plan), fs, available_path, available.error, fmt::format("{} partitioning", what));
+  const FileText current = fs.read_text(current_path);
+  if (!current.ok()) return unreadable(std::move(plan), fs, current_path, current.error, fmt::format("{} partitioning", what));
+  plan.action = fmt::format("{} partition {} -> {}", what, current.text, mode);
+  bool offered = false;
+  for (const std::string_view m : split_fields(available.text, ',')) offered = offered || upper(m) == mode;
+  if (!offered) {
+    return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
+                  fmt::format("{} is not available on this GPU (available: {}; {})", mode, available.text,
+                              fs.host_path(available_path)));
+  }
+  if (upper(current.text) == mode) {
+    if (compute) {
+      plan.unchanged = fmt::format("already in {} {} mode", mode, what);
+      return plan;
+    }
+    // The driver keeps an NPS request nobody can read back; writing the current mode replaces it.
+    plan.action += " (replaces any pending request)";
+  }
+  plan.writes.push_back({current_path, mode, {}, false, 0});
+  plan.needs_idle = true;
+  if (compute) {
+    plan.wait_settle = true;
+  } else {
+    plan.verify_path = current_path;
+    plan.verify_value = mode;
+    plan.pending_step = fmt::format(
+        "reload the amdgpu driver to apply {} (stop every GPU process, then `modprobe -r amdgpu && modprobe amdgpu`, "
+        "or reboot); `hipstack-smi partition` then shows it",
+        mode);
+  }
+  return plan;
+}
+
+// A power cap in watts, within the driver's power1_cap_min/_max.
+ControlPlan plan_power_cap(const FsView& fs, const std::string& hwmon_dir, const std::string& dev,
+                           const ControlRequest& request, ControlPlan plan) {
+  plan.action = fmt::format("power cap -> {:g} W", request.value);
+  const std::string cap = hwmon_dir + "/power1_cap";
+  if (hwmon_dir.empty()) return unreadable(std::move(plan), fs, dev + "hwmon/hwmonN/power1_cap", ENOENT, "a power cap");
+  // At least 1 W: a tiny positive number (1e-300) would round to a cap of 0 µW.
+  if (!std::isfinite(request.value) || request.value < 1 || request.value > 1e6) {
+    return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
+                  fmt::format("{} W is not a power cap (a number of watts from 1 to 1000000)", request.value));
+  }
+  const FileText now = fs.read_text(cap);
+  if (!now.ok()) return unreadable(std::move(plan), fs, cap, now.error, "a power cap");
+  const auto microwatts = static_cast<std::int64_t>(std::llround(request.value * 1e6));
+  const FileText min = fs.read_text(cap + "_min");
+  const FileText max = fs.read_text(cap + "_max");
+  const auto lo = min.ok() ? parse_int(min.text) : std::nullopt;
+  const auto hi = max.ok() ? parse_int(max.text) : std::nullopt;
+  if (lo && hi && (microwatts < *lo || microwatts > *hi)) {
+    return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
+                  fmt::format("{:g} W is outside the allowed range {}..{} ({}_min/_max)", request.value,
+                              watts_text(static_cast<double>(*lo)), watts_text(static_cast<double>(*hi)), fs.host_path(cap)));
+  }
+  if (const auto old = parse_int(now.text)) plan.action = fmt::format("power cap {} -> {:g} W", watts_text(static_cast<double>(*old)), request.value);
+  if (parse_int(now.text) == microwatts) {
+    plan.unchanged = fmt::format("the power cap is already {:g} W", request.value);
+    return plan;
+  }
+  plan.writes.push_back({cap, std::to_string(microwatts), {}, false, 0});
+  return plan;
+}
+
+// power_dpm_force_performance_level: one of the driver's levels.
+ControlPlan plan_performance_level(const FsView& fs, const std::string& dev, const ControlRequest& request, ControlPlan plan) {
+  std::string level(request.text);
+  for (char& c : level) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  plan.action = fmt::format("performance level -> {}", level);
+  if (std::find(kPerfLevels.begin(), kPerfLevels.end(), level) == kPerfLevels.end()) {
+    return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
+                  fmt::format("\"{}\" is not a performance level (auto, low, high, manual, profile_standard, "
+                              "profile_min_sclk, profile_min_mclk, profile_peak, perf_determinism, profile_exit)",
+                              request.text));
+  }
+  const std::string path = dev + "power_dpm_force_performance_level";
+  const FileText now = fs.read_text(path);
+  if (!now.ok()) return unreadable(std::move(plan), fs, path, now.error, "setting the performance level");
+  plan.action = fmt::format("performance level {} -> {}", now.text, level);
+  if (now.text == level) {
+    plan.unchanged = fmt::format("the performance level is already {}", level);
+    return plan;
+  }
+  plan.writes.push_back({path, level, {}, false, 0});
+  return plan;
+}
+
+// pp_power_profile_mode: a predefined profile of this GPU, by name or number.
+ControlPlan plan_power_profile(const FsView& fs, const std::string& dev, const ControlRequest& request, ControlPlan plan) {
+  plan.action = fmt::format("power profile -> {}", request.text);
+  const std::string path = dev + "pp_power_profile_mode";
+  const FileText now = fs.read_text(path);
+  if (!now.ok()) return unreadable(std::move(plan), fs, path, now.error, "setting the power profile");
+  const auto rows = parse_profiles(now.text);
+  const ProfileRow* chosen = nullptr;
+  const ProfileRow* active = nullptr;
+  std::string names;
+  for (const ProfileRow& row : rows) {
+    if (row.active) active = &row;
+    names += fmt::format("{}{} {}", names.empty() ? "" : ", ", row.index, row.name);
+    if (upper(request.text) == row.name || parse_int(request.text) == row.index) chosen = &row;
+  }
+  if (chosen == nullptr) {
+    return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
+                  fmt::format("\"{}\" is not a power profile of this GPU ({})", request.text, names));
+  }
+  if (chosen->name == "CUSTOM") {
+    return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
+                  "CUSTOM takes heuristic parameters that differ per ASIC; hipstack sets only the predefined profiles");
+  }
+  plan.action = fmt::format("power profile {} -> {}", active ? active->name : "unknown", chosen->name);
+  if (active == chosen) {
+    plan.unchanged = fmt::format("the power profile is already {}", chosen->name);
+    return plan;
+  }
+  plan.writes.push_back({path, std::to_string(chosen->index), {}, false, 0});
+  return plan;
+}
+
+// Overdrive clock ranges (pp_od_clk_voltage): within OD_RANGE, then committed with "c".
+ControlPlan plan_clock_range(const FsView& fs, const std::string& dev, const ControlRequest& request, ControlPlan plan) {
+  const bool gfx = request.clock == ClockDomain::graphics;
+  plan.action = fmt::format("{} clock range -> {:g}..{:g} MHz", gfx ? "graphics" : "memory", request.value, request.value2);
+  const std::string path = dev + "pp_od_clk_voltage";
+  const FileText now = fs.read_text(path);
+  if (!now.ok()) return unreadable(std::move(plan), fs, path, now.error, "setting clock ranges (overdrive)");
+  const auto range = od_range(now.text, gfx ? "SCLK" : "MCLK");
+  if (!range) {
+    return refuse(std::move(plan), RefusalReason::not_supported, EOPNOTSUPP,
+                  fmt::format("{} lists no {} range under OD_RANGE: the driver does not allow changing it",
+                              fs.host_path(path), gfx ? "SCLK" : "MCLK"));
+  }
+  const double lo = request.value;
+  const double hi = request.value2;
+  if (!(lo <= hi) || lo < range->first || hi > range->second) {
+    return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
+                  fmt::format("{:g}..{:g} MHz is not within the driver's range {:g}..{:g} MHz (OD_RANGE in {})", lo, hi,
+                              range->first, range->second, fs.host_path(path)));
+  }
+  const char letter = gfx ? 's' : 'm';
+  const auto levels = od_levels(now.text, gfx ? "OD_SCLK" : "OD_MCLK");
+  const bool has_min = std::find(levels.begin(), levels.end(), 0) != levels.end();
+  if (has_min) plan.writes.push_back({path, fmt::format("{} 0 {}", letter, std::llround(lo)), {}, false, 0});
+  else if (lo != range->first) {
+    return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
+                  fmt::format("this GPU sets only the maximum {} clock (no level 0 in {}); give the minimum as {:g}",
+                              gfx ? "graphics" : "memory", fs.host_path(path), range->first));
+  }
+  plan.writes.push_back({path, fmt::format("{} 1 {}", letter, std::llround(hi)), {}, false, 0});
+  plan.writes.push_back({path, "c", {}, false, 0});
+  return plan;
+}
+
+// Fan control: automatic (pwm1_enable 2) or a manual duty cycle on the fan_pwm reading's scale.
+ControlPlan plan_fan(const FsView& fs, const std::string& hwmon_dir, const std::string& dev,
+                     const ControlRequest& request, ControlPlan plan) {
+  plan.action = request.fan.automatic ? "fan -> automatic" : fmt::format("fan -> {:g}%", request.fan.percent);
+  if (!request.fan.automatic && !(request.fan.percent >= 0 && request.fan.percent <= 100)) {
+    return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
+                  fmt::format("{:g}% is not a fan speed (0..100)", request.fan.percent));
+  }
+  const std::string enable = hwmon_dir + "/pwm1_enable";
+  const FileText mode = hwmon_dir.empty() ? FileText{ENOENT, {}} : fs.read_text(enable);
+  if (!mode.ok()) return unreadable(std::move(plan), fs, hwmon_dir.empty() ? dev + "hwmon/hwmonN/pwm1_enable" : enable,
+                                    mode.error, "fan control");
+  if (request.fan.automatic) {
+    if (mode.text == "2") {
+      plan.unchanged = "the fan is already under automatic control";
+      return plan;
+    }
+    plan.writes.push_back({enable, "2", {}, false, 0});
+    return plan;
+  }
+  const std::string pwm = hwmon_dir + "/pwm1";
+  if (const FileText now = fs.read_text(pwm); !now.ok()) return unreadable(std::move(plan), fs, pwm, now.error, "manual fan speed");
+  // The scale the fan_pwm reading uses, so a percentage read back is the one written.
+  const FanScale scale = read_fan_scale(fs, hwmon_dir);
+  const std::int64_t lo = scale.min;
+  const std::int64_t hi = scale.max;
+  const std::int64_t duty = scale.pwm(request.fan.percent);
+  if (duty < lo || duty > hi) {
+    return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
+                  fmt::format("{:g}% (pwm {}) is outside the driver's range pwm {}..{} ({}_min/_max)", request.fan.percent, duty,
+                              lo, hi, fs.host_path(pwm)));
+  }
+  if (mode.text != "1") plan.writes.push_back({enable, "1", {}, false, 0});
+  plan.writes.push_back({pwm, std::to_string(duty), {}, false, 0});
+  return plan;
+}
+
+// A PCI function reset through the device's reset file.
+ControlPlan plan_reset(const FsView& fs, const std::string& dev, ControlPlan plan) {
+  plan.action = "GPU reset (PCI function reset)";
+  const std::string path = dev + "reset";
+  if (!fs.exists(path)) {
+    return unreadable(std::move(plan), fs, path, ENOENT, "a GPU reset (the PCI core offers no reset method for it)");
+  }
+  plan.writes.push_back({path, "1", {}, false, 0});
+  plan.needs_idle = true;
+  return plan;
+}
+
 }  // namespace
 
 ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest& request) const {
@@ -140,7 +358,6 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
   ControlPlan plan;
   const std::string dev = gpu.device_dir + "/";
   plan.reset_probe = dev + "power_dpm_force_performance_level";
-  auto read = [this](const std::string& path) { return fs_.read_text(path); };
   if (gpu.device_dir.empty()) {
     // A GPU seen only in the KFD topology (a container without /sys/class/drm): no attributes to write.
     plan.action = "change";
@@ -151,208 +368,13 @@ ControlPlan AmdgpuBackend::plan_control(std::size_t device, const ControlRequest
 
   switch (request.kind) {
     case Kind::compute_partition:
-    case Kind::memory_partition: {
-      const bool compute = request.kind == Kind::compute_partition;
-      const char* what = compute ? "compute" : "memory";
-      const std::string mode = compute ? canonical_mode(request.text, kComputeModes) : canonical_mode(request.text, kMemoryModes);
-      plan.action = fmt::format("{} partition -> {}", what, mode.empty() ? request.text : mode);
-      if (mode.empty()) {
-        return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      fmt::format("\"{}\" is not a {} partition mode ({})", request.text, what,
-                                  compute ? "SPX, DPX, TPX, QPX, CPX" : "NPS1, NPS2, NPS4, NPS8"));
-      }
-      const std::string available_path = dev + (compute ? "available_compute_partition" : "available_memory_partition");
-      const std::string current_path = dev + (compute ? "current_compute_partition" : "current_memory_partition");
-      const FileText available = read(available_path);
-      if (!available.ok()) return unreadable(std::move(plan), fs_, available_path, available.error, fmt::format("{} partitioning", what));
-      const FileText current = read(current_path);
-      if (!current.ok()) return unreadable(std::move(plan), fs_, current_path, current.error, fmt::format("{} partitioning", what));
-      plan.action = fmt::format("{} partition {} -> {}", what, current.text, mode);
-      bool offered = false;
-      for (const std::string_view m : split_fields(available.text, ',')) offered = offered || upper(m) == mode;
-      if (!offered) {
-        return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      fmt::format("{} is not available on this GPU (available: {}; {})", mode, available.text,
-                                  fs_.host_path(available_path)));
-      }
-      if (upper(current.text) == mode) {
-        if (compute) {
-          plan.unchanged = fmt::format("already in {} {} mode", mode, what);
-          return plan;
-        }
-        // The driver keeps an NPS request nobody can read back; writing the current mode replaces it.
-        plan.action += " (replaces any pending request)";
-      }
-      plan.writes.push_back({current_path, mode, {}, false, 0});
-      plan.needs_idle = true;
-      if (compute) {
-        plan.wait_settle = true;
-      } else {
-        plan.verify_path = current_path;
-        plan.verify_value = mode;
-        plan.pending_step = fmt::format(
-            "reload the amdgpu driver to apply {} (stop every GPU process, then `modprobe -r amdgpu && modprobe amdgpu`, "
-            "or reboot); `hipstack-smi partition` then shows it",
-            mode);
-      }
-      return plan;
-    }
-    case Kind::power_cap: {
-      plan.action = fmt::format("power cap -> {:g} W", request.value);
-      const std::string cap = gpu.hwmon_dir + "/power1_cap";
-      if (gpu.hwmon_dir.empty()) return unreadable(std::move(plan), fs_, dev + "hwmon/hwmonN/power1_cap", ENOENT, "a power cap");
-      // At least 1 W: a tiny positive number (1e-300) would round to a cap of 0 µW.
-      if (!std::isfinite(request.value) || request.value < 1 || request.value > 1e6) {
-        return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      fmt::format("{} W is not a power cap (a number of watts from 1 to 1000000)", request.value));
-      }
-      const FileText now = read(cap);
-      if (!now.ok()) return unreadable(std::move(plan), fs_, cap, now.error, "a power cap");
-      const auto microwatts = static_cast<std::int64_t>(std::llround(request.value * 1e6));
-      const FileText min = read(cap + "_min");
-      const FileText max = read(cap + "_max");
-      const auto lo = min.ok() ? parse_int(min.text) : std::nullopt;
-      const auto hi = max.ok() ? parse_int(max.text) : std::nullopt;
-      if (lo && hi && (microwatts < *lo || microwatts > *hi)) {
-        return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      fmt::format("{:g} W is outside the allowed range {}..{} ({}_min/_max)", request.value,
-                                  watts_text(static_cast<double>(*lo)), watts_text(static_cast<double>(*hi)), fs_.host_path(cap)));
-      }
-      if (const auto old = parse_int(now.text)) plan.action = fmt::format("power cap {} -> {:g} W", watts_text(static_cast<double>(*old)), request.value);
-      if (parse_int(now.text) == microwatts) {
-        plan.unchanged = fmt::format("the power cap is already {:g} W", request.value);
-        return plan;
-      }
-      plan.writes.push_back({cap, std::to_string(microwatts), {}, false, 0});
-      return plan;
-    }
-    case Kind::performance_level: {
-      std::string level(request.text);
-      for (char& c : level) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      plan.action = fmt::format("performance level -> {}", level);
-      if (std::find(kPerfLevels.begin(), kPerfLevels.end(), level) == kPerfLevels.end()) {
-        return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      fmt::format("\"{}\" is not a performance level (auto, low, high, manual, profile_standard, "
-                                  "profile_min_sclk, profile_min_mclk, profile_peak, perf_determinism, profile_exit)",
-                                  request.text));
-      }
-      const std::string path = dev + "power_dpm_force_performance_level";
-      const FileText now = read(path);
-      if (!now.ok()) return unreadable(std::move(plan), fs_, path, now.error, "setting the performance level");
-      plan.action = fmt::format("performance level {} -> {}", now.text, level);
-      if (now.text == level) {
-        plan.unchanged = fmt::format("the performance level is already {}", level);
-        return plan;
-      }
-      plan.writes.push_back({path, level, {}, false, 0});
-      return plan;
-    }
-    case Kind::power_profile: {
-      plan.action = fmt::format("power profile -> {}", request.text);
-      const std::string path = dev + "pp_power_profile_mode";
-      const FileText now = read(path);
-      if (!now.ok()) return unreadable(std::move(plan), fs_, path, now.error, "setting the power profile");
-      const auto rows = parse_profiles(now.text);
-      const ProfileRow* chosen = nullptr;
-      const ProfileRow* active = nullptr;
-      std::string names;
-      for (const ProfileRow& row : rows) {
-        if (row.active) active = &row;
-        names += fmt::format("{}{} {}", names.empty() ? "" : ", ", row.index, row.name);
-        if (upper(request.text) == row.name || parse_int(request.text) == row.index) chosen = &row;
-      }
-      if (chosen == nullptr) {
-        return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      fmt::format("\"{}\" is not a power profile of this GPU ({})", request.text, names));
-      }
-      if (chosen->name == "CUSTOM") {
-        return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      "CUSTOM takes heuristic parameters that differ per ASIC; hipstack sets only the predefined profiles");
-      }
-      plan.action = fmt::format("power profile {} -> {}", active ? active->name : "unknown", chosen->name);
-      if (active == chosen) {
-        plan.unchanged = fmt::format("the power profile is already {}", chosen->name);
-        return plan;
-      }
-      plan.writes.push_back({path, std::to_string(chosen->index), {}, false, 0});
-      return plan;
-    }
-    case Kind::clock_range: {
-      const bool gfx = request.clock == ClockDomain::graphics;
-      plan.action = fmt::format("{} clock range -> {:g}..{:g} MHz", gfx ? "graphics" : "memory", request.value, request.value2);
-      const std::string path = dev + "pp_od_clk_voltage";
-      const FileText now = read(path);
-      if (!now.ok()) return unreadable(std::move(plan), fs_, path, now.error, "setting clock ranges (overdrive)");
-      const auto range = od_range(now.text, gfx ? "SCLK" : "MCLK");
-      if (!range) {
-        return refuse(std::move(plan), RefusalReason::not_supported, EOPNOTSUPP,
-                      fmt::format("{} lists no {} range under OD_RANGE: the driver does not allow changing it",
-                                  fs_.host_path(path), gfx ? "SCLK" : "MCLK"));
-      }
-      const double lo = request.value;
-      const double hi = request.value2;
-      if (!(lo <= hi) || lo < range->first || hi > range->second) {
-        return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      fmt::format("{:g}..{:g} MHz is not within the driver's range {:g}..{:g} MHz (OD_RANGE in {})", lo, hi,
-                                  range->first, range->second, fs_.host_path(path)));
-      }
-      const char letter = gfx ? 's' : 'm';
-      const auto levels = od_levels(now.text, gfx ? "OD_SCLK" : "OD_MCLK");
-      const bool has_min = std::find(levels.begin(), levels.end(), 0) != levels.end();
-      if (has_min) plan.writes.push_back({path, fmt::format("{} 0 {}", letter, std::llround(lo)), {}, false, 0});
-      else if (lo != range->first) {
-        return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      fmt::format("this GPU sets only the maximum {} clock (no level 0 in {}); give the minimum as {:g}",
-                                  gfx ? "graphics" : "memory", fs_.host_path(path), range->first));
-      }
-      plan.writes.push_back({path, fmt::format("{} 1 {}", letter, std::llround(hi)), {}, false, 0});
-      plan.writes.push_back({path, "c", {}, false, 0});
-      return plan;
-    }
-    case Kind::fan: {
-      plan.action = request.fan.automatic ? "fan -> automatic" : fmt::format("fan -> {:g}%", request.fan.percent);
-      if (!request.fan.automatic && !(request.fan.percent >= 0 && request.fan.percent <= 100)) {
-        return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      fmt::format("{:g}% is not a fan speed (0..100)", request.fan.percent));
-      }
-      const std::string enable = gpu.hwmon_dir + "/pwm1_enable";
-      const FileText mode = gpu.hwmon_dir.empty() ? FileText{ENOENT, {}} : read(enable);
-      if (!mode.ok()) return unreadable(std::move(plan), fs_, gpu.hwmon_dir.empty() ? dev + "hwmon/hwmonN/pwm1_enable" : enable,
-                                        mode.error, "fan control");
-      if (request.fan.automatic) {
-        if (mode.text == "2") {
-          plan.unchanged = "the fan is already under automatic control";
-          return plan;
-        }
-        plan.writes.push_back({enable, "2", {}, false, 0});
-        return plan;
-      }
-      const std::string pwm = gpu.hwmon_dir + "/pwm1";
-      if (const FileText now = read(pwm); !now.ok()) return unreadable(std::move(plan), fs_, pwm, now.error, "manual fan speed");
-      // The scale the fan_pwm reading uses, so a percentage read back is the one written.
-      const FanScale scale = read_fan_scale(fs_, gpu.hwmon_dir);
-      const std::int64_t lo = scale.min;
-      const std::int64_t hi = scale.max;
-      const std::int64_t duty = scale.pwm(request.fan.percent);
-      if (duty < lo || duty > hi) {
-        return refuse(std::move(plan), RefusalReason::invalid_value, EINVAL,
-                      fmt::format("{:g}% (pwm {}) is outside the driver's range pwm {}..{} ({}_min/_max)", request.fan.percent, duty,
-                                  lo, hi, fs_.host_path(pwm)));
-      }
-      if (mode.text != "1") plan.writes.push_back({enable, "1", {}, false, 0});
-      plan.writes.push_back({pwm, std::to_string(duty), {}, false, 0});
-      return plan;
-    }
-    case Kind::reset: {
-      plan.action = "GPU reset (PCI function reset)";
-      const std::string path = dev + "reset";
-      if (!fs_.exists(path)) {
-        return unreadable(std::move(plan), fs_, path, ENOENT, "a GPU reset (the PCI core offers no reset method for it)");
-      }
-      plan.writes.push_back({path, "1", {}, false, 0});
-      plan.needs_idle = true;
-      return plan;
-    }
+    case Kind::memory_partition: return plan_partition(fs_, dev, request, std::move(plan));
+    case Kind::power_cap: return plan_power_cap(fs_, gpu.hwmon_dir, dev, request, std::move(plan));
+    case Kind::performance_level: return plan_performance_level(fs_, dev, request, std::move(plan));
+    case Kind::power_profile: return plan_power_profile(fs_, dev, request, std::move(plan));
+    case Kind::clock_range: return plan_clock_range(fs_, dev, request, std::move(plan));
+    case Kind::fan: return plan_fan(fs_, gpu.hwmon_dir, dev, request, std::move(plan));
+    case Kind::reset: return plan_reset(fs_, dev, std::move(plan));
   }
   return refuse(std::move(plan), RefusalReason::not_supported, EOPNOTSUPP, "unknown control");
 }
