@@ -84,22 +84,26 @@ include(${CMAKE_CURRENT_LIST_DIR}/HipstackPackagingFiles.cmake)
 #   daemon         hipstack-monitorX.Y.Z      hipstack-smid, the gRPC .proto
 #   validation     hipstack-validationX.Y.Z   hipstack-validate, thresholds, kernel programs
 #   hip_headers    hipstack-hip-portabilityX.Y.Z  the HIP portability headers (include/hipstack-hip)
+#   python         python3-hipstackX.Y.Z      the hipstack Python package (lib/python3/dist-packages/hipstack)
 #   daemon_system  hipstack-monitor           unit, sysusers, tmpfiles, D-Bus policy, /etc/hipstack
 #   meta_smi       hipstack-smi               links to hipstack-smi and hipstack-info man pages, completions
 #   meta_dev       hipstack-smi-dev           (depends only: devel, hip_headers)
 #   meta_validation hipstack-validation       links to hipstack-validate man page, completions
-#   meta_all       hipstack                   (depends only: smi, monitor, validation)
-set(_hipstack_versioned_components smi_lib devel runtime daemon validation hip_headers)
+#   meta_python    python3-hipstack           hipstack.pth: /opt/hipstack's Python package on every Python's path
+#   meta_all       hipstack                   (depends only: smi, monitor, validation, python3-hipstack)
+set(_hipstack_versioned_components smi_lib devel runtime daemon validation hip_headers python)
 set(_hipstack_package_smi_lib hipstack-smi-lib${PROJECT_VERSION})
 set(_hipstack_package_devel hipstack-smi-dev${PROJECT_VERSION})
 set(_hipstack_package_runtime hipstack-smi-cli${PROJECT_VERSION})
 set(_hipstack_package_daemon hipstack-monitor${PROJECT_VERSION})
 set(_hipstack_package_validation hipstack-validation${PROJECT_VERSION})
 set(_hipstack_package_hip_headers hipstack-hip-portability${PROJECT_VERSION})
+set(_hipstack_package_python python3-hipstack${PROJECT_VERSION})
 set(_hipstack_package_daemon_system hipstack-monitor)
 set(_hipstack_package_meta_smi hipstack-smi)
 set(_hipstack_package_meta_dev hipstack-smi-dev)
 set(_hipstack_package_meta_validation hipstack-validation)
+set(_hipstack_package_meta_python python3-hipstack)
 set(_hipstack_package_meta_all hipstack)
 
 set(_hipstack_summary_smi_lib "GPU telemetry library of hipstack ${PROJECT_VERSION}")
@@ -108,10 +112,12 @@ set(_hipstack_summary_runtime "GPU management command line of hipstack ${PROJECT
 set(_hipstack_summary_daemon "GPU monitoring daemon of hipstack ${PROJECT_VERSION}")
 set(_hipstack_summary_validation "GPU node validation of hipstack ${PROJECT_VERSION}")
 set(_hipstack_summary_hip_headers "HIP portability headers (HIP on CUDA) of hipstack ${PROJECT_VERSION}")
+set(_hipstack_summary_python "Python package of libhipstack-smi ${PROJECT_VERSION} (import hipstack)")
 set(_hipstack_summary_daemon_system "System service of the hipstack GPU monitoring daemon")
 set(_hipstack_summary_meta_smi "GPU management command line of hipstack (metapackage)")
 set(_hipstack_summary_meta_dev "Development files of libhipstack-smi (metapackage)")
 set(_hipstack_summary_meta_validation "GPU node validation of hipstack (metapackage)")
+set(_hipstack_summary_meta_python "Python package of libhipstack-smi (import hipstack)")
 set(_hipstack_summary_meta_all "Open GPU compute stack for AMD and NVIDIA GPUs (metapackage)")
 
 # Package descriptions: lines under 80 characters (lintian, rpmlint).
@@ -122,7 +128,7 @@ set(_hipstack_description_meta "\nThis metapackage depends on the packages of it
 function(hipstack_packaging_configure)
   # Every install component must map to a package, or its files would silently be left out.
   get_cmake_property(components COMPONENTS)
-  set(known ${_hipstack_versioned_components} daemon_system meta_smi meta_validation)
+  set(known ${_hipstack_versioned_components} daemon_system meta_smi meta_validation meta_python)
   foreach(component IN LISTS components)
     if(NOT component IN_LIST known)
       message(FATAL_ERROR "install component '${component}' has no package: add it to the table in "

@@ -58,6 +58,8 @@ check "/etc/alternatives/hipstack" "readlink /opt/hipstack"
 in_root "/opt/hipstack/bin/hipstack-smi version" | tee "$work/version.out"
 grep -q "$v1" "$work/version.out" || fail "hipstack-smi version does not say $v1"
 in_root "/opt/hipstack/bin/hipstack-smi list --sysfs-root /srv/capture" | tee "$work/list.out"
+# The Python package, through python3-hipstack's .pth and the library of its own prefix.
+check "$v1 8" "HIPSTACK_SYSFS_ROOT=/srv/capture python3 -c 'import hipstack; print(hipstack.version(), len(hipstack.System().devices()))'"
 grep -q "AMD Instinct MI300X" "$work/list.out" || fail "hipstack-smi list did not show the capture's GPUs"
 in_root "/opt/hipstack/sbin/hipstack-smid --once --grpc-listen off --sysfs-root /srv/capture" >"$work/smid.out" 2>&1 ||
   fail "hipstack-smid --once failed: $(tail -3 "$work/smid.out")"
@@ -80,6 +82,7 @@ check "$v2-1" "dpkg-query -W -f='\${Version}' hipstack"
 check "/opt/hipstack-$v2" "readlink /etc/alternatives/hipstack"
 in_root "/opt/hipstack/bin/hipstack-smi version" | grep "$v2" >/dev/null || fail "after the upgrade, /opt/hipstack runs $v2"
 in_root "/opt/hipstack-$v1/bin/hipstack-smi version" | grep "$v1" >/dev/null || fail "$v1 stopped working beside $v2"
+check "$v2" "python3 -c 'import hipstack; print(hipstack.version())'"
 in_root "grep -q '# edited by the test' /etc/hipstack/hipstack-smid.conf" || fail "the upgrade lost the edited configuration"
 
 echo "== switch /opt/hipstack"

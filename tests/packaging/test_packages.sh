@@ -23,9 +23,9 @@ fail() { echo "FAIL: $*"; status=1; }
 # The set of packages: versioned ones (with debug packages) and the unversioned ones.
 versioned=(hipstack-smi-lib$v hipstack-smi-dev$v hipstack-smi-cli$v hipstack-monitor$v)
 [ -e "$build/validation/validate" ] && versioned+=(hipstack-validation$v)
-unversioned=(hipstack hipstack-smi hipstack-smi-dev hipstack-monitor)
-# Architecture-independent like the unversioned ones (headers only): _all.deb and .noarch.rpm.
-unversioned+=(hipstack-hip-portability$v)
+unversioned=(hipstack hipstack-smi hipstack-smi-dev hipstack-monitor python3-hipstack)
+# Architecture-independent like the unversioned ones (headers, Python): _all.deb and .noarch.rpm.
+unversioned+=(hipstack-hip-portability$v python3-hipstack$v)
 [ -e "$build/validation/validate" ] && unversioned+=(hipstack-validation)
 with_binaries=(hipstack-smi-lib$v hipstack-smi-cli$v hipstack-monitor$v)
 deb() { echo "$pkgs/$1_$v-1_$2.deb"; }
@@ -48,6 +48,18 @@ field "$(deb hipstack-smi-cli$v amd64)" Depends | grep "hipstack-smi-lib$v (= $v
 field "$(deb hipstack-smi-lib$v amd64)" Depends | grep "libc6" >/dev/null || fail "library has no shlibdeps dependencies"
 field "$(deb hipstack-monitor all)" Depends | grep "hipstack-monitor$v (= $v-1)" >/dev/null || fail "hipstack-monitor does not pull hipstack-monitor$v"
 field "$(deb hipstack all)" Depends | grep "hipstack-smi (= $v-1)" >/dev/null || fail "hipstack does not pull hipstack-smi"
+field "$(deb python3-hipstack$v all)" Depends | grep "hipstack-smi-lib$v (= $v-1), python3" >/dev/null ||
+  fail "python3-hipstack$v does not depend on its library and python3: $(field "$(deb python3-hipstack$v all)" Depends)"
+# The Python package: its modules (and where its library is) under the prefix; the unversioned
+# package's .pth puts /opt/hipstack's on the path.
+python_list=$(dpkg-deb -c "$(deb python3-hipstack$v all)" | awk '{print $6}')
+for f in __init__.py _capi.py pynvml.py amdsmi.py _install.py; do
+  grep -qx "\./opt/hipstack-$v/lib/python3/dist-packages/hipstack/$f" <<<"$python_list" || fail "python3-hipstack$v lacks hipstack/$f"
+done
+[ "$(dpkg-deb --fsys-tarfile "$(deb python3-hipstack$v all)" | tar -xO "./opt/hipstack-$v/lib/python3/dist-packages/hipstack/_install.py" | grep LIBRARY_DIR)" = 'LIBRARY_DIR = "../../.."' ] ||
+  fail "python3-hipstack$v: _install.py does not point at the prefix's lib/"
+[ "$(dpkg-deb --fsys-tarfile "$(deb python3-hipstack all)" | tar -xO ./usr/lib/python3/dist-packages/hipstack.pth)" = /opt/hipstack/lib/python3/dist-packages ] ||
+  fail "python3-hipstack: hipstack.pth does not name /opt/hipstack/lib/python3/dist-packages"
 
 # Files: a versioned package's own files are under /opt/hipstack-X.Y.Z; only hipstack-monitor has
 # files in the system's folders; every package has its copyright and Debian changelog.

@@ -226,14 +226,19 @@ LIBRARY_NAME = "libhipstack-smi.so.0"
 
 
 def _candidates():
-    """Where the library may be: $HIPSTACK_SMI_LIBRARY; the prefix this package is installed in
-    (PREFIX/lib/python3/dist-packages/hipstack); /opt/hipstack/lib; the dynamic linker's search."""
+    """Where the library may be: $HIPSTACK_SMI_LIBRARY; the library of the prefix this package is
+    installed in (_install.py, written at install time, says where relative to the package);
+    /opt/hipstack/lib; the dynamic linker's search."""
     if os.environ.get("HIPSTACK_SMI_LIBRARY"):
         yield os.environ["HIPSTACK_SMI_LIBRARY"]
         return
-    here = os.path.dirname(os.path.abspath(__file__))
-    for up in ("../../../..", "../../.."):
-        yield os.path.normpath(os.path.join(here, up, "lib", LIBRARY_NAME))
+    try:
+        from ._install import LIBRARY_DIR
+    except ImportError:  # the source tree: not installed
+        LIBRARY_DIR = None
+    if LIBRARY_DIR is not None:
+        here = os.path.dirname(os.path.realpath(__file__))
+        yield os.path.normpath(os.path.join(here, LIBRARY_DIR, LIBRARY_NAME))
     yield os.path.join("/opt/hipstack/lib", LIBRARY_NAME)
     yield LIBRARY_NAME
 
