@@ -31,6 +31,8 @@ if(HIPSTACK_PACKAGING)
   endif()
 endif()
 include(GNUInstallDirs)
+# Where the hipstack Python package installs (smi-lib/python), relative to the prefix.
+set(HIPSTACK_PYTHON_DIR ${CMAKE_INSTALL_LIBDIR}/python3/dist-packages)
 
 if(HIPSTACK_PACKAGING)
   set(HIPSTACK_SYSTEMD_UNITDIR /usr/lib/systemd/system)

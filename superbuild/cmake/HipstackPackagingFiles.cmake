@@ -194,8 +194,8 @@ function(_hipstack_packaging_files components)
   list(JOIN depends_meta_all ", " depends_meta_all)
 
   # Maintainer scripts (superbuild/packaging/deb and rpm).
-  foreach(script deb/lib.postinst deb/lib.prerm deb/monitor.postinst deb/monitor.prerm deb/monitor.postrm
-                 rpm/lib.post rpm/lib.postun rpm/monitor.post rpm/monitor.preun rpm/monitor.postun)
+  foreach(script deb/lib.postinst deb/lib.prerm deb/monitor.postinst deb/monitor.prerm deb/monitor.postrm deb/python.prerm
+                 rpm/lib.post rpm/lib.postun rpm/monitor.post rpm/monitor.preun rpm/monitor.postun rpm/python.preun)
     get_filename_component(dir ${script} DIRECTORY)
     get_filename_component(name ${script} NAME)
     string(REGEX REPLACE "^[a-z]+\\." "" control_name ${name})
@@ -258,6 +258,9 @@ function(_hipstack_packaging_files components)
   set(CPACK_RPM_SMI_LIB_POST_UNINSTALL_SCRIPT_FILE ${out}/rpm/lib.postun PARENT_SCOPE)
   set(CPACK_RPM_SMI_LIB_PACKAGE_REQUIRES_POST /usr/sbin/update-alternatives PARENT_SCOPE)
   set(CPACK_RPM_SMI_LIB_PACKAGE_REQUIRES_POSTUN /usr/sbin/update-alternatives PARENT_SCOPE)
+  # The Python package: the bytecode Python wrote beside it goes with it.
+  set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_EXTRA "${out}/deb/python.prerm/prerm" PARENT_SCOPE)
+  set(CPACK_RPM_PYTHON_PRE_UNINSTALL_SCRIPT_FILE ${out}/rpm/python.preun PARENT_SCOPE)
   # The system's side of the daemon: its user, systemd's view of the unit, the conffile.
   set(CPACK_DEBIAN_DAEMON_SYSTEM_PACKAGE_CONTROL_EXTRA
       "${out}/deb/monitor.postinst/postinst;${out}/deb/monitor.prerm/prerm;${out}/deb/monitor.postrm/postrm;${out}/deb/monitor.conffiles/conffiles"

@@ -96,8 +96,8 @@ in_root "apt-get purge -y -qq hipstack hipstack-smi hipstack-smi-dev hipstack-sm
 check "/opt/hipstack-$v1" "readlink /etc/alternatives/hipstack"
 
 echo "== purge everything"
-in_root "apt-get purge -y -qq 'hipstack*' >/tmp/apt.log 2>&1" || { in_root "tail -30 /tmp/apt.log"; exit 1; }
-check "" "dpkg-query -W -f='\${db:Status-Abbrev} \${Package}\n' 'hipstack*' 2>/dev/null | grep -v '^un ' || true"
+in_root "apt-get purge -y -qq 'hipstack*' 'python3-hipstack*' >/tmp/apt.log 2>&1" || { in_root "tail -30 /tmp/apt.log"; exit 1; }
+check "" "dpkg-query -W -f='\${db:Status-Abbrev} \${Package}\n' 'hipstack*' 'python3-hipstack*' 2>/dev/null | grep -v '^un ' || true"
 left=$(in_root "find / -xdev \( -path /srv -o -path /proc \) -prune -o \( -name '*hipstack*' -print \) | grep -v -e '^/var/lib/apt/lists/' -e '^/var/cache/apt/' -e '^/etc/apt/sources.list.d/hipstack.list$'" || true)
 [ -z "$left" ] || fail "left after purge: $left"
 
@@ -117,9 +117,12 @@ grep -q '^hipstack:' "$rr/etc/passwd" || fail "rpm: the scriptlet made no hipsta
 rpmi -U "${r2[@]}"  # the unversioned packages upgrade; the versioned ones of $v2 are new
 [ -d "$rr/opt/hipstack-$v1" ] && [ -d "$rr/opt/hipstack-$v2" ] || fail "rpm: the two releases do not co-install"
 [ "$(readlink "$rr/etc/alternatives/hipstack")" = "/opt/hipstack-$v2" ] || fail "rpm: /opt/hipstack does not point at $v2"
-mapfile -t installed < <(rpm --root "$rr" -qa 'hipstack*')
+# Root's import writes bytecode beside the package (as on a real system): erase must take it too.
+mkdir -p "$rr/opt/hipstack-$v1/lib/python3/dist-packages/hipstack/__pycache__"
+touch "$rr/opt/hipstack-$v1/lib/python3/dist-packages/hipstack/__pycache__/_capi.cpython-311.pyc"
+mapfile -t installed < <(rpm --root "$rr" -qa 'hipstack*' 'python3-hipstack*')
 rpmi -e "${installed[@]}"
-[ -z "$(rpm --root "$rr" -qa 'hipstack*')" ] || fail "rpm: packages left installed"
+[ -z "$(rpm --root "$rr" -qa 'hipstack*' 'python3-hipstack*')" ] || fail "rpm: packages left installed"
 left=$(cd "$rr" && find . -xdev -name '*hipstack*' | grep -v -e '^\./var/lib/rpm' || true)
 [ -z "$left" ] || fail "rpm: left after erase: $left"
 
