@@ -196,10 +196,10 @@ rc=0; rpm --root "$rr" --force-debian --nodeps -i "${installable[@]}" > "$work/r
 [ $rc = 0 ] && pass "rpm -i: ${#installable[@]} packages" || { fail "rpm -i (rc=$rc)"; tail -20 "$work/rpm.out"; }
 [ -x "$rr$prefix/bin/hipcc" ] && [ -x "$rr$prefix/bin/hipstack-smi" ] && [ "$(readlink "$rr/etc/alternatives/hipstack")" = "$prefix" ] &&
   pass "rpm: the prefix is whole and /opt/hipstack points at it" || fail "rpm: $prefix incomplete or /opt/hipstack not switched"
-mapfile -t installed < <(rpm --root "$rr" -qa 'hipstack*')
+mapfile -t installed < <(rpm --root "$rr" -qa 'hipstack*' 'python3-hipstack*')
 rc=0; rpm --root "$rr" --force-debian --nodeps -e "${installed[@]}" > "$work/rpm-e.out" 2>&1 || rc=$?
 left=$(cd "$rr" && find . -xdev \( -path ./opt/hipstack\* -o -path ./etc/hipstack -o -path './usr/share/doc/hipstack*' -o -name '*hipstack*.service' \) -print)
-[ $rc = 0 ] && [ -z "$(rpm --root "$rr" -qa 'hipstack*')" ] && [ -z "$left" ] && pass "rpm -e: nothing of ours left" ||
+[ $rc = 0 ] && [ -z "$(rpm --root "$rr" -qa 'hipstack*' 'python3-hipstack*')" ] && [ -z "$left" ] && pass "rpm -e: nothing of ours left" ||
   fail "rpm -e (rc=$rc): left: $left $(tail -5 "$work/rpm-e.out")"
 
 [ $failures -eq 0 ] && echo "PASS: release $v from $out"
