@@ -301,7 +301,29 @@ def _options(sysfs_root, procfs_root, devfs_root, nvml_library, amdgpu, nvml, ke
                              devfs_root=encode(devfs_root), nvml_library=encode(nvml_library))
 
 
-class System:
+class _Owned:
+    """An object of the C API owned by this Python object: closed by close(), a with block, or
+    garbage collection. Subclasses name their C close call in _closer and set _handle."""
+    _closer = ""
+    _handle = ctypes.c_void_p()
+
+    def close(self) -> None:
+        if self._handle:
+            getattr(_library(), self._closer)(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if _lib is not None:
+            self.close()
+
+
+class System(_Owned):
     """The GPUs of this machine (or of a recorded capture). Safe to use from several threads.
 
     sysfs_root, procfs_root, devfs_root: read these in place of /sys, /proc, /dev (a capture);
@@ -315,20 +337,7 @@ class System:
         options = _options(sysfs_root, procfs_root, devfs_root, nvml_library, amdgpu, nvml, keep_vendor_init)
         _check(lib.hipstack_smi_open(ctypes.byref(options), ctypes.byref(self._handle)))
 
-    def close(self) -> None:
-        if self._handle:
-            _library().hipstack_smi_close(self._handle)
-            self._handle = ctypes.c_void_p()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if _lib is not None:
-            self.close()
+    _closer = "hipstack_smi_close"
 
     def _list(self, call, *args) -> _List:
         handle = ctypes.c_void_p()
@@ -439,7 +448,7 @@ class System:
                                                                      bool(c.done), c.error_code)))
 
 
-class EventWatch:
+class EventWatch(_Owned):
     """Follows GPUs as `hipstack-smi event` does: subscribes now, then each poll() gives the events
     since the previous one (the first: what arrived since the subscription). Selectors: indices,
     BDFs or UUIDs (none: every GPU). Open options as for System."""
@@ -462,17 +471,4 @@ class EventWatch:
             return events.items(lambda c: Event(_text(c.kind), c.device, _text(c.bdf), _text(c.uuid), _text(c.metric),
                                                 _text(c.before), _text(c.after), _text(c.message)))
 
-    def close(self) -> None:
-        if self._handle:
-            _library().hipstack_smi_event_watch_close(self._handle)
-            self._handle = ctypes.c_void_p()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if _lib is not None:
-            self.close()
+    _closer = "hipstack_smi_event_watch_close"

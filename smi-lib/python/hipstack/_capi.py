@@ -56,9 +56,6 @@ class MetricInfo(Sized):
                 ("instance_label", _c_char_p), ("help", _c_char_p)]
 
 
-AUDIT_FN = None  # set below, once AuditRecord exists
-
-
 class AuditRecord(Sized):
     c_name = "hipstack_smi_audit_record"
     _fields_ = [("struct_size", _u32), ("uid", _u32), ("pid", _i32), ("device", _u32), ("bdf", _c_char_p),

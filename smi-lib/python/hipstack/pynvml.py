@@ -8,6 +8,7 @@ percent. Where hipstack has no figure for a call on a GPU, the call raises NVMLE
 NVML does. HIPSTACK_SYSFS_ROOT / HIPSTACK_PROCFS_ROOT (a capture) and HIPSTACK_NVML_LIBRARY are
 honoured, as by every hipstack tool.
 """
+import errno
 import threading
 from dataclasses import dataclass
 from typing import List, Optional
@@ -156,7 +157,9 @@ def _value(handle: _Handle, kind: str, name: str):
             continue
         if r.ok:
             return r.value
-        if r.status == "error" and "lost" in r.detail:
+        # GPU_IS_LOST where NVML answered it for this call (the backend's ENXIO) or the library finds the
+        # GPU unreadable now (its fault: lost, handle refused, device folder gone).
+        if r.status == "error" and (r.error_code == errno.ENXIO or _open().fault(handle.index)):
             raise NVMLError(NVML_ERROR_GPU_IS_LOST, r.detail)
         code = NVML_ERROR_NOT_SUPPORTED if r.status == "not_supported" else NVML_ERROR_UNKNOWN
         raise NVMLError(code, f"{name}: {r.status} ({r.detail})")

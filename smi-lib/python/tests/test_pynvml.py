@@ -48,6 +48,29 @@ class OnTheFakeNvml(unittest.TestCase):
         gpus = run(self.fake("h100x2-mig.txt"))
         self.assertEqual(gpus[0]["processes"], [[4242, 20480 * MIB], [4310, 1024 * MIB]])
 
+    def test_a_lost_gpu_is_gpu_is_lost(self):
+        # faults.txt: GPU 1 fell off the bus (every call GPU_IS_LOST); GPU 0 answers, some calls failing.
+        script = r'''
+import hipstack.pynvml as pynvml
+pynvml.nvmlInit()
+for i in range(pynvml.nvmlDeviceGetCount()):
+    h = pynvml.nvmlDeviceGetHandleByIndex(i)
+    for call in (pynvml.nvmlDeviceGetName, pynvml.nvmlDeviceGetPowerUsage):
+        try:
+            call(h)
+            print(i, call.__name__, "ok")
+        except pynvml.NVMLError as e:
+            print(i, call.__name__, type(e).__name__)
+'''
+        env = dict(os.environ, **self.fake("faults.txt"))
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+        lines = out.split("\n")
+        self.assertIn("0 nvmlDeviceGetName ok", lines)
+        self.assertIn("1 nvmlDeviceGetName NVMLError_GpuIsLost", lines)
+        self.assertIn("1 nvmlDeviceGetPowerUsage NVMLError_GpuIsLost", lines)
+        # GPU 0 answers, but NVML answers its power call with GPU_IS_LOST: pynvml raises that, and so do we.
+        self.assertIn("0 nvmlDeviceGetPowerUsage NVMLError_GpuIsLost", lines)
+
     def test_errors_are_nvml_errors(self):
         script = r'''
 import hipstack.pynvml as pynvml
