@@ -20,10 +20,16 @@ bool has_prefix(std::string_view path, std::string_view prefix) {
          (path.size() == prefix.size() || path[prefix.size()] == '/');
 }
 
-// Reads up to max_bytes; returns errno (0 on success).
+// Reads up to max_bytes of a regular file; returns errno (0 on success). O_NONBLOCK and the type
+// check: a FIFO or device node planted in a root given to us is refused (EINVAL), never waited on.
 int read_file(const std::string& host, std::size_t max_bytes, std::string& out) {
-  const int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(host.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return errno;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return EINVAL;
+  }
   out.clear();
   std::array<char, 4096> buffer{};
   int result = 0;

@@ -227,7 +227,7 @@
   X(458, process_compute_instance_id, NONE, INTEGER, PROCESS, LIVE, "", "MIG compute instance the process runs in.") \
   X(459, process_partitions,     NONE, TEXT,    PROCESS, LIVE, "", "Partitions of the GPU (indices, comma-separated) where the process holds memory or queues.") \
   /* links between GPUs: 500..549 */                                                                       \
-  X(500, link_type,              NONE, TEXT,    LINK, STATIC, "", "Link type between two GPUs: xgmi, pcie or self.") \
+  X(500, link_type,              NONE, TEXT,    LINK, STATIC, "", "Link type between two GPUs: xgmi, pcie or nvlink (amdgpu: \"type N\" for another KFD io_link type).") \
   X(501, link_hops,              COUNT, INTEGER, LINK, STATIC, "", "Hops between two GPUs.")               \
   X(502, link_weight,            NONE, INTEGER, LINK, STATIC, "", "KFD link weight (lower is closer).")   \
   X(503, link_bandwidth_max,     BYTE_PER_SECOND, REAL, LINK, STATIC, "", "Maximum bandwidth of the link.") \

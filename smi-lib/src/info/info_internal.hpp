@@ -5,7 +5,6 @@
 
 #include <sys/types.h>
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -17,15 +16,6 @@ namespace hipstack::smi::detail::info {
 // The roots, resolved by System::open's rule (../roots.hpp).
 using detail::Roots;
 using detail::resolve_roots;
-
-// KFD node properties: "key value" lines, every value an unsigned decimal. Lines that do not parse
-// are named in problems ("<file>: line 3: simd_count has value 'x', not a number").
-struct Properties {
-  std::map<std::string, std::uint64_t> values;
-  [[nodiscard]] std::uint64_t get(const std::string& key, std::uint64_t fallback = 0) const;
-  [[nodiscard]] bool has(const std::string& key) const { return values.count(key) != 0; }
-};
-Properties parse_properties(std::string_view text, const std::string& file, std::vector<std::string>& problems);
 
 // Every KFD node as an agent, in node order. Nodes whose properties cannot be read at all are left
 // out and named in errors.
@@ -47,8 +37,5 @@ Identity current_identity();
 
 std::vector<InstallCheck> run_install_checks(const FsView& fs, const Roots& roots, const std::vector<Agent>& agents,
                                              const std::vector<RuntimeProbe>& runtimes, const Identity& who);
-
-// "0000:c1:00.0" from a KFD domain and location_id.
-std::string bdf_from_location(std::uint64_t domain, std::uint64_t location_id);
 
 }  // namespace hipstack::smi::detail::info

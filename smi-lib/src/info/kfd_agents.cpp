@@ -11,71 +11,18 @@
 #include <tuple>
 
 #include "../backends/amdgpu/amdgpu.hpp"
+#include "../kfd_topology.hpp"
 #include "../parse.hpp"
 #include "info_internal.hpp"
 
 namespace hipstack::smi::detail::info {
 namespace {
 
-constexpr const char* kNodes = "/sys/class/kfd/kfd/topology/nodes";
 constexpr std::uint64_t kAmdVendor = 0x1002;
 
-// KFD cache type bits (HSA_CACHE_TYPE_*).
-constexpr std::uint64_t kCacheData = 1, kCacheInstruction = 2;
+using kfd::Properties;
 
 int as_int(std::uint64_t value) { return value > 0x7fffffffULL ? 0x7fffffff : static_cast<int>(value); }
-
-std::string heap_name(std::uint64_t heap_type) {
-  switch (heap_type) {  // HSA_HEAPTYPE_*
-    case 0: return "system";
-    case 1: return "vram_public";
-    case 2: return "vram_private";
-    case 3: return "gds";
-    case 4: return "lds";
-    case 5: return "scratch";
-    default: return fmt::format("heap {}", heap_type);
-  }
-}
-
-std::string link_type_name(std::uint64_t type) {
-  switch (type) {  // HSA_IOLINKTYPE_*
-    case 1: return "hypertransport";
-    case 2: return "pcie";
-    case 5: return "qpi";
-    case 11: return "xgmi";
-    default: return fmt::format("type {}", type);
-  }
-}
-
-std::string cache_type_name(std::uint64_t bits) {
-  const bool data = (bits & kCacheData) != 0;
-  const bool instruction = (bits & kCacheInstruction) != 0;
-  if (data && instruction) return "unified";
-  if (data) return "data";
-  if (instruction) return "instruction";
-  return "other";
-}
-
-// Children of nodes/N/<folder> (mem_banks, caches, io_links) in numeric order, each parsed.
-std::vector<Properties> read_children(const FsView& fs, const std::string& node_dir, const char* folder,
-                                      std::vector<std::string>& problems) {
-  std::vector<std::pair<std::uint64_t, std::string>> entries;
-  for (const std::string& entry : fs.list(node_dir + "/" + folder)) {
-    if (const auto n = parse_uint(entry)) entries.emplace_back(*n, entry);
-  }
-  std::sort(entries.begin(), entries.end());
-  std::vector<Properties> out;
-  for (const auto& [number, entry] : entries) {
-    const std::string file = node_dir + "/" + folder + "/" + entry + "/properties";
-    const FileText text = fs.read_text(file);
-    if (!text.ok()) {
-      problems.push_back(fmt::format("{}: cannot read ({})", fs.host_path(file), std::strerror(text.error)));
-      continue;
-    }
-    out.push_back(parse_properties(text.text, fs.host_path(file), problems));
-  }
-  return out;
-}
 
 // /proc/cpuinfo, one map per processor block.
 std::vector<std::map<std::string, std::string>> read_cpuinfo(const FsView& fs) {
@@ -119,7 +66,7 @@ std::map<std::string, std::string> amdgpu_cards(const FsView& fs) {
 
 void fill_gpu(const FsView& fs, const Properties& p, const std::map<std::string, std::string>& cards,
               std::string_view amdgpu_ids, Agent& agent) {
-  const std::string file = fs.host_path(fmt::format("{}/{}/properties", kNodes, agent.node));
+  const std::string file = fs.host_path(fmt::format("{}/{}/properties", kfd::kNodesDir, agent.node));
   for (const char* key : {"simd_per_cu", "wave_front_size", "location_id", "device_id"}) {
     if (!p.has(key)) agent.problems.push_back(fmt::format("{}: no {}", file, key));
   }
@@ -138,7 +85,7 @@ void fill_gpu(const FsView& fs, const Properties& p, const std::map<std::string,
   agent.max_clock_mhz = as_int(p.get("max_engine_clk_fcompute"));
   agent.domain = as_int(p.get("domain"));
   agent.location_id = p.get("location_id");
-  agent.bdf = bdf_from_location(p.get("domain"), agent.location_id);
+  agent.bdf = kfd::bdf_from_location(p.get("domain"), agent.location_id);
   agent.drm_render_minor = p.has("drm_render_minor") ? as_int(p.get("drm_render_minor")) : -1;
   agent.shader_engines = as_int(p.get("array_count"));
   agent.simd_arrays_per_engine = as_int(p.get("simd_arrays_per_engine"));
@@ -161,7 +108,7 @@ void fill_gpu(const FsView& fs, const Properties& p, const std::map<std::string,
   // the partition's physical function), else our table; the ISA from gfx_target_version, else the
   // table (older kernels do not publish gfx_target_version).
   std::uint32_t revision = 0;
-  const std::string slot = bdf_from_location(p.get("domain"), agent.location_id & ~std::uint64_t{7});
+  const std::string slot = kfd::bdf_from_location(p.get("domain"), agent.location_id & ~std::uint64_t{7});
   if (const auto card = cards.find(slot); card != cards.end()) {
     if (const FileText text = fs.read_text(card->second + "/revision"); text.ok()) {
       revision = static_cast<std::uint32_t>(parse_hex(text.text).value_or(0));
@@ -197,89 +144,34 @@ void fill_cpu(const Properties& p, const std::vector<std::map<std::string, std::
 
 }  // namespace
 
-std::uint64_t Properties::get(const std::string& key, std::uint64_t fallback) const {
-  const auto it = values.find(key);
-  return it == values.end() ? fallback : it->second;
-}
-
-Properties parse_properties(std::string_view text, const std::string& file, std::vector<std::string>& problems) {
-  Properties p;
-  std::size_t number = 0;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = trim_sysfs_text(text.substr(pos, end - pos));
-    pos = end + 1;
-    ++number;
-    if (line.empty()) continue;
-    const std::size_t space = line.find_first_of(" \t");
-    if (space == std::string_view::npos) {
-      problems.push_back(fmt::format("{}: line {}: '{}' has no value", file, number, line));
-      continue;
-    }
-    const std::string key(line.substr(0, space));
-    const std::string_view value = trim_sysfs_text(line.substr(space));
-    if (key == "sibling_map") continue;  // caches: a CPU/CU bit list, the one value that is not a number
-    const auto parsed = parse_uint(value);
-    if (!parsed) {
-      problems.push_back(fmt::format("{}: line {}: {} has value '{}', not a number", file, number, key, value));
-      continue;
-    }
-    p.values[key] = *parsed;
-  }
-  return p;
-}
-
-std::string bdf_from_location(std::uint64_t domain, std::uint64_t location_id) {
-  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain & 0xffff, (location_id >> 8) & 0xff, (location_id >> 3) & 0x1f,
-                     location_id & 7);
-}
-
 std::vector<Agent> read_kfd_agents(const FsView& fs, std::vector<std::string>& errors) {
-  std::vector<std::pair<std::uint64_t, std::string>> entries;
-  for (const std::string& entry : fs.list(kNodes)) {
-    if (const auto n = parse_uint(entry); n && *n < 0x10000) entries.emplace_back(*n, entry);
-  }
-  std::sort(entries.begin(), entries.end());
-  if (entries.empty()) return {};
+  kfd::Topology topology = kfd::read_topology(fs);
+  errors.insert(errors.end(), topology.errors.begin(), topology.errors.end());
+  if (topology.nodes.empty()) return {};
 
   const auto cpuinfo = read_cpuinfo(fs);
   const auto cards = amdgpu_cards(fs);
   std::optional<std::string> amdgpu_ids;  // libdrm's table, read once a GPU node turns up
   std::vector<Agent> agents;
-  for (const auto& [number, entry] : entries) {
-    const std::string dir = std::string(kNodes) + "/" + entry;
-    const FileText text = fs.read_text(dir + "/properties");
-    if (!text.ok() || text.text.empty()) {
-      errors.push_back(fmt::format("{}: {}", fs.host_path(dir + "/properties"),
-                                   text.ok() ? "empty" : std::strerror(text.error)));
-      continue;
-    }
+  for (kfd::Node& node : topology.nodes) {
     Agent agent;
-    agent.node = static_cast<int>(number);
+    agent.node = node.id;
     agent.source = "kfd";
-    const Properties p = parse_properties(text.text, fs.host_path(dir + "/properties"), agent.problems);
-    if (!p.has("simd_count") || !p.has("cpu_cores_count")) {
-      errors.push_back(fmt::format("{}: no simd_count or cpu_cores_count: not a KFD node's properties (truncated?)",
-                                   fs.host_path(dir + "/properties")));
-      continue;
-    }
-    if (const FileText id = fs.read_text(dir + "/gpu_id"); id.ok()) agent.gpu_id = parse_uint(id.text).value_or(0);
-    agent.kind = p.get("simd_count") > 0 ? Agent::Kind::gpu : Agent::Kind::cpu;
+    agent.gpu_id = node.gpu_id;
+    agent.problems = std::move(node.problems);
+    const Properties& p = node.properties;
+    agent.kind = node.is_gpu() ? Agent::Kind::gpu : Agent::Kind::cpu;
     if (agent.kind == Agent::Kind::gpu) {
       if (!amdgpu_ids) amdgpu_ids = amdgpu::read_amdgpu_ids();
       fill_gpu(fs, p, cards, *amdgpu_ids, agent);
     } else {
       fill_cpu(p, cpuinfo, agent);
     }
-    if (const FileText name = fs.read_text(dir + "/name"); name.ok() && !name.text.empty() && agent.name.empty()) {
-      agent.name = name.text;
-    }
+    if (agent.name.empty()) agent.name = node.name;
 
-    for (const Properties& bank : read_children(fs, dir, "mem_banks", agent.problems)) {
+    for (const Properties& bank : kfd::read_children(fs, node.id, "mem_banks", agent.problems)) {
       Agent::Pool pool;
-      pool.kind = heap_name(bank.get("heap_type"));
+      pool.kind = kfd::heap_name(bank.get("heap_type"));
       pool.bytes = bank.get("size_in_bytes");
       pool.width_bits = as_int(bank.get("width"));
       pool.max_clock_mhz = as_int(bank.get("mem_clk_max"));
@@ -289,16 +181,16 @@ std::vector<Agent> read_kfd_agents(const FsView& fs, std::vector<std::string>& e
     // A GPU lists one cache per CU (or CU group): rocminfo shows one size per level; we keep each
     // distinct (level, type, size, line) once with its count.
     std::map<std::tuple<int, std::string, std::uint64_t, int>, int> caches;
-    for (const Properties& cache : read_children(fs, dir, "caches", agent.problems)) {
-      ++caches[{as_int(cache.get("level")), cache_type_name(cache.get("type")), cache.get("size") * 1024,
+    for (const Properties& cache : kfd::read_children(fs, node.id, "caches", agent.problems)) {
+      ++caches[{as_int(cache.get("level")), kfd::cache_type_name(cache.get("type")), cache.get("size") * 1024,
                 as_int(cache.get("cache_line_size"))}];
     }
     for (const auto& [key, count] : caches) {
       agent.caches.push_back({std::get<0>(key), std::get<2>(key), std::get<1>(key), std::get<3>(key), count});
     }
-    for (const Properties& link : read_children(fs, dir, "io_links", agent.problems)) {
-      agent.links.push_back({as_int(link.get("node_to")), link_type_name(link.get("type")), as_int(link.get("weight")),
-                             link.get("min_bandwidth"), link.get("max_bandwidth")});
+    for (const kfd::IoLink& link : kfd::read_io_links(fs, node.id, agent.problems)) {
+      agent.links.push_back({link.node_to, kfd::link_type_name(link.type), as_int(link.weight), link.min_bandwidth,
+                             link.max_bandwidth});
     }
     agents.push_back(std::move(agent));
   }

@@ -1,4 +1,4 @@
-// libFuzzer target for the KFD properties parser of hipstack-info: any bytes in, no crash, and every
+// libFuzzer target for the KFD properties parser (kfd_topology.hpp: the backend and hipstack-info): any bytes in, no crash, and every
 // problem it reports names the file.
 #include <cstddef>
 #include <cstdint>
@@ -7,9 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "info/info_internal.hpp"
+#include <hipstack/smi.hpp>
 
-using namespace hipstack::smi::detail::info;
+#include "kfd_topology.hpp"
+
+using namespace hipstack::smi::detail::kfd;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -13,42 +13,16 @@
 #include "../../readings.hpp"
 #include "gpu_metrics.hpp"
 #include "kfd_smi_events.hpp"
+#include "../../kfd_topology.hpp"
 #include "../../parse.hpp"
 #include "../backend.hpp"
 
 namespace hipstack::smi::detail::amdgpu {
 
-struct KfdIoLink {
-  int type = 0;            // 2 PCIe, 11 XGMI
-  int node_to = 0;
-  std::int64_t weight = 0;
-  std::int64_t max_bandwidth = 0;  // MB/s as the KFD reports it
-};
+// The KFD topology's one reader (../../kfd_topology.hpp); the backend keeps each GPU's nodes.
+using KfdNode = kfd::Node;
+using KfdTopology = kfd::Topology;
 
-struct KfdCache {
-  int level = 0;
-  std::int64_t size_kib = 0;
-};
-
-struct KfdNode {
-  int node = 0;
-  std::uint64_t gpu_id = 0;
-  KeyValues properties;
-
-  [[nodiscard]] std::uint64_t prop(std::string_view key, std::uint64_t fallback = 0) const;
-  [[nodiscard]] bool has_prop(std::string_view key) const { return find_value(properties, key).has_value(); }
-  [[nodiscard]] bool is_gpu() const { return prop("simd_count") > 0; }
-};
-
-struct KfdTopology {
-  std::vector<KfdNode> nodes;
-  std::string error;  // first malformed file, if any
-};
-// Reads every node's properties only: io_links, caches and memory banks are read on demand because
-// an MI300X node has hundreds of them and most questions need none.
-KfdTopology read_kfd_topology(const FsView& fs);
-std::vector<KfdIoLink> read_io_links(const FsView& fs, int node);
-std::vector<KfdCache> read_caches(const FsView& fs, int node);
 struct KfdMemory {
   std::int64_t bytes = 0;        // sum of mem_banks size_in_bytes
   std::int64_t clock_max = 0;    // MHz

@@ -12,16 +12,13 @@
 namespace hipstack::smi::detail::amdgpu {
 namespace {
 
-constexpr int kIoLinkPcie = 2;
-constexpr int kIoLinkXgmi = 11;
-
 struct Path {
   std::int64_t weight = std::numeric_limits<std::int64_t>::max();
   int hops = 0;
 };
 
 // Lightest path between KFD nodes over their io_links (rocm-smi's "weight" and "hops").
-std::map<int, Path> shortest_paths(const std::map<int, std::vector<KfdIoLink>>& graph, int from) {
+std::map<int, Path> shortest_paths(const std::map<int, std::vector<kfd::IoLink>>& graph, int from) {
   std::map<int, Path> best;
   best[from] = {0, 0};
   using Item = std::pair<std::int64_t, int>;
@@ -33,8 +30,9 @@ std::map<int, Path> shortest_paths(const std::map<int, std::vector<KfdIoLink>>& 
     if (weight > best[node].weight) continue;
     const auto edges = graph.find(node);
     if (edges == graph.end()) continue;
-    for (const KfdIoLink& link : edges->second) {
-      const std::int64_t next = weight + link.weight;
+    for (const kfd::IoLink& link : edges->second) {
+      if (link.node_to < 0) continue;
+      const std::int64_t next = weight + static_cast<std::int64_t>(std::min<std::uint64_t>(link.weight, 1u << 30));
       Path& target = best[link.node_to];
       if (next < target.weight) {
         target = {next, best[node].hops + 1};
@@ -111,8 +109,8 @@ std::vector<Partition> AmdgpuBackend::partition_names(std::size_t device) const 
     Partition p;
     p.index = static_cast<std::uint32_t>(i);
     p.id = fmt::format("{}/{}", gpu.uuid, i);
-    const std::uint64_t location = node.prop("location_id");
-    p.bdf = PciAddress{static_cast<std::uint32_t>(node.prop("domain")), static_cast<std::uint32_t>(location >> 8),
+    const std::uint64_t location = node.get("location_id");
+    p.bdf = PciAddress{static_cast<std::uint32_t>(node.get("domain")), static_cast<std::uint32_t>(location >> 8),
                        static_cast<std::uint32_t>((location >> 3) & 0x1f), static_cast<std::uint32_t>(location & 7)}
                 .text();
     result.push_back(std::move(p));
@@ -126,23 +124,23 @@ std::vector<Partition> AmdgpuBackend::partitions(std::size_t device) const {
   for (Partition& p : result) {
     const KfdNode& node = gpu.kfd[p.index];
     ReadingList list(p.readings);
-    const std::string source = fmt::format("KFD node {}", node.node);
-    if (node.prop("simd_per_cu") > 0) {
+    const std::string source = fmt::format("KFD node {}", node.id);
+    if (node.get("simd_per_cu") > 0) {
       list.integer(MetricId::partition_compute_units,
-                   static_cast<std::int64_t>(node.prop("simd_count") / node.prop("simd_per_cu")), source);
+                   static_cast<std::int64_t>(node.get("simd_count") / node.get("simd_per_cu")), source);
     } else {
       list.failed(MetricId::partition_compute_units, ENOENT, source + ": no simd_per_cu");
     }
-    list.integer(MetricId::partition_xccs, static_cast<std::int64_t>(node.prop("num_xcc", 1)), source);
-    if (const KfdMemory memory = read_mem_banks(fs_, node.node); memory.bytes > 0) {
+    list.integer(MetricId::partition_xccs, static_cast<std::int64_t>(node.get("num_xcc", 1)), source);
+    if (const KfdMemory memory = read_mem_banks(fs_, node.id); memory.bytes > 0) {
       list.integer(MetricId::partition_memory, memory.bytes, source + " mem_banks");
     } else {
       list.failed(MetricId::partition_memory, ENOENT, source + ": no mem_banks");
     }
     if (node.gpu_id != 0) list.integer(MetricId::partition_kfd_gpu_id, static_cast<std::int64_t>(node.gpu_id), source);
     else list.failed(MetricId::partition_kfd_gpu_id, ENOENT, source + ": no gpu_id");
-    if (node.has_prop("drm_render_minor")) {
-      list.integer(MetricId::partition_render_minor, static_cast<std::int64_t>(node.prop("drm_render_minor")), source);
+    if (node.properties.has("drm_render_minor")) {
+      list.integer(MetricId::partition_render_minor, static_cast<std::int64_t>(node.get("drm_render_minor")), source);
     } else {
       list.failed(MetricId::partition_render_minor, ENOENT, source + ": no drm_render_minor");
     }
@@ -158,28 +156,29 @@ std::vector<BadPage> AmdgpuBackend::bad_pages(std::size_t device) const {
 }
 
 std::vector<Link> AmdgpuBackend::links() const {
-  std::map<int, std::vector<KfdIoLink>> graph;
-  for (const KfdNode& node : topology_.nodes) graph[node.node] = read_io_links(fs_, node.node);
+  std::map<int, std::vector<kfd::IoLink>> graph;
+  std::vector<std::string> problems;  // a malformed io_link is left out: its link reads "no path"
+  for (const KfdNode& node : topology_.nodes) graph[node.id] = kfd::read_io_links(fs_, node.id, problems);
   std::vector<Link> result;
   for (std::size_t a = 0; a < gpus_.size(); ++a) {
     if (gpus_[a].kfd.empty()) continue;
-    const int from = gpus_[a].kfd.front().node;
+    const int from = gpus_[a].kfd.front().id;
     const auto paths = shortest_paths(graph, from);
     for (std::size_t b = 0; b < gpus_.size(); ++b) {
       if (a == b || gpus_[b].kfd.empty()) continue;
-      const int to = gpus_[b].kfd.front().node;
+      const int to = gpus_[b].kfd.front().id;
       Link link;
       link.from = static_cast<std::uint32_t>(a);
       link.to = static_cast<std::uint32_t>(b);
       ReadingList list(link.readings);
-      const KfdIoLink* direct = nullptr;
-      for (const KfdIoLink& io : graph[from]) {
+      const kfd::IoLink* direct = nullptr;
+      for (const kfd::IoLink& io : graph[from]) {
         if (io.node_to == to) direct = &io;
       }
       const auto path = paths.find(to);
       const std::string source = fmt::format("KFD io_links of node {}", from);
       if (direct != nullptr) {
-        list.text(MetricId::link_type, direct->type == kIoLinkXgmi ? "xgmi" : direct->type == kIoLinkPcie ? "pcie" : fmt::format("type{}", direct->type), source);
+        list.text(MetricId::link_type, kfd::link_type_name(direct->type), source);
       } else if (path != paths.end()) {
         list.text(MetricId::link_type, "pcie", source + " (through the CPU)");
       } else {

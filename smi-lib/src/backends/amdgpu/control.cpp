@@ -64,7 +64,7 @@ int partitions_for(std::string_view mode, std::uint64_t total_xcc) {
 
 std::uint64_t total_xcc(const AmdGpu& gpu) {
   std::uint64_t total = 0;
-  for (const KfdNode& node : gpu.kfd) total += node.prop("num_xcc", 1);
+  for (const KfdNode& node : gpu.kfd) total += node.get("num_xcc", 1);
   return total;
 }
 
@@ -387,18 +387,18 @@ bool AmdgpuBackend::control_settled(std::size_t device, const ControlRequest& re
   if (!current.ok() || upper(current.text) != mode) return false;
   const std::uint64_t xcc = total_xcc(gpu);
   const int wanted = partitions_for(mode, xcc);
-  const KfdTopology topology = read_kfd_topology(fs_);
+  const KfdTopology topology = kfd::read_topology(fs_);
   int found = 0;
   std::uint64_t found_xcc = 0;
   for (const KfdNode& node : topology.nodes) {
     if (!node.is_gpu() || node.gpu_id == 0) continue;
-    const std::uint64_t location = node.prop("location_id");
-    if (node.prop("domain") != gpu.address.domain || (location >> 8) != gpu.address.bus ||
+    const std::uint64_t location = node.get("location_id");
+    if (node.get("domain") != gpu.address.domain || (location >> 8) != gpu.address.bus ||
         ((location >> 3) & 0x1f) != gpu.address.device) {
       continue;
     }
     ++found;
-    found_xcc += node.prop("num_xcc", 1);
+    found_xcc += node.get("num_xcc", 1);
   }
   return found == wanted && found_xcc == xcc;
 }

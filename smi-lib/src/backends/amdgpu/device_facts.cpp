@@ -17,7 +17,7 @@ std::string hex_id(std::uint32_t id, int digits) { return fmt::format("0x{:0{}x}
 
 std::uint64_t sum_over(const AmdGpu& gpu, std::string_view key) {
   std::uint64_t total = 0;
-  for (const KfdNode& node : gpu.kfd) total += node.prop(key);
+  for (const KfdNode& node : gpu.kfd) total += node.get(key);
   return total;
 }
 
@@ -61,9 +61,9 @@ void read_firmware_versions(SysfsValues& values, const AmdGpu& gpu) {
     }
     any = values.text(MetricId::firmware_version, dir + "/" + entry, entry.substr(0, entry.size() - kSuffix.size())) || any;
   }
-  if (!any && !gpu.kfd.empty() && gpu.kfd.front().has_prop("fw_version")) {
+  if (!any && !gpu.kfd.empty() && gpu.kfd.front().properties.has("fw_version")) {
     // KFD reports the MEC firmware version when the driver has no fw_version folder.
-    values.list().text(MetricId::firmware_version, std::to_string(gpu.kfd.front().prop("fw_version")),
+    values.list().text(MetricId::firmware_version, std::to_string(gpu.kfd.front().get("fw_version")),
                        "KFD properties fw_version", "mec");
     any = true;
   }
@@ -73,10 +73,12 @@ void read_firmware_versions(SysfsValues& values, const AmdGpu& gpu) {
 void read_caches_by_level(SysfsValues& values, const AmdGpu& gpu) {
   std::set<int> seen;
   if (!gpu.kfd.empty()) {
-    for (const KfdCache& cache : read_caches(values.fs(), gpu.kfd.front().node)) {
-      if (cache.level < 1 || cache.size_kib <= 0 || !seen.insert(cache.level).second) continue;
-      values.list().integer(MetricId::cache_size, cache.size_kib * 1024, "KFD caches",
-                            fmt::format("L{}", cache.level));
+    std::vector<std::string> problems;  // a malformed cache entry is left out
+    for (const kfd::Properties& cache : kfd::read_children(values.fs(), gpu.kfd.front().id, "caches", problems)) {
+      const std::uint64_t level = cache.get("level"), size_kib = cache.get("size");
+      if (level < 1 || level > 9 || size_kib == 0 || size_kib > (1ULL << 40) || !seen.insert(static_cast<int>(level)).second) continue;
+      values.list().integer(MetricId::cache_size, static_cast<std::int64_t>(size_kib * 1024), "KFD caches",
+                            fmt::format("L{}", level));
     }
   }
   if (seen.empty()) values.list().failed(MetricId::cache_size, ENOENT, "KFD caches: absent");
@@ -108,6 +110,16 @@ void read_hwmon_limits(SysfsValues& values, const AmdGpu& gpu) {
 }
 
 }  // namespace
+
+KfdMemory read_mem_banks(const FsView& fs, int node) {
+  KfdMemory memory;
+  std::vector<std::string> problems;  // a malformed bank is left out
+  for (const kfd::Properties& bank : kfd::read_children(fs, node, "mem_banks", problems)) {
+    memory.bytes += static_cast<std::int64_t>(std::min<std::uint64_t>(bank.get("size_in_bytes"), 1ULL << 56));
+    memory.clock_max = std::max(memory.clock_max, static_cast<std::int64_t>(std::min<std::uint64_t>(bank.get("mem_clk_max"), 1u << 30)));
+  }
+  return memory;
+}
 
 void read_identity(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out) {
   SysfsValues values(fs, out);
@@ -148,8 +160,8 @@ void read_identity(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& ou
     list.failed(MetricId::unique_id, ENOENT, "no unique_id file and no KFD unique_id");
   }
   list.text(MetricId::uuid, gpu.uuid, gpu.unique_id.empty() ? "derived from the PCI address" : "derived from unique_id");
-  if (!gpu.kfd.empty() && gpu.kfd.front().prop("gfx_target_version") != 0) {
-    list.text(MetricId::gfx_target, gfx_target_name(gpu.kfd.front().prop("gfx_target_version")),
+  if (!gpu.kfd.empty() && gpu.kfd.front().get("gfx_target_version") != 0) {
+    list.text(MetricId::gfx_target, gfx_target_name(gpu.kfd.front().get("gfx_target_version")),
               "KFD gfx_target_version");
   } else if (!gpu.model.gfx_target.empty()) {
     list.text(MetricId::gfx_target, gpu.model.gfx_target, "device-id table");
@@ -166,8 +178,8 @@ void read_identity(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& ou
   }
   if (!gpu.device_dir.empty()) read_firmware_versions(values, gpu);
   else list.failed(MetricId::firmware_version, ENOENT, "no DRM card for this KFD node");
-  if (!gpu.kfd.empty() && gpu.kfd.front().prop("drm_render_minor") != 0) {
-    list.integer(MetricId::drm_render_minor, static_cast<std::int64_t>(gpu.kfd.front().prop("drm_render_minor")),
+  if (!gpu.kfd.empty() && gpu.kfd.front().get("drm_render_minor") != 0) {
+    list.integer(MetricId::drm_render_minor, static_cast<std::int64_t>(gpu.kfd.front().get("drm_render_minor")),
                  "KFD drm_render_minor");
   } else {
     list.failed(MetricId::drm_render_minor, ENOENT, "no KFD node");
@@ -195,7 +207,7 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
   if (!gpu.kfd.empty()) {
     double bytes = 0;
     for (const KfdNode& node : gpu.kfd) {
-      const KfdMemory memory = read_mem_banks(fs, node.node);
+      const KfdMemory memory = read_mem_banks(fs, node.id);
       bytes += static_cast<double>(memory.bytes);
       if (memory.clock_max > 0) kfd_mem_clock = static_cast<double>(memory.clock_max);
     }
@@ -209,7 +221,7 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
 
   if (!gpu.kfd.empty()) {
     const KfdNode& first = gpu.kfd.front();
-    const std::uint64_t simd_per_cu = first.prop("simd_per_cu");
+    const std::uint64_t simd_per_cu = first.get("simd_per_cu");
     if (simd_per_cu > 0) {
       list.integer(MetricId::compute_units, static_cast<std::int64_t>(sum_over(gpu, "simd_count") / simd_per_cu),
                    "KFD simd_count / simd_per_cu");
@@ -220,17 +232,17 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
                                                               {MetricId::wavefront_size, "wave_front_size"},
                                                               {MetricId::max_waves_per_simd, "max_waves_per_simd"}};
     for (const auto& [id, key] : per_node) {
-      if (first.has_prop(key)) list.integer(id, static_cast<std::int64_t>(first.prop(key)), "KFD properties");
+      if (first.properties.has(key)) list.integer(id, static_cast<std::int64_t>(first.get(key)), "KFD properties");
       else list.failed(id, ENOENT, fmt::format("KFD {} absent", key));
     }
-    if (first.has_prop("lds_size_in_kb")) {
-      list.integer(MetricId::lds_size, static_cast<std::int64_t>(first.prop("lds_size_in_kb") * 1024), "KFD properties");
+    if (first.properties.has("lds_size_in_kb")) {
+      list.integer(MetricId::lds_size, static_cast<std::int64_t>(first.get("lds_size_in_kb") * 1024), "KFD properties");
     } else {
       list.failed(MetricId::lds_size, ENOENT, "KFD lds_size_in_kb absent");
     }
     // Kernels before num_xcc existed have one XCC per node.
     list.integer(MetricId::xccs,
-                 static_cast<std::int64_t>(first.has_prop("num_xcc") ? sum_over(gpu, "num_xcc") : gpu.kfd.size()),
+                 static_cast<std::int64_t>(first.properties.has("num_xcc") ? sum_over(gpu, "num_xcc") : gpu.kfd.size()),
                  "KFD num_xcc");
     list.integer(MetricId::sdma_engines,
                  static_cast<std::int64_t>(sum_over(gpu, "num_sdma_engines") + sum_over(gpu, "num_sdma_xgmi_engines")),
@@ -262,8 +274,8 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
     if (table.levels == MetricId::sclk_level) sclk_max = highest;
     if (table.levels == MetricId::mclk_level) mclk_max = highest;
   }
-  if (!sclk_max && !gpu.kfd.empty() && gpu.kfd.front().prop("max_engine_clk_fcompute") != 0) {
-    sclk_max = static_cast<double>(gpu.kfd.front().prop("max_engine_clk_fcompute"));
+  if (!sclk_max && !gpu.kfd.empty() && gpu.kfd.front().get("max_engine_clk_fcompute") != 0) {
+    sclk_max = static_cast<double>(gpu.kfd.front().get("max_engine_clk_fcompute"));
   }
   values.value_or_absent(MetricId::clock_sclk_max, sclk_max, "pp_dpm_sclk / KFD max_engine_clk_fcompute");
   values.value_or_absent(MetricId::clock_mclk_max, mclk_max ? mclk_max : kfd_mem_clock,
@@ -309,7 +321,7 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
   read_cpu_affinity(fs, dev_file("local_cpulist"), list);
 
   std::optional<std::uint64_t> hive;
-  if (!gpu.kfd.empty() && gpu.kfd.front().has_prop("hive_id")) hive = gpu.kfd.front().prop("hive_id");
+  if (!gpu.kfd.empty() && gpu.kfd.front().properties.has("hive_id")) hive = gpu.kfd.front().get("hive_id");
   if (!hive && !dev.empty()) {
     if (const FileText text = fs.read_text(dev + "xgmi_hive_info/xgmi_hive_id"); text.ok()) hive = parse_uint(text.text);
   }

@@ -95,9 +95,9 @@ void read_hwmon_labels(const FsView& fs, AmdGpu& gpu) {
 }
 
 bool same_slot(const KfdNode& node, const PciAddress& address) {
-  const std::uint64_t location = node.prop("location_id");
+  const std::uint64_t location = node.get("location_id");
   // Partitions of one card carry the partition index in the function bits of location_id.
-  return node.prop("domain") == address.domain && (location >> 8) == address.bus &&
+  return node.get("domain") == address.domain && (location >> 8) == address.bus &&
          ((location >> 3) & 0x1f) == address.device;
 }
 
@@ -117,14 +117,14 @@ std::string make_uuid(const AmdGpu& gpu) {
 
 void finish(const FsView& fs, std::string_view amdgpu_ids, AmdGpu& gpu) {
   std::sort(gpu.kfd.begin(), gpu.kfd.end(),
-            [](const KfdNode& a, const KfdNode& b) { return a.prop("location_id") < b.prop("location_id"); });
+            [](const KfdNode& a, const KfdNode& b) { return a.get("location_id") < b.get("location_id"); });
   if (!gpu.device_dir.empty()) {
     if (const FileText id = fs.read_text(gpu.device_dir + "/unique_id"); id.ok()) {
       if (const auto value = parse_hex(id.text)) gpu.unique_id = hex16(*value);
     }
   }
-  if (gpu.unique_id.empty() && !gpu.kfd.empty() && gpu.kfd.front().prop("unique_id") != 0) {
-    gpu.unique_id = hex16(gpu.kfd.front().prop("unique_id"));
+  if (gpu.unique_id.empty() && !gpu.kfd.empty() && gpu.kfd.front().get("unique_id") != 0) {
+    gpu.unique_id = hex16(gpu.kfd.front().get("unique_id"));
   }
   if (!gpu.device_dir.empty()) {
     if (const FileText text = fs.read_text(gpu.device_dir + "/revision"); text.ok()) {
@@ -174,7 +174,7 @@ using namespace amdgpu;
 
 BackendProbe probe_amdgpu(const FsView& fs) {
   BackendProbe probe;
-  KfdTopology topology = read_kfd_topology(fs);
+  KfdTopology topology = kfd::read_topology(fs);
   // libdrm's table is read only once an AMD GPU turns up: most hosts without one never need it.
   std::optional<std::string> amdgpu_ids_text;
   auto amdgpu_ids = [&amdgpu_ids_text]() -> std::string_view {
@@ -221,11 +221,11 @@ BackendProbe probe_amdgpu(const FsView& fs) {
       continue;
     }
     AmdGpu gpu;
-    const std::uint64_t location = node.prop("location_id");
-    gpu.address = {static_cast<std::uint32_t>(node.prop("domain")), static_cast<std::uint32_t>(location >> 8),
+    const std::uint64_t location = node.get("location_id");
+    gpu.address = {static_cast<std::uint32_t>(node.get("domain")), static_cast<std::uint32_t>(location >> 8),
                    static_cast<std::uint32_t>((location >> 3) & 0x1f), 0};
-    gpu.vendor_id = static_cast<std::uint32_t>(node.prop("vendor_id", kAmdVendor));
-    gpu.device_id = static_cast<std::uint32_t>(node.prop("device_id"));
+    gpu.vendor_id = static_cast<std::uint32_t>(node.get("vendor_id", kAmdVendor));
+    gpu.device_id = static_cast<std::uint32_t>(node.get("device_id"));
     for (std::size_t j = i; j < topology.nodes.size(); ++j) {
       if (!node_used[j] && topology.nodes[j].is_gpu() && same_slot(topology.nodes[j], gpu.address)) {
         gpu.kfd.push_back(topology.nodes[j]);
@@ -247,7 +247,10 @@ BackendProbe probe_amdgpu(const FsView& fs) {
     probe.reason += fmt::format("; {} more card(s) or KFD node(s) left out: at most {} GPUs per backend", left_out,
                                 kMaxDevicesPerBackend);
   }
-  if (!topology.error.empty()) probe.reason += "; KFD topology: " + topology.error;
+  if (!topology.errors.empty()) {
+    probe.reason += "; KFD topology: " + topology.errors.front();
+    if (topology.errors.size() > 1) probe.reason += fmt::format(" (and {} more)", topology.errors.size() - 1);
+  }
   probe.backend = std::make_unique<AmdgpuBackend>(fs, std::move(topology), std::move(gpus));
   return probe;
 }

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace hipstack::cli {
+namespace hipstack::smi::detail {
 namespace {
 
 constexpr std::array<std::uint32_t, 64> kRound = {
@@ -80,4 +80,4 @@ std::string sha256_hex(std::string_view data) {
   return digest.hex();
 }
 
-}  // namespace hipstack::cli
+}  // namespace hipstack::smi::detail

@@ -1,5 +1,5 @@
 // SHA-256 (FIPS 180-4) for capture manifests: a capture records each file's digest so a copy can
-// be checked (`hipstack-smi capture` writes them; tests and users compare with sha256sum).
+// be checked (hipstack::smi::capture writes them; tests and users compare with sha256sum).
 #pragma once
 
 #include <array>
@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace hipstack::cli {
+namespace hipstack::smi::detail {
 
 class Sha256 {
  public:
@@ -25,4 +25,4 @@ class Sha256 {
 
 std::string sha256_hex(std::string_view data);
 
-}  // namespace hipstack::cli
+}  // namespace hipstack::smi::detail
