@@ -26,15 +26,6 @@ pb::Verdict verdict_of(smi::Verdict verdict) {
   return pb::VERDICT_UNSPECIFIED;
 }
 
-const char* type_name(smi::ValueType type) {
-  switch (type) {
-    case smi::ValueType::integer: return "integer";
-    case smi::ValueType::real: return "real";
-    case smi::ValueType::text: return "text";
-  }
-  return "";
-}
-
 }  // namespace
 
 namespace {
@@ -106,7 +97,7 @@ void fill_metric_info(const smi::MetricInfo& info, pb::MetricInfo* out) {
   out->set_id(static_cast<std::uint32_t>(info.id));
   out->set_name(std::string(info.name));
   out->set_unit(std::string(smi::unit_symbol(info.unit)));
-  out->set_type(type_name(info.type));
+  out->set_type(std::string(smi::value_type_name(info.type)));
   out->set_scope(std::string(smi::scope_name(info.scope)));
   out->set_kind(std::string(smi::kind_name(info.kind)));
   out->set_instance_label(std::string(info.instance_label));

@@ -14,41 +14,15 @@ namespace {
 using smi::Kind;
 using smi::Unit;
 
-struct UnitMapping {
-  const char* suffix;  // "" when the name needs none
-  double scale;        // catalogue unit -> base unit: multiply by a power of ten >= 1, or divide by 1/scale
-};
-
 // Converted so that a catalogue value that prints exactly prints exactly in base units: 57 % is
 // 57 / 100 = 0.57, where 57 * 0.01 would be 0.5700000000000001 (0.01 has no exact double).
-double to_base(double value, const UnitMapping& unit) {
+double to_base(double value, const smi::UnitBase& unit) {
   return unit.scale >= 1 ? value * unit.scale : value / std::round(1 / unit.scale);
 }
 
 // hipstack_gpu_health values: -1 unknown, 0 pass, 1 warn, 2 fail.
 int health_value(smi::Verdict verdict) {
   return verdict == smi::Verdict::unknown ? -1 : static_cast<int>(verdict);
-}
-
-UnitMapping base_unit(Unit unit) {
-  switch (unit) {
-    case Unit::celsius: return {"_celsius", 1};
-    case Unit::watt: return {"_watts", 1};
-    case Unit::joule: return {"_joules", 1};
-    case Unit::megahertz: return {"_hertz", 1e6};
-    case Unit::byte: return {"_bytes", 1};
-    case Unit::byte_per_second: return {"_bytes_per_second", 1};
-    case Unit::percent: return {"_ratio", 0.01};
-    case Unit::millivolt: return {"_volts", 0.001};
-    case Unit::rpm: return {"_rpm", 1};
-    case Unit::gigatransfer_per_second: return {"_transfers_per_second", 1e9};
-    case Unit::lane: return {"_lanes", 1};
-    case Unit::second: return {"_seconds", 1};
-    case Unit::count:
-    case Unit::none:
-      return {"", 1};
-  }
-  return {"", 1};
 }
 
 std::string format_value(double value) {
@@ -102,7 +76,7 @@ std::string escape_help(std::string_view text) {
 std::string family_name(const smi::MetricInfo& info) {
   std::string name = "hipstack_gpu_" + std::string(info.name);
   if (info.type == smi::ValueType::text) return smi::metric_states(info.id).empty() ? name + "_info" : name;
-  name += base_unit(info.unit).suffix;
+  name += smi::unit_base(info.unit).suffix;
   if (info.kind == Kind::counter) name += "_total";
   return name;
 }
@@ -158,7 +132,7 @@ class DeviceSeries {
     } else if (info->type == smi::ValueType::text) {
       if (const auto text = r.text()) buckets_[r.id].push_back({fmt::format("{{{},value=\"{}\"}}", labels, escape_label_value(*text)), 1.0});
     } else if (const auto number = r.number()) {
-      buckets_[r.id].push_back({"{" + labels + "}", to_base(*number, base_unit(info->unit))});
+      buckets_[r.id].push_back({"{" + labels + "}", to_base(*number, smi::unit_base(info->unit))});
     }
   }
 
@@ -248,7 +222,7 @@ void render_status(std::string& out, const std::vector<Sampler::View>& views, co
 std::string container_family_name(const smi::MetricInfo& info) {
   std::string_view name = info.name;
   if (name.starts_with("process_")) name.remove_prefix(8);
-  return fmt::format("hipstack_container_gpu_{}{}", name, base_unit(info.unit).suffix);
+  return fmt::format("hipstack_container_gpu_{}{}", name, smi::unit_base(info.unit).suffix);
 }
 
 // Whose work is on each GPU (attribution.hpp): one series per holding the kubelet reports, the
@@ -295,7 +269,7 @@ void render_attribution(std::string& out, const std::vector<Sampler::View>& view
       if (info == nullptr || !number) continue;
       std::string labels = who;
       if (!info->instance_label.empty()) labels += fmt::format(",{}=\"{}\"", info->instance_label, escape_label_value(r.instance));
-      use[r.id].push_back({"{" + labels + "}", to_base(*number, base_unit(info->unit))});
+      use[r.id].push_back({"{" + labels + "}", to_base(*number, smi::unit_base(info->unit))});
     }
   }
   family(out, "hipstack_gpu_attribution_info", "gauge",

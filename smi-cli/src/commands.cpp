@@ -492,14 +492,6 @@ int run_version(const smi::System* system, const CommonOptions& options) {
 
 namespace hipstack::cli {
 namespace {
-const char* type_name(smi::ValueType type) {
-  switch (type) {
-    case smi::ValueType::integer: return "integer";
-    case smi::ValueType::real: return "real";
-    case smi::ValueType::text: return "text";
-  }
-  return "text";
-}
 
 std::string group_members(const smi::MetricGroup& group, std::string_view quote) {
   std::string out;
@@ -520,7 +512,7 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
                                 {"name", std::string(m.name)},
                                 {"unit", std::string(smi::unit_name(m.unit))},
                                 {"unit_symbol", std::string(smi::unit_symbol(m.unit))},
-                                {"type", type_name(m.type)},
+                                {"type", std::string(smi::value_type_name(m.type))},
                                 {"scope", std::string(smi::scope_name(m.scope))},
                                 {"kind", std::string(smi::kind_name(m.kind))},
                                 {"cost", std::string(smi::cost_name(m.cost))},
@@ -546,7 +538,7 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
     for (const smi::MetricInfo& m : all) {
       out += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} | {} | {} |\n", static_cast<std::uint32_t>(m.id), m.name,
                          smi::unit_symbol(m.unit).empty() ? "-" : smi::unit_symbol(m.unit),
-                         type_name(m.type),
+                         std::string(smi::value_type_name(m.type)),
                          smi::scope_name(m.scope), smi::kind_name(m.kind), smi::cost_name(m.cost),
                          m.instance_label.empty() ? "-" : m.instance_label, m.help);
     }
@@ -563,7 +555,7 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
   Table table({"ID", "NAME", "UNIT", "SCOPE", "KIND", "COST", "INSTANCE", "HELP"});
   for (const smi::MetricInfo& m : all) {
     csv += csv_row({std::to_string(static_cast<std::uint32_t>(m.id)), std::string(m.name),
-                    std::string(smi::unit_symbol(m.unit)), type_name(m.type), std::string(smi::scope_name(m.scope)),
+                    std::string(smi::unit_symbol(m.unit)), std::string(smi::value_type_name(m.type)), std::string(smi::scope_name(m.scope)),
                     std::string(smi::kind_name(m.kind)), std::string(m.instance_label), std::string(m.help),
                     std::string(smi::cost_name(m.cost))});
     table.add({std::to_string(static_cast<std::uint32_t>(m.id)), std::string(m.name),

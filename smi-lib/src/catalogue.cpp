@@ -12,11 +12,9 @@ namespace hipstack::smi {
 namespace {
 
 namespace u {
-constexpr Unit NONE = Unit::none, CELSIUS = Unit::celsius, WATT = Unit::watt, JOULE = Unit::joule,
-               MEGAHERTZ = Unit::megahertz, BYTE = Unit::byte, BYTE_PER_SECOND = Unit::byte_per_second,
-               PERCENT = Unit::percent, MILLIVOLT = Unit::millivolt, RPM = Unit::rpm,
-               GIGATRANSFER_PER_SECOND = Unit::gigatransfer_per_second, LANE = Unit::lane,
-               COUNT = Unit::count, SECOND = Unit::second;
+#define HIPSTACK_SMI_UNIT_X(NAME, name, symbol, base_suffix, base_scale) constexpr Unit NAME = Unit::name;
+HIPSTACK_SMI_UNITS(HIPSTACK_SMI_UNIT_X)
+#undef HIPSTACK_SMI_UNIT_X
 }  // namespace u
 namespace t {
 constexpr ValueType INTEGER = ValueType::integer, REAL = ValueType::real, TEXT = ValueType::text;
@@ -193,44 +191,36 @@ const MetricInfo* find_metric(std::string_view name) noexcept {
   return it == kCatalogue.end() ? nullptr : &*it;
 }
 
-std::string_view unit_symbol(Unit unit) noexcept {
-  switch (unit) {
-    case Unit::none: return "";
-    case Unit::celsius: return "C";
-    case Unit::watt: return "W";
-    case Unit::joule: return "J";
-    case Unit::megahertz: return "MHz";
-    case Unit::byte: return "B";
-    case Unit::byte_per_second: return "B/s";
-    case Unit::percent: return "%";
-    case Unit::millivolt: return "mV";
-    case Unit::rpm: return "RPM";
-    case Unit::gigatransfer_per_second: return "GT/s";
-    case Unit::lane: return "lanes";
-    case Unit::count: return "";
-    case Unit::second: return "s";
-  }
-  return "";
+namespace {
+
+struct UnitRow {
+  std::string_view name, symbol;
+  UnitBase base;
+};
+constexpr UnitRow kUnits[] = {
+#define HIPSTACK_SMI_UNIT_X(NAME, name, symbol, base_suffix, base_scale) {#name, symbol, {base_suffix, base_scale}},
+    HIPSTACK_SMI_UNITS(HIPSTACK_SMI_UNIT_X)
+#undef HIPSTACK_SMI_UNIT_X
+};
+
+const UnitRow& unit_row(Unit unit) noexcept {
+  const auto index = static_cast<std::size_t>(unit);
+  return index < std::size(kUnits) ? kUnits[index] : kUnits[0];
 }
 
-std::string_view unit_name(Unit unit) noexcept {
-  switch (unit) {
-    case Unit::none: return "none";
-    case Unit::celsius: return "celsius";
-    case Unit::watt: return "watt";
-    case Unit::joule: return "joule";
-    case Unit::megahertz: return "megahertz";
-    case Unit::byte: return "byte";
-    case Unit::byte_per_second: return "byte_per_second";
-    case Unit::percent: return "percent";
-    case Unit::millivolt: return "millivolt";
-    case Unit::rpm: return "rpm";
-    case Unit::gigatransfer_per_second: return "gigatransfer_per_second";
-    case Unit::lane: return "lane";
-    case Unit::count: return "count";
-    case Unit::second: return "second";
+}  // namespace
+
+std::string_view unit_symbol(Unit unit) noexcept { return unit_row(unit).symbol; }
+std::string_view unit_name(Unit unit) noexcept { return unit_row(unit).name; }
+UnitBase unit_base(Unit unit) noexcept { return unit_row(unit).base; }
+
+std::string_view value_type_name(ValueType type) noexcept {
+  switch (type) {
+    case ValueType::integer: return "integer";
+    case ValueType::real: return "real";
+    case ValueType::text: return "text";
   }
-  return "none";
+  return "text";
 }
 
 std::string_view cost_name(Cost cost) noexcept {

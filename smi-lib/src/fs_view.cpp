@@ -20,13 +20,14 @@ bool has_prefix(std::string_view path, std::string_view prefix) {
          (path.size() == prefix.size() || path[prefix.size()] == '/');
 }
 
-// Reads up to max_bytes of a regular file; returns errno (0 on success). O_NONBLOCK and the type
-// check: a FIFO or device node planted in a root given to us is refused (EINVAL), never waited on.
-int read_file(const std::string& host, std::size_t max_bytes, std::string& out) {
-  const int fd = ::open(host.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+// Reads up to max_bytes; returns errno (0 on success). With regular_only, a FIFO or device node is
+// refused (EINVAL) without waiting on it; otherwise such a read blocks as a hung driver read would,
+// and the System's read deadline deals with it (tests stand in for a stuck GPU with a FIFO).
+int read_file(const std::string& host, std::size_t max_bytes, bool regular_only, std::string& out) {
+  const int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0));
   if (fd < 0) return errno;
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (regular_only && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
     ::close(fd);
     return EINVAL;
   }
@@ -89,8 +90,9 @@ std::string_view trim_sysfs_text(std::string_view text) noexcept {
   return text.substr(first, last - first + 1);
 }
 
-RootedFs::RootedFs(std::string sys_root, std::string proc_root, std::string dev_root)
-    : sys_root_(std::move(sys_root)), proc_root_(std::move(proc_root)), dev_root_(std::move(dev_root)) {
+RootedFs::RootedFs(std::string sys_root, std::string proc_root, std::string dev_root, bool regular_only)
+    : sys_root_(std::move(sys_root)), proc_root_(std::move(proc_root)), dev_root_(std::move(dev_root)),
+      regular_only_(regular_only) {
   for (std::string* root : {&sys_root_, &proc_root_, &dev_root_}) {
     while (root->size() > 1 && root->back() == '/') root->pop_back();
   }
@@ -122,7 +124,7 @@ std::string RootedFs::system_path(const std::string& host) const {
 FileText RootedFs::read_text(const std::string& path) const {
   FileText result;
   std::string raw;
-  result.error = read_file(host_path(path), kMaxTextBytes, raw);
+  result.error = read_file(host_path(path), kMaxTextBytes, regular_only_, raw);
   if (result.error == 0) result.text = std::string(trim_sysfs_text(raw));
   return result;
 }
@@ -130,7 +132,7 @@ FileText RootedFs::read_text(const std::string& path) const {
 FileBytes RootedFs::read_bytes(const std::string& path, std::size_t max_bytes) const {
   FileBytes result;
   std::string raw;
-  result.error = read_file(host_path(path), max_bytes, raw);
+  result.error = read_file(host_path(path), max_bytes, regular_only_, raw);
   if (result.error == 0) result.bytes.assign(raw.begin(), raw.end());
   return result;
 }

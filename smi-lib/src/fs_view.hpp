@@ -45,7 +45,9 @@ class FsView {
 // The real file system, with /sys, /proc and /dev each optionally replaced by a folder.
 class RootedFs final : public FsView {
  public:
-  RootedFs(std::string sys_root, std::string proc_root, std::string dev_root);
+  // regular_only: reads refuse anything but a regular file (EINVAL) instead of waiting on a FIFO
+  // (hipstack::smi::capture, which has no read deadline).
+  RootedFs(std::string sys_root, std::string proc_root, std::string dev_root, bool regular_only = false);
   [[nodiscard]] FileText read_text(const std::string& path) const override;
   [[nodiscard]] FileBytes read_bytes(const std::string& path, std::size_t max_bytes) const override;
   [[nodiscard]] std::vector<std::string> list(const std::string& path) const override;
@@ -60,6 +62,7 @@ class RootedFs final : public FsView {
   std::string sys_root_;   // "" = /sys
   std::string proc_root_;
   std::string dev_root_;
+  bool regular_only_ = false;
 };
 
 // Removes NUL padding (captures pad files to 4096 bytes) and surrounding whitespace.

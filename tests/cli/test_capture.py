@@ -120,6 +120,22 @@ class Capture(unittest.TestCase):
                 data = f.read()
             self.assertEqual((hashlib.sha256(data).hexdigest(), len(data)), (digest, size), path)
 
+    def test_a_fifo_where_the_library_reads_does_not_hang_the_capture(self):
+        # The capture reads what the library reads (docs/captures.md): a FIFO planted in place of
+        # gpu_metrics and a hwmon input is refused there too, never waited on.
+        src = self.source_copy()
+        device = os.path.join(src, "class/drm/card0/device")
+        hwmon = os.path.join(device, "hwmon", os.listdir(os.path.join(device, "hwmon"))[0])
+        for path in (os.path.join(device, "gpu_metrics"), os.path.join(hwmon, "temp1_input")):
+            if os.path.exists(path):
+                os.remove(path)
+            os.mkfifo(path)
+        out = os.path.join(self.work, "out")
+        run("capture", out, "--sysfs-root", src, timeout=30)
+        copied = {os.path.relpath(os.path.join(d, f), out) for d, _, files in os.walk(out) for f in files}
+        self.assertNotIn("sys/class/drm/card0/device/gpu_metrics", copied)
+        self.assertIn("sys/class/drm/card0/device/uevent", copied)
+
     def test_live_layout_tree_is_captured_and_reads_back(self):
         live = os.path.join(self.work, "live")
         subprocess.run([sys.executable, os.path.join(TOOLS, "live_tree.py"), os.path.join(CAPTURES, RX6900XT), live],

@@ -27,21 +27,11 @@
 
 namespace hipstack::smi {
 
+// One value per row of HIPSTACK_SMI_UNITS (smi_catalogue.h), in its order.
 enum class Unit : std::uint8_t {
-  none,
-  celsius,
-  watt,
-  joule,
-  megahertz,
-  byte,
-  byte_per_second,
-  percent,
-  millivolt,
-  rpm,
-  gigatransfer_per_second,
-  lane,
-  count,
-  second,
+#define HIPSTACK_SMI_UNIT_X(NAME, name, symbol, base_suffix, base_scale) name,
+  HIPSTACK_SMI_UNITS(HIPSTACK_SMI_UNIT_X)
+#undef HIPSTACK_SMI_UNIT_X
 };
 
 enum class ValueType : std::uint8_t { integer, real, text };
@@ -106,6 +96,14 @@ HIPSTACK_SMI_CXX_API std::optional<std::vector<std::string>> throttle_reasons(st
                                                                             std::uint64_t bits);
 HIPSTACK_SMI_CXX_API std::string_view unit_symbol(Unit unit) noexcept;  // "C", "W", "MHz", "B", ...
 HIPSTACK_SMI_CXX_API std::string_view unit_name(Unit unit) noexcept;    // "celsius", "watt", ...
+// A unit in the exporters' base unit (Prometheus: seconds, bytes, hertz, volts, ratios): the suffix
+// a metric's name takes ("_hertz"; "" for none) and what one of `unit` is in it (MHz: 1e6).
+struct UnitBase {
+  std::string_view suffix;
+  double scale = 1;
+};
+HIPSTACK_SMI_CXX_API UnitBase unit_base(Unit unit) noexcept;
+HIPSTACK_SMI_CXX_API std::string_view value_type_name(ValueType type) noexcept;  // "integer", "real", "text"
 HIPSTACK_SMI_CXX_API std::string_view cost_name(Cost cost) noexcept;    // "cheap", "costly", "window", "blocking"
 HIPSTACK_SMI_CXX_API std::string_view kind_name(Kind kind) noexcept;    // "identity", "static", "live", "counter", "window"
 HIPSTACK_SMI_CXX_API std::string_view scope_name(Scope scope) noexcept;

@@ -234,6 +234,31 @@
   X(504, link_numa_distance,     NONE, INTEGER, LINK, STATIC, "", "NUMA distance between the GPUs' nodes.") \
   X(505, link_pcie_path,         NONE, TEXT,    LINK, STATIC, "", "Closest common PCIe ancestor: board, switch, switches, host_bridge, numa_node or system.") \
   X(506, link_nvlink_count,      COUNT, INTEGER, LINK, STATIC, "", "Active NVLinks joining the two GPUs, directly or through NVSwitches.")
+
+/* The units, declared once: the C++ Unit enum, its names and symbols, and the exporters' base units
+ * are generated from this table.
+ * Row: X(NAME, name, symbol, base_suffix, base_scale)
+ *   NAME         as the catalogue rows write it; the enum's value is the row's position
+ *   name         the unit's name in JSON and the C API ("celsius")
+ *   symbol       for human tables ("C"; "" where a bare number reads right)
+ *   base_suffix  Prometheus' base unit, appended to a metric's name ("_hertz"; "" for none)
+ *   base_scale   what one of this unit is in the base unit (MHz: 1e6 Hz; percent: 0.01 ratio)
+ */
+#define HIPSTACK_SMI_UNITS(X)                                                      \
+  X(NONE,                    none,                    "",      "",                      1)    \
+  X(CELSIUS,                 celsius,                 "C",     "_celsius",              1)    \
+  X(WATT,                    watt,                    "W",     "_watts",                1)    \
+  X(JOULE,                   joule,                   "J",     "_joules",               1)    \
+  X(MEGAHERTZ,               megahertz,               "MHz",   "_hertz",                1e6)  \
+  X(BYTE,                    byte,                    "B",     "_bytes",                1)    \
+  X(BYTE_PER_SECOND,         byte_per_second,         "B/s",   "_bytes_per_second",     1)    \
+  X(PERCENT,                 percent,                 "%",     "_ratio",                0.01) \
+  X(MILLIVOLT,               millivolt,               "mV",    "_volts",                0.001) \
+  X(RPM,                     rpm,                     "RPM",   "_rpm",                  1)    \
+  X(GIGATRANSFER_PER_SECOND, gigatransfer_per_second, "GT/s",  "_transfers_per_second", 1e9)  \
+  X(LANE,                    lane,                    "lanes", "_lanes",                1)    \
+  X(COUNT,                   count,                   "",      "",                      1)    \
+  X(SECOND,                  second,                  "s",     "_seconds",              1)
 /* clang-format on */
 
 #endif

@@ -219,7 +219,7 @@ CaptureResult capture(const std::string& out_dir, const CaptureOptions& options)
   if (options.processes) recorder.copy_folder(sys, "sys", "class/kfd/kfd/proc", {}, true);
 
   // Everything the library reads, as it reads it.
-  const detail::RootedFs live(roots.sys, roots.proc, roots.dev);
+  const detail::RootedFs live(roots.sys, roots.proc, roots.dev, /*regular_only=*/true);
   const RecordingFs recording(live);
   exercise(recording, roots, options);
   std::set<std::string> files = recording.files();
