@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages hipstack builds and tests with (only the missing ones).
 # Usage: scripts/deps.sh [build|test|superbuild|containers]
 set -euo pipefail
-build_packages=(build-essential cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev
+build_packages=(build-essential python3 cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev
                 libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libsqlite3-dev)
 test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev rocm-smi librocm-smi64-1 util-linux prometheus systemd
                python3-grpcio python3-grpc-tools python3-protobuf python3-h2 python3-yaml dbus dbus-daemon openssl
@@ -11,6 +11,8 @@ test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev roc
 # (tests/deps/tools.txt lists every tool the tests call.)
 # smi-lib.abi: abidw and abidiff check the library's ABI against its recorded one (smi-lib/abi/).
 test_packages+=(abigail-tools xz-utils)
+# python.wheel installs the hipstack wheel with pip, as a pip user would.
+test_packages+=(python3-pip)
 # deps.readme-fresh-debian12 and superbuild.fresh-debian12 clone with git (and the packages' dates need it).
 test_packages+=(git)
 # cli.monitor runs the human views in tmux at 80x30 (no line may wrap).
