@@ -196,12 +196,14 @@ void read_identity(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& ou
   }
 }
 
-void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out) {
-  SysfsValues values(fs, out);
+namespace {
+
+// VRAM, visible VRAM and GTT sizes (sysfs, else the KFD memory banks); the banks' top memory clock.
+std::optional<double> read_memory_sizes(SysfsValues& values, const AmdGpu& gpu) {
   ReadingList& list = values.list();
+  const FsView& fs = values.fs();
   const std::string dev = gpu.device_dir.empty() ? std::string() : gpu.device_dir + "/";
   auto dev_file = [&dev](const char* name) { return dev.empty() ? std::string() : dev + name; };
-
   std::optional<double> kfd_vram;
   std::optional<double> kfd_mem_clock;
   if (!gpu.kfd.empty()) {
@@ -218,7 +220,12 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
   values.number(MetricId::gtt_total, dev_file("mem_info_gtt_total"));
   if (dev.empty()) list.failed(MetricId::vram_vendor, ENOENT, "no DRM card");
   else values.text(MetricId::vram_vendor, dev + "mem_info_vram_vendor");
+  return kfd_mem_clock;
+}
 
+// Compute units, SIMDs, waves, LDS, XCCs and SDMA engines: the KFD nodes' properties.
+void read_compute_shape(SysfsValues& values, const AmdGpu& gpu) {
+  ReadingList& list = values.list();
   if (!gpu.kfd.empty()) {
     const KfdNode& first = gpu.kfd.front();
     const std::uint64_t simd_per_cu = first.get("simd_per_cu");
@@ -254,7 +261,12 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
       list.failed(id, ENOENT, "no KFD node for this GPU");
     }
   }
+}
 
+// The DPM tables (pp_dpm_*) and the highest sclk and mclk they (or the KFD) allow.
+void read_clock_tables(SysfsValues& values, const AmdGpu& gpu, std::optional<double> kfd_mem_clock) {
+  ReadingList& list = values.list();
+  const std::string dev = gpu.device_dir.empty() ? std::string() : gpu.device_dir + "/";
   struct Table {
     MetricId levels;
     const char* file;
@@ -280,7 +292,13 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
   values.value_or_absent(MetricId::clock_sclk_max, sclk_max, "pp_dpm_sclk / KFD max_engine_clk_fcompute");
   values.value_or_absent(MetricId::clock_mclk_max, mclk_max ? mclk_max : kfd_mem_clock,
                          "pp_dpm_mclk / KFD mem_clk_max");
+}
 
+// pp_dpm_pcie's levels, and the PCIe maximum: its top level, else the PCI core's max_link_*.
+void read_pcie_limits(SysfsValues& values, const AmdGpu& gpu) {
+  ReadingList& list = values.list();
+  const FsView& fs = values.fs();
+  const std::string dev = gpu.device_dir.empty() ? std::string() : gpu.device_dir + "/";
   // The top pp_dpm_pcie level is what the GPU's link may reach; it also gives the maximum below.
   std::optional<PcieLevel> pcie_top;
   if (dev.empty()) {
@@ -297,7 +315,6 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
       if (!pcie_top || level.index > pcie_top->index) pcie_top = level;
     }
   }
-  read_hwmon_limits(values, gpu);
   // PCIe maximum: the top pp_dpm_pcie level where the table exists (on RDNA dGPUs max_link_* describe
   // the link to the switch inside the card), else the PCI core's max_link_*.
   if (pcie_top) {
@@ -316,10 +333,13 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
     }
     values.number(MetricId::pcie_width_max, dev + "max_link_width");
   }
-  read_caches_by_level(values, gpu);
-  values.number(MetricId::numa_node, dev_file("numa_node"));
-  read_cpu_affinity(fs, dev_file("local_cpulist"), list);
+}
 
+void read_xgmi_facts(SysfsValues& values, const AmdGpu& gpu) {
+  ReadingList& list = values.list();
+  const FsView& fs = values.fs();
+  const std::string dev = gpu.device_dir.empty() ? std::string() : gpu.device_dir + "/";
+  auto dev_file = [&dev](const char* name) { return dev.empty() ? std::string() : dev + name; };
   std::optional<std::uint64_t> hive;
   if (!gpu.kfd.empty() && gpu.kfd.front().properties.has("hive_id")) hive = gpu.kfd.front().get("hive_id");
   if (!hive && !dev.empty()) {
@@ -328,8 +348,11 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
   if (hive) list.text(MetricId::xgmi_hive_id, fmt::format("0x{:x}", *hive), "KFD hive_id");
   else list.failed(MetricId::xgmi_hive_id, ENOENT, "no KFD hive_id and no xgmi_hive_info");
   values.number(MetricId::xgmi_physical_id, dev_file("xgmi_physical_id"));
+}
 
-  read_bad_page_threshold(fs, out);
+void read_partition_modes(SysfsValues& values, const AmdGpu& gpu) {
+  ReadingList& list = values.list();
+  const std::string dev = gpu.device_dir.empty() ? std::string() : gpu.device_dir + "/";
   if (dev.empty()) {
     for (const MetricId id : {MetricId::compute_partition, MetricId::memory_partition,
                               MetricId::compute_partition_available, MetricId::memory_partition_available}) {
@@ -341,6 +364,24 @@ void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out)
     values.text(MetricId::compute_partition_available, dev + "available_compute_partition");
     values.text(MetricId::memory_partition_available, dev + "available_memory_partition");
   }
+}
+
+}  // namespace
+
+void read_static(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out) {
+  SysfsValues values(fs, out);
+  const std::string dev = gpu.device_dir.empty() ? std::string() : gpu.device_dir + "/";
+  const std::optional<double> kfd_mem_clock = read_memory_sizes(values, gpu);
+  read_compute_shape(values, gpu);
+  read_clock_tables(values, gpu, kfd_mem_clock);
+  read_pcie_limits(values, gpu);
+  read_hwmon_limits(values, gpu);
+  read_caches_by_level(values, gpu);
+  values.number(MetricId::numa_node, dev.empty() ? std::string() : dev + "numa_node");
+  read_cpu_affinity(fs, dev.empty() ? std::string() : dev + "local_cpulist", values.list());
+  read_xgmi_facts(values, gpu);
+  read_bad_page_threshold(fs, out);
+  read_partition_modes(values, gpu);
 }
 
 }  // namespace hipstack::smi::detail::amdgpu

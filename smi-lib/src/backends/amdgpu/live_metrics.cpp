@@ -278,25 +278,10 @@ GpuMetricsRead read_gpu_metrics(const FsView& fs, const AmdGpu& gpu) {
   return out;
 }
 
-void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
-  SysfsValues values(fs, out);
+namespace {
+
+void read_temperatures(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
   ReadingList& list = values.list();
-  const bool has_card = !gpu.device_dir.empty();
-  const std::string dev = has_card ? gpu.device_dir + "/" : std::string();
-  auto dev_file = [&dev](const char* name) { return dev.empty() ? std::string() : dev + name; };
-  const std::string hw = gpu.hwmon_dir.empty() ? std::string() : gpu.hwmon_dir + "/";
-  auto hw_file = [&hw](const char* name) { return hw.empty() ? std::string() : hw + name; };
-
-  GpuMetricsRead table = read_gpu_metrics(fs, gpu);
-  const GpuMetrics& gm = table.metrics;
-  const std::string& gm_problem = table.problem;
-  if (table.ok) {
-    list.text(MetricId::gpu_metrics_version, fmt::format("{}.{}", gm.format_revision, gm.content_revision),
-              dev + "gpu_metrics");
-  } else {
-    list.failed(MetricId::gpu_metrics_version, table.error_code, table.problem);
-  }
-
   values.number(MetricId::temperature_edge, temp_input(gpu, "edge"), kMilliPerUnit, gm.temperature_edge);
   values.number(MetricId::temperature_junction, temp_input(gpu, "junction"), kMilliPerUnit, gm.temperature_hotspot);
   values.number(MetricId::temperature_memory, temp_input(gpu, "mem"), kMilliPerUnit, gm.temperature_mem);
@@ -307,11 +292,12 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   values.value_or_absent(MetricId::temperature_vr_gfx, gm.temperature_vrgfx, "gpu_metrics");
   values.value_or_absent(MetricId::temperature_vr_soc, gm.temperature_vrsoc, "gpu_metrics");
   values.value_or_absent(MetricId::temperature_vr_mem, gm.temperature_vrmem, "gpu_metrics");
+}
 
-  values.number(MetricId::power_average, hw_file("power1_average"), kMicroPerUnit, gm.average_socket_power);
-  values.number(MetricId::power_current, hw_file("power1_input"), kMicroPerUnit, gm.current_socket_power);
-  read_energy(list, table, out);
-
+// The current clocks (sysfs pp_dpm_*, hwmon, gpu_metrics); true when a pp_dpm_* table starred a level.
+bool read_clocks(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
+  ReadingList& list = values.list();
+  const bool has_card = !gpu.device_dir.empty();
   bool any_starred = false;  // any pp_dpm_* table (clocks, pcie) with a starred level
   if (has_card) {
     const ClockSources clocks[] = {
@@ -334,14 +320,14 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
     list.real(MetricId::clock_sclk_xcc, gm.current_gfxclk_per_xcc[i], "gpu_metrics", std::to_string(i));
   }
   if (gm.current_gfxclk_per_xcc.empty()) list.failed(MetricId::clock_sclk_xcc, ENOENT, "gpu_metrics: no per-XCC clocks");
+  return any_starred;
+}
 
-  values.number(MetricId::gpu_busy, dev_file("gpu_busy_percent"), 1.0, gm.average_gfx_activity);
-  values.number(MetricId::memory_busy, dev_file("mem_busy_percent"), 1.0, gm.average_umc_activity);
-  values.number(MetricId::media_busy, dev_file("vcn_busy_percent"), 1.0, gm.average_mm_activity);
-  values.number(MetricId::vram_used, dev_file("mem_info_vram_used"));
-  values.number(MetricId::vram_visible_used, dev_file("mem_info_vis_vram_used"));
-  values.number(MetricId::gtt_used, dev_file("mem_info_gtt_used"));
-
+void read_fan(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
+  ReadingList& list = values.list();
+  const FsView& fs = values.fs();
+  const std::string hw = gpu.hwmon_dir.empty() ? std::string() : gpu.hwmon_dir + "/";
+  auto hw_file = [&hw](const char* name) { return hw.empty() ? std::string() : hw + name; };
   values.number(MetricId::fan_speed, hw_file("fan1_input"), 1.0, gm.fan_speed_rpm);
   // One read of pwm1 for both: the raw duty (fan_pwm_level, what rocm-smi prints as the level) and
   // the same duty as a share of the pwm1_min..pwm1_max scale (fan_pwm).
@@ -359,12 +345,14 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
       list.malformed(id, fs.host_path(hw + "pwm1") + ": not a duty value: \"" + pwm.text.substr(0, 64) + "\"");
     }
   }
+}
 
-  values.number(MetricId::voltage_gfx, volt_input(gpu, "vddgfx"), 1.0, gm.voltage_gfx);
-  values.value_or_absent(MetricId::voltage_soc, gm.voltage_soc, "gpu_metrics");
-  values.value_or_absent(MetricId::voltage_memory, gm.voltage_mem, "gpu_metrics");
-  values.number(MetricId::voltage_northbridge, volt_input(gpu, "vddnb"));
-
+// The PCIe link now, its replays and throughput (on request), and the XGMI link.
+void read_links(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm, const SampleOptions& options, bool any_starred) {
+  ReadingList& list = values.list();
+  const bool has_card = !gpu.device_dir.empty();
+  const std::string dev = has_card ? gpu.device_dir + "/" : std::string();
+  auto dev_file = [&dev](const char* name) { return dev.empty() ? std::string() : dev + name; };
   if (has_card) {
     any_starred = read_pcie_link(values, gpu, gm) || any_starred;
     if (!any_starred) list.failed(MetricId::dpm_level_current, ENOENT, "no pp_dpm_* table has a starred level");
@@ -383,16 +371,14 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   values.value_or_absent(MetricId::pcie_bandwidth, gm.pcie_bandwidth_inst, "gpu_metrics");
   values.value_or_absent(MetricId::xgmi_link_speed, gm.xgmi_link_speed, "gpu_metrics");
   values.value_or_absent(MetricId::xgmi_link_width, gm.xgmi_link_width, "gpu_metrics");
-  if (gm.throttle_status) {
-    list.integer(MetricId::throttle_status, static_cast<std::int64_t>(*gm.throttle_status), "gpu_metrics");
-  } else {
-    list.failed(MetricId::throttle_status, ENOENT, gm_problem.empty() ? "gpu_metrics: not provided" : gm_problem);
-  }
-  values.value_or_absent(MetricId::gfx_activity_accumulated, gm.gfx_activity_acc, "gpu_metrics");
-  read_counters(list, gm);
-  read_ras(fs, gpu, out);
-  values.value_or_absent(MetricId::firmware_timestamp, gm.firmware_timestamp, "gpu_metrics");
+}
 
+// The performance level and the active power profile.
+void read_power_settings(SysfsValues& values, const AmdGpu& gpu) {
+  ReadingList& list = values.list();
+  const FsView& fs = values.fs();
+  const bool has_card = !gpu.device_dir.empty();
+  const std::string dev = has_card ? gpu.device_dir + "/" : std::string();
   if (!has_card) {
     list.failed(MetricId::performance_level, ENOENT, "no DRM card");
     list.failed(MetricId::power_profile, ENOENT, "no DRM card");
@@ -407,6 +393,53 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   } else {
     list.malformed(MetricId::power_profile, fs.host_path(dev + "pp_power_profile_mode") + ": no active profile marked");
   }
+}
+
+}  // namespace
+
+void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
+  SysfsValues values(fs, out);
+  ReadingList& list = values.list();
+  const std::string dev = gpu.device_dir.empty() ? std::string() : gpu.device_dir + "/";
+  auto dev_file = [&dev](const char* name) { return dev.empty() ? std::string() : dev + name; };
+  const std::string hw = gpu.hwmon_dir.empty() ? std::string() : gpu.hwmon_dir + "/";
+  auto hw_file = [&hw](const char* name) { return hw.empty() ? std::string() : hw + name; };
+
+  GpuMetricsRead table = read_gpu_metrics(fs, gpu);
+  const GpuMetrics& gm = table.metrics;
+  if (table.ok) {
+    list.text(MetricId::gpu_metrics_version, fmt::format("{}.{}", gm.format_revision, gm.content_revision),
+              dev + "gpu_metrics");
+  } else {
+    list.failed(MetricId::gpu_metrics_version, table.error_code, table.problem);
+  }
+  read_temperatures(values, gpu, gm);
+  values.number(MetricId::power_average, hw_file("power1_average"), kMicroPerUnit, gm.average_socket_power);
+  values.number(MetricId::power_current, hw_file("power1_input"), kMicroPerUnit, gm.current_socket_power);
+  read_energy(list, table, out);
+  const bool any_starred = read_clocks(values, gpu, gm);
+  values.number(MetricId::gpu_busy, dev_file("gpu_busy_percent"), 1.0, gm.average_gfx_activity);
+  values.number(MetricId::memory_busy, dev_file("mem_busy_percent"), 1.0, gm.average_umc_activity);
+  values.number(MetricId::media_busy, dev_file("vcn_busy_percent"), 1.0, gm.average_mm_activity);
+  values.number(MetricId::vram_used, dev_file("mem_info_vram_used"));
+  values.number(MetricId::vram_visible_used, dev_file("mem_info_vis_vram_used"));
+  values.number(MetricId::gtt_used, dev_file("mem_info_gtt_used"));
+  read_fan(values, gpu, gm);
+  values.number(MetricId::voltage_gfx, volt_input(gpu, "vddgfx"), 1.0, gm.voltage_gfx);
+  values.value_or_absent(MetricId::voltage_soc, gm.voltage_soc, "gpu_metrics");
+  values.value_or_absent(MetricId::voltage_memory, gm.voltage_mem, "gpu_metrics");
+  values.number(MetricId::voltage_northbridge, volt_input(gpu, "vddnb"));
+  read_links(values, gpu, gm, options, any_starred);
+  if (gm.throttle_status) {
+    list.integer(MetricId::throttle_status, static_cast<std::int64_t>(*gm.throttle_status), "gpu_metrics");
+  } else {
+    list.failed(MetricId::throttle_status, ENOENT, table.problem.empty() ? "gpu_metrics: not provided" : table.problem);
+  }
+  values.value_or_absent(MetricId::gfx_activity_accumulated, gm.gfx_activity_acc, "gpu_metrics");
+  read_counters(list, gm);
+  read_ras(fs, gpu, out);
+  values.value_or_absent(MetricId::firmware_timestamp, gm.firmware_timestamp, "gpu_metrics");
+  read_power_settings(values, gpu);
 }
 
 }  // namespace hipstack::smi::detail::amdgpu
