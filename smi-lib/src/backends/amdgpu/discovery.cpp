@@ -171,6 +171,19 @@ std::optional<PciAddress> parse_bdf(std::string_view text) {
 
 namespace hipstack::smi::detail {
 using namespace amdgpu;
+namespace {
+
+// The GPU nodes of gpu's PCI slot not yet claimed, from node `first` on (its partitions).
+void claim_kfd_nodes(const KfdTopology& topology, std::size_t first, std::vector<bool>& node_used, AmdGpu& gpu) {
+  for (std::size_t i = first; i < topology.nodes.size(); ++i) {
+    if (!node_used[i] && topology.nodes[i].is_gpu() && same_slot(topology.nodes[i], gpu.address)) {
+      gpu.kfd.push_back(topology.nodes[i]);
+      node_used[i] = true;
+    }
+  }
+}
+
+}  // namespace
 
 BackendProbe probe_amdgpu(const FsView& fs) {
   BackendProbe probe;
@@ -202,12 +215,7 @@ BackendProbe probe_amdgpu(const FsView& fs) {
     gpu.hwmon_dir = read_hwmon_dir(fs, gpu.device_dir);
     read_hwmon_labels(fs, gpu);
     gpu.mp1 = read_mp1_version(fs, gpu.device_dir);
-    for (std::size_t i = 0; i < topology.nodes.size(); ++i) {
-      if (!node_used[i] && topology.nodes[i].is_gpu() && same_slot(topology.nodes[i], gpu.address)) {
-        gpu.kfd.push_back(topology.nodes[i]);
-        node_used[i] = true;
-      }
-    }
+    claim_kfd_nodes(topology, 0, node_used, gpu);
     finish(fs, amdgpu_ids(), gpu);
     gpus.push_back(std::move(gpu));
   }
@@ -226,12 +234,7 @@ BackendProbe probe_amdgpu(const FsView& fs) {
                    static_cast<std::uint32_t>((location >> 3) & 0x1f), 0};
     gpu.vendor_id = static_cast<std::uint32_t>(node.get("vendor_id", kAmdVendor));
     gpu.device_id = static_cast<std::uint32_t>(node.get("device_id"));
-    for (std::size_t j = i; j < topology.nodes.size(); ++j) {
-      if (!node_used[j] && topology.nodes[j].is_gpu() && same_slot(topology.nodes[j], gpu.address)) {
-        gpu.kfd.push_back(topology.nodes[j]);
-        node_used[j] = true;
-      }
-    }
+    claim_kfd_nodes(topology, i, node_used, gpu);
     finish(fs, amdgpu_ids(), gpu);
     gpus.push_back(std::move(gpu));
   }

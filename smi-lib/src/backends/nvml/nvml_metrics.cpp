@@ -294,6 +294,38 @@ void read_identity(const Library& lib, const NvidiaGpu& gpu, const SampleOptions
   p.list().text(MetricId::device_type, "discrete", "NVML");
 }
 
+namespace {
+
+// ECC, MIG, persistence and compute modes.
+void read_modes(Probe& p, const SampleOptions& options) {
+  const Api& api = p.api();
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  EnableState current = 0;
+  EnableState pending = 0;
+  if (want({MetricId::ecc_mode})) {
+    const Return code = p.call(api.ecc_mode, &current, &pending);
+    p.text(MetricId::ecc_mode, "nvmlDeviceGetEccMode", code, enabled_text(current));
+  }
+  if (want({MetricId::mig_mode})) {
+    unsigned mig_current = 0;
+    unsigned mig_pending = 0;
+    const Return code = p.call(api.mig_mode, &mig_current, &mig_pending);
+    p.text(MetricId::mig_mode, "nvmlDeviceGetMigMode", code, enabled_text(static_cast<int>(mig_current)));
+  }
+  if (want({MetricId::persistence_mode})) {
+    const Return code = p.call(api.persistence_mode, &current);
+    p.text(MetricId::persistence_mode, "nvmlDeviceGetPersistenceMode", code, enabled_text(current));
+  }
+  if (want({MetricId::compute_mode})) {
+    int mode = 0;
+    const Return code = p.call(api.compute_mode, &mode);
+    const char* mode_name = mode == 0 ? "default" : mode == 2 ? "prohibited" : mode == 3 ? "exclusive_process" : "exclusive_thread";
+    p.text(MetricId::compute_mode, "nvmlDeviceGetComputeMode", code, mode_name);
+  }
+}
+
+}  // namespace
+
 void read_static(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
@@ -359,36 +391,115 @@ void read_static(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& 
   for (const auto& [id, type] : thresholds) {
     if (want({id})) p.fetch<unsigned>(id, "nvmlDeviceGetTemperatureThreshold", api.temperature_threshold, 1.0, type);
   }
+  read_modes(p, options);
+}
 
-  EnableState current = 0;
-  EnableState pending = 0;
-  if (want({MetricId::ecc_mode})) {
-    const Return code = p.call(api.ecc_mode, &current, &pending);
-    p.text(MetricId::ecc_mode, "nvmlDeviceGetEccMode", code, enabled_text(current));
+namespace {
+
+// Clocks, and how busy the engines are (NVML's utilisation, encoder, decoder).
+void read_clocks_and_use(Probe& p, const SampleOptions& options) {
+  const Api& api = p.api();
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  unsigned value = 0;
+  const std::pair<MetricId, int> clocks[] = {{MetricId::clock_sclk, kClockGraphics},
+                                             {MetricId::clock_sm, kClockSm},
+                                             {MetricId::clock_mclk, kClockMem},
+                                             {MetricId::clock_video, kClockVideo}};
+  for (const auto& [id, type] : clocks) {
+    if (!want({id})) continue;
+    const Return code = p.call(api.clock, type, &value);
+    p.number(id, "nvmlDeviceGetClockInfo", code, value);
   }
-  if (want({MetricId::mig_mode})) {
-    unsigned mig_current = 0;
-    unsigned mig_pending = 0;
-    const Return code = p.call(api.mig_mode, &mig_current, &mig_pending);
-    p.text(MetricId::mig_mode, "nvmlDeviceGetMigMode", code, enabled_text(static_cast<int>(mig_current)));
+  if (want({MetricId::gpu_busy, MetricId::memory_busy})) {
+    Utilization utilization{};
+    const Return code = p.call(api.utilization, &utilization);
+    p.number(MetricId::gpu_busy, "nvmlDeviceGetUtilizationRates", code, utilization.gpu);
+    p.number(MetricId::memory_busy, "nvmlDeviceGetUtilizationRates", code, utilization.memory);
   }
-  if (want({MetricId::persistence_mode})) {
-    const Return code = p.call(api.persistence_mode, &current);
-    p.text(MetricId::persistence_mode, "nvmlDeviceGetPersistenceMode", code, enabled_text(current));
+  unsigned period = 0;
+  if (want({MetricId::encoder_busy})) {
+    const Return code = p.call(api.encoder_utilization, &value, &period);
+    p.number(MetricId::encoder_busy, "nvmlDeviceGetEncoderUtilization", code, value);
   }
-  if (want({MetricId::compute_mode})) {
-    int mode = 0;
-    const Return code = p.call(api.compute_mode, &mode);
-    const char* mode_name = mode == 0 ? "default" : mode == 2 ? "prohibited" : mode == 3 ? "exclusive_process" : "exclusive_thread";
-    p.text(MetricId::compute_mode, "nvmlDeviceGetComputeMode", code, mode_name);
+  if (want({MetricId::decoder_busy})) {
+    const Return code = p.call(api.decoder_utilization, &value, &period);
+    p.number(MetricId::decoder_busy, "nvmlDeviceGetDecoderUtilization", code, value);
   }
 }
+
+// Fan, performance state, throttling and the time spent limited per reason.
+void read_limits(Probe& p, const SampleOptions& options) {
+  const Api& api = p.api();
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  unsigned value = 0;
+  if (want({MetricId::fan_pwm})) {
+    // NVML's fan speed is the intended speed as a share of the maximum: our fan_pwm.
+    const Return code = p.call(api.fan_speed, &value);
+    p.number(MetricId::fan_pwm, "nvmlDeviceGetFanSpeed", code, value);
+  }
+  if (want({MetricId::performance_state})) {
+    int pstate = 0;
+    const Return code = p.call(api.performance_state, &pstate);
+    if (code == kSuccess && (pstate < 0 || pstate > 15)) {
+      p.list().failed(MetricId::performance_state, ENOENT, "nvmlDeviceGetPerformanceState: unknown");
+    } else {
+      p.text(MetricId::performance_state, "nvmlDeviceGetPerformanceState", code, fmt::format("P{}", pstate));
+    }
+  }
+  if (want({MetricId::throttle_status})) {
+    unsigned long long reasons = 0;
+    const Return code = p.call(api.clock_event_reasons, &reasons);
+    p.number(MetricId::throttle_status, "nvmlDeviceGetCurrentClocksEventReasons", code, static_cast<double>(reasons));
+  }
+  if (want({MetricId::violation_time})) {
+    // nvmlPerfPolicyType_t: 0-5 the limiters, 10 and 11 the totals below application and base clocks.
+    constexpr std::pair<int, const char*> kPolicies[] = {{0, "power"},           {1, "thermal"},
+                                                         {2, "sync_boost"},      {3, "board_limit"},
+                                                         {4, "low_utilization"}, {5, "reliability"},
+                                                         {10, "total_app_clocks"}, {11, "total_base_clocks"}};
+    for (const auto& [policy, reason] : kPolicies) {
+      ViolationTime time{};
+      const Return code = p.call(api.violation_status, policy, &time);
+      p.number(MetricId::violation_time, "nvmlDeviceGetViolationStatus", code, static_cast<double>(time.violationTime) / 1e9, reason);
+    }
+  }
+}
+
+// The PCIe link now, its throughput (on request) and replays.
+void read_pcie(Probe& p, const SampleOptions& options) {
+  const Api& api = p.api();
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  if (want({MetricId::pcie_speed})) {
+    unsigned generation = 0;
+    const Return code = p.call(api.pcie_generation, &generation);
+    p.number(MetricId::pcie_speed, "nvmlDeviceGetCurrPcieLinkGeneration",
+             code == kSuccess && !generation_speed(generation) ? kErrorUnknown : code,
+             generation_speed(generation).value_or(0));
+  }
+  if (want({MetricId::pcie_width})) {
+    p.fetch<unsigned>(MetricId::pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", api.pcie_width, 1.0);
+  }
+  if (options.pcie_throughput && want({MetricId::pcie_rx, MetricId::pcie_tx})) {
+    // NVML counts bytes over a 20 ms window per call: opt-in, as amdgpu's pcie_bw is.
+    const std::pair<MetricId, int> directions[] = {{MetricId::pcie_rx, kPcieRxBytes}, {MetricId::pcie_tx, kPcieTxBytes}};
+    for (const auto& [id, counter] : directions) {
+      p.fetch<unsigned>(id, "nvmlDeviceGetPcieThroughput", api.pcie_throughput, 1.0 / 1024, counter);  // KB/s (1/1024 is exact)
+    }
+  } else {
+    p.list().failed(MetricId::pcie_rx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
+    p.list().failed(MetricId::pcie_tx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
+  }
+  if (want({MetricId::pcie_replay_count})) {
+    p.fetch<unsigned>(MetricId::pcie_replay_count, "nvmlDeviceGetPcieReplayCounter", api.pcie_replay_counter, 1.0);
+  }
+}
+
+}  // namespace
 
 void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
   const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
-  unsigned value = 0;
   if (want({MetricId::temperature_junction})) {
     p.fetch<unsigned>(MetricId::temperature_junction, "nvmlDeviceGetTemperature", api.temperature, 1.0, kTemperatureGpu);
   }
@@ -422,90 +533,15 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
     const Return code = p.call(api.total_energy, &energy);
     p.number(MetricId::energy_consumed, "nvmlDeviceGetTotalEnergyConsumption", code, static_cast<double>(energy) / 1000.0);
   }
-  const std::pair<MetricId, int> clocks[] = {{MetricId::clock_sclk, kClockGraphics},
-                                             {MetricId::clock_sm, kClockSm},
-                                             {MetricId::clock_mclk, kClockMem},
-                                             {MetricId::clock_video, kClockVideo}};
-  for (const auto& [id, type] : clocks) {
-    if (!want({id})) continue;
-    const Return code = p.call(api.clock, type, &value);
-    p.number(id, "nvmlDeviceGetClockInfo", code, value);
-  }
-  if (want({MetricId::gpu_busy, MetricId::memory_busy})) {
-    Utilization utilization{};
-    const Return code = p.call(api.utilization, &utilization);
-    p.number(MetricId::gpu_busy, "nvmlDeviceGetUtilizationRates", code, utilization.gpu);
-    p.number(MetricId::memory_busy, "nvmlDeviceGetUtilizationRates", code, utilization.memory);
-  }
-  unsigned period = 0;
-  if (want({MetricId::encoder_busy})) {
-    const Return code = p.call(api.encoder_utilization, &value, &period);
-    p.number(MetricId::encoder_busy, "nvmlDeviceGetEncoderUtilization", code, value);
-  }
-  if (want({MetricId::decoder_busy})) {
-    const Return code = p.call(api.decoder_utilization, &value, &period);
-    p.number(MetricId::decoder_busy, "nvmlDeviceGetDecoderUtilization", code, value);
-  }
+  read_clocks_and_use(p, options);
   if (want({MetricId::vram_used, MetricId::vram_free, MetricId::vram_reserved})) read_memory_use(p);
   if (want({MetricId::bar1_used})) {
     Bar1Memory bar1{};
     const Return code = p.call(api.bar1_memory, &bar1);
     p.number(MetricId::bar1_used, "nvmlDeviceGetBAR1MemoryInfo", code, static_cast<double>(bar1.bar1Used));
   }
-  if (want({MetricId::fan_pwm})) {
-    // NVML's fan speed is the intended speed as a share of the maximum: our fan_pwm.
-    const Return code = p.call(api.fan_speed, &value);
-    p.number(MetricId::fan_pwm, "nvmlDeviceGetFanSpeed", code, value);
-  }
-  if (want({MetricId::performance_state})) {
-    int pstate = 0;
-    const Return code = p.call(api.performance_state, &pstate);
-    if (code == kSuccess && (pstate < 0 || pstate > 15)) {
-      p.list().failed(MetricId::performance_state, ENOENT, "nvmlDeviceGetPerformanceState: unknown");
-    } else {
-      p.text(MetricId::performance_state, "nvmlDeviceGetPerformanceState", code, fmt::format("P{}", pstate));
-    }
-  }
-  if (want({MetricId::throttle_status})) {
-    unsigned long long reasons = 0;
-    const Return code = p.call(api.clock_event_reasons, &reasons);
-    p.number(MetricId::throttle_status, "nvmlDeviceGetCurrentClocksEventReasons", code, static_cast<double>(reasons));
-  }
-  if (want({MetricId::violation_time})) {
-    // nvmlPerfPolicyType_t: 0-5 the limiters, 10 and 11 the totals below application and base clocks.
-    constexpr std::pair<int, const char*> kPolicies[] = {{0, "power"},           {1, "thermal"},
-                                                         {2, "sync_boost"},      {3, "board_limit"},
-                                                         {4, "low_utilization"}, {5, "reliability"},
-                                                         {10, "total_app_clocks"}, {11, "total_base_clocks"}};
-    for (const auto& [policy, reason] : kPolicies) {
-      ViolationTime time{};
-      const Return code = p.call(api.violation_status, policy, &time);
-      p.number(MetricId::violation_time, "nvmlDeviceGetViolationStatus", code, static_cast<double>(time.violationTime) / 1e9, reason);
-    }
-  }
-  if (want({MetricId::pcie_speed})) {
-    unsigned generation = 0;
-    const Return code = p.call(api.pcie_generation, &generation);
-    p.number(MetricId::pcie_speed, "nvmlDeviceGetCurrPcieLinkGeneration",
-             code == kSuccess && !generation_speed(generation) ? kErrorUnknown : code,
-             generation_speed(generation).value_or(0));
-  }
-  if (want({MetricId::pcie_width})) {
-    p.fetch<unsigned>(MetricId::pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", api.pcie_width, 1.0);
-  }
-  if (options.pcie_throughput && want({MetricId::pcie_rx, MetricId::pcie_tx})) {
-    // NVML counts bytes over a 20 ms window per call: opt-in, as amdgpu's pcie_bw is.
-    const std::pair<MetricId, int> directions[] = {{MetricId::pcie_rx, kPcieRxBytes}, {MetricId::pcie_tx, kPcieTxBytes}};
-    for (const auto& [id, counter] : directions) {
-      p.fetch<unsigned>(id, "nvmlDeviceGetPcieThroughput", api.pcie_throughput, 1.0 / 1024, counter);  // KB/s (1/1024 is exact)
-    }
-  } else {
-    p.list().failed(MetricId::pcie_rx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
-    p.list().failed(MetricId::pcie_tx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
-  }
-  if (want({MetricId::pcie_replay_count})) {
-    p.fetch<unsigned>(MetricId::pcie_replay_count, "nvmlDeviceGetPcieReplayCounter", api.pcie_replay_counter, 1.0);
-  }
+  read_limits(p, options);
+  read_pcie(p, options);
   if (memory_errors) read_memory_errors(p, batch);
   if (want({MetricId::nvlink_state})) read_nvlinks(p);
 }
