@@ -165,10 +165,11 @@ class MonitorTable {
   std::size_t time_width_;
 };
 
-}  // namespace
+using Readings = std::map<std::uint32_t, std::vector<smi::Reading>>;
 
-int run_monitor(const DeviceSource& system, const CommonOptions& options, double interval_s, long iterations) {
-  const auto selected = selected_devices(system, options);
+// What each refresh reads: the columns shown (the default ones, or -m's), with the limits and
+// window metrics they name.
+smi::SampleOptions monitor_sample_options(const CommonOptions& options) {
   smi::SampleOptions what;
   what.live = true;
   if (options.format != Format::json || !options.metrics.empty()) {
@@ -189,6 +190,51 @@ int run_monitor(const DeviceSource& system, const CommonOptions& options, double
   what.window = std::any_of(what.metrics.begin(), what.metrics.end(), [](MetricId id) {
     return smi::find_metric(id)->kind == smi::Kind::window;
   });
+  return what;
+}
+
+std::string monitor_json(std::chrono::system_clock::time_point now, const std::vector<std::uint32_t>& selected,
+                         const std::vector<smi::DeviceSummary>& devices, Readings& readings) {
+  Json doc = document("monitor");
+  doc["time"] = std::chrono::duration<double>(now.time_since_epoch()).count();
+  doc["devices"] = Json::array();
+  for (const std::uint32_t index : selected) {
+    Json d;
+    d["index"] = index;
+    d["fault"] = devices[index].fault.empty() ? Json(nullptr) : Json(devices[index].fault);
+    d["metrics"] = readings_json(readings[index]);
+    doc["devices"].push_back(std::move(d));
+  }
+  return doc.dump() + "\n";
+}
+
+std::string monitor_csv(long round, std::chrono::system_clock::time_point now, const std::vector<Column>& columns,
+                        const std::vector<std::uint32_t>& selected, const std::vector<smi::DeviceSummary>& devices,
+                        Readings& readings) {
+  std::string out;
+  if (round == 0) {
+    std::vector<std::string> header = {"time", "index", "bdf"};
+    for (const Column& c : columns) header.push_back(c.csv_title());
+    header.emplace_back("fault");
+    out += csv_row(header);
+  }
+  for (const std::uint32_t index : selected) {
+    std::vector<std::string> fields = {utc_iso(now), std::to_string(index), devices[index].bdf};
+    for (const Column& c : columns) {
+      const smi::Reading* r = c.find(readings[index]);
+      fields.push_back(r == nullptr || !r->ok() ? std::string() : value_text(*r));
+    }
+    fields.push_back(devices[index].fault);
+    out += csv_row(fields);
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_monitor(const DeviceSource& system, const CommonOptions& options, double interval_s, long iterations) {
+  const auto selected = selected_devices(system, options);
+  const smi::SampleOptions what = monitor_sample_options(options);
   const bool milliseconds = interval_s < 1.0;
   const unsigned rows = options.format == Format::table ? terminal_rows() : 0;
   std::vector<Column> columns;
@@ -200,24 +246,14 @@ int run_monitor(const DeviceSource& system, const CommonOptions& options, double
   for (long round = 0; iterations <= 0 || round < iterations; ++round) {
     if (round > 0) std::this_thread::sleep_until(start + std::chrono::duration<double>(interval_s * static_cast<double>(round)));
     const auto now = std::chrono::system_clock::now();
-    std::map<std::uint32_t, std::vector<smi::Reading>> readings;
+    Readings readings;
     for (const std::uint32_t index : selected) readings[index] = system.sample(index, what);
     const auto devices = system.devices();  // after the reads: names a GPU whose read hung
     faulted = faulted || any_fault(devices, selected);
     const std::string faults = fault_lines(devices, selected);
 
     if (options.format == Format::json) {
-      Json doc = document("monitor");
-      doc["time"] = std::chrono::duration<double>(now.time_since_epoch()).count();
-      doc["devices"] = Json::array();
-      for (const std::uint32_t index : selected) {
-        Json d;
-        d["index"] = index;
-        d["fault"] = devices[index].fault.empty() ? Json(nullptr) : Json(devices[index].fault);
-        d["metrics"] = readings_json(readings[index]);
-        doc["devices"].push_back(std::move(d));
-      }
-      print(doc.dump() + "\n");
+      print(monitor_json(now, selected, devices, readings));
     } else {
       if (round == 0) {
         columns = choose_columns(options, readings);
@@ -225,21 +261,7 @@ int run_monitor(const DeviceSource& system, const CommonOptions& options, double
       }
       std::string out;
       if (options.format == Format::csv) {
-        if (round == 0) {
-          std::vector<std::string> header = {"time", "index", "bdf"};
-          for (const Column& c : columns) header.push_back(c.csv_title());
-          header.emplace_back("fault");
-          out += csv_row(header);
-        }
-        for (const std::uint32_t index : selected) {
-          std::vector<std::string> fields = {utc_iso(now), std::to_string(index), devices[index].bdf};
-          for (const Column& c : columns) {
-            const smi::Reading* r = c.find(readings[index]);
-            fields.push_back(r == nullptr || !r->ok() ? std::string() : value_text(*r));
-          }
-          fields.push_back(devices[index].fault);
-          out += csv_row(fields);
-        }
+        out += monitor_csv(round, now, columns, selected, devices, readings);
       } else {
         std::vector<std::vector<std::string>> cells;
         bool grew = false;

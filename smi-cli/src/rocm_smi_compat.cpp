@@ -207,16 +207,19 @@ int usage_error(const std::string& what) {
   return kExitBadArguments;
 }
 
-}  // namespace
-
-int run_rocm_smi_compat(int argc, char** argv, int compat_flag, std::vector<std::string>& default_view_args) {
+// What a rocm-smi command line asks for.
+struct RocmSmiRequest {
   bool json = false;
   bool all = false;
   bool driver = false;
-  std::set<std::string> wanted;
-  std::set<std::string> meminfo;
+  std::set<std::string> wanted;    // section flags
+  std::set<std::string> meminfo;   // vram, vis_vram, gtt, all
   std::vector<std::string> device_selectors;
   smi::OpenOptions open;
+};
+
+// rocm-smi's flags into `r`; an exit code (after the usage message) for one it does not take.
+std::optional<int> parse_rocm_smi_args(int argc, char** argv, int compat_flag, RocmSmiRequest& r) {
   for (int i = 1; i < argc; ++i) {
     if (i == compat_flag) continue;
     const std::string arg = argv[i];
@@ -224,77 +227,60 @@ int run_rocm_smi_compat(int argc, char** argv, int compat_flag, std::vector<std:
       while (i + 1 < argc && argv[i + 1][0] != '-') into.emplace_back(argv[++i]);
     };
     if (arg == "--json") {
-      json = true;
+      r.json = true;
     } else if (arg == "-a" || arg == "--showallinfo") {
-      all = true;
+      r.all = true;
     } else if (arg == "--showdriverversion") {
-      driver = true;
+      r.driver = true;
     } else if (arg == "-d" || arg == "--device") {
-      values(device_selectors);
-      if (device_selectors.empty()) return usage_error("-d needs device indices");
+      values(r.device_selectors);
+      if (r.device_selectors.empty()) return usage_error("-d needs device indices");
     } else if (arg == "--showmeminfo") {
       std::vector<std::string> types;
       values(types);
       if (types.empty()) return usage_error("--showmeminfo needs vram, vis_vram, gtt or all");
       for (const std::string& t : types) {
         if (t != "vram" && t != "vis_vram" && t != "gtt" && t != "all") return usage_error("unknown memory type " + t);
-        meminfo.insert(t);
+        r.meminfo.insert(t);
       }
     } else if (arg == "--sysfs-root" && i + 1 < argc) {
-      open.sysfs_root = argv[++i];
+      r.open.sysfs_root = argv[++i];
     } else if (arg == "--procfs-root" && i + 1 < argc) {
-      open.procfs_root = argv[++i];
+      r.open.procfs_root = argv[++i];
     } else {
       const auto& known = sections();
       const auto it = std::find_if(known.begin(), known.end(),
                                    [&arg](const Section& s) { return arg == s.flag || (*s.short_flag && arg == s.short_flag); });
       if (it == known.end()) return usage_error("unsupported flag " + arg);
-      wanted.insert(it->flag);
+      r.wanted.insert(it->flag);
     }
   }
-  if (all) {
-    for (const Section& s : sections()) wanted.insert(s.flag);
-    meminfo = {"all"};
-    driver = true;
-  }
-  if (wanted.empty() && meminfo.empty() && !driver) {
-    if (json) return usage_error("--json needs a flag to show (try -a)");
-    if (!open.sysfs_root.empty()) default_view_args.insert(default_view_args.end(), {"--sysfs-root", open.sysfs_root});
-    if (!open.procfs_root.empty()) default_view_args.insert(default_view_args.end(), {"--procfs-root", open.procfs_root});
-    for (const std::string& d : device_selectors) default_view_args.insert(default_view_args.end(), {"-g", d});
-    return kRocmSmiDefaultView;
-  }
+  return std::nullopt;
+}
 
-  const smi::System system = smi::System::open(open);
-  std::vector<std::uint32_t> devices;
-  for (const std::string& selector : device_selectors) devices.push_back(system.resolve(selector));
-  if (devices.empty()) {
-    for (const auto& d : system.devices()) devices.push_back(d.index);
-  }
-  smi::SampleOptions what;
-  what.identity = what.static_info = what.live = true;
-  std::vector<Facts> facts;
-  for (const std::uint32_t d : devices) facts.emplace_back(d, system.sample(d, what));
-  std::string driver_version = "N/A";
-  if (!facts.empty()) driver_version = facts.front().text(MetricId::driver_version);
-
-  if (json) {
-    nlohmann::ordered_json doc = nlohmann::ordered_json::object();
-    for (const Facts& f : facts) {
-      auto& card = doc[fmt::format("card{}", f.index())];
-      card = nlohmann::ordered_json::object();
-      for (const Section& s : sections()) {
-        if (wanted.count(s.flag) == 0) continue;
-        for (const Field& field : s.fields(f)) {
-          if (field.in != Field::In::text) card[field.key] = field.value;
-        }
+std::string rocm_smi_json(const std::vector<Facts>& facts, const RocmSmiRequest& r, const std::string& driver_version) {
+  const auto& wanted = r.wanted;
+  const auto& meminfo = r.meminfo;
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  for (const Facts& f : facts) {
+    auto& card = doc[fmt::format("card{}", f.index())];
+    card = nlohmann::ordered_json::object();
+    for (const Section& s : sections()) {
+      if (wanted.count(s.flag) == 0) continue;
+      for (const Field& field : s.fields(f)) {
+        if (field.in != Field::In::text) card[field.key] = field.value;
       }
-      for (const Field& field : meminfo_fields(f, meminfo)) card[field.key] = field.value;
     }
-    if (driver) doc["system"]["Driver version"] = driver_version;
-    std::printf("%s\n", doc.dump().c_str());
-    return kExitOk;
+    for (const Field& field : meminfo_fields(f, meminfo)) card[field.key] = field.value;
   }
+  if (r.driver) doc["system"]["Driver version"] = driver_version;
+  return doc.dump() + "\n";
+}
+
+std::string rocm_smi_text(const std::vector<Facts>& facts, const RocmSmiRequest& r, const std::string& driver_version) {
+  const auto& wanted = r.wanted;
+  const auto& meminfo = r.meminfo;
+  const bool driver = r.driver;
   std::string out = "\n\n" + banner("ROCm System Management Interface");
   if (driver) out += banner("Version of System Component") + "Driver version: " + driver_version + "\n" + banner("");
   auto emit = [&](const char* title, const std::function<Fields(const Facts&)>& fields) {
@@ -317,6 +303,39 @@ int run_rocm_smi_compat(int argc, char** argv, int compat_flag, std::vector<std:
   }
   if (!meminfo.empty()) emit("Memory Usage (Bytes)", [&meminfo](const Facts& f) { return meminfo_fields(f, meminfo); });
   out += banner("End of ROCm SMI Log");
+  return out;
+}
+
+}  // namespace
+
+int run_rocm_smi_compat(int argc, char** argv, int compat_flag, std::vector<std::string>& default_view_args) {
+  RocmSmiRequest r;
+  if (const auto code = parse_rocm_smi_args(argc, argv, compat_flag, r)) return *code;
+  if (r.all) {
+    for (const Section& s : sections()) r.wanted.insert(s.flag);
+    r.meminfo = {"all"};
+    r.driver = true;
+  }
+  if (r.wanted.empty() && r.meminfo.empty() && !r.driver) {
+    if (r.json) return usage_error("--json needs a flag to show (try -a)");
+    if (!r.open.sysfs_root.empty()) default_view_args.insert(default_view_args.end(), {"--sysfs-root", r.open.sysfs_root});
+    if (!r.open.procfs_root.empty()) default_view_args.insert(default_view_args.end(), {"--procfs-root", r.open.procfs_root});
+    for (const std::string& d : r.device_selectors) default_view_args.insert(default_view_args.end(), {"-g", d});
+    return kRocmSmiDefaultView;
+  }
+
+  const smi::System system = smi::System::open(r.open);
+  std::vector<std::uint32_t> devices;
+  for (const std::string& selector : r.device_selectors) devices.push_back(system.resolve(selector));
+  if (devices.empty()) {
+    for (const auto& d : system.devices()) devices.push_back(d.index);
+  }
+  smi::SampleOptions what;
+  what.identity = what.static_info = what.live = true;
+  std::vector<Facts> facts;
+  for (const std::uint32_t d : devices) facts.emplace_back(d, system.sample(d, what));
+  const std::string driver_version = facts.empty() ? std::string("N/A") : facts.front().text(MetricId::driver_version);
+  const std::string out = r.json ? rocm_smi_json(facts, r, driver_version) : rocm_smi_text(facts, r, driver_version);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;
 }
