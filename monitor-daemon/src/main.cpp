@@ -279,17 +279,20 @@ cli_docs::ProgramDocs program_docs() {
   return docs;
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"hipstack-smid: GPU monitoring daemon (Prometheus /metrics, gRPC hipstack.monitor.v1, D-Bus)"};
+struct DaemonArgs {
   std::string config_path;
-  std::optional<std::string> listen;
-  std::optional<std::string> grpc_listen;
-  std::optional<std::string> sysfs_root;
+  std::optional<std::string> listen, grpc_listen, sysfs_root;
   bool once = false;
   bool foreground = true;
-  app.add_option("-c,--config", config_path, "Configuration file (key = value; docs/daemon.md)")->check(CLI::ExistingFile);
-  app.add_option("--http-listen,--listen", listen, "ADDR:PORT for /metrics, /healthz, /readyz (overrides the file; port 0: any free port)");
-  app.add_option("--grpc-listen", grpc_listen, "unix:PATH, ADDR:PORT or off, for the gRPC API (overrides the file)")
+};
+
+// The command line into `args`; an exit code when it was --help or bad (2).
+std::optional<int> parse_args(int argc, char** argv, DaemonArgs& args) {
+  CLI::App app{"hipstack-smid: GPU monitoring daemon (Prometheus /metrics, gRPC hipstack.monitor.v1, D-Bus)"};
+  app.add_option("-c,--config", args.config_path, "Configuration file (key = value; docs/daemon.md)")->check(CLI::ExistingFile);
+  app.add_option("--http-listen,--listen", args.listen,
+                 "ADDR:PORT for /metrics, /healthz, /readyz (overrides the file; port 0: any free port)");
+  app.add_option("--grpc-listen", args.grpc_listen, "unix:PATH, ADDR:PORT or off, for the gRPC API (overrides the file)")
       ->check([](const std::string& value) {
         try {
           check_grpc_listen(value, "--grpc-listen");
@@ -298,76 +301,95 @@ int run(int argc, char** argv) {
         }
         return std::string();
       });
-  app.add_option("--sysfs-root", sysfs_root, "Read DIR in place of /sys (a capture)")->type_name("DIR");
-  app.add_flag("--foreground", foreground, "Run in the foreground (the only mode: systemd supervises the daemon)");
-  app.add_flag("--once", once, "Sample once, print /metrics to stdout and exit");
+  app.add_option("--sysfs-root", args.sysfs_root, "Read DIR in place of /sys (a capture)")->type_name("DIR");
+  app.add_flag("--foreground", args.foreground, "Run in the foreground (the only mode: systemd supervises the daemon)");
+  app.add_flag("--once", args.once, "Sample once, print /metrics to stdout and exit");
   if (const auto code = cli_docs::answer(argc, argv, app, program_docs, kVersion)) return *code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  auto load = [&]() {
-    Config config = config_path.empty() ? Config{} : load_config(config_path);
-    if (listen) config.listen = *listen;
-    if (grpc_listen) config.grpc_listen = *grpc_listen;
-    if (sysfs_root) config.sysfs_root = *sysfs_root;
-    return config;
-  };
+  return std::nullopt;
+}
 
-  // Signals arrive through a file descriptor, so the event loop handles them like sockets.
+// SIGTERM, SIGINT and SIGHUP through a descriptor, so the event loop handles them like sockets.
+// Called before any thread starts: they inherit the mask.
+int blocked_signals_fd() {
   sigset_t signals;
   sigemptyset(&signals);
   for (const int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts: they inherit the mask
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   const int signal_fd = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0) throw std::runtime_error("signalfd failed");
+  return signal_fd;
+}
 
-  // A configuration that cannot be loaded (a bad line, a file it names missing or malformed) is a
-  // usage error: exit 2 at start. A reload with one keeps the running configuration.
-  Config initial;
-  try {
-    initial = load();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "hipstack-smid: configuration refused: %s\n", e.what());
-    return 2;
+// --once: one sample of every GPU, its /metrics page on stdout.
+[[noreturn]] void run_once(Config config) {
+  if (config.host.empty()) config.host = hostname();
+  config.attribution = Config::Attribution::off;  // one page of samples: no kubelet, no process scan
+  smi::OpenOptions open;
+  open.sysfs_root = config.sysfs_root;
+  open.procfs_root = config.procfs_root;
+  auto system = std::make_shared<const smi::System>(smi::System::open(open));
+  Sampler sampler(system, config);
+  while (!sampler.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::string page = render_metrics(sampler.views(), {config.host, kVersion, config.metrics_profile, nullptr});
+  std::fwrite(page.data(), 1, page.size(), stdout);
+  std::fflush(stdout);
+  std::_Exit(0);  // workers are detached and may sit in a blocking read: do not wait for them
+}
+
+// The systemd watchdog is fed while samples keep finishing (some sample within one interval plus
+// the read deadline): a wedged sampler stops the pings and systemd restarts the daemon.
+class Watchdog {
+ public:
+  explicit Watchdog(Runtime& rt) : last_progress_(rt.current()->sampler->progress()) {
+    std::uint64_t usec = 0;
+    enabled_ = sd_watchdog_enabled(0, &usec) > 0;
+    ping_every_ = std::chrono::microseconds(usec / 2);
+    usec_ = usec;
   }
-  raise_descriptor_limit();
-  Runtime rt;
-  if (once) {
-    Config config = std::move(initial);
-    if (config.host.empty()) config.host = hostname();
-    config.attribution = Config::Attribution::off;  // one page of samples: no kubelet, no process scan
-    smi::OpenOptions open;
-    open.sysfs_root = config.sysfs_root;
-    open.procfs_root = config.procfs_root;
-    auto system = std::make_shared<const smi::System>(smi::System::open(open));
-    Sampler sampler(system, config);
-    while (!sampler.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    const std::string page = render_metrics(sampler.views(), {config.host, kVersion, config.metrics_profile, nullptr});
-    std::fwrite(page.data(), 1, page.size(), stdout);
-    std::fflush(stdout);
-    std::_Exit(0);  // workers are detached and may sit in a blocking read: do not wait for them
+  // How long the loop may sleep: requests, signals and reloads wake it through their descriptors,
+  // so the timeout is only for the memory trim and the watchdog (idle wake-ups cost CPU).
+  [[nodiscard]] int poll_ms() const {
+    constexpr int kIdle = 5000;
+    return enabled_ ? static_cast<int>(std::max<std::int64_t>(10, std::min<std::int64_t>(kIdle, usec_ / 4000))) : kIdle;
   }
-  install(rt, prepare(rt, std::move(initial), "", nullptr));
+  void feed(Runtime& rt) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (const auto progress = rt.current()->sampler->progress(); progress != last_progress_) {
+      last_progress_ = progress;
+      last_progress_at_ = now;
+    }
+    const auto allowed = rt.config.fast_interval + rt.config.read_deadline;
+    if (now - last_ping_ >= ping_every_ && now - last_progress_at_ <= allowed) {
+      sd_notify(0, "WATCHDOG=1");
+      last_ping_ = now;
+    }
+  }
+
+ private:
+  bool enabled_ = false;
+  std::uint64_t usec_ = 0;
+  std::chrono::microseconds ping_every_{};
+  std::chrono::steady_clock::time_point last_ping_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_progress_at_ = std::chrono::steady_clock::now();
+  std::uint64_t last_progress_ = 0;
+};
+
+// The event loop: requests, signals (SIGHUP reloads, SIGTERM/SIGINT stop) and finished reloads.
+[[noreturn]] void serve(Runtime& rt, int signal_fd, const std::function<Config()>& load) {
   Reload reload;
   if (reload.done < 0) throw std::runtime_error("eventfd failed");
   sd_notifyf(0, "READY=1\nSTATUS=serving %zu GPU(s) on %s", rt.current()->sampler->views().size(), rt.config.listen.c_str());
-
-  std::uint64_t watchdog_usec = 0;
-  const bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
-  const auto ping_every = std::chrono::microseconds(watchdog_usec / 2);
-  auto last_ping = std::chrono::steady_clock::now();
-  auto last_progress_at = std::chrono::steady_clock::now();
-  std::uint64_t last_progress = rt.current()->sampler->progress();
+  Watchdog watchdog(rt);
   auto last_trim = std::chrono::steady_clock::now();
-  // Requests, signals and reloads wake the loop through their descriptors: the timeout is only for
-  // the memory trim and the watchdog (idle wake-ups cost CPU on a node that is otherwise quiet).
-  int poll_ms = 5000;
-  if (watchdog) poll_ms = static_cast<int>(std::max<std::int64_t>(10, std::min<std::int64_t>(poll_ms, watchdog_usec / 4000)));
   for (;;) {
     pollfd fds[3] = {{rt.server->fd(), POLLIN, 0}, {signal_fd, POLLIN, 0}, {reload.done, POLLIN, 0}};
-    ::poll(fds, 3, poll_ms);
+    ::poll(fds, 3, watchdog.poll_ms());
     if ((fds[2].revents & POLLIN) != 0) finish_reload(rt, reload, load);
     if ((fds[1].revents & POLLIN) != 0) {
       signalfd_siginfo info{};
@@ -392,22 +414,35 @@ int run(int argc, char** argv) {
       ::malloc_trim(0);
       last_trim = now;
     }
-    // The watchdog is fed while samples keep finishing (some sample within one interval plus the
-    // read deadline): a wedged sampler stops the pings and systemd restarts the daemon.
-    if (watchdog) {
-      const auto now = std::chrono::steady_clock::now();
-      const auto served = rt.current();
-      if (const auto progress = served->sampler->progress(); progress != last_progress) {
-        last_progress = progress;
-        last_progress_at = now;
-      }
-      const auto allowed = rt.config.fast_interval + rt.config.read_deadline;
-      if (now - last_ping >= ping_every && now - last_progress_at <= allowed) {
-        sd_notify(0, "WATCHDOG=1");
-        last_ping = now;
-      }
-    }
+    watchdog.feed(rt);
   }
+}
+
+int run(int argc, char** argv) {
+  DaemonArgs args;
+  if (const auto code = parse_args(argc, argv, args)) return *code;
+  const std::function<Config()> load = [&args]() {
+    Config config = args.config_path.empty() ? Config{} : load_config(args.config_path);
+    if (args.listen) config.listen = *args.listen;
+    if (args.grpc_listen) config.grpc_listen = *args.grpc_listen;
+    if (args.sysfs_root) config.sysfs_root = *args.sysfs_root;
+    return config;
+  };
+  const int signal_fd = blocked_signals_fd();
+  // A configuration that cannot be loaded (a bad line, a file it names missing or malformed) is a
+  // usage error: exit 2 at start. A reload with one keeps the running configuration.
+  Config initial;
+  try {
+    initial = load();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hipstack-smid: configuration refused: %s\n", e.what());
+    return 2;
+  }
+  raise_descriptor_limit();
+  if (args.once) run_once(std::move(initial));
+  Runtime rt;
+  install(rt, prepare(rt, std::move(initial), "", nullptr));
+  serve(rt, signal_fd, load);
 }
 
 }  // namespace
