@@ -220,14 +220,102 @@ void JobGpuUsage::finish(const smi::HealthReport& health) {
   health_end_summary = smi::health_summary(health);
 }
 
+namespace {
+
+// Why a metric has no figure: what the job's samples said of it, or that they lacked it.
+std::string missing_reason(const JobGpuUsage& u, MetricId id) {
+  const auto status = u.last_status.find(std::string(name_of(id)));
+  return status != u.last_status.end() ? fmt::format("{} was {} in the job's samples", name_of(id), status->second)
+                                       : fmt::format("{} is not in the daemon's samples of this GPU", name_of(id));
+}
+
+// Mean and peak of each gauge (power, temperature, busy, VRAM, ...).
+void add_gauge_figures(const JobGpuUsage& u, std::vector<JobFigure>& out) {
+  for (const GaugeSource& g : kGauges) {
+    const auto stats = u.gauges.find(std::string(g.stem));
+    const bool known = stats != u.gauges.end() && stats->second.count > 0;
+    const std::string source = fmt::format("{} over the job's u.samples", name_of(g.metric));
+    const std::string why = known ? "" : missing_reason(u, g.metric);
+    if (!g.mean.empty()) {
+      out.push_back({std::string(g.mean), "", std::string(g.unit),
+                     known ? std::optional(stats->second.sum / static_cast<double>(stats->second.count)) : std::nullopt,
+                     known ? "mean of " + source : "", why});
+    }
+    if (!g.peak.empty()) {
+      out.push_back({std::string(g.peak), "", std::string(g.unit), known ? std::optional(stats->second.max) : std::nullopt,
+                     known ? "maximum of " + source : "", why});
+    }
+  }
+}
+
+void add_throttle_figures(const JobGpuUsage& u, std::vector<JobFigure>& out) {
+  if (u.throttle_seen_s > 0) {
+    const auto any = u.throttle_s.find("any");
+    out.push_back({"throttle_time", "", "s", any == u.throttle_s.end() ? 0.0 : any->second,
+                   "time between u.samples whose throttle_status named a slowdown", ""});
+    for (const auto& [reason, seconds] : u.throttle_s) {
+      if (reason != "any") out.push_back({"throttle_time", reason, "s", seconds, "throttle_status reason", ""});
+    }
+  } else {
+    out.push_back({"throttle_time", "", "s", std::nullopt, "", missing_reason(u, MetricId::throttle_status)});
+  }
+}
+
+void add_violation_figures(const JobGpuUsage& u, double sampled, std::vector<JobFigure>& out) {
+  // Violation time per reason: NVML's own u.counters (seconds), or the AMD firmware's residency
+  // u.counters against its sample count, times the sampled time.
+  const std::string nvml_prefix = fmt::format("{}/", name_of(MetricId::violation_time));
+  const std::string amd_prefix = fmt::format("{}/", name_of(MetricId::violation_residency));
+  const auto accumulated = u.counters.find(std::string(name_of(MetricId::violation_accumulation_count)));
+  const bool amd_known = accumulated != u.counters.end() && accumulated->second.growth > 0;
+  bool violation_known = false;
+  for (const auto& [key, counter] : u.counters) {
+    if (u.samples == 0) break;
+    if (key.starts_with(nvml_prefix)) {
+      out.push_back({"violation_time", key.substr(nvml_prefix.size()), "s", counter.growth,
+                     "growth of violation_time (NVML violation status) over the job's u.samples", ""});
+      violation_known = true;
+    } else if (amd_known && key.starts_with(amd_prefix)) {
+      out.push_back({"violation_time", key.substr(amd_prefix.size()), "s", counter.growth / accumulated->second.growth * sampled,
+                     "violation_residency over violation_accumulation_count, times the sampled time", ""});
+      violation_known = true;
+    }
+  }
+  if (!violation_known) {
+    out.push_back({"violation_time", "", "s", std::nullopt, "",
+                   u.samples == 0 ? "no sample was taken during the job"
+                   : accumulated != u.counters.end() ? "the firmware counted no u.samples during the job"
+                                                   : fmt::format("neither {} nor {}", missing_reason(u, MetricId::violation_time),
+                                                                 missing_reason(u, MetricId::violation_accumulation_count))});
+  }
+}
+
+// Each counter's growth over the job (with its instances), and how many went back.
+void add_counter_figures(const JobGpuUsage& u, std::vector<JobFigure>& out) {
+  std::int64_t resets = 0;
+  for (const CounterSource& c : kCounters) {
+    const std::string metric(name_of(c.metric));
+    std::optional<double> total;
+    std::vector<std::pair<std::string, double>> instances;
+    for (const auto& [key, counter] : u.counters) {
+      if (key != metric && !key.starts_with(metric + "/")) continue;
+      resets += counter.resets;
+      total = total.value_or(0) + counter.growth;
+      if (key != metric && counter.growth > 0) instances.emplace_back(key.substr(metric.size() + 1), counter.growth);
+    }
+    if (c.figure.empty() || c.metric == MetricId::energy_consumed) continue;
+    const std::string source = fmt::format("growth of {} over the job's u.samples", metric);
+    out.push_back({std::string(c.figure), "", std::string(c.unit), u.samples > 0 ? total : std::nullopt,
+                   total && u.samples > 0 ? source : "", total && u.samples > 0 ? "" : missing_reason(u, c.metric)});
+    for (const auto& [instance, growth] : instances) out.push_back({std::string(c.figure), instance, std::string(c.unit), growth, source, ""});
+  }
+  out.push_back({"counter_resets", "", "", static_cast<double>(resets), "u.counters that went back during the job (not counted as use)", ""});
+}
+
+}  // namespace
+
 std::vector<JobFigure> JobGpuUsage::figures(double wall_seconds) const {
   std::vector<JobFigure> out;
-  const auto missing = [this](MetricId id) {
-    const auto status = last_status.find(std::string(name_of(id)));
-    return status != last_status.end()
-               ? fmt::format("{} was {} in the job's samples", name_of(id), status->second)
-               : fmt::format("{} is not in the daemon's samples of this GPU", name_of(id));
-  };
   const double sampled = samples > 0 ? static_cast<double>(last_sample_ns - baseline_ns) / 1e9 : 0.0;
   out.push_back({"wall_time", "", "s", wall_seconds, "the job's start to its stop (or now)", ""});
   out.push_back({"samples", "", "", static_cast<double>(samples), "the daemon's live samples taken during the job", ""});
@@ -245,80 +333,12 @@ std::vector<JobFigure> JobGpuUsage::figures(double wall_seconds) const {
   } else if (power_integrated_s > 0) {
     out.push_back({"energy", "", "J", power_integral_j, "power integrated between the job's samples (no energy counter)", ""});
   } else {
-    out.push_back({"energy", "", "J", std::nullopt, "", samples == 0 ? "no sample was taken during the job" : missing(MetricId::energy_consumed)});
+    out.push_back({"energy", "", "J", std::nullopt, "", samples == 0 ? "no sample was taken during the job" : missing_reason(*this, MetricId::energy_consumed)});
   }
-  for (const GaugeSource& g : kGauges) {
-    const auto stats = gauges.find(std::string(g.stem));
-    const bool known = stats != gauges.end() && stats->second.count > 0;
-    const std::string source = fmt::format("{} over the job's samples", name_of(g.metric));
-    const std::string why = known ? "" : missing(g.metric);
-    if (!g.mean.empty()) {
-      out.push_back({std::string(g.mean), "", std::string(g.unit),
-                     known ? std::optional(stats->second.sum / static_cast<double>(stats->second.count)) : std::nullopt,
-                     known ? "mean of " + source : "", why});
-    }
-    if (!g.peak.empty()) {
-      out.push_back({std::string(g.peak), "", std::string(g.unit), known ? std::optional(stats->second.max) : std::nullopt,
-                     known ? "maximum of " + source : "", why});
-    }
-  }
-
-  if (throttle_seen_s > 0) {
-    const auto any = throttle_s.find("any");
-    out.push_back({"throttle_time", "", "s", any == throttle_s.end() ? 0.0 : any->second,
-                   "time between samples whose throttle_status named a slowdown", ""});
-    for (const auto& [reason, seconds] : throttle_s) {
-      if (reason != "any") out.push_back({"throttle_time", reason, "s", seconds, "throttle_status reason", ""});
-    }
-  } else {
-    out.push_back({"throttle_time", "", "s", std::nullopt, "", missing(MetricId::throttle_status)});
-  }
-
-  // Violation time per reason: NVML's own counters (seconds), or the AMD firmware's residency
-  // counters against its sample count, times the sampled time.
-  const std::string nvml_prefix = fmt::format("{}/", name_of(MetricId::violation_time));
-  const std::string amd_prefix = fmt::format("{}/", name_of(MetricId::violation_residency));
-  const auto accumulated = counters.find(std::string(name_of(MetricId::violation_accumulation_count)));
-  const bool amd_known = accumulated != counters.end() && accumulated->second.growth > 0;
-  bool violation_known = false;
-  for (const auto& [key, counter] : counters) {
-    if (samples == 0) break;
-    if (key.starts_with(nvml_prefix)) {
-      out.push_back({"violation_time", key.substr(nvml_prefix.size()), "s", counter.growth,
-                     "growth of violation_time (NVML violation status) over the job's samples", ""});
-      violation_known = true;
-    } else if (amd_known && key.starts_with(amd_prefix)) {
-      out.push_back({"violation_time", key.substr(amd_prefix.size()), "s", counter.growth / accumulated->second.growth * sampled,
-                     "violation_residency over violation_accumulation_count, times the sampled time", ""});
-      violation_known = true;
-    }
-  }
-  if (!violation_known) {
-    out.push_back({"violation_time", "", "s", std::nullopt, "",
-                   samples == 0 ? "no sample was taken during the job"
-                   : accumulated != counters.end() ? "the firmware counted no samples during the job"
-                                                   : fmt::format("neither {} nor {}", missing(MetricId::violation_time),
-                                                                 missing(MetricId::violation_accumulation_count))});
-  }
-
-  std::int64_t resets = 0;
-  for (const CounterSource& c : kCounters) {
-    const std::string metric(name_of(c.metric));
-    std::optional<double> total;
-    std::vector<std::pair<std::string, double>> instances;
-    for (const auto& [key, counter] : counters) {
-      if (key != metric && !key.starts_with(metric + "/")) continue;
-      resets += counter.resets;
-      total = total.value_or(0) + counter.growth;
-      if (key != metric && counter.growth > 0) instances.emplace_back(key.substr(metric.size() + 1), counter.growth);
-    }
-    if (c.figure.empty() || c.metric == MetricId::energy_consumed) continue;
-    const std::string source = fmt::format("growth of {} over the job's samples", metric);
-    out.push_back({std::string(c.figure), "", std::string(c.unit), samples > 0 ? total : std::nullopt,
-                   total && samples > 0 ? source : "", total && samples > 0 ? "" : missing(c.metric)});
-    for (const auto& [instance, growth] : instances) out.push_back({std::string(c.figure), instance, std::string(c.unit), growth, source, ""});
-  }
-  out.push_back({"counter_resets", "", "", static_cast<double>(resets), "counters that went back during the job (not counted as use)", ""});
+  add_gauge_figures(*this, out);
+  add_throttle_figures(*this, out);
+  add_violation_figures(*this, sampled, out);
+  add_counter_figures(*this, out);
   return out;
 }
 
