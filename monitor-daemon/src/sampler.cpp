@@ -223,6 +223,48 @@ struct SampleOutcome {
   bool costly_failed = false;
 };
 
+// The facts (identity, static), partitions and health verdict of a slow sample; `live` is what was
+// just read live, so that the checks need no second read when every metric is exported.
+std::shared_ptr<SlowSample> take_slow_sample(const SamplerPool& pool, std::uint32_t index, const std::vector<smi::Reading>& live) {
+  const smi::System& system = *pool.system;
+  const std::vector<smi::MetricId>& wanted = pool.wanted;
+  smi::SampleOptions facts;
+  facts.identity = facts.static_info = true;
+  facts.live = false;
+  facts.metrics = wanted;
+  auto slow = std::make_shared<SlowSample>();
+  slow->facts = system.sample(index, facts);
+  slow->partitions = system.partitions(index);
+  if (!wanted.empty()) {
+    for (smi::Partition& p : slow->partitions) {
+      std::erase_if(p.readings, [&wanted](const smi::Reading& r) {
+        return std::find(wanted.begin(), wanted.end(), r.id) == wanted.end();
+      });
+    }
+  }
+  if (wanted.empty()) {
+    // Every metric was just read (facts and live): the checks run on that, not on a second read.
+    std::vector<smi::Reading> all = slow->facts;
+    all.insert(all.end(), live.begin(), live.end());
+    slow->health = system.health(index, all, pool.config.policy);
+  } else {
+    slow->health = system.health(index, pool.config.policy);  // the checks need more than the exported metrics
+  }
+  slow->at = Clock::now();
+  return slow;
+}
+
+// A sample joins the device's history, which is bounded by length and by its share of memory.
+// Called with state.mutex held.
+void keep_history(DeviceState& state, std::shared_ptr<const HistoryEntry> kept, const Config& config, std::size_t history_share) {
+  state.history_bytes += kept->bytes();
+  state.history.push_back(std::move(kept));
+  while (state.history.size() > 1 && (state.history.size() > config.history_length || state.history_bytes > history_share)) {
+    state.history_bytes -= state.history.front()->bytes();
+    state.history.pop_front();
+  }
+}
+
 SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, std::size_t history_share, bool slow_due,
                    bool window_due, bool costly_due) {
   const Config& config = pool.config;
@@ -293,32 +335,7 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
     snapshot->live_at = Clock::now();
     snapshot->live_wall = std::chrono::system_clock::now();
     snapshot->have_live = true;
-    if (slow_due) {
-      smi::SampleOptions facts;
-      facts.identity = facts.static_info = true;
-      facts.live = false;
-      facts.metrics = wanted;
-      auto slow = std::make_shared<SlowSample>();
-      slow->facts = system.sample(index, facts);
-      slow->partitions = system.partitions(index);
-      if (!wanted.empty()) {
-        for (smi::Partition& p : slow->partitions) {
-          std::erase_if(p.readings, [&wanted](const smi::Reading& r) {
-            return std::find(wanted.begin(), wanted.end(), r.id) == wanted.end();
-          });
-        }
-      }
-      if (wanted.empty()) {
-        // Every metric was just read (facts and live): the checks run on that, not on a second read.
-        std::vector<smi::Reading> all = slow->facts;
-        all.insert(all.end(), snapshot->live.begin(), snapshot->live.end());
-        slow->health = system.health(index, all, config.policy);
-      } else {
-        slow->health = system.health(index, config.policy);  // the checks need more than the exported metrics
-      }
-      slow->at = Clock::now();
-      snapshot->slow = std::move(slow);
-    }
+    if (slow_due) snapshot->slow = take_slow_sample(pool, index, snapshot->live);
     std::shared_ptr<const HistoryEntry> previous;
     {
       std::lock_guard lock(state.mutex);
@@ -326,12 +343,7 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
     }
     auto kept = std::make_shared<const HistoryEntry>(HistoryEntry::from(snapshot->live_wall, snapshot->live, previous.get()));
     std::lock_guard lock(state.mutex);
-    state.history_bytes += kept->bytes();
-    state.history.push_back(std::move(kept));
-    while (state.history.size() > 1 && (state.history.size() > config.history_length || state.history_bytes > history_share)) {
-      state.history_bytes -= state.history.front()->bytes();
-      state.history.pop_front();
-    }
+    keep_history(state, std::move(kept), config, history_share);
     state.snapshot = std::move(snapshot);
     state.busy_since = {};
     return {answered, costly_failed};

@@ -83,6 +83,63 @@ std::vector<std::string> visibility(std::span<const Unit> units) {
 
 }  // namespace
 
+namespace {
+
+// The module's end and output judged into r: a verdict, message and advice.
+void judge(const Module& module, const RunContext& context, const Unit* unit, const std::filesystem::path& program,
+           const ProcessResult& p, const std::string& end, TestResult& r) {
+  const auto failed = [&r](std::string message, std::string advice) {
+    r.verdict = Verdict::fail;
+    r.message = std::move(message);
+    r.advice = std::move(advice);
+  };
+  if (!p.spawn_error.empty()) return failed(end, "check the module folder's permissions");
+  if (!p.wait_error.empty())
+    return failed(fmt::format("{}: the module {}", program.string(), end),
+                  "its result cannot be trusted without its exit status: run the module by hand");
+  if (p.stopped_by != 0) return failed(end, "the test did not finish: run hipstack-validate again to judge it");
+  if (p.timed_out)
+    return failed(end, "the GPU may have hung: check the kernel log (dmesg) and `hipstack-smi health`, then run "
+                       "the module by hand");
+  if (p.signal != 0) return failed("the module crashed: " + end, "run the module by hand to see the fault; check dmesg");
+  if (p.exit_code == 77) {
+    if (!module.per_device) {
+      r.verdict = Verdict::skip;
+      r.message = p.out.substr(0, p.out.find('\n'));
+      return;
+    }
+    return failed("the GPU runtime found no GPU", "run hipstack-info for the install checks");
+  }
+  if (p.exit_code == 2) return failed("the module refused its arguments: " + p.err_tail, "a hipstack defect: report it");
+  nlohmann::json output;
+  try {
+    output = nlohmann::json::parse(p.out);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
+    return failed(fmt::format("the module's output is not JSON ({}); {}", e.what(), end),
+                  p.err_tail.empty() ? "" : "its stderr ends: " + p.err_tail.substr(p.err_tail.rfind('\n', p.err_tail.size() - 2) + 1));
+  }
+  r.module["output"] = output;
+  try {
+    module.evaluate(output, EvalContext{unit, context.units}, r);
+  } catch (const std::exception& e) {
+    return failed(std::string("the module's output is malformed: ") + e.what(), "a hipstack defect: report it");
+  }
+  const auto own = output.find("result");
+  const bool own_pass = own != output.end() && *own == "pass";
+  if (!own_pass || p.exit_code != 0) {
+    r.verdict = Verdict::fail;
+    r.message = fmt::format("the module's checks failed ({}); {}", end, summarise(r));
+    r.advice = "the GPU computed wrong results or lost data: run `hipstack-smi ras` and `hipstack-smi health`; "
+               "if it repeats, the GPU needs service";
+  } else {
+    r.message = summarise(r);
+    if (r.verdict == Verdict::fail) r.advice = "below the expected speed: see the figures' basis and the telemetry";
+  }
+  if (unit && r.telemetry) judge_telemetry(*unit, r);
+}
+
+}  // namespace
+
 TestResult run_module(const Module& module, const RunContext& context, const Unit* unit, Progress& progress) {
   TestResult r;
   r.test = std::string(module.test);
@@ -124,57 +181,7 @@ TestResult run_module(const Module& module, const RunContext& context, const Uni
               {"stderr_tail", p.err_tail}};
   if (sampler) r.telemetry = sampler->summary();
 
-  const auto failed = [&](std::string message, std::string advice) {
-    r.verdict = Verdict::fail;
-    r.message = std::move(message);
-    r.advice = std::move(advice);
-    progress.finish(r);
-    return r;
-  };
-  if (!p.spawn_error.empty()) return failed(end, "check the module folder's permissions");
-  if (!p.wait_error.empty())
-    return failed(fmt::format("{}: the module {}", program.string(), end),
-                  "its result cannot be trusted without its exit status: run the module by hand");
-  if (p.stopped_by != 0) return failed(end, "the test did not finish: run hipstack-validate again to judge it");
-  if (p.timed_out)
-    return failed(end, "the GPU may have hung: check the kernel log (dmesg) and `hipstack-smi health`, then run "
-                       "the module by hand");
-  if (p.signal != 0) return failed("the module crashed: " + end, "run the module by hand to see the fault; check dmesg");
-  if (p.exit_code == 77) {
-    if (!module.per_device) {
-      r.verdict = Verdict::skip;
-      r.message = p.out.substr(0, p.out.find('\n'));
-      progress.finish(r);
-      return r;
-    }
-    return failed("the GPU runtime found no GPU", "run hipstack-info for the install checks");
-  }
-  if (p.exit_code == 2) return failed("the module refused its arguments: " + p.err_tail, "a hipstack defect: report it");
-  nlohmann::json output;
-  try {
-    output = nlohmann::json::parse(p.out);
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
-    return failed(fmt::format("the module's output is not JSON ({}); {}", e.what(), end),
-                  p.err_tail.empty() ? "" : "its stderr ends: " + p.err_tail.substr(p.err_tail.rfind('\n', p.err_tail.size() - 2) + 1));
-  }
-  r.module["output"] = output;
-  try {
-    module.evaluate(output, EvalContext{unit, context.units}, r);
-  } catch (const std::exception& e) {
-    return failed(std::string("the module's output is malformed: ") + e.what(), "a hipstack defect: report it");
-  }
-  const auto own = output.find("result");
-  const bool own_pass = own != output.end() && *own == "pass";
-  if (!own_pass || p.exit_code != 0) {
-    r.verdict = Verdict::fail;
-    r.message = fmt::format("the module's checks failed ({}); {}", end, summarise(r));
-    r.advice = "the GPU computed wrong results or lost data: run `hipstack-smi ras` and `hipstack-smi health`; "
-               "if it repeats, the GPU needs service";
-  } else {
-    r.message = summarise(r);
-    if (r.verdict == Verdict::fail) r.advice = "below the expected speed: see the figures' basis and the telemetry";
-  }
-  if (unit && r.telemetry) judge_telemetry(*unit, r);
+  judge(module, context, unit, program, p, end, r);
   progress.finish(r);
   return r;
 }
