@@ -218,8 +218,6 @@ void TcpListener::check_connections() {
     c.received = *received;
     c.checked = now;
     if (c.allowance >= 0) return false;
-    // gRPC sees the end of the connection and closes it (and its calls); the number stays gRPC's.
-    ::shutdown(c.fd, SHUT_RDWR);
     if (refused_until_.size() >= kMaxRefusedSources) {
       refused_until_.erase(std::min_element(refused_until_.begin(), refused_until_.end(),
                                             [](const auto& a, const auto& b) { return a.second < b.second; }));
@@ -232,6 +230,9 @@ void TcpListener::check_connections() {
                  std::chrono::duration<double>(now - c.opened).count(), static_cast<unsigned long long>(limits_.burst_bytes),
                  static_cast<unsigned long long>(limits_.bytes_per_second), c.source.c_str(),
                  static_cast<long long>(limits_.refuse_for.count()));
+    // Said before it is done, so the log names the closing before the client can see it.
+    // gRPC sees the end of the connection and closes it (and its calls); the number stays gRPC's.
+    ::shutdown(c.fd, SHUT_RDWR);
     return true;
   });
 }
