@@ -225,6 +225,9 @@ struct AttributionWatcher::Shared {
     auto next_look = Clock::now();
     auto next_match = Clock::time_point::max();
     for (;;) {
+      // Watched before the look, so that a pod made after the kubelet answered is an event, not
+      // missed until the next look on the timer.
+      watch();
       const auto now = Clock::now();
       if (now >= next_look) {
         full_look();
@@ -237,7 +240,6 @@ struct AttributionWatcher::Shared {
       // again soon (with the kubelet's answer kept: it is not asked again for that).
       next_match = complete ? Clock::time_point::max() : Clock::now() + std::chrono::milliseconds(250);
       if (retry.count() > 0) next_look = std::min(next_look, Clock::now() + retry);
-      watch();
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(next_look, next_match) - Clock::now());
       pollfd fds[2] = {{stop_fd, POLLIN, 0}, {inotify, POLLIN, 0}};
       const int ready = ::poll(fds, inotify >= 0 ? 2 : 1, static_cast<int>(std::max<std::int64_t>(0, wait.count())));

@@ -38,6 +38,14 @@ def raw_request(port, data, timeout=5.0):
         return b"".join(chunks).decode(errors="replace")
 
 
+def daemon_log(path):
+    """A new, empty file for a daemon's stderr that the test also reads. Opened for appending: the
+    daemon shares this open file (and its offset) with the test, so without O_APPEND a line written
+    after the test's seek(0) would overwrite the start of the log."""
+    open(path, "w").close()
+    return open(path, "a+")
+
+
 def wait_ready(port, timeout=10.0, alive=None, log=lambda: ""):
     """Returns once /readyz answers 200 (every GPU has a first sample); fails after `timeout` s, or
     at once when `alive()` says the daemon exited. `log()` is added to the failure message."""
@@ -60,7 +68,7 @@ def start_smid(test, smid, capture, folder, grpc_listen=None, config="", ready=T
     reads, not the estimate between reads (test_costly.py)."""
     name = "smid-%d" % len(os.listdir(folder))
     socket_path = os.path.join(folder, name + ".sock")
-    log = open(os.path.join(folder, name + ".err"), "w+")
+    log = daemon_log(os.path.join(folder, name + ".err"))
     test.addCleanup(log.close)
     config_path = os.path.join(folder, name + ".conf")
     with open(config_path, "w") as f:

@@ -24,7 +24,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from smid_http import http_get, parse_metrics, series, wait_ready  # noqa: E402
+from smid_http import daemon_log, http_get, parse_metrics, series, wait_ready  # noqa: E402
 
 SMID = SMI = CAPTURES = PROTO = FAKE_NVML = NVML_SCRIPTS = None
 pb = rpc = grpc = None
@@ -164,7 +164,7 @@ class Node:
                     "attribution_interval_ms = %d\nprocfs_root = %s\n"
                     % (attribution, socket or self.socket, self.logs, interval_ms, os.path.join(self.capture, "proc")))
         self.grpc_socket = os.path.join(self.dir, "smid.sock")
-        self.err = open(os.path.join(self.dir, "smid.err"), "w+")
+        self.err = daemon_log(os.path.join(self.dir, "smid.err"))
         self.test.addCleanup(self.err.close)
         proc = subprocess.Popen([SMID, "--config", config, "--sysfs-root", os.path.join(self.capture, "sys"),
                                  "--http-listen", "127.0.0.1:0", "--grpc-listen", "unix:" + self.grpc_socket],

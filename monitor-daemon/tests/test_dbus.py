@@ -20,7 +20,7 @@ import tempfile
 import time
 import unittest
 
-from smid_http import wait_ready
+from smid_http import daemon_log, wait_ready
 
 SMID = SMI = CAPTURES = None
 NAME, PATH, IFACE = "org.hipstack.Monitor1", "/org/hipstack/Monitor1", "org.hipstack.Monitor1"
@@ -55,7 +55,7 @@ class DbusTest(unittest.TestCase):
         config = os.path.join(self.dir, "smid.conf")
         with open(config, "w") as f:
             f.write("dbus = session\nfast_interval_ms = 100\nslow_interval_ms = 200\ngrpc_listen = off\n")
-        self.log = open(os.path.join(self.dir, "smid.err"), "w+")
+        self.log = daemon_log(os.path.join(self.dir, "smid.err"))
         env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=self.address)
         self.smid = subprocess.Popen([SMID, "--config", config, "--sysfs-root", self.sysfs, "--http-listen", "127.0.0.1:0"],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log, env=env)

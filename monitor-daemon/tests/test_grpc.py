@@ -21,6 +21,8 @@ import threading
 import time
 import unittest
 
+from smid_http import daemon_log  # noqa: E402
+
 SMID = SMI = CAPTURES = PROTO = None
 pb = rpc = health_pb = health_rpc = refl_pb = refl_rpc = None
 grpc = None
@@ -59,7 +61,7 @@ class Daemon:
         config = os.path.join(self.dir, "smid.conf")
         with open(config, "w") as f:
             f.write("fast_interval_ms = 100\n" + config_text)
-        self.log = open(os.path.join(self.dir, "smid.err"), "w+")
+        self.log = daemon_log(os.path.join(self.dir, "smid.err"))
         cmd = [SMID, "--config", config, "--sysfs-root", sysfs, "--http-listen", "127.0.0.1:0",
                "--grpc-listen", grpc_listen or "unix:" + self.socket]
         # nofile: the descriptor limit (soft and hard) the daemon starts with, as systemd's LimitNOFILE.
