@@ -4,6 +4,8 @@
 #                      component's packaging-mode build) and the binary components' (package_binary.py,
 #                      from stage/manifest.json's package rules)
 #   OUTDIR/repo/apt/, OUTDIR/repo/dnf/   signed repositories of them (installer/make-*-repo.sh)
+#   OUTDIR/repo/python/   the hipstack wheel (built by the in-tree components' build), SHA256SUMS and
+#                      its signature SHA256SUMS.asc, and the public key: a folder for pip's --find-links
 # The signing key: $HIPSTACK_SIGNING_KEYRING (a folder made by installer/make-signing-key.sh), else a
 # key made once in OUTDIR/key (fine for tests; docs/install-repos.md says how releases are signed).
 # Skips everything when nothing was staged since its last run.
@@ -39,7 +41,7 @@ inputs=$( { echo "SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH keyring=$(realpath "$keyr
               gpg --batch --with-colons --list-secret-keys 2>/dev/null | grep '^fpr:' || true
             find "$here/package.sh" "$here/scripts/package_binary.py" "$top/installer" "$here/packaging" -type f -print0 |
               sort -z | xargs -0 cat | sha256sum; } )
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs" ] && [ -d "$out/repo/apt/dists" ] && [ -d "$out/repo/dnf/repodata" ] &&
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs" ] && [ -d "$out/repo/apt/dists" ] && [ -d "$out/repo/dnf/repodata" ] && [ -f "$out/repo/python/SHA256SUMS.asc" ] &&
    [ -z "$(find "$stage" -newer "$stamp" \( -type f -o -type l \) -print -quit)" ]; then
   echo "superbuild/package.sh: packages and repositories are up to date"
   exit 0
@@ -63,6 +65,24 @@ python3 "$here/scripts/package_binary.py" "$stage" "$packages" "$intree/packagin
 # The repositories.
 "$top/installer/make-apt-repo.sh" "$packages" "$out/repo/apt" --keyring "$keyring" > /dev/null
 "$top/installer/make-dnf-repo.sh" "$packages" "$out/repo/dnf" --keyring "$keyring" > /dev/null
+
+# The wheel, for pip users: pip checks no OpenPGP signature, so its SHA-256 is published in a signed
+# SHA256SUMS (for `pip install --require-hashes`, or sha256sum -c after gpgv).
+mapfile -t wheels < <(compgen -G "$intree/smi-lib/python/wheel/hipstack-*-py3-none-any.whl" || true)
+[ ${#wheels[@]} -eq 1 ] || { echo "superbuild/package.sh: expected one wheel in $intree/smi-lib/python/wheel, found ${#wheels[@]}" >&2; exit 1; }
+python_repo=$out/repo/python
+mkdir -p "$python_repo"
+cp "${wheels[0]}" "$python_repo/"
+(cd "$python_repo" && sha256sum -- *.whl > SHA256SUMS)
+# shellcheck disable=SC2034  # prog and sign_keyring are read by signing.sh
+prog=superbuild/package.sh
+# shellcheck source=installer/signing.sh
+source "$top/installer/signing.sh"
+# shellcheck disable=SC2034
+sign_keyring=$keyring
+sign_resolve
+sign_detached "$python_repo/SHA256SUMS" "$python_repo/SHA256SUMS.asc"
+sign_export "$python_repo"
 echo "$inputs" > "$stamp"
 echo "superbuild/package.sh: $(ls "$packages"/*.deb | wc -l) .deb and $(ls "$packages"/*.rpm | wc -l) .rpm in $packages;" \
-     "repositories in $out/repo/apt and $out/repo/dnf (key $keyring)"
+     "repositories in $out/repo/apt and $out/repo/dnf, the wheel in $python_repo (key $keyring)"

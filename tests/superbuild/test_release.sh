@@ -3,11 +3,13 @@
 # `superbuild/build.sh OUTDIR` left:
 #   - every package of the manifest (the in-tree ones, the relocated AMD ones, the metapackages) as .deb
 #     and .rpm; lintian and rpmlint report no errors on any of them;
-#   - the signed repositories verify (InRelease, Release.gpg, repomd.xml.asc, each rpm's signature);
+#   - the signed repositories verify (InRelease, Release.gpg, repomd.xml.asc, each rpm's signature,
+#     the wheel's SHA256SUMS.asc and its hash);
 #   - in a Debian 12 chroot: the apt repository added as users do (file://, Signed-By), `apt-get install
 #     hipstack`; hipstack-smi, hipstack-info and hipstack-smid from /opt/hipstack; a HIP program
 #     compiled for gfx90a with the installed hipcc holds gfx90a code and loads the installed runtime;
-#     rocminfo from the prefix gives its "no GPU" answer; a tampered repository is refused with apt's
+#     rocminfo from the prefix gives its "no GPU" answer; the wheel, pip-installed from the release's
+#     folder, reads the capture through the installed library; a tampered repository is refused with apt's
 #     error; purge leaves no file of ours;
 #   - rpm: every rpm installs into an rpm --root and erases without leaving a file.
 #   test_release.sh OUTDIR CAPTURE_SYS_DIR CACHE_DIR
@@ -89,6 +91,11 @@ apt_repo=$out/repo/apt dnf_repo=$out/repo/dnf
 check "apt: InRelease verifies with the published key" gpgv --keyring "$apt_repo/hipstack.gpg" "$apt_repo/dists/stable/InRelease"
 check "apt: Release.gpg verifies" gpgv --keyring "$apt_repo/hipstack.gpg" "$apt_repo/dists/stable/Release.gpg" "$apt_repo/dists/stable/Release"
 check "dnf: repomd.xml.asc verifies" gpgv --keyring "$apt_repo/hipstack.gpg" "$dnf_repo/repodata/repomd.xml.asc" "$dnf_repo/repodata/repomd.xml"
+python_repo=$out/repo/python
+check "python: SHA256SUMS.asc verifies" gpgv --keyring "$apt_repo/hipstack.gpg" "$python_repo/SHA256SUMS.asc" "$python_repo/SHA256SUMS"
+wheel=$(compgen -G "$python_repo/hipstack-$v-py3-none-any.whl" || true)
+[ -n "$wheel" ] && (cd "$python_repo" && sha256sum --quiet --strict -c SHA256SUMS) &&
+  pass "python: the wheel $(basename "$wheel") matches SHA256SUMS" || fail "python: no hipstack-$v wheel matching SHA256SUMS in $python_repo"
 mkdir -p "$work/rpmdb"
 rpm --dbpath "$work/rpmdb" --initdb
 rpm --dbpath "$work/rpmdb" --import "$dnf_repo/hipstack.asc"
@@ -100,12 +107,15 @@ unsigned=$(rpm --dbpath "$work/rpmdb" -K "${repo_rpms[@]}" 2>&1 | grep -v ': dig
 echo "== apt-get install hipstack in a Debian 12 chroot"
 base=$(debian_chroot_base "$cache") || skip "debootstrap failed (no network to deb.debian.org?)"
 debian_chroot_unpack "$base" "$root" debian
-mkdir -p "$root/srv/hipstack-apt" "$root/srv/capture" "$root/srv/tampered"
+mkdir -p "$root/srv/hipstack-apt" "$root/srv/hipstack-python" "$root/srv/capture" "$root/srv/tampered"
 mount --bind -o ro "$apt_repo" "$root/srv/hipstack-apt"
+mount --bind -o ro "$python_repo" "$root/srv/hipstack-python"
 cp -r "$capture"/. "$root/srv/capture/"
 cp "$here/saxpy.hip" "$root/srv/saxpy.hip"
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root DEBIAN_FRONTEND=noninteractive sh -c "$1"; }
-in_root "apt-get update -qq && apt-get install -y -qq ca-certificates >/dev/null"  # what a minimal system has
+# What a minimal system has, and pip (the wheel's users have it; installed before the purge check's
+# first look, so that it is not taken for something of ours left behind).
+in_root "apt-get update -qq && apt-get install -y -qq ca-certificates python3-pip >/dev/null"
 before=$(in_root "find / -xdev \( -path /proc -o -path /srv -o -path /tmp -o -path /var/log -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg \) -prune -o -print" | sort)
 mkdir -p "$root/etc/apt/keyrings"
 cp "$apt_repo/hipstack.gpg" "$root/etc/apt/keyrings/hipstack.gpg"
@@ -142,6 +152,22 @@ grep "^hipstack_smid_build_info{version=\"$v\"" <<<"$got" >/dev/null && pass "hi
 got=$(in_root "/opt/hipstack/bin/hipstack-validate --list" 2>&1 || true)
 grep -w gemm <<<"$got" >/dev/null && grep -w stream <<<"$got" >/dev/null && pass "hipstack-validate --list lists the kernels" ||
   fail "hipstack-validate --list: $(head -10 <<<"$got")"
+
+# The wheel from the release's find-links folder, pip-installed apart from the deb's copy, loads the
+# installed library and reads the capture.
+rc=0; got=$(in_root "pip install -q --no-index --disable-pip-version-check --find-links /srv/hipstack-python --target /srv/wheel hipstack==$v" 2>&1) || rc=$?
+[ $rc = 0 ] && pass "pip install --find-links: hipstack $v from the release" || fail "pip install the wheel (rc=$rc): $(tail -5 <<<"$got")"
+cat > "$root/srv/wheel_check.py" <<'EOF'
+import sys
+sys.path.insert(0, "/srv/wheel")
+import hipstack
+print(hipstack.__file__)
+with hipstack.System(sysfs_root="/srv/capture") as system:
+    print(*[d.name for d in system.devices()], sep="\n")
+EOF
+got=$(in_root "python3 -I /srv/wheel_check.py" 2>&1 || true)
+[ "$(head -1 <<<"$got")" = /srv/wheel/hipstack/__init__.py ] && [ "$(grep -c 'AMD Instinct MI300X' <<<"$got")" = 8 ] &&
+  pass "the pip-installed wheel reads the capture's 8 GPUs through /opt/hipstack's library" || fail "the wheel: $(head -10 <<<"$got")"
 
 echo "== a HIP program for gfx90a with the installed packages"
 rc=0; in_root "/opt/hipstack/bin/hipcc --offload-arch=gfx90a -O2 /srv/saxpy.hip -o /srv/saxpy" > "$work/hipcc.out" 2>&1 || rc=$?
