@@ -5,6 +5,7 @@
 #include <set>
 
 #include "grpc_request.hpp"
+#include "proto_convert.hpp"
 #include "grpc_service.hpp"
 
 namespace hipstack::smid {
@@ -16,20 +17,6 @@ namespace {
 constexpr auto kFollowEvery = std::chrono::seconds(1);
 constexpr auto kLookEvery = std::chrono::milliseconds(250);
 constexpr std::size_t kMaxEventsPerBatch = 256;  // EventBatch's bound (monitor.proto)
-
-void fill_event(const EventLog::Entry& entry, pb::Event* out) {
-  out->set_sequence(entry.sequence);
-  out->set_time_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(entry.found.time_since_epoch()).count());
-  const smi::Event& e = entry.event;
-  out->set_kind(e.kind);
-  out->set_device_index(e.device.index);
-  out->set_bdf(e.device.bdf);
-  out->set_uuid(e.device.uuid);
-  out->set_metric(e.metric);
-  out->set_before(e.before);
-  out->set_after(e.after);
-  out->set_message(e.message);
-}
 
 }  // namespace
 
@@ -78,7 +65,7 @@ grpc::ServerWriteReactor<pb::EventBatch>* MonitorService::WatchEvents(grpc::Call
     message.set_missed(page.missed);
     for (const EventLog::Entry& entry : page.entries) {
       sent = entry.sequence;
-      if (uuids.empty() || uuids.contains(entry.event.device.uuid)) fill_event(entry, message.add_events());
+      if (uuids.empty() || uuids.contains(entry.event.device.uuid)) proto::to_proto(entry.event, entry.found, entry.sequence, message.add_events());
     }
     return message.events_size() > 0 || page.missed > 0;
   };

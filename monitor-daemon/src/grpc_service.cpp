@@ -38,7 +38,7 @@ void fill_health_snapshot(const Sampler& sampler, const std::vector<std::uint32_
     if (index >= views.size()) continue;
     pb::DeviceHealth* d = out->add_devices();
     fill_device(views[index], now, d->mutable_device());
-    fill_health(views[index].snapshot->health(), d);
+    proto::to_proto(views[index].snapshot->health(), d);
   }
 }
 
@@ -188,7 +188,7 @@ grpc::Status MonitorService::get_partitions(const pb::GetPartitionsRequest* requ
   for (const std::uint32_t index : devices) {
     pb::DevicePartitions* d = out->add_devices();
     fill_device(views.at(index), now, d->mutable_device());
-    for (const smi::Partition& p : views.at(index).snapshot->partitions()) fill_partition(p, d->add_partitions());
+    for (const smi::Partition& p : views.at(index).snapshot->partitions()) proto::to_proto(p, d->add_partitions());
   }
   return grpc::Status::OK;
 }

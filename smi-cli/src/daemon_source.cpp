@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "hipstack/monitor/v1/monitor.pb.h"
+#include "proto_convert.hpp"
 
 namespace hipstack::cli {
 namespace {
@@ -17,66 +18,12 @@ namespace pb = ::hipstack::monitor::v1;
 constexpr int kNotFound = 5;         // gRPC NOT_FOUND
 constexpr int kInvalidArgument = 3;  // gRPC INVALID_ARGUMENT
 
-smi::Status status_of(pb::ReadingStatus status) {
-  switch (status) {
-    case pb::READING_STATUS_OK: return smi::Status::ok;
-    case pb::READING_STATUS_UNAVAILABLE: return smi::Status::unavailable;
-    case pb::READING_STATUS_ERROR: return smi::Status::error;
-    default: return smi::Status::not_supported;
-  }
-}
-
-smi::Verdict verdict_of(pb::Verdict verdict) {
-  switch (verdict) {
-    case pb::VERDICT_PASS: return smi::Verdict::pass;
-    case pb::VERDICT_WARN: return smi::Verdict::warn;
-    case pb::VERDICT_FAIL: return smi::Verdict::fail;
-    default: return smi::Verdict::unknown;
-  }
-}
-
-smi::DeviceSummary summary_of(const pb::Device& d) {
-  smi::DeviceSummary s;
-  s.index = d.index();
-  s.vendor = d.vendor();
-  s.backend = d.backend();
-  s.bdf = d.bdf();
-  s.uuid = d.uuid();
-  s.name = d.name();
-  s.fault = d.fault();
-  s.partition_count = d.partition_count();
-  return s;
-}
-
-// Readings of metrics this build's catalogue knows (a newer daemon may know more).
-std::vector<smi::Reading> readings_of(const google::protobuf::RepeatedPtrField<pb::Reading>& in) {
-  std::vector<smi::Reading> out;
-  for (const pb::Reading& r : in) {
-    const smi::MetricInfo* info = smi::find_metric(r.metric());
-    if (info == nullptr) continue;
-    smi::Reading reading;
-    reading.id = info->id;
-    reading.instance = r.instance();
-    reading.status = status_of(r.status());
-    reading.error_code = r.error_code();
-    reading.detail = r.detail();
-    switch (r.value_case()) {
-      case pb::Reading::kInteger: reading.value = static_cast<std::int64_t>(r.integer()); break;
-      case pb::Reading::kReal: reading.value = r.real(); break;
-      case pb::Reading::kText: reading.value = r.text(); break;
-      case pb::Reading::VALUE_NOT_SET: break;
-    }
-    out.push_back(std::move(reading));
-  }
-  return out;
-}
-
 class DaemonSource final : public DeviceSource {
  public:
   DaemonSource(std::unique_ptr<DaemonLink> link, std::string where) : link_(std::move(link)), where_(std::move(where)) {
     pb::ListDevicesResponse listed;
     call("ListDevices", pb::ListDevicesRequest{}, listed);
-    for (const pb::Device& d : listed.devices()) devices_.push_back(summary_of(d));
+    for (const pb::Device& d : listed.devices()) devices_.push_back(proto::from_proto(d));
   }
 
   [[nodiscard]] bool reads_devices() const override { return false; }
@@ -122,7 +69,7 @@ class DaemonSource final : public DeviceSource {
                          fmt::format("{}: GPU {} has no current sample (stuck past the read deadline)", where_, device));
       }
       auto& readings = out.emplace_back();
-      for (smi::Reading& r : readings_of(d.readings())) {
+      for (smi::Reading& r : proto::from_proto(d.readings())) {
         if (kind_asked(smi::find_metric(r.id)->kind, what)) readings.push_back(std::move(r));
       }
       if (d.device().sample_age_seconds() >= 0) {
@@ -148,7 +95,7 @@ class DaemonSource final : public DeviceSource {
     std::vector<smi::Partition> out;
     for (const pb::DevicePartitions& d : answer.devices()) {
       for (const pb::Partition& p : d.partitions()) {
-        out.push_back({p.index(), p.id(), p.bdf(), readings_of(p.readings())});
+        out.push_back(proto::from_proto(p));
       }
     }
     return out;
@@ -177,12 +124,7 @@ class DaemonSource final : public DeviceSource {
       if (it == answered.end()) {
         throw smi::Error(smi::Error::Code::read_failure, fmt::format("{}: no health answer for GPU {}", where_, device));
       }
-      smi::HealthReport& report = out.emplace_back();
-      report.device = device;
-      report.overall = verdict_of(it->second->verdict());
-      for (const pb::HealthFinding& f : it->second->findings()) {
-        report.findings.push_back({f.check(), verdict_of(f.verdict()), f.reading(), f.threshold(), f.message(), f.remediation()});
-      }
+      out.push_back(proto::from_proto(*it->second, device));
     }
     return out;
   }

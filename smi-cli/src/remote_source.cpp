@@ -17,6 +17,7 @@
 #include "fleet_source.hpp"
 #include "job_command.hpp"
 #include "hipstack/monitor/v1/monitor.grpc.pb.h"
+#include "proto_convert.hpp"
 
 namespace hipstack::cli {
 namespace {
@@ -78,12 +79,7 @@ class GrpcLink final : public DaemonLink {
                      static_cast<unsigned long long>(batch.missed()), options_.host.c_str());
       }
       for (const pb::Event& e : batch.events()) {
-        smi::Event event{e.kind(), {}, e.metric(), e.before(), e.after(), e.message()};
-        event.device.index = e.device_index();
-        event.device.bdf = e.bdf();
-        event.device.uuid = e.uuid();
-        print_event(event, common, std::chrono::system_clock::time_point(std::chrono::milliseconds(e.time_unix_ms())),
-                    fleet ? std::string_view(options_.host) : std::string_view());
+        print_event(proto::from_proto(e), common, proto::found_at(e), fleet ? std::string_view(options_.host) : std::string_view());
       }
     }
     const grpc::Status status = stream->Finish();
