@@ -102,11 +102,7 @@ std::string readings_table(const std::vector<smi::Reading>& readings, const Comm
 void csv_readings(std::string& out, const DeviceSource& source, std::uint32_t handle, const smi::DeviceSummary& device,
                   const std::vector<smi::Reading>& readings) {
   for (const smi::Reading& r : readings) {
-    const smi::MetricInfo* info = smi::find_metric(r.id);
-    out += csv_row(with_host(source, handle,
-                             {std::to_string(device.index), device.bdf, std::string(info ? info->name : ""), r.instance,
-                              std::string(smi::status_name(r.status)), r.ok() ? value_text(r) : "",
-                              info ? std::string(smi::unit_symbol(info->unit)) : ""}));
+    out += csv_reading_row(with_host(source, handle, {std::to_string(device.index), device.bdf}), r);
   }
 }
 
@@ -443,10 +439,7 @@ int run_topology(const LocalSource& system, const CommonOptions& options, bool a
     doc["links"].push_back(std::move(lj));
     std::map<smi::MetricId, std::string> cell;
     for (const smi::Reading& r : link.readings) {
-      const smi::MetricInfo* info = smi::find_metric(r.id);
-      csv += csv_row({std::to_string(link.from), std::to_string(link.to), std::string(info ? info->name : ""),
-                      std::string(smi::status_name(r.status)), r.ok() ? value_text(r) : "",
-                      info ? std::string(smi::unit_symbol(info->unit)) : ""});
+      csv += csv_reading_row({std::to_string(link.from), std::to_string(link.to)}, r, CsvInstance::without);
       cell[r.id] = value_with_unit(r);
     }
     table.add({std::to_string(link.from), std::to_string(link.to), cell[smi::MetricId::link_type],

@@ -216,11 +216,8 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
       std::map<MetricId, std::string> cell;
       for (const smi::Reading& r : p.readings) {
         cell[r.id] = value_with_unit(r);
-        const smi::MetricInfo* info = smi::find_metric(r.id);
-        csv += csv_row(with_host(system, index,
-                                 {std::to_string(device.index), device.bdf, std::to_string(p.index), p.id,
-                                  std::string(info ? info->name : ""), std::string(smi::status_name(r.status)),
-                                  r.ok() ? value_text(r) : "", info ? std::string(smi::unit_symbol(info->unit)) : ""}));
+        csv += csv_reading_row(with_host(system, index, {std::to_string(device.index), device.bdf, std::to_string(p.index), p.id}),
+                               r, CsvInstance::without);
       }
       table.add({std::to_string(p.index), p.id, p.bdf, cell[MetricId::partition_compute_units],
                  cell[MetricId::partition_xccs], cell[MetricId::partition_memory], cell[MetricId::partition_render_minor],

@@ -222,7 +222,7 @@ std::string monitor_csv(long round, std::chrono::system_clock::time_point now, c
     std::vector<std::string> fields = {utc_iso(now), std::to_string(index), devices[index].bdf};
     for (const Column& c : columns) {
       const smi::Reading* r = c.find(readings[index]);
-      fields.push_back(r == nullptr || !r->ok() ? std::string() : value_text(*r));
+      fields.push_back(r == nullptr || !r->ok() ? std::string() : raw_value_text(*r));
     }
     fields.push_back(devices[index].fault);
     out += csv_row(fields);

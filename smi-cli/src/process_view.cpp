@@ -76,13 +76,10 @@ Look look(const LocalSource& system, const CommonOptions& options, const std::ve
       std::map<smi::MetricId, const smi::Reading*> cell;
       std::string engines;
       for (const smi::Reading& r : p.readings) {
-        const smi::MetricInfo* info = smi::find_metric(r.id);
-        std::vector<std::string> fields = {std::to_string(device.index), device.bdf, std::to_string(p.pid), p.name, p.user,
-                                           p.command_line, std::string(info ? info->name : ""), r.instance,
-                                           std::string(smi::status_name(r.status)), r.ok() ? value_text(r) : "",
-                                           info ? std::string(smi::unit_symbol(info->unit)) : ""};
-        if (timed) fields.insert(fields.begin(), utc_iso(now));
-        csv += csv_row(fields);
+        std::vector<std::string> keys = {std::to_string(device.index), device.bdf, std::to_string(p.pid), p.name, p.user,
+                                         p.command_line};
+        if (timed) keys.insert(keys.begin(), utc_iso(now));
+        csv += csv_reading_row(std::move(keys), r);
         if (r.id == smi::MetricId::process_engine_busy && r.ok()) {
           engines += fmt::format("{}{}={}%", engines.empty() ? "" : " ", r.instance, value_text(r));
         } else {

@@ -182,7 +182,7 @@ int run_query(const DeviceSource& source, const CommonOptions& options, const Qu
       }
       const smi::Reading* r = c.find(readings_of(at, *c.metric));
       row.push_back(r == nullptr ? "N/A" : human(*r));
-      csv_fields.push_back(r == nullptr || !r->ok() ? "N/A" : value_text(*r));
+      csv_fields.push_back(r == nullptr || !r->ok() ? "N/A" : raw_value_text(*r));
       fields[c.title(false)] = r == nullptr ? Json(nullptr) : reading_json(*r);
     }
     table.add(std::move(row));

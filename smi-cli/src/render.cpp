@@ -51,6 +51,11 @@ std::string value_text(const smi::Reading& reading) {
   return "N/A";
 }
 
+std::string raw_value_text(const smi::Reading& reading) {
+  if (const auto* d = std::get_if<double>(&reading.value); d != nullptr && reading.ok()) return fmt::format("{}", *d);
+  return value_text(reading);
+}
+
 std::string value_with_unit(const smi::Reading& reading) {
   const smi::MetricInfo* info = smi::find_metric(reading.id);
   const std::optional<double> number = reading.number();
@@ -173,6 +178,16 @@ std::string csv_row(const std::vector<std::string>& fields) {
   }
   out += '\n';
   return out;
+}
+
+std::string csv_reading_row(std::vector<std::string> keys, const smi::Reading& reading, CsvInstance instance) {
+  const smi::MetricInfo* info = smi::find_metric(reading.id);
+  keys.emplace_back(info != nullptr ? info->name : "");
+  if (instance == CsvInstance::with) keys.push_back(reading.instance);
+  keys.emplace_back(smi::status_name(reading.status));
+  keys.push_back(reading.ok() ? raw_value_text(reading) : "");
+  keys.emplace_back(info != nullptr ? smi::unit_symbol(info->unit) : "");
+  return csv_row(keys);
 }
 
 std::string local_clock(std::chrono::system_clock::time_point when, bool milliseconds) {

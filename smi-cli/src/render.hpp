@@ -31,6 +31,9 @@ class Table {
 
 // Value as people read it: numbers without trailing zeros, text as is, "N/A" when not ok.
 std::string value_text(const smi::Reading& reading);
+// The value exactly, for machine outputs (CSV): a real as its shortest text that reads back as the
+// same double (as JSON writes it), not value_text's three decimals; "N/A" when not ok.
+std::string raw_value_text(const smi::Reading& reading);
 // Value as tables print it (units.hpp): "45 °C", "145.5 GiB", "50 GB/s"; unitless values exact.
 std::string value_with_unit(const smi::Reading& reading);
 
@@ -62,5 +65,10 @@ std::string utc_iso(std::chrono::system_clock::time_point when);
 // CSV field quoting (RFC 4180).
 std::string csv_field(std::string_view text);
 std::string csv_row(const std::vector<std::string>& fields);
+// A long-form CSV row of one reading: the row's own `keys` (device, bdf, ...), then the reading's
+// metric, instance (unless left out: link and partition rows have none), status, value (raw, in the
+// catalogue's unit; empty unless ok) and unit symbol. Every command's per-reading CSV is made here.
+enum class CsvInstance { with, without };
+std::string csv_reading_row(std::vector<std::string> keys, const smi::Reading& reading, CsvInstance instance = CsvInstance::with);
 
 }  // namespace hipstack::cli

@@ -401,6 +401,56 @@ class HumanUnits(unittest.TestCase):
         self.assertEqual(used["unit"], "B")
         self.assertRegex(used["value"], r"^\d{7,}$")
 
+    def test_every_long_csv_says_what_json_says(self):
+        """metric, partition, topology and process CSV rows (one reading each, made in one place) carry
+        each reading's status, raw value and unit exactly as the JSON of the same command does."""
+        base = os.path.join(CAPTURES, "constructed/mi300x-8gpu-cpx-nps1")
+        args = ("--sysfs-root", os.path.join(base, "sys"), "--procfs-root", os.path.join(base, "proc"))
+
+        def readings_of(doc, command):
+            """(key cells..., metric, instance) -> reading JSON, from each command's JSON shape."""
+            out = {}
+            def add(key, metrics):
+                for name, r in metrics.items():
+                    for instance, one in (r["instances"].items() if "instances" in r else [("", r)]):
+                        out[key + (name, instance)] = dict(one, unit=r.get("unit", ""))  # an instanced metric's unit is its own
+            if command == "topology":
+                for link in doc["links"]:
+                    add((str(link["from"]), str(link["to"])), link["metrics"])
+            for d in doc.get("devices", []):
+                if command == "metric":
+                    add((str(d["index"]), d["bdf"]), d["metrics"])
+                for p in d.get("partition_list", []):
+                    add((str(d["index"]), d["bdf"], str(p["index"]), p["id"]), p["metrics"])
+                for p in d.get("processes", []):
+                    add((str(d["index"]), d["bdf"], str(p["pid"]), p["name"], p["user"], p["command_line"]), p["metrics"])
+            return out
+
+        for command, keys, instance in (("metric", ["device", "bdf"], True),
+                                        ("partition", ["device", "bdf", "partition", "id"], False),
+                                        ("topology", ["from", "to"], False),
+                                        ("process", ["device", "bdf", "pid", "name", "user", "command_line"], True)):
+            with self.subTest(command=command):
+                want = readings_of(json.loads(run(command, "--json", *args).stdout), command)
+                rows = list(csv.DictReader(io.StringIO(run(command, "--csv", *args).stdout)))
+                self.assertEqual(list(rows[0].keys()), keys + ["metric"] + (["instance"] if instance else []) + ["status", "value", "unit"])
+                got = {}
+                for row in rows:
+                    got[tuple(row[k] for k in keys) + (row["metric"], row.get("instance", ""))] = row
+                self.assertEqual(set(got), set(want))
+                for key, row in got.items():
+                    r = want[key]
+                    self.assertEqual(row["status"], r["status"], key)
+                    if r["status"] != "ok":
+                        self.assertEqual(row["value"], "", key)
+                        continue
+                    value = r["value"]
+                    if isinstance(value, str):
+                        self.assertEqual(row["value"], value, key)
+                    else:  # the same number (CSV writes 35 for JSON's 35.0)
+                        self.assertEqual(float(row["value"]), value, key)
+                    self.assertEqual(row["unit"], r["unit"], key)
+
 
 class HumanTables(unittest.TestCase):
     """Item 2: tables say values as the vendor and people read them; JSON keeps the raw ones."""
