@@ -2,7 +2,7 @@
 """hipstack-info end to end: the agents of every bundled KFD topology, the JSON schema, the install
 checks and exit codes, and the advice on a machine with no GPU.
 
-Usage: test_info.py HIPSTACK_INFO CAPTURES_DIR
+Usage: test_info.py HIPSTACK_INFO CAPTURES_DIR HIPSTACK_SMI
 """
 import json
 import os
@@ -13,6 +13,7 @@ import unittest
 
 INFO = None
 CAPTURES = None
+SMI = None
 K8S = "real/k8s-device-plugin"
 
 
@@ -112,6 +113,29 @@ class Agents(unittest.TestCase):
             self.assertEqual(checks["agents.gpu"]["status"], "pass")
             for name in ("device.kfd", "runtime.hip", "runtime.cuda", "devices.agree"):
                 self.assertEqual(checks[name]["status"], "skip", f"{capture} {name}")
+
+    def test_each_gpu_is_named_as_hipstack_smi_names_it(self):
+        """One model of the node: an agent's marketing name is the library's name of its GPU (the
+        physical function's), on every capture with a KFD topology."""
+        compared = 0
+        captures = sorted(os.path.relpath(folder, CAPTURES) for folder, subfolders, _ in os.walk(CAPTURES)
+                          if "sys" in subfolders and os.path.isdir(os.path.join(folder, "sys/class/kfd/kfd/topology/nodes")))
+        for capture in captures:
+            listed = subprocess.run([SMI, "list", "--json", "--sysfs-root", sys_root(capture)], capture_output=True,
+                                    text=True, timeout=60)
+            if listed.returncode != 0:
+                continue  # no GPU the library reads (a topology-only capture): nothing to agree with
+            names = {d["bdf"][:-1]: d["name"] for d in json.loads(listed.stdout)["devices"] if d["vendor"] == "amd"}
+            info = subprocess.run([INFO, "--json", "--sysfs-root", sys_root(capture)], capture_output=True, text=True,
+                                  timeout=60)
+            self.assertIn(info.returncode, (0, 1), f"{capture}: {info.stderr}")  # 1: not usable (a faulty capture)
+            for agent in json.loads(info.stdout)["agents"]:
+                if agent["kind"] != "gpu":
+                    continue
+                with self.subTest(capture=capture, node=agent["node"]):
+                    self.assertEqual(agent["marketing_name"], names[agent["bdf"][:-1]])
+                    compared += 1
+        self.assertGreater(compared, 100)
 
 
 class Checks(unittest.TestCase):
@@ -231,5 +255,5 @@ class Arguments(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    INFO, CAPTURES = sys.argv[1], sys.argv[2]
+    INFO, CAPTURES, SMI = sys.argv[1], sys.argv[2], sys.argv[3]
     unittest.main(argv=[sys.argv[0], "-v"])

@@ -48,24 +48,8 @@ std::string cpu_vendor(std::string_view vendor_id) {
   return std::string(vendor_id);
 }
 
-// DRM cards bound to amdgpu, by the BDF of their PCI function: where the PCI revision is (it picks
-// the marketing name in libdrm's table).
-std::map<std::string, std::string> amdgpu_cards(const FsView& fs) {
-  std::map<std::string, std::string> cards;
-  for (const std::string& entry : fs.list("/sys/class/drm")) {
-    if (entry.rfind("card", 0) != 0 || entry.find('-') != std::string::npos) continue;
-    const std::string dir = "/sys/class/drm/" + entry + "/device";
-    const FileText uevent = fs.read_text(dir + "/uevent");
-    if (!uevent.ok()) continue;
-    const KeyValues kv = parse_key_values(uevent.text, '=');
-    if (find_value(kv, "DRIVER").value_or("") != "amdgpu") continue;
-    if (const auto slot = find_value(kv, "PCI_SLOT_NAME")) cards.emplace(normalise_bdf(*slot), dir);
-  }
-  return cards;
-}
-
-void fill_gpu(const FsView& fs, const Properties& p, const std::map<std::string, std::string>& cards,
-              std::string_view amdgpu_ids, Agent& agent) {
+// gpu: the discovered GPU whose KFD nodes include this one (nullptr past the backend's limit).
+void fill_gpu(const FsView& fs, const Properties& p, const amdgpu::AmdGpu* gpu, Agent& agent) {
   const std::string file = fs.host_path(fmt::format("{}/{}/properties", kfd::kNodesDir, agent.node));
   for (const char* key : {"simd_per_cu", "wave_front_size", "location_id", "device_id"}) {
     if (!p.has(key)) agent.problems.push_back(fmt::format("{}: no {}", file, key));
@@ -104,20 +88,12 @@ void fill_gpu(const FsView& fs, const Properties& p, const std::map<std::string,
     agent.uuid = "GPU-" + agent.unique_id;  // rocminfo's form
   }
 
-  // Marketing name: libdrm's amdgpu.ids by device and revision (the revision is on the DRM card of
-  // the partition's physical function), else our table; the ISA from gfx_target_version, else the
-  // table (older kernels do not publish gfx_target_version).
-  std::uint32_t revision = 0;
-  const std::string slot = kfd::bdf_from_location(p.get("domain"), agent.location_id & ~std::uint64_t{7});
-  if (const auto card = cards.find(slot); card != cards.end()) {
-    if (const FileText text = fs.read_text(card->second + "/revision"); text.ok()) {
-      revision = static_cast<std::uint32_t>(parse_hex(text.text).value_or(0));
-    }
-  }
-  const amdgpu::DeviceIdFacts facts = amdgpu::lookup_device_id(amdgpu_ids, agent.device_id, revision);
-  agent.marketing_name = facts.name;
+  // Marketing name and, where the kernel publishes no gfx_target_version (older kernels), the ISA:
+  // the library's discovery, which names the GPU everywhere (libdrm's amdgpu.ids by device id and
+  // the card's PCI revision, else our table).
+  if (gpu != nullptr) agent.marketing_name = gpu->model.name;
   const std::uint64_t gfx = p.get("gfx_target_version");
-  agent.isa = gfx != 0 ? gfx_target_name(gfx) : facts.gfx_target;
+  agent.isa = gfx != 0 ? gfx_target_name(gfx) : gpu != nullptr ? gpu->model.gfx_target : std::string();
   agent.name = !agent.isa.empty() ? agent.isa : agent.marketing_name;
 }
 
@@ -150,8 +126,11 @@ std::vector<Agent> read_kfd_agents(const FsView& fs, std::vector<std::string>& e
   if (topology.nodes.empty()) return {};
 
   const auto cpuinfo = read_cpuinfo(fs);
-  const auto cards = amdgpu_cards(fs);
-  std::optional<std::string> amdgpu_ids;  // libdrm's table, read once a GPU node turns up
+  const amdgpu::Discovery discovered = amdgpu::discover_gpus(fs, topology);
+  std::map<int, const amdgpu::AmdGpu*> gpu_of_node;
+  for (const amdgpu::AmdGpu& gpu : discovered.gpus) {
+    for (const kfd::Node& node : gpu.kfd) gpu_of_node.emplace(node.id, &gpu);
+  }
   std::vector<Agent> agents;
   for (kfd::Node& node : topology.nodes) {
     Agent agent;
@@ -162,8 +141,8 @@ std::vector<Agent> read_kfd_agents(const FsView& fs, std::vector<std::string>& e
     const Properties& p = node.properties;
     agent.kind = node.is_gpu() ? Agent::Kind::gpu : Agent::Kind::cpu;
     if (agent.kind == Agent::Kind::gpu) {
-      if (!amdgpu_ids) amdgpu_ids = amdgpu::read_amdgpu_ids();
-      fill_gpu(fs, p, cards, *amdgpu_ids, agent);
+      const auto gpu = gpu_of_node.find(node.id);
+      fill_gpu(fs, p, gpu != gpu_of_node.end() ? gpu->second : nullptr, agent);
     } else {
       fill_cpu(p, cpuinfo, agent);
     }

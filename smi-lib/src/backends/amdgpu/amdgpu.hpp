@@ -64,6 +64,17 @@ struct AmdGpu {
   std::map<std::string, int> volt_channel;   // hwmon label ("vddgfx", "vddnb") -> N of inN
 };
 
+// The AMD GPUs of this host as identity: each amdgpu DRM card (PCI facts, its KFD nodes, unique id,
+// revision, marketing name and gfx target), then KFD GPU nodes without a card, grouped by PCI slot;
+// at most kMaxDevicesPerBackend, the rest counted. The backend (probe_amdgpu) and hipstack-info's
+// agents both name a GPU from this, so they cannot disagree.
+struct Discovery {
+  std::vector<AmdGpu> gpus;
+  std::size_t cards = 0;     // DRM cards listed (any driver)
+  std::size_t left_out = 0;  // cards or KFD nodes past the limit
+};
+Discovery discover_gpus(const FsView& fs, const KfdTopology& topology);
+
 // The duty-cycle scale of hwmon pwm1, one for reads (fan_pwm) and writes (set_fan): pwm1_min is
 // 0 %, pwm1_max 100 %; 0..255 (the hwmon ABI's range) when either file is absent or they make no range.
 struct FanScale {

@@ -185,16 +185,17 @@ void claim_kfd_nodes(const KfdTopology& topology, std::size_t first, std::vector
 
 }  // namespace
 
-BackendProbe probe_amdgpu(const FsView& fs) {
-  BackendProbe probe;
-  KfdTopology topology = kfd::read_topology(fs);
+namespace amdgpu {
+
+Discovery discover_gpus(const FsView& fs, const KfdTopology& topology) {
+  Discovery found;
   // libdrm's table is read only once an AMD GPU turns up: most hosts without one never need it.
   std::optional<std::string> amdgpu_ids_text;
   auto amdgpu_ids = [&amdgpu_ids_text]() -> std::string_view {
     if (!amdgpu_ids_text) amdgpu_ids_text = read_amdgpu_ids();
     return *amdgpu_ids_text;
   };
-  std::vector<AmdGpu> gpus;
+  std::vector<AmdGpu>& gpus = found.gpus;
   std::vector<bool> node_used(topology.nodes.size(), false);
 
   std::vector<std::pair<int, std::string>> cards;
@@ -202,19 +203,16 @@ BackendProbe probe_amdgpu(const FsView& fs) {
     if (const auto n = card_number(entry)) cards.emplace_back(*n, entry);
   }
   std::sort(cards.begin(), cards.end());
-  std::size_t left_out = 0;  // GPUs past kMaxDevicesPerBackend
+  found.cards = cards.size();
   for (const auto& [number, entry] : cards) {
     if (gpus.size() >= kMaxDevicesPerBackend) {
-      ++left_out;  // counted as cards, not read: reading thousands of them is what is avoided
+      ++found.left_out;  // counted as cards, not read: reading thousands of them is what is avoided
       continue;
     }
     AmdGpu gpu;
     gpu.card = number;
     gpu.device_dir = "/sys/class/drm/" + entry + "/device";
     if (!read_pci_facts(fs, gpu) || gpu.vendor_id != kAmdVendor) continue;
-    gpu.hwmon_dir = read_hwmon_dir(fs, gpu.device_dir);
-    read_hwmon_labels(fs, gpu);
-    gpu.mp1 = read_mp1_version(fs, gpu.device_dir);
     claim_kfd_nodes(topology, 0, node_used, gpu);
     finish(fs, amdgpu_ids(), gpu);
     gpus.push_back(std::move(gpu));
@@ -225,7 +223,7 @@ BackendProbe probe_amdgpu(const FsView& fs) {
     const KfdNode& node = topology.nodes[i];
     if (node_used[i] || !node.is_gpu()) continue;
     if (gpus.size() >= kMaxDevicesPerBackend) {
-      ++left_out;
+      ++found.left_out;
       continue;
     }
     AmdGpu gpu;
@@ -238,9 +236,27 @@ BackendProbe probe_amdgpu(const FsView& fs) {
     finish(fs, amdgpu_ids(), gpu);
     gpus.push_back(std::move(gpu));
   }
+  return found;
+}
+
+}  // namespace amdgpu
+
+BackendProbe probe_amdgpu(const FsView& fs) {
+  BackendProbe probe;
+  KfdTopology topology = kfd::read_topology(fs);
+  Discovery found = discover_gpus(fs, topology);
+  std::vector<AmdGpu>& gpus = found.gpus;
+  // What only the backend's readings need: the hwmon sensors and the SMU's version.
+  for (AmdGpu& gpu : gpus) {
+    if (gpu.device_dir.empty()) continue;
+    gpu.hwmon_dir = read_hwmon_dir(fs, gpu.device_dir);
+    read_hwmon_labels(fs, gpu);
+    gpu.mp1 = read_mp1_version(fs, gpu.device_dir);
+  }
+  const std::size_t left_out = found.left_out;
 
   if (gpus.empty()) {
-    probe.reason = cards.empty() ? "no DRM cards under " + fs.host_path("/sys/class/drm") +
+    probe.reason = found.cards == 0 ? "no DRM cards under " + fs.host_path("/sys/class/drm") +
                                        " and no KFD GPU nodes under " + fs.host_path("/sys/class/kfd")
                                  : "no card bound to amdgpu with PCI vendor 0x1002";
     return probe;
