@@ -22,6 +22,9 @@ OUT_DIR then stands in for /sys and has the shape of a live kernel's sysfs::
     devices/virtual/kfd/kfd/topology/...         the capture's KFD topology
     class/drm/cardN       -> ../../devices/pci0000:00/<BDF>/drm/cardN
     class/hwmon/hwmonM    -> ../../devices/pci0000:00/<BDF>/hwmon/hwmonM
+    devices/pci0000:00/<BDF>/drm/renderDM/       the render node of an amdgpu card
+                                                 (M: its KFD node's drm_render_minor)
+    class/drm/renderDM    -> ../../devices/pci0000:00/<BDF>/drm/renderDM
     class/kfd/kfd         -> ../../devices/virtual/kfd/kfd
     bus/pci/devices/<BDF> -> ../../../devices/pci0000:00/<BDF>
     bus/pci/drivers/<DRIVER>/<BDF> -> ../../../../devices/pci0000:00/<BDF>
@@ -213,6 +216,58 @@ def fix_nul_padding(card, path, what_metrics, kind):
     rel = os.path.relpath(path, card.dev_dir)
     log("FIX %s %s stripped %d NUL padding bytes affects=%s"
         % (card.name, rel, len(b) - len(head), what_metrics))
+
+
+def kfd_render_minors(kfd_dst):
+    """{(domain, location_id): drm_render_minor} of the KFD GPU nodes (a node without one is left out)."""
+    minors = {}
+    nodes = os.path.join(kfd_dst, "topology", "nodes") if kfd_dst else None
+    if not nodes or not os.path.isdir(nodes):
+        return minors
+    for n in os.listdir(nodes):
+        props = {}
+        for line in (read_text(os.path.join(nodes, n, "properties")) or "").splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[1].isdigit():
+                props[parts[0]] = int(parts[1])
+        if props.get("drm_render_minor", 0) >= 128:  # render minors start at 128; a CPU node has 0
+            minors[(props.get("domain", 0), props.get("location_id", 0))] = props["drm_render_minor"]
+    return minors
+
+
+def add_render_nodes(out, drm_src, cards, kfd_dst, for_rocm_smi):
+    """Each amdgpu card's render node (PCI cards and partitions' platform cards), as a live kernel
+    has it: drm/renderDM beside drm/cardN, its device link, and class/drm/renderDM. M is the
+    drm_render_minor of the card's KFD node; the
+    capture's own class/drm/renderDM files are copied when it has them, else (--for-rocm-smi only:
+    rocm-smi 6 and later find a GPU through its render node) dev and uevent are written, with a SYNTH line."""
+    minors = kfd_render_minors(kfd_dst)
+    for c in cards:
+        if c.bdf is not None:
+            if c.driver != "amdgpu":
+                continue
+            domain, bus, device, function = bdf_parts(c.bdf)
+            minor = minors.get((domain, bus << 8 | device << 3 | function))
+        else:
+            # A partition's platform card (amdgpu_xcp): its render node has the same DRM index as
+            # its card (renderD<128 + N> beside cardN), as the kernel numbers them.
+            minor = 128 + c.num if 128 + c.num in minors.values() else None
+        if minor is None:
+            continue
+        name = "renderD%d" % minor
+        node_dir = os.path.join(c.dev_dir, "drm", name)
+        src = os.path.join(drm_src, name)
+        if os.path.isdir(src):
+            copy_tree(src, node_dir, skip_top=("device",))
+        elif for_rocm_smi and "render" not in SKIP:
+            write(os.path.join(node_dir, "dev"), "226:%d\n" % minor)
+            write(os.path.join(node_dir, "uevent"), "MAJOR=226\nMINOR=%d\nDEVNAME=dri/%s\nDEVTYPE=drm_minor\n" % (minor, name))
+            log("SYNTH %s drm/%s (the KFD node's drm_render_minor; the capture has no render node) affects=none"
+                % (c.name, name))
+        else:
+            continue
+        rel_symlink(c.dev_dir, os.path.join(node_dir, "device"), via_parent=True)
+        rel_symlink(node_dir, os.path.join(out, "class", "drm", name))
 
 
 def fix_for_rocm_smi(card):
@@ -493,6 +548,8 @@ def build(src_sys, out, for_rocm_smi):
         # rocm-smi --showpids reads it.  An empty one means "no processes".
         os.makedirs(os.path.join(kfd_dst, "proc"), exist_ok=True)
         rel_symlink(kfd_dst, os.path.join(out, "class", "kfd", "kfd"))
+
+    add_render_nodes(out, drm_src, cards + platform_cards, kfd_dst, for_rocm_smi)
 
     for d in sorted(drivers):
         write(os.path.join(out, "module", d, "initstate"), "live\n")

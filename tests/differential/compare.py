@@ -200,8 +200,15 @@ _TEMP = {"edge": "temperature_edge", "junction": "temperature_junction",
 MAP = [
     (r"PCI Bus", lambda m: ("bdf", None, p_text, h_text, text_ci, "")),
     (r"GPU ID", lambda m: ("pci_device_id", None, p_hexint, h_hexint, exact, "device/device")),
-    (r"Card vendor", lambda m: ("pci_vendor_id", None, p_hexint, h_hexint, exact,
-                                "rocm-smi prints the hex id when pci.ids has no name")),
+    (r"Card [vV]endor", lambda m: ("pci_vendor_id", None, p_hexint, h_hexint, exact,
+                                   "rocm-smi prints the hex id when pci.ids has no name ('Card Vendor' from 6.x)")),
+    # Names rocm-smi 6 and later print (the second oracle, 7.2.4)
+    (r"Device ID", lambda m: ("pci_device_id", None, p_hexint, h_hexint, exact, "device/device")),
+    (r"Device Rev", lambda m: ("pci_revision_id", None, p_hexint, h_hexint, exact, "device/revision")),
+    (r"Subsystem ID", lambda m: ("pci_subsystem_device_id", None, p_hexint, h_hexint, exact,
+                                 "device/subsystem_device")),
+    (r"GUID", lambda m: ("kfd_gpu_id", None, p_float, h_num, exact, "the KFD node's gpu_id")),
+    (r"GFX Version", lambda m: ("gfx_target", None, p_text, h_text, text_ci, "the KFD node's gfx_target_version")),
     (r"Unique ID", lambda m: ("unique_id", None, p_hexint, h_hexint, exact, "")),
     (r"VBIOS version", lambda m: ("vbios_version", None, p_text, h_text, exact, "")),
     (r"Serial Number", lambda m: ("serial_number", None, p_text, h_text, exact, "")),
@@ -258,8 +265,9 @@ EXCLUDED = [
                         "is absent (no capture has it): not a fact of the capture"),
     (r"Card SKU", "rocm-smi derives it from vbios_version (6 characters after the first '-'); "
                   "VBIOS version itself is compared"),
-    (r"Card series|Card model", "rocm-smi's own pci.ids lookup; without pci.ids (not installed here) "
-                                "5.2.3 prints 0x1002 for both: not a sysfs value"),
+    (r"Card [sS]eries|Card [mM]odel|Device Name", "rocm-smi's own pci.ids lookup; without pci.ids (not "
+                                                  "installed here) it prints ids or N/A: not a sysfs value"),
+    (r"Node ID", "the KFD node's number: an enumeration index of this boot, not a fact of the GPU"),
     (r"Energy counter", "raw gpu_metrics energy_accumulator count; 'Accumulated Energy (uJ)' is compared"),
     (r"GFX Activity|Memory Activity", "rocm-smi's coarse-grain activity accumulators (gpu_metrics "
                                       "gfx/mem_activity_acc); N/A on every capture, no hipstack metric"),
@@ -420,6 +428,17 @@ def fold_fine_grained(rdev, info, card):
                         "[%s, %s]): rocm-smi's line 1 is the current clock, not a level" % (card, clk, mid, lo, hi))
 
 
+def partition_parent(bdf, hip_devs):
+    """The hipstack GPU whose compute partition `bdf` is (same slot, function 1 .. partitions - 1), or None."""
+    if not re.match(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[1-7]$", bdf or ""):
+        return None
+    for d in hip_devs:
+        hbdf = (d.get("bdf") or "").lower()
+        if hbdf[:-1] == bdf[:-1] and hbdf.endswith(".0") and int(bdf[-1], 16) < (d.get("partitions") or 1):
+            return d
+    return None
+
+
 def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=False, capture=None):
     """-> (rows, excluded {key: why}, unmapped {key: example}, info lines)"""
     _, fixes = parse_notes(notes_path)
@@ -447,6 +466,14 @@ def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=
             hdev = rest[0] if rest else None
             how = "order (rocm-smi %s has %s)" % (card, "BDF " + bdf if bdf else "no PCI Bus")
         if hdev is None:
+            parent = partition_parent(bdf, hip_devs)
+            if parent is not None:
+                # rocm-smi 6 and later list each compute partition as a device of its own (its PCI
+                # function); hipstack lists it under its GPU (hipstack-smi partition). Not compared here.
+                rows.append(Row(card, "(device)", "-", bdf, "GPU %s" % parent.get("index"), "partition",
+                                "compute partition %s of hipstack's GPU %s (%s)"
+                                % (int(bdf[-1], 16), parent.get("index"), parent.get("bdf"))))
+                continue
             rows.append(Row(card, "(device)", "-", bdf or card, "(none)", "NO-DEVICE",
                             "hipstack has no device for it"))
             continue
@@ -479,7 +506,7 @@ def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=
             except (ValueError, TypeError):
                 rows.append(Row(dname, key, mname, raw, "", "DISAGREE", "cannot parse rocm-smi value"))
                 continue
-            if key == "Card vendor" and rv is None and not _na(raw):
+            if key in ("Card vendor", "Card Vendor") and rv is None and not _na(raw):
                 excluded[key] = "rocm-smi printed a vendor name (pci.ids present), not the id"
                 continue
             hv = hipstack_value(hdev, metric, inst, rdev)
@@ -512,7 +539,7 @@ def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=
                 # hipstack's documented source precedence, accepted only with the capture's evidence
                 reason = precedence.explain(metric, rv, hv.state, hv.value, hdev, capture)
                 if reason:
-                    st, why = "precedence", reason
+                    st, why = ("upstream" if reason.startswith("upstream:") else "precedence"), reason
             if fixed:
                 why = (why + "; " if why else "") + "compared although repaired for rocm-smi"
             rows.append(Row(dname, key, mname, raw, hv.shown, st, why))
@@ -600,6 +627,19 @@ def self_test():
     check(p_hexint("0x946d7e1ef9b172dd") == h_hexint("946d7e1ef9b172dd"), "unique id hex")
     check(classify_key("Driver version")[0] == "excluded", "driver version excluded")
     check(classify_key("GPU OverDrive value (%)")[0] == "unmapped", "OD value unmapped")
+
+    # rocm-smi 6+ lists compute partitions as devices: a partition row only under a hipstack GPU
+    # that has that many partitions (hipstack-smi partition), else hipstack lacks the device
+    gpu = {"index": 0, "bdf": "0000:05:00.0", "partitions": 8, "metrics": {}}
+    check(partition_parent("0000:05:00.3", [gpu]) is gpu, "a partition's function under its GPU")
+    check(partition_parent("0000:05:00.3", [dict(gpu, partitions=1)]) is None, "no partition beyond the GPU's count")
+    check(partition_parent("0000:06:00.3", [gpu]) is None and partition_parent("0000:05:00.0", [gpu]) is None,
+          "another slot, or function 0, is no partition")
+    two = {"card0": {"PCI Bus": "0000:05:00.0"}, "card1": {"PCI Bus": "0000:05:00.1"}}
+    rows_p, _, _, _ = compare(two, [gpu])
+    check([r.status for r in rows_p if r.dev == "card1"] == ["partition"], "a partitioned GPU's function 1 is a partition row")
+    rows_p, _, _, _ = compare(two, [dict(gpu, partitions=1)])
+    check([r.status for r in rows_p if r.dev == "card1"] == ["NO-DEVICE"], "an unpartitioned GPU's function 1 is NO-DEVICE")
 
     # the real rocm-smi output against the hand-made hipstack JSON
     buf = io.StringIO()

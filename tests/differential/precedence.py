@@ -1,4 +1,6 @@
-"""Documented disagreements with rocm-smi 5.2.3 where hipstack takes a fact from a better source.
+"""Documented disagreements with rocm-smi where hipstack takes a fact from a better source
+("precedence"), or where rocm-smi shows a value the capture does not hold ("upstream": rocm-smi's
+behaviour, named with its evidence).
 
 docs/amdgpu-backend.md ("Source precedence") says which source hipstack uses for each metric and why.
 rocm-smi 5.2.3 reads one file per field (the starred pp_dpm_* line for clocks, the raw gpu_metrics
@@ -79,6 +81,27 @@ def explain(metric, rocm_value, hip_state, hip_value, hdev, capture):
             return ("precedence: hwmon %s %g MHz over the starred pp_dpm level (rocm-smi reads the starred line)"
                     % (hwmon_file, hw))
         return None
+    if metric == "unique_id" and hip_state == "not_supported" and rocm_value == 0:
+        device = _device_dir(capture, (hdev.get("bdf") or "").lower())
+        text = _read(os.path.join(device, "unique_id")) if device is not None else None
+        if device is not None and not (text or b"").replace(b"\0", b"").strip():
+            return ("upstream: rocm-smi 6 and later print the KFD node's unique_id, where 0 means the driver "
+                    "has none (the capture's device/unique_id is %s); hipstack says not_supported"
+                    % ("absent" if text is None else "empty"))
+    if metric == "pci_subsystem_device_id" and hip_state == "ok" and isinstance(rocm_value, int) and rocm_value < 0:
+        device = _device_dir(capture, (hdev.get("bdf") or "").lower())
+        text = _read(os.path.join(device, "subsystem_device")) if device is not None else None
+        try:
+            recorded = int((text or b"").replace(b"\0", b"").strip(), 16)
+        except ValueError:
+            recorded = None
+        try:
+            hip = hip_value if isinstance(hip_value, int) else int(str(hip_value), 16)
+        except ValueError:
+            hip = None
+        if recorded is not None and recorded == rocm_value & 0xFFFF and recorded == hip:
+            return ("upstream: rocm-smi 7.2.4 prints a subsystem id above 0x7fff as a signed 16-bit number "
+                    "(%s is 0x%04x); the capture's device/subsystem_device holds 0x%04x" % (hex(rocm_value), recorded, recorded))
     if metric == "energy_consumed" and hip_state == "not_supported" and rocm_value == 0:
         power = ((hdev.get("metrics") or {}).get("power_average") or {})
         if power.get("status") == "ok" and (power.get("value") or 0) > 0:

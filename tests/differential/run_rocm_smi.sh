@@ -1,6 +1,7 @@
 #!/bin/bash
-# Run AMD's rocm-smi 5.2.3 (Debian packages rocm-smi + librocm-smi64-1) against a
-# recorded sysfs capture and write what it prints as JSON.
+# Run AMD's rocm-smi against a recorded sysfs capture and write what it prints as JSON: the host's
+# 5.2.3 (Debian 12 packages rocm-smi + librocm-smi64-1), or, with ROCM_SMI_ROOT, the rocm-smi of a
+# Debian root made by oracle_root.sh (7.2.4 from experimental on sid), run there with chroot.
 #
 #   run_rocm_smi.sh [--allow-partial] [--no-fix] CAPTURE_SYS_DIR OUT_JSON
 #
@@ -56,10 +57,12 @@ timeout_s=${ROCM_SMI_TIMEOUT:-60}
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(command -v python3)
 smi=${ROCM_SMI:-/usr/bin/rocm-smi}
+oracle_root=${ROCM_SMI_ROOT:-}   # empty: the host's rocm-smi
+[ -n "$oracle_root" ] && py=/usr/bin/python3   # the host's for merging, the root's own inside the chroot
 
 skip() { echo "run_rocm_smi.sh: SKIP: $*" >&2; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root (mount namespace + bind mount over /sys)"
-[ -e "$smi" ] || skip "rocm-smi not installed ($smi)"
+[ -e "$oracle_root$smi" ] || skip "rocm-smi not installed ($oracle_root$smi)"
 command -v unshare >/dev/null || skip "unshare not found"
 unshare -m --propagation private true 2>/dev/null || skip "unshare -m not permitted here"
 [ -d "$capture" ] || { echo "run_rocm_smi.sh: no such capture $capture" >&2; exit 1; }
@@ -90,20 +93,28 @@ ALL_FLAGS=(-i -v --showdriverversion "--showfwinfo all" --showmclkrange --showme
 EXTRA=(-g -b --showtopo --showxgmierr "--showrasinfo all" "--showmeminfo vram gtt vis_vram")
 
 # The part that runs inside the mount namespace.  $1 tree, $2 work dir, $3 timeout,
-# $4 python, $5 rocm-smi, $6 "partial" to run every flag alone, rest: flag groups.
+# $4 python, $5 rocm-smi, $6 the oracle's root ("" for the host's), $7 "partial" to run every flag
+# alone, rest: flag groups.
 cat > "$tmp/inner.sh" <<'EOF'
 set -u
-tree=$1 work=$2 tmo=$3 py=$4 smi=$5 mode=$6; shift 6
-mount --bind "$tree" /sys || { echo "bind mount over /sys failed" > "$work/mount.err"; exit 90; }
-mount -t tmpfs -o size=16m,mode=1777 tmpfs /dev/shm || { echo "tmpfs on /dev/shm failed" > "$work/mount.err"; exit 91; }
+tree=$1 work=$2 tmo=$3 py=$4 smi=$5 root=$6 mode=$7; shift 7
+mkdir -p "$root/dev/shm" 2>/dev/null
+mount --bind "$tree" "$root/sys" || { echo "bind mount over $root/sys failed" > "$work/mount.err"; exit 90; }
+mount -t tmpfs -o size=16m,mode=1777 tmpfs "$root/dev/shm" || { echo "tmpfs on $root/dev/shm failed" > "$work/mount.err"; exit 91; }
+if [ -n "$root" ]; then
+    mount -t proc proc "$root/proc" || { echo "proc on $root/proc failed" > "$work/mount.err"; exit 90; }
+    in_root=(chroot "$root")
+else
+    in_root=()
+fi
 n=0
 run() {   # run NAME ARGS... ; rc in NAME.rc
     local name=$1; shift
     # a rocm-smi that aborted leaves its (locked) mutex in /dev/shm and every
     # later rsmi_init then fails with status 8: start each call from an empty one
     # (it is this namespace's own tmpfs)
-    rm -rf /dev/shm/* 2>/dev/null
-    timeout -k 5 "$tmo" "$py" "$smi" "$@" > "$work/$name.out" 2> "$work/$name.err" < /dev/null
+    rm -rf "$root/dev/shm/"* 2>/dev/null
+    timeout -k 5 "$tmo" "${in_root[@]}" "$py" "$smi" "$@" > "$work/$name.out" 2> "$work/$name.err" < /dev/null
     echo $? > "$work/$name.rc"
 }
 if [ "$mode" = all ]; then
@@ -125,7 +136,7 @@ EOF
 
 ns_run() {  # ns_run MODE FLAGS...
     timeout -k 5 $((timeout_s * 2 + 60)) \
-        unshare -m --propagation private /bin/bash "$tmp/inner.sh" "$tmp/sys" "$tmp" "$timeout_s" "$py" "$smi" "$@" \
+        unshare -m --propagation private /bin/bash "$tmp/inner.sh" "$tmp/sys" "$tmp" "$timeout_s" "$py" "$smi" "$oracle_root" "$@" \
         2>> "$tmp/inner.err"   # bash job messages ("Aborted ...")
     local rc=$?
     if [ $rc = 124 ] || [ $rc = 137 ]; then
@@ -139,6 +150,11 @@ ns_run() {  # ns_run MODE FLAGS...
     fi
 }
 
+crashed() {  # crashed NAME: the call died (a signal or a time-out; 6.x and later: an uncaught Python exception)
+    local rc; rc=$(cat "$tmp/$1.rc" 2>/dev/null || echo 255)
+    [ "$rc" -ge 124 ] || { [ "$rc" = 1 ] && grep -q '^Traceback' "$tmp/$1.err" 2>/dev/null; }
+}
+
 crash_msg() {  # crash_msg NAME -> one line saying why NAME.out has no JSON
     local rc; rc=$(cat "$tmp/$1.rc" 2>/dev/null || echo '?')
     local why
@@ -147,6 +163,7 @@ crash_msg() {  # crash_msg NAME -> one line saying why NAME.out has no JSON
     case $rc in
         124|137) echo "timed out after ${timeout_s}s" ;;
         134) echo "aborted (SIGABRT, rc 134): ${why:-no message}" ;;
+        1) echo "Python exception: $(grep -v '^ ' "$tmp/$1.err" 2>/dev/null | tail -1)" ;;
         139) echo "segfault (rc 139): ${why:-no message}" ;;
         *) echo "rc $rc: ${why:-no JSON printed}" ;;
     esac
@@ -208,7 +225,7 @@ if [ "$rc_all" = 124 ] || [ "$rc_all" = 137 ]; then
     echo "HANG rocm-smi -a --json" >> "$notes"
     exit 4
 fi
-if [ "$rc_all" -lt 124 ]; then
+if ! crashed all; then
     if ! merge "$out_json" "$tmp/all.out" "$tmp/clkfrq.out"; then
         echo "run_rocm_smi.sh: rocm-smi read no card from $capture (rc $rc_all): $(crash_msg all)" >&2
         echo "NOCARD rc=$rc_all: $(crash_msg all)" >> "$notes"
@@ -226,7 +243,7 @@ else
     while [ -f "$tmp/f$i.rc" ]; do
         rc=$(cat "$tmp/f$i.rc"); flags=$(cat "$tmp/f$i.flags")
         echo "RUN rocm-smi --json $flags rc=$rc" >> "$notes"
-        if [ "$rc" -ge 124 ]; then
+        if crashed "f$i"; then
             msg=$(crash_msg "f$i")
             crashed+=("$flags")
             echo "run_rocm_smi.sh:   rocm-smi --json $flags: $msg" >&2
@@ -240,7 +257,7 @@ else
         fi
         i=$((i + 1))
     done
-    [ "$(cat "$tmp/clkfrq.rc")" -lt 124 ] && outs+=("$tmp/clkfrq.out")
+    crashed clkfrq || outs+=("$tmp/clkfrq.out")
     if [ ${#outs[@]} -eq 0 ] || ! merge "$out_json" "${outs[@]}"; then
         echo "run_rocm_smi.sh: rocm-smi printed no device data for $capture" >&2
         exit 2
