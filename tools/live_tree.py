@@ -101,7 +101,7 @@ _ALL_HWMON_METRICS = ("temperature_*,power_*,fan_speed,fan_pwm,voltage_gfx")
 
 
 # --skip-fix names (diagnosis only)
-FIX_NAMES = {"nul", "nul-label", "nul-dpm", "hwmon", "in0", "sleep", "fill", "kfd"}
+FIX_NAMES = {"nul", "nul-label", "nul-dpm", "hwmon", "in0", "sleep", "fill", "kfd", "render"}
 SKIP = set()
 
 

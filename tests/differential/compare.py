@@ -257,6 +257,76 @@ MAP = [
      lambda m: ("energy_consumed", None, p_energy_j, h_num, num_eq(0.001, 0.005),
                 "J; rocm-smi scales the counter by 15.3 µJ, the counter's unit is 15.259 µJ")),
 ]
+
+# rocm-smi 6 and later (the second oracle, 7.2.4) print the gpu_metrics table itself (--showmetrics,
+# part of -a): each field by its struct name and unit, a per-instance field as a list ("name [i]"
+# after expand_lists). Compared with what hipstack's own decoder makes of the same table.
+def _scaled(factor):
+    def parse(s):
+        v = p_float(s)
+        return None if v is None else v * factor
+    return parse
+
+
+_GM_TEMP = {"hotspot": "temperature_junction", "mem": "temperature_memory", "edge": "temperature_edge",
+            "vrsoc": "temperature_vr_soc", "vrgfx": "temperature_vr_gfx", "vrmem": "temperature_vr_mem"}
+_GM_CLOCK = {"gfxclk": "clock_sclk", "uclk": "clock_mclk", "socclk": "clock_socclk", "vclk0": "clock_vclk",
+             "dclk0": "clock_dclk"}
+_GM_RESIDENCY = {"prochot": "prochot", "ppt": "ppt", "socket_thm": "socket_thermal", "vr_thm": "vr_thermal",
+                 "hbm_thm": "hbm_thermal"}
+_GM_PCIE = {"l0_to_recov": "pcie_recovery_count", "replay": "pcie_replay_count", "nak_sent": "pcie_nak_sent_count",
+            "nak_rcvd": "pcie_nak_received_count"}
+_GM_VOLT = {"gfx": "voltage_gfx", "soc": "voltage_soc", "mem": "voltage_memory"}
+_GM = "gpu_metrics "
+MAP += [
+    (r"temperature_(hotspot|mem|edge|vrsoc|vrgfx|vrmem) \(C\)",
+     lambda m: (_GM_TEMP[m.group(1)], None, p_float, h_num, num_eq(0.001), _GM + "temperature_" + m.group(1))),
+    (r"temperature_hbm \(C\) \[(\d+)\]",
+     lambda m: ("temperature_hbm", m.group(1), p_float, h_num, num_eq(0.001), _GM + "temperature_hbm[i]")),
+    (r"current_socket_power \(W\)|Current Socket Graphics Package Power \(W\)",
+     lambda m: ("power_current", None, p_float, h_num, num_eq(0.001), _GM + "current_socket_power")),
+    (r"average_socket_power \(W\)",
+     lambda m: ("power_average", None, p_float, h_num, num_eq(0.001), _GM + "average_socket_power")),
+    (r"current_(gfxclk|uclk|socclk|vclk0|dclk0) \(MHz\)",
+     lambda m: (_GM_CLOCK[m.group(1)], None, p_float, h_num, num_eq(0.5), _GM + "current_" + m.group(1))),
+    (r"current_gfxclks \(MHz\) \[(\d+)\]",
+     lambda m: ("clock_sclk_xcc", m.group(1), p_float, h_num, num_eq(0.5), _GM + "current_gfxclk[XCC]")),
+    (r"average_gfx_activity \(%\)", lambda m: ("gpu_busy", None, p_float, h_num, num_eq(0.001), _GM + "average_gfx_activity")),
+    (r"average_umc_activity \(%\)", lambda m: ("memory_busy", None, p_float, h_num, num_eq(0.001), _GM + "average_umc_activity")),
+    (r"gfx_activity_acc \(%\)",
+     lambda m: ("gfx_activity_accumulated", None, p_float, h_num, exact, _GM + "gfx_activity_acc")),
+    (r"energy_accumulator \(15\.259uJ \(2\^-16\)\)",
+     lambda m: ("energy_consumed", None, _scaled(2.0 ** -16), h_num, num_eq(1e-6, 1e-12),
+                _GM + "energy_accumulator; J = count x 2^-16 (15.259 uJ)")),
+    (r"accumulation_counter \(Count\)",
+     lambda m: ("violation_accumulation_count", None, p_float, h_num, exact, _GM + "accumulation_counter")),
+    (r"(prochot|ppt|socket_thm|vr_thm|hbm_thm)_residency_acc \(Count\)",
+     lambda m: ("violation_residency", _GM_RESIDENCY[m.group(1)], p_float, h_num, exact,
+                _GM + m.group(1) + "_residency_acc")),
+    (r"pcie_link_width \(Lanes\)", lambda m: ("pcie_width", None, p_float, h_num, exact, _GM + "pcie_link_width")),
+    (r"pcie_link_speed \(0\.1 GT/s\)",
+     lambda m: ("pcie_speed", None, _scaled(0.1), h_num, num_eq(1e-9), _GM + "pcie_link_speed, 0.1 GT/s")),
+    (r"pcie_(l0_to_recov|replay|nak_sent|nak_rcvd)_count_acc \(Count\)",
+     lambda m: (_GM_PCIE[m.group(1)], None, p_float, h_num, exact, _GM + "pcie_" + m.group(1) + "_count_acc")),
+    (r"pcie_bandwidth_inst \(GB/s\)",
+     lambda m: ("pcie_bandwidth", None, _scaled(1e9), h_num, num_eq(0.5), _GM + "pcie_bandwidth_inst, GB/s")),
+    (r"xgmi_link_width", lambda m: ("xgmi_link_width", None, p_float, h_num, exact, _GM + "xgmi_link_width")),
+    (r"xgmi_link_speed \(Gbps\)",
+     lambda m: ("xgmi_link_speed", None, p_float, h_num, exact, _GM + "xgmi_link_speed (Gb/s per lane = GT/s)")),
+    (r"xgmi_(read|write)_data_acc \(kB\) \[(\d+)\]",
+     lambda m: ("xgmi_%s_data" % m.group(1), m.group(2), _scaled(1024.0), h_num, exact,
+                _GM + "xgmi_%s_data_acc[link], kB" % m.group(1))),
+    (r"firmware_timestamp \(10ns resolution\)",
+     lambda m: ("firmware_timestamp", None, _scaled(1e-9), h_num, num_eq(1e-6),
+                _GM + "firmware_timestamp; the table counts 10 ns, rocm-smi prints ns (the count x 10)")),
+    (r"throttle_status", lambda m: ("throttle_status", None, p_float, h_num, exact, _GM + "throttle_status")),
+    (r"voltage_(gfx|soc|mem) \(mV\)",
+     lambda m: (_GM_VOLT[m.group(1)], None, p_float, h_num, num_eq(0.5), _GM + "voltage_" + m.group(1))),
+    (r"current_fan_speed \(rpm\)", lambda m: ("fan_speed", None, p_float, h_num, num_eq(0.5), _GM + "current_fan_speed")),
+    (r"Metric Version and Size \(Bytes\)",
+     lambda m: ("gpu_metrics_version", None, lambda s: None if _na(s) else str(s).split()[0], h_text, exact,
+                "gpu_metrics format.content revision")),
+]
 MAP = [(re.compile("^" + rx + "$"), fn) for rx, fn in MAP]
 
 # rocm-smi fields deliberately not compared, with the reason.
@@ -428,6 +498,18 @@ def fold_fine_grained(rdev, info, card):
                         "[%s, %s]): rocm-smi's line 1 is the current clock, not a level" % (card, clk, mid, lo, hi))
 
 
+def expand_lists(rdev):
+    """rocm-smi 6+ prints a per-instance gpu_metrics field as a JSON list: one key "name [i]" each."""
+    out = {}
+    for key, value in rdev.items():
+        if isinstance(value, list):
+            for i, one in enumerate(value):
+                out["%s [%d]" % (key, i)] = one
+        else:
+            out[key] = value
+    return out
+
+
 def partition_parent(bdf, hip_devs):
     """The hipstack GPU whose compute partition `bdf` is (same slot, function 1 .. partitions - 1), or None."""
     if not re.match(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[1-7]$", bdf or ""):
@@ -453,7 +535,7 @@ def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=
     by_bdf = {(d.get("bdf") or "").lower(): d for d in hip_devs if d.get("bdf")}
     used = set()
     for pos, card in enumerate(rocm_cards):
-        rdev = dict(rocm[card])
+        rdev = expand_lists(rocm[card])
         fold_fine_grained(rdev, info, card)
         bdf = (rdev.get("PCI Bus") or "").strip().lower()
         hdev = by_bdf.get(bdf) if bdf else None

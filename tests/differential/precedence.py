@@ -11,6 +11,7 @@ Anything else stays a DISAGREE. Python 3 standard library only.
 """
 
 import glob
+import math
 import os
 import struct
 
@@ -102,6 +103,10 @@ def explain(metric, rocm_value, hip_state, hip_value, hdev, capture):
         if recorded is not None and recorded == rocm_value & 0xFFFF and recorded == hip:
             return ("upstream: rocm-smi 7.2.4 prints a subsystem id above 0x7fff as a signed 16-bit number "
                     "(%s is 0x%04x); the capture's device/subsystem_device holds 0x%04x" % (hex(rocm_value), recorded, recorded))
+    if metric == "firmware_timestamp" and hip_state == "not_supported" and rocm_value is not None \
+            and math.isclose(rocm_value * 1e9, float((0xFFFFFFFFFFFFFFFF * 10) % (1 << 64)), rel_tol=1e-12):
+        return ("upstream: rocm-smi 7.2.4 converts the table's 'not supported' marker (all ones) to ns as well: "
+                "(2^64 - 1) x 10 wraps to 2^64 - 10; hipstack says not_supported")
     if metric == "energy_consumed" and hip_state == "not_supported" and rocm_value == 0:
         power = ((hdev.get("metrics") or {}).get("power_average") or {})
         if power.get("status") == "ok" and (power.get("value") or 0) > 0:
