@@ -521,6 +521,25 @@ def partition_parent(bdf, hip_devs):
     return None
 
 
+# A partition device's fields that are the partition's own (hipstack-smi partition), by the GPU
+# metric rocm-smi's field maps to; the rest (ids, gfx target, unique id) are its GPU's.
+PARTITION_OWN = {"vram_total": "partition_memory", "kfd_gpu_id": "partition_kfd_gpu_id"}
+
+
+def partition_device(parent, bdf):
+    """The hipstack view rocm-smi's device for partition `bdf` is compared with: the GPU's metrics,
+    with the partition's own where it has them (PARTITION_OWN) and its BDF; None without the
+    partition list (`hipstack-smi partition --json`)."""
+    part = next((p for p in parent.get("partition_list") or [] if (p.get("bdf") or "").lower() == bdf), None)
+    if part is None:
+        return None
+    metrics = dict(parent.get("metrics") or {})
+    for gpu_metric, own in PARTITION_OWN.items():
+        metrics[gpu_metric] = (part.get("metrics") or {}).get(own, {"status": "not_supported"})
+    metrics["bdf"] = {"status": "ok", "value": part.get("bdf")}  # the partition's PCI function, as hipstack lists it
+    return dict(parent, bdf=bdf, metrics=metrics)
+
+
 def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=False, capture=None):
     """-> (rows, excluded {key: why}, unmapped {key: example}, info lines)"""
     _, fixes = parse_notes(notes_path)
@@ -551,15 +570,20 @@ def compare(rocm, hip_devs, notes_path=None, include_fixed=False, allow_missing=
             parent = partition_parent(bdf, hip_devs)
             if parent is not None:
                 # rocm-smi 6 and later list each compute partition as a device of its own (its PCI
-                # function); hipstack lists it under its GPU (hipstack-smi partition). Not compared here.
-                rows.append(Row(card, "(device)", "-", bdf, "GPU %s" % parent.get("index"), "partition",
-                                "compute partition %s of hipstack's GPU %s (%s)"
-                                % (int(bdf[-1], 16), parent.get("index"), parent.get("bdf"))))
+                # function); hipstack lists it under its GPU (hipstack-smi partition).
+                hdev = partition_device(parent, bdf)
+                if hdev is None:  # no `hipstack-smi partition --json` given: named, not compared
+                    rows.append(Row(card, "(device)", "-", bdf, "GPU %s" % parent.get("index"), "partition",
+                                    "compute partition %s of hipstack's GPU %s (%s)"
+                                    % (int(bdf[-1], 16), parent.get("index"), parent.get("bdf"))))
+                    continue
+                how = "partition %s of GPU %s" % (int(bdf[-1], 16), parent.get("index"))
+            else:
+                rows.append(Row(card, "(device)", "-", bdf or card, "(none)", "NO-DEVICE",
+                                "hipstack has no device for it"))
                 continue
-            rows.append(Row(card, "(device)", "-", bdf or card, "(none)", "NO-DEVICE",
-                            "hipstack has no device for it"))
-            continue
-        used.add(id(hdev))
+        if not how.startswith("partition "):
+            used.add(id(hdev))
         hbdf = (hdev.get("bdf") or "").lower()
         dname = "%s=%s" % (card, hbdf or "index %s" % hdev.get("index"))
         info.append("rocm-smi %s <-> hipstack device %s (%s) matched by %s"
@@ -722,6 +746,18 @@ def self_test():
     check([r.status for r in rows_p if r.dev == "card1"] == ["partition"], "a partitioned GPU's function 1 is a partition row")
     rows_p, _, _, _ = compare(two, [dict(gpu, partitions=1)])
     check([r.status for r in rows_p if r.dev == "card1"] == ["NO-DEVICE"], "an unpartitioned GPU's function 1 is NO-DEVICE")
+    # with hipstack's partition list, a partition device is compared: its own memory and BDF
+    listed = dict(gpu, partition_list=[{"index": 1, "bdf": "0000:05:00.1", "metrics": {
+        "partition_memory": {"status": "ok", "value": 25767706624}}}])
+    part = {"card0": {"PCI Bus": "0000:05:00.0"},
+            "card1": {"PCI Bus": "0000:05:00.1", "VRAM Total Memory (B)": "25767706624"}}
+    rows_p, _, _, _ = compare(part, [listed])
+    check({r.field: r.status for r in rows_p if r.dev.startswith("card1")}
+          == {"PCI Bus": "agree", "VRAM Total Memory (B)": "agree"}, "a partition's BDF and memory are its own")
+    part["card1"]["VRAM Total Memory (B)"] = "206141652992"  # the whole GPU's
+    rows_p, _, _, _ = compare(part, [listed])
+    check(any(r.field == "VRAM Total Memory (B)" and r.status == "DISAGREE" for r in rows_p),
+          "a partition device showing the whole GPU's memory disagrees")
 
     # the real rocm-smi output against the hand-made hipstack JSON
     buf = io.StringIO()

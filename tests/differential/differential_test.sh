@@ -9,6 +9,8 @@
 #      DIFF_STRICT=1 to fail on any rocm-smi crash);
 #   2. HIPSTACK_SMI --sysfs-root CAPTURE_SYS_DIR static --json  > WORK_DIR/static.json
 #      HIPSTACK_SMI --sysfs-root CAPTURE_SYS_DIR metric --json  > WORK_DIR/metric.json
+#      HIPSTACK_SMI --sysfs-root CAPTURE_SYS_DIR partition --json  > WORK_DIR/partition.json
+#      (the partitions: rocm-smi 6 and later list each as a device)
 #      (HIPSTACK_SYSFS_ROOT overrides the --sysfs-root argument, e.g. the
 #      capture root instead of its sys/ folder);
 #   3. compare.py --capture CAPTURE_SYS_DIR WORK_DIR/rocm-smi.json WORK_DIR/static.json
@@ -53,7 +55,7 @@ fi
 for shape in flat live; do
     shape_root=$root
     [ "$shape" = live ] && shape_root=$work/live
-    for sub in static metric; do
+    for sub in static metric partition; do
         if ! "$hip" --sysfs-root "$shape_root" "$sub" --json > "$work/$shape-$sub.json" 2> "$work/$sub.err"; then
             echo "differential_test.sh: $hip --sysfs-root $shape_root $sub --json failed:" >&2
             cat "$work/$sub.err" >&2
@@ -69,6 +71,6 @@ for shape in flat live; do
     [ "$shape" = live ] && shape_root=$work/live
     # --capture: the evidence for hipstack's documented source precedence (precedence.py)
     "$py" "$here/compare.py" ${COMPARE_ARGS:-} --capture "$shape_root" "$work/rocm-smi.json" \
-        "$work/$shape-static.json" "$work/$shape-metric.json" || rc=$?
+        "$work/$shape-static.json" "$work/$shape-metric.json" "$work/$shape-partition.json" || rc=$?
 done
 exit $rc
