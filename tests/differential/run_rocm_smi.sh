@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run AMD's rocm-smi against a recorded sysfs capture and write what it prints as JSON: the host's
 # 5.2.3 (Debian 12 packages rocm-smi + librocm-smi64-1), or, with ROCM_SMI_ROOT, the rocm-smi of a
-# Debian root made by oracle_root.sh (7.2.4 from experimental on sid), run there with chroot.
+# Debian root made by tests/lib/rocm_root.sh (7.2.4 from experimental on sid), run there with chroot.
 #
 #   run_rocm_smi.sh [--allow-partial] [--no-fix] CAPTURE_SYS_DIR OUT_JSON
 #
