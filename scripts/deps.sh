@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages hipstack builds and tests with (only the missing ones).
-# Usage: scripts/deps.sh [build|test|superbuild|containers]
+# Usage: scripts/deps.sh [build|test|superbuild|containers] [TRACK]
+# TRACK (superbuild): the release track whose system components to install (default: the manifest's
+# default, debian12); superbuild/build.sh runs `deps.sh superbuild TRACK` inside a track's build root.
 set -euo pipefail
+track=${2:-}
 build_packages=(build-essential python3 cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev
                 libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libsqlite3-dev)
 test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev rocm-smi librocm-smi64-1 util-linux prometheus systemd
@@ -41,7 +44,7 @@ test_packages+=(golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-ya
 # HipstackPackagingFiles.cmake), which git reads (superbuild.fresh-debian12 found it missing).
 # rpmbuild's find-debuginfo strips the rpm packages' binaries with eu-strip (packaging.packages);
 # Debian's rpm does not depend on elfutils.
-superbuild_packages=(patchelf python3 rpm createrepo-c gnupg git elfutils)
+superbuild_packages=(patchelf python3 rpm createrepo-c gnupg git elfutils debootstrap)
 # containers/build.sh and containers.images: podman builds with chroot isolation and runs with runc;
 # debootstrap makes the base image.
 container_packages=(podman runc debootstrap uidmap)
@@ -65,7 +68,7 @@ install_missing() {
 install_missing "${packages[@]}"
 if [ "${1:-build}" = superbuild ] || [ "${1:-build}" = test ] || [ "${1:-build}" = containers ]; then
   root=$(dirname "$(realpath "$0")")/..
-  mapfile -t system_packages < <(cmake -DMANIFEST="$root/superbuild/components.json" \
+  mapfile -t system_packages < <(cmake -DMANIFEST="$root/superbuild/components.json" -DTRACK="$track" \
                                        -P "$root/superbuild/cmake/system_packages.cmake")
   install_missing "${system_packages[@]}"
 fi

@@ -1,9 +1,10 @@
-# Prints the Debian packages of the manifest's system components, one a line (the first of
+# Prints the Debian packages of the manifest's system components of a release track (TRACK; empty: the
+# default one), one a line (the first of
 # alternatives), for scripts/deps.sh superbuild:
-#   cmake -DMANIFEST=superbuild/components.json -P superbuild/cmake/system_packages.cmake
+#   cmake -DMANIFEST=superbuild/components.json [-DTRACK=name] -P superbuild/cmake/system_packages.cmake
 cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/HipstackManifest.cmake)
-hipstack_manifest_load(${MANIFEST})
+hipstack_manifest_load(${MANIFEST} "${TRACK}")
 set(names)
 foreach(name ${HS_COMPONENTS})
   if(HS_${name}_KIND STREQUAL "system")

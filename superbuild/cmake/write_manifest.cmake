@@ -1,12 +1,12 @@
 # Writes OUT/stage/manifest.json for the packaging step (cmake -P):
-#   cmake -DMANIFEST=components.json -DCOMPONENTS=a,b,... -DVERSION=X.Y.Z -DPREFIX=/opt/hipstack-X.Y.Z
-#         -DRECORD_DIR=dir -DOUTPUT=manifest.json -P write_manifest.cmake
+#   cmake -DMANIFEST=components.json -DCOMPONENTS=a,b,... -DVERSION=X.Y.Z -DTRACK=name -DRELEASE=X.Y.Z[-suffix]
+#         -DPREFIX=/opt/hipstack-RELEASE -DRECORD_DIR=dir -DOUTPUT=manifest.json -P write_manifest.cmake
 # Each staged file is given to the first package of its component whose globs match it (globs are
 # relative to the prefix, or to the stage root when they start with /; * stays within a folder, **
 # crosses folders). A file no package takes, or one two components staged, is an error.
 cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/HipstackManifest.cmake)
-hipstack_manifest_load(${MANIFEST})
+hipstack_manifest_load(${MANIFEST} "${TRACK}")
 string(REPLACE "," ";" COMPONENTS "${COMPONENTS}")
 string(REGEX REPLACE "^/" "" _prefix_rel "${PREFIX}")
 
@@ -102,11 +102,14 @@ foreach(name ${COMPONENTS})
   set(pkg_names)
   foreach(i RANGE ${last})
     string(JSON pkg GET "${packages}" ${i} package)
-    string(REPLACE "@VERSION@" "${VERSION}" pkg "${pkg}")  # versioned names: releases co-install
+    # Versioned names (the release: version and track suffix), so releases and tracks co-install.
+    string(REPLACE "@RELEASE@" "${RELEASE}" pkg "${pkg}")
+    string(REPLACE "@VERSION@" "${VERSION}" pkg "${pkg}")
     string(JSON globs_json GET "${packages}" ${i} files)
     hipstack_json_array(globs "${globs_json}")
     set(regexes)
     foreach(glob ${globs})
+      string(REPLACE "@RELEASE@" "${RELEASE}" glob "${glob}")
       string(REPLACE "@VERSION@" "${VERSION}" glob "${glob}")
       if(glob MATCHES "^/")
         string(SUBSTRING "${glob}" 1 -1 glob)
@@ -157,13 +160,25 @@ foreach(name ${COMPONENTS})
 endforeach()
 
 list(JOIN entries ",\n" body)
-# Metapackages (package_binary.py makes them): copied with their names' @VERSION@ filled in.
+# Metapackages (package_binary.py makes them): copied with their names' @RELEASE@ and @VERSION@ filled in.
 string(JSON metapackages ERROR_VARIABLE err GET "${HS_MANIFEST_JSON}" metapackages)
 if(err)
   set(metapackages "{}")
 endif()
+# A metapackage's depends may differ by track: the loaded track's.
+string(JSON n LENGTH "${metapackages}")
+if(n GREATER 0)
+  math(EXPR last "${n} - 1")
+  foreach(i RANGE ${last})
+    string(JSON meta MEMBER "${metapackages}" ${i})
+    string(JSON depends GET "${metapackages}" ${meta} depends)
+    hipstack_track_value(depends "${depends}" "metapackage '${meta}': depends")
+    string(JSON metapackages SET "${metapackages}" ${meta} depends "${depends}")
+  endforeach()
+endif()
+string(REPLACE "@RELEASE@" "${RELEASE}" metapackages "${metapackages}")
 string(REPLACE "@VERSION@" "${VERSION}" metapackages "${metapackages}")
-file(WRITE ${OUTPUT}.tmp "{\n  \"format\": 1,\n  \"version\": \"${VERSION}\",\n  \"prefix\": \"${PREFIX}\",\n  \"metapackages\": ${metapackages},\n  \"components\": {\n${body}\n  }\n}\n")
+file(WRITE ${OUTPUT}.tmp "{\n  \"format\": 1,\n  \"version\": \"${VERSION}\",\n  \"track\": \"${TRACK}\",\n  \"release\": \"${RELEASE}\",\n  \"prefix\": \"${PREFIX}\",\n  \"metapackages\": ${metapackages},\n  \"components\": {\n${body}\n  }\n}\n")
 # Replaced only when it changed, so package.sh can tell that nothing was staged since its last run.
 file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)
 file(REMOVE ${OUTPUT}.tmp)

@@ -7,7 +7,7 @@
 #       Puts each .deb into DOWNLOAD_DIR/sha256/<sha256>/ (a cached file with the right checksum is used
 #       as is, so reruns need no network).
 #   binary.sh stage COMPONENT DOWNLOAD_DIR STAGE_DIR PREFIX RECORD_DIR WRAPPER_DIR
-#                   [--relocate FROM=TO]... [--wrapper NAME]... [--provides NAME]... -- PACKAGE=VERSION:ARCH:SHA256...
+#                   [--relocate FROM=TO]... [--wrapper FILE[:NAME]]... [--provides NAME]... -- PACKAGE=VERSION:ARCH:SHA256...
 #       Unpacks the cached .debs into STAGE_DIR/PREFIX and writes RECORD_DIR/COMPONENT.{files,debs,usr-refs}.
 #       Every Depends of every .deb must be provided (--provides) by this component or those it depends on.
 set -euo pipefail
@@ -122,8 +122,10 @@ stage() {
   # Debian's lintian overrides name /usr paths; they mean nothing in our prefix.
   rm -rf "$work/tree/share/lintian"
   local w
+  # --wrapper FILE or FILE:NAME: superbuild/wrappers/FILE becomes bin/NAME (replacing the .deb's own).
   for w in "${wrappers[@]}"; do
-    install -m 0755 "$wrapper_dir/$w" "$work/tree/bin/$w"
+    mkdir -p "$work/tree/bin"
+    install -m 0755 "$wrapper_dir/${w%%:*}" "$work/tree/bin/${w#*:}"
   done
   # Absolute symlinks into /usr would leave the prefix: refuse them.
   stray=$(find "$work/tree" -type l -lname '/*' -printf '%P -> %l\n')

@@ -66,6 +66,7 @@ def binary_packages(manifest):
     """The binary components' packages, with their files and dependencies."""
     components = manifest["components"]
     version = manifest["version"]
+    release = manifest.get("release", version)  # the version and the track's suffix: in package names
     packages = {}
     for name, component in components.items():
         if component["kind"] != "binary":
@@ -76,8 +77,8 @@ def binary_packages(manifest):
                 p.components.append(name)
             p.files.extend(rule["files"])
     for p in packages.values():
-        role = p.name.removeprefix("hipstack-amd-").replace(version, "")
-        p.summary = f"AMD ROCm {role} of hipstack {version}"
+        role = p.name.removeprefix("hipstack-amd-").replace(release, "")
+        p.summary = f"AMD ROCm {role} of hipstack {release}"
         for name in p.components:
             for dep in components[name]["depends"]:
                 d = components[dep]
@@ -88,10 +89,10 @@ def binary_packages(manifest):
                     p.ours.extend(r["package"] for r in d["packages"]
                                   if r["package"] != p.name and "-dev" not in r["package"])
         # A -dev package needs the runtime package of the same name.
-        base = p.name.replace("-dev" + version, version)
+        base = p.name.replace("-dev" + release, release)
         if base != p.name and base in packages:
             p.ours.append(base)
-        p.ours.append(ALTERNATIVE_OWNER + version)
+        p.ours.append(ALTERNATIVE_OWNER + release)
         p.ours = sorted(set(p.ours))
     return packages
 
@@ -129,7 +130,7 @@ def copyright_text(manifest, package, stage):
     if not package.components:
         with open(OUR_COPYRIGHT, encoding="utf-8") as f:
             return f.read()
-    parts = [f"{package.name}: Debian 12's packages of AMD ROCm, relocated by hipstack under\n"
+    parts = [f"{package.name}: Debian's packages of AMD ROCm, relocated by hipstack under\n"
              f"{manifest['prefix']}. They keep their own copyright and licence terms, stated\n"
              "below as each Debian package states them (its /usr/share/doc/PACKAGE/copyright).\n"]
     for deb, version, text in debian_copyrights(manifest, package, stage):
@@ -209,10 +210,11 @@ def long_description(manifest, package):
     if package.components:
         debs = [f"{d['package']} {d['version']}" for name in package.components
                 for d in manifest["components"][name]["origin"]["debs"]]
-        return (f"Debian 12's ROCm packages relocated under {manifest['prefix']}: {', '.join(debs)}.\n\n"
+        return (f"Debian's ROCm packages (hipstack's {manifest.get('track', 'default')} release track) relocated "
+                f"under {manifest['prefix']}: {', '.join(debs)}.\n\n"
                 f"Versioned packages install under {manifest['prefix']}, so releases co-install; "
                 "/opt/hipstack points at the newest installed release.")
-    return (f"This metapackage depends on the packages of hipstack {manifest['version']}: "
+    return (f"This metapackage depends on the packages of hipstack {manifest.get('release', manifest['version'])}: "
             f"{', '.join(package.ours)}. Upgrading it installs the next release's packages beside these.")
 
 

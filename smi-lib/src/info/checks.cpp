@@ -3,6 +3,7 @@
 // something is wrong, what to do.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (in <fmt/format.h> before fmt 11)
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>

@@ -3,6 +3,7 @@
 // memory test, stress and peer-to-peer (minutes), 4 long runs. docs/validate.md.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (in <fmt/format.h> before fmt 11)
 #include <hipstack/smi.hpp>
 #include <fcntl.h>
 #include <unistd.h>

@@ -2,6 +2,7 @@
 #include "node.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (in <fmt/format.h> before fmt 11)
 #include <hipstack/info.hpp>
 
 #include <algorithm>

@@ -3,6 +3,7 @@
 #include "runner.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (in <fmt/format.h> before fmt 11)
 #include <unistd.h>
 
 #include <cstdlib>

@@ -63,7 +63,7 @@ std::optional<KfdSmiEvent> parse_kfd_smi_line(std::string_view line, std::string
   if (!head) return fail(error, "no space after the event id");
   const auto id = parse_hex(head->first);
   if (!id || *id == 0 || *id > kLastEventId) {
-    return fail(error, fmt::format("event id \"{}\" is not one the kernel defines (1..{:x}, hex)", head->first, kLastEventId));
+    return fail(error, fmt::format("event id \"{}\" is not one the kernel defines (1..{:x}, hex)", head->first, std::uint64_t{kLastEventId}));
   }
   const std::string_view payload = head->second;
   KfdSmiEvent event;

@@ -2,6 +2,7 @@
 #include "nvml_backend.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (in <fmt/format.h> before fmt 11)
 
 #include <algorithm>
 #include <cstdlib>
