@@ -158,6 +158,7 @@ for r in repo repo-badsig repo-otherkey; do
 done
 install -m 0755 "$installer/hipstack-install" "$root/usr/local/sbin/hipstack-install"
 printf 'ID=plan9\nPRETTY_NAME="Plan 9 from Bell Labs"\n' > "$root/root/os-release-plan9"
+printf 'ID=debian\nVERSION_CODENAME=forky\nPRETTY_NAME="Debian GNU/Linux forky/sid"\n' > "$root/root/os-release-sid"
 inroot() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
 hi() { inroot /usr/local/sbin/hipstack-install "$@"; }
 hienv() {  # hienv VAR=VALUE... -- ARGS...: hipstack-install with those variables set
@@ -214,6 +215,19 @@ rc=0; out=$(hi --repo file:///repo --suite 'stable main' -y 2>&1) || rc=$?
 rc=0; out=$(inroot HIPSTACK_OS_RELEASE=/root/os-release-plan9 /usr/local/sbin/hipstack-install --repo file:///repo -y 2>&1) || rc=$?
 [ $rc = 1 ] && contains "$out" "unsupported distribution 'Plan 9 from Bell Labs'" && pass "unsupported distribution: exit 1" ||
     fail "unsupported distribution: rc=$rc $out"
+# Release tracks: an unknown one is a bad argument; the current track is for Debian sid only (this
+# chroot is Debian 12); on sid its default repository is BASE/current/apt; --list lists them.
+rc=0; out=$(hi --track nope --repo file:///repo -y 2>&1) || rc=$?
+[ $rc = 2 ] && contains "$out" "unknown track 'nope' (known: debian12 current" && pass "unknown track: exit 2" || fail "unknown track: rc=$rc $out"
+rc=0; out=$(hi --track current --repo file:///repo --key /repo/hipstack.gpg -y 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "the current track is built for Debian sid (apt); this system is Debian GNU/Linux 12" &&
+    pass "--track current on Debian 12: exit 1, says which track fits" || fail "--track current on Debian 12: rc=$rc $out"
+rc=0; out=$(inroot HIPSTACK_OS_RELEASE=/root/os-release-sid /usr/local/sbin/hipstack-install --track current --dry-run 2>&1) || rc=$?
+[ $rc = 1 ] && contains "$out" "cannot reach the repository: https://repo.hipstack.dev/current/apt/dists/stable/InRelease" &&
+    pass "--track current on sid: the track's repository (BASE/current/apt)" || fail "--track current on sid: rc=$rc $out"
+out=$(hi --list 2>&1 || true)
+contains "$out" "^  current  *ROCm 7.2.4 for Debian sid" && contains "$out" "^  debian12 " && pass "--list lists the release tracks" ||
+    fail "--list: $out"
 rc=0; out=$(hi --repo file:///nonexistent --key /repo/hipstack.gpg -y 2>&1) || rc=$?
 [ $rc = 1 ] && contains "$out" "cannot reach the repository: file:///nonexistent/dists/stable/InRelease" &&
     pass "unreachable repository: exit 1" || fail "unreachable repository: rc=$rc $out"
@@ -237,6 +251,8 @@ rc=0; out=$(hi --repo file:///repo-otherkey --key /repo/hipstack.gpg --usecase=s
 rc=0; out=$(inroot sh -c 'umask 027; exec /usr/local/sbin/hipstack-install "$@"' sh \
                 --repo file:///repo --key /repo/hipstack.gpg --usecase=smi -y 2>&1) || rc=$?
 [ $rc = 0 ] && pass "hipstack-install --usecase=smi (umask 027)" || { fail "hipstack-install --usecase=smi: rc=$rc"; echo "$out"; }
+grep -qx "track=debian12" "$root/var/lib/hipstack-install/repository" && pass "the record names the track (debian12, the default)" ||
+    fail "the record: $(cat "$root/var/lib/hipstack-install/repository")"
 modes=$(cd "$root" && stat -c '%a %n' etc/apt/keyrings etc/apt/keyrings/hipstack.gpg etc/apt/sources.list.d/hipstack.sources \
                                    var/lib/hipstack-install var/lib/hipstack-install/* 2>&1)
 [ "$(awk '{print $1}' <<< "$modes" | sort -u | tr '\n' ' ')" = "644 755 " ] &&
