@@ -1,26 +1,31 @@
 # Debian 12 chroots and container bases, for the tests that install packages as users do and for
 # containers/build.sh (sourced, not run).
 #
-#   debian_chroot_base CACHE_DIR
-#       Prints the path of a Debian 12 minbase tarball, made once with debootstrap (about 30 s; needs
-#       deb.debian.org) and reused by every test and rerun. Concurrent callers wait on a lock.
-#       Returns 1, with debootstrap's last lines on stderr, when debootstrap fails.
-#   debian_chroot_unpack BASE ROOT hermetic|debian
+#   debian_chroot_base CACHE_DIR [SUITE]
+#       Prints the path of a Debian minbase tarball of SUITE (default bookworm, Debian 12), made once
+#       with debootstrap (about 30 s; needs deb.debian.org) and reused by every test and rerun.
+#       Concurrent callers wait on a lock. Returns 1, with debootstrap's last lines on stderr, when
+#       debootstrap fails.
+#   debian_chroot_unpack BASE ROOT hermetic|debian|own
 #       Unpacks BASE into ROOT, copies resolv.conf, mounts /proc and /dev/pts (dpkg logs the terminal
 #       there). `hermetic`: no distribution repository, so apt reads only the ones a test adds.
 #       `debian`: the host's Debian sources (bookworm, -updates, -security: our shlibdeps versions
-#       come from there), so apt can install the system packages ours depend on.
+#       come from there), so apt can install the system packages ours depend on. `own`: the base's
+#       own sources (debootstrap's: its suite), for a base of another suite than the host's.
 #   debian_chroot_umount ROOT
 #       Unmounts what debian_chroot_unpack and the test mounted below ROOT (deepest first).
 
 debian_chroot_base() {
-  local cache=$1 base=$1/debian12-minbase.tar tmp
+  local cache=$1 suite=${2:-bookworm} name tmp
+  name=debian-$suite-minbase
+  [ "$suite" != bookworm ] || name=debian12-minbase
+  local base=$cache/$name.tar
   mkdir -p "$cache"
   (
     flock 9
     [ -s "$base" ] && exit 0
     tmp=$(mktemp -d "$cache/debootstrap.XXXXXX")
-    if ! debootstrap --variant=minbase bookworm "$tmp/root" http://deb.debian.org/debian > "$tmp/log" 2>&1; then
+    if ! debootstrap --variant=minbase "$suite" "$tmp/root" http://deb.debian.org/debian > "$tmp/log" 2>&1; then
       tail -5 "$tmp/log" >&2
       rm -rf "$tmp"
       exit 1
@@ -28,7 +33,7 @@ debian_chroot_base() {
     rm -rf "$tmp/root/var/lib/apt/lists/"* "$tmp/root/var/cache/apt/"*.bin
     tar -C "$tmp/root" -cf "$base.tmp" . && mv "$base.tmp" "$base"
     rm -rf "$tmp"
-  ) 9> "$cache/debian12-minbase.lock" || return 1
+  ) 9> "$cache/$name.lock" || return 1
   echo "$base"
 }
 
@@ -46,7 +51,8 @@ debian_chroot_unpack() {
         rm -f "$root/etc/apt/sources.list"
         cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"
       fi ;;
-    *) echo "debian_chroot_unpack: sources must be hermetic or debian, not '$sources'" >&2; return 2 ;;
+    own) ;;
+    *) echo "debian_chroot_unpack: sources must be hermetic, debian or own, not '$sources'" >&2; return 2 ;;
   esac
   mount -t proc proc "$root/proc"
   mount --bind /dev/pts "$root/dev/pts"

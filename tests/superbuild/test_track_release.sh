@@ -35,11 +35,12 @@ rocm=$(python3 "$top/superbuild/scripts/tracks.py" "$top/superbuild/components.j
 pkgs=$out/packages
 # shellcheck source=../lib/checks.sh
 source "$here/../lib/checks.sh"
+# shellcheck source=../../scripts/lib/debian_chroot.sh
+source "$top/scripts/lib/debian_chroot.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/hipstack-track-test.XXXXXX")
 root=$work/root
 cleanup() {
-  awk -v r="$root" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/mounts | tac |
-    while IFS= read -r m; do umount -l "$m" 2>/dev/null || true; done
+  debian_chroot_umount "$root"
   rm -rf "$work"
   echo "# $failures failure(s)"
 }
@@ -69,23 +70,10 @@ check "apt: InRelease verifies with the published key" gpgv --keyring "$apt_repo
 check "dnf: repomd.xml.asc verifies" gpgv --keyring "$apt_repo/hipstack.gpg" "$out/repo/dnf/repodata/repomd.xml.asc" "$out/repo/dnf/repodata/repomd.xml"
 
 echo "== apt-get install hipstack in a fresh Debian $suite chroot"
-base=$cache/debian-$suite-minbase.tar
-mkdir -p "$cache"
-(
-  flock 9
-  [ -s "$base" ] && exit 0
-  tmp=$(mktemp -d "$cache/debootstrap.XXXXXX")
-  debootstrap --variant=minbase "$suite" "$tmp/root" http://deb.debian.org/debian > "$tmp/log" 2>&1 || { tail -5 "$tmp/log" >&2; rm -rf "$tmp"; exit 1; }
-  rm -rf "$tmp/root/var/lib/apt/lists/"*
-  tar -C "$tmp/root" -cf "$base.tmp" . && mv "$base.tmp" "$base"
-  rm -rf "$tmp"
-) 9> "$cache/debian-$suite-minbase.lock" || skip "debootstrap $suite failed (no network to deb.debian.org?)"
-mkdir -p "$root" && tar -C "$root" -xf "$base"
-cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+base=$(debian_chroot_base "$cache" "$suite") || skip "debootstrap $suite failed (no network to deb.debian.org?)"
+debian_chroot_unpack "$base" "$root" own
 # The archive served here is a snapshot whose Release files are past Valid-Until (this root only).
 echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99snapshot"
-mount -t proc proc "$root/proc"
-mount --bind /dev/pts "$root/dev/pts"
 mkdir -p "$root/srv/hipstack-apt" "$root/srv/capture"
 mount --bind -o ro "$apt_repo" "$root/srv/hipstack-apt"
 cp -r "$capture"/. "$root/srv/capture/"
@@ -110,13 +98,23 @@ start=$(date +%s)
 rc=0; in_root "apt-get install -y -q hipstack" > "$work/install.out" 2>&1 || rc=$?
 [ $rc = 0 ] && pass "apt-get install hipstack ($(( $(date +%s) - start )) s)" || { fail "apt-get install hipstack (rc=$rc)"; tail -30 "$work/install.out"; }
 for p in "hipstack-smi-cli$release" "hipstack-monitor$release" "hipstack-validation$release" "hipstack-amd-runtime$release" \
-         "hipstack-amd-compiler$release" "hipstack-smi-dev$release" "hipstack-amd-runtime-dev$release"; do
+         "hipstack-amd-compiler$release" "hipstack-amd-libs$release" "hipstack-smi-dev$release" "hipstack-amd-runtime-dev$release" \
+         "hipstack-amd-libs-dev$release"; do
   [ "$(in_root "dpkg-query -W -f='\${Status}' $p" 2>/dev/null)" = "install ok installed" ] && pass "installed: $p" || fail "not installed: $p"
 done
 # No ROCm of the distribution's own came with it: every ROCm file is the prefix's.
 system_rocm=$(in_root "dpkg-query -W -f='\${Package}\n'" | grep -E '^(libamdhip64|libhsa-runtime64|libamd-comgr|rocm-device-libs|hipcc$|rocminfo$)' || true)
 [ -z "$system_rocm" ] && pass "no ROCm package of the distribution installed" || fail "the distribution's ROCm came along: $system_rocm"
 [ "$(in_root "readlink -f /opt/hipstack")" = "$prefix" ] && pass "/opt/hipstack is $prefix" || fail "/opt/hipstack: $(in_root "readlink -f /opt/hipstack")"
+
+# The track's libraries (HIP, rocBLAS, hipBLAS, rocSOLVER, RCCL, MIOpen, ...) resolve every library
+# they need: the prefix's or the distribution's that our packages depend on.
+for lib in libamdhip64.so.7 librocblas.so.5 libhipblas.so.3 librocsolver.so.0 librccl.so.1 libMIOpen.so.1 librocm_smi64.so.7; do
+  [ -e "$root$prefix/lib/$lib" ] || fail "$prefix/lib/$lib is not installed"
+done
+unresolved=$(in_root "for f in $prefix/lib/*.so.*; do ldd \$f | grep -F 'not found' | sed \"s|^|\$f: |\"; done" | sort -u)
+[ -z "$unresolved" ] && pass "every library of $prefix/lib resolves what it needs (rocBLAS 5, hipBLAS 3, RCCL 1, MIOpen 1, ...)" ||
+  fail "unresolved: $(head -5 <<<"$unresolved")"
 
 echo "== the compiler: hipcc for gfx942, hipify-perl, hipconfig"
 bundler=$(in_root 'ls /usr/lib/llvm-*/bin/clang-offload-bundler 2>/dev/null | tail -1')

@@ -197,7 +197,9 @@ const char* const kCreate = "rocblas_create_handle";
 const char* const kDestroy = "rocblas_destroy_handle";
 const char* const kSetStream = "rocblas_set_stream";
 const char* const kGemm = "rocblas_gemm_ex";
-const char* const kSonames[] = {"librocblas.so.4", "librocblas.so.3", "librocblas.so.0", "librocblas.so"};
+// rocBLAS 5 is ROCm 7's (the current track's, 7.2.4: gemm_ex and the enum values above unchanged in its
+// rocblas-functions.h and rocblas-types.h), 4 ROCm 6's, 0 Debian 12's ROCm 5.
+const char* const kSonames[] = {"librocblas.so.5", "librocblas.so.4", "librocblas.so.3", "librocblas.so.0", "librocblas.so"};
 const char* const kLibraryDirs[] = {"/opt/rocm/lib"};
 const char* const kEnvDir = "ROCM_PATH";  // $ROCM_PATH/lib64 (and lib, below)
 // torch's ROCm wheels carry their own rocBLAS, in site-packages/torch/lib.
