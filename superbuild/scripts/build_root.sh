@@ -41,7 +41,7 @@ if [ ! -f "$root/.hipstack-build-root" ]; then
   echo "$track $suite ${apt_suites[*]}" > "$root/.hipstack-build-root"
 fi
 
-mkdir -p "$root/src" "$root/out" "$root/proc" "$root/keyring"
+mkdir -p "$root/src" "$root/out" "$root/proc" "$root/dev/pts" "$root/keyring"
 mounts=()
 cleanup() {
   local i
@@ -49,6 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 mount -t proc proc "$root/proc" && mounts+=("$root/proc")
+mount --bind /dev/pts "$root/dev/pts" && mounts+=("$root/dev/pts")   # apt and dpkg log the terminal there
 mount --bind "$top" "$root/src" && mounts+=("$root/src")
 mount -o remount,ro,bind "$root/src"
 mount --bind "$out" "$root/out" && mounts+=("$root/out")
@@ -57,7 +58,8 @@ if [ -n "${HIPSTACK_SIGNING_KEYRING:-}" ]; then
   mount --bind "$HIPSTACK_SIGNING_KEYRING" "$root/keyring" && mounts+=("$root/keyring")
   keyring_env=(HIPSTACK_SIGNING_KEYRING=/keyring)
 fi
-quoted=$(printf ' %q' "$@")
+quoted=""
+[ $# -eq 0 ] || quoted=$(printf ' %q' "$@")
 chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
   SOURCE_DATE_EPOCH="$epoch" HIPSTACK_BUILD_ROOT_TRACK="$track" "${keyring_env[@]}" \
   bash -c "set -e; cd /src; scripts/deps.sh superbuild $track; superbuild/build.sh --track $track /out$quoted"

@@ -42,7 +42,12 @@ LINTIAN_OVERRIDES = os.path.join(HERE, "..", "packaging", "lintian-overrides")
 # Debian copyright files name licences by their short names; rpm's License tag takes SPDX identifiers.
 SPDX = {"Expat": "MIT", "MIT": "MIT", "Apache-2": "Apache-2.0", "Apache-2.0": "Apache-2.0",
         "BSD-2-clause": "BSD-2-Clause", "BSD-3-clause": "BSD-3-Clause", "BSL-1": "BSL-1.0",
-        "NCSA": "NCSA", "Illinois-NCSA": "NCSA", "Khronos": "LicenseRef-Khronos", "Sun": "LicenseRef-Sun"}
+        "NCSA": "NCSA", "Illinois-NCSA": "NCSA", "Khronos": "LicenseRef-Khronos", "Sun": "LicenseRef-Sun",
+        # ROCm 7.2.4's packages (the current track): LLVM's licence, RCCL's and rocSOLVER's.
+        "APACHE-2-LLVM-EXCEPTIONS": "Apache-2.0 WITH LLVM-exception", "BSD-2-clause-or-Expat": "(BSD-2-Clause OR MIT)",
+        "BSD-3-Clause-Open-MPI": "BSD-3-Clause-Open-MPI", "SunPro": "SunPro", "GPL-2": "GPL-2.0-only",
+        "BSD-3-Clause-Nvidia": "LicenseRef-BSD-3-Clause-Nvidia", "BSD-3-clause-lapack": "LicenseRef-BSD-3-clause-lapack",
+        "public-domain": "LicenseRef-public-domain"}
 
 
 def fail(message):

@@ -3,6 +3,8 @@
   tracks.py MANIFEST list                 every track, the default first: name, suite, ROCm, prefix, summary
   tracks.py MANIFEST field TRACK KEY      one field of a track (lists space-separated); TRACK '' is the default
   tracks.py MANIFEST default              the default track's name
+  tracks.py MANIFEST pins TRACK PACKAGE...   "package version sha256" of each named .deb of the
+                                          track's binary components (the tests' Debian roots pin them)
 Exit 2 with a message naming the manifest for an unknown track or field."""
 import json
 import re
@@ -23,6 +25,23 @@ def version(top):
     return m.group(1) if m else "X.Y.Z"
 
 
+def pins(path, track, wanted):
+    with open(path, encoding="utf-8") as f:
+        manifest = json.load(f)
+    found = {}
+    for component in manifest["components"].values():
+        if track not in component.get("tracks", [track]) or component["origin"]["kind"] != "binary":
+            continue
+        for deb in component["origin"]["debs"]:
+            found[deb["package"]] = f"{deb['package']} {deb['version']} {deb['sha256']}"
+    missing = [p for p in wanted if p not in found]
+    if missing:
+        print(f"tracks.py: {path}: track '{track}' pins no {', '.join(missing)}", file=sys.stderr)
+        return 2
+    print("\n".join(found[p] for p in wanted))
+    return 0
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -41,6 +60,8 @@ def main(argv):
             print(f"{name}{mark}: {t.get('distribution', '?')} {t.get('suite', '?')}, ROCm {t.get('rocm', '?')}, "
                   f"{prefix}\n    {t.get('summary', '')}")
         return 0
+    if command == "pins" and len(argv) >= 5:
+        return pins(path, argv[3], argv[4:])
     if command == "field" and len(argv) == 5:
         name = argv[3] or next(iter(all_tracks))
         if name not in all_tracks:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The porting path the ROCm documentation promises, with the current ROCm set (7.2.4, issue 18) in
-# its own Debian sid root (tests/lib/rocm_root.sh, hip-7.pins):
+# its own Debian sid root (tests/lib/rocm_root.sh, hip-7.packages):
 #   1. saxpy.cu (CUDA) through hipify-perl: no CUDA name is left;
 #   2. hipcc builds it for gfx942 (MI300X/MI325X), gfx950 (MI350), gfx90a (MI200), gfx1100 (RDNA3)
 #      and gfx1200 (RDNA4), and the fat binary holds one code object for each
@@ -17,7 +17,7 @@ here=$(dirname "$(realpath "$0")")
 top=$(dirname "$(dirname "$here")")
 root=$work/root
 targets=(gfx942 gfx950 gfx90a gfx1100 gfx1200)
-rc=0; "$top/tests/lib/rocm_root.sh" "$here/hip-7.pins" "$cache" "$root" || rc=$?
+rc=0; "$top/tests/lib/rocm_root.sh" "$here/hip-7.packages" "$cache" "$root" || rc=$?
 [ $rc = 0 ] || exit $rc
 cleanup() { umount "$root/proc" 2>/dev/null || true; }
 trap cleanup EXIT

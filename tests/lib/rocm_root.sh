@@ -1,28 +1,35 @@
 #!/usr/bin/env bash
 # A Debian sid root with pinned packages of the current ROCm set from experimental (issue 18): the
-# second AMD oracle's rocm-smi (tests/differential/rocm-smi-7.pins) and the HIP compiler of the
-# porting test (tests/current/hip-7.pins). Debian 12 (the host) never sees these packages: they
+# second AMD oracle's rocm-smi (tests/differential/rocm-smi-7.packages) and the HIP compiler of the
+# porting test (tests/current/hip-7.packages). Debian 12 (the host) never sees these packages: they
 # live only in this root.
 #
-#   rocm_root.sh PINS CACHE_DIR ROOT
+#   rocm_root.sh PACKAGES CACHE_DIR ROOT
 #
-# PINS: lines "package version sha256" (# comments). Made once (debootstrap sid, then apt-get
-# install of the pinned versions from experimental, about a minute) into CACHE_DIR/<PINS name>-sid.tar,
-# reused after (concurrent callers wait on a lock); then unpacked into ROOT, which is replaced. Each
-# fetched .deb's SHA-256 is checked against its pin: a download that differs is refused. The archive
-# here is a snapshot whose Release files are past Valid-Until: apt ignores that, in this root only.
+# PACKAGES: Debian package names, one a line (# comments), each pinned (version, .deb SHA-256) by the
+# current release track of superbuild/components.json: one place holds the set's versions. Made once
+# (debootstrap sid, then apt-get install of the pinned versions from experimental, about a minute)
+# into CACHE_DIR/<PACKAGES name>-<hash of the pins>-sid.tar, reused after (concurrent callers wait on a
+# lock); then unpacked into ROOT, which is replaced. Each fetched .deb's SHA-256 is checked against its
+# pin: a download that differs is refused. The archive here is a snapshot whose Release files are past
+# Valid-Until: apt ignores that, in this root only.
 # Exit 0 ready, 77 skip (not root, no debootstrap, deb.debian.org unreachable), 1 failure.
 set -euo pipefail
-[ $# -eq 3 ] || { echo "usage: rocm_root.sh PINS CACHE_DIR ROOT" >&2; exit 2; }
-pins=$(realpath "$1") cache=$2 root=$3
-[ -f "$pins" ] || { echo "rocm_root.sh: no pins file $1" >&2; exit 2; }
-name=$(basename "$pins" .pins)
+[ $# -eq 3 ] || { echo "usage: rocm_root.sh PACKAGES CACHE_DIR ROOT" >&2; exit 2; }
+list=$(realpath "$1") cache=$2 root=$3
+[ -f "$list" ] || { echo "rocm_root.sh: no package list $1" >&2; exit 2; }
+top=$(realpath "$(dirname "$0")/../..")
+mkdir -p "$cache"
+pins=$(mktemp "$cache/pins.XXXXXX")
+trap 'rm -f "$pins"' EXIT
+mapfile -t packages < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list" | awk '{ print $1 }')
+python3 "$top/superbuild/scripts/tracks.py" "$top/superbuild/components.json" pins current "${packages[@]}" > "$pins" || exit 2
+name=$(basename "$list" .packages)-$(sha256sum < "$pins" | cut -c1-12)
 skip() { echo "rocm_root.sh: SKIP: $*" >&2; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root (debootstrap, chroot)"
 command -v debootstrap >/dev/null || skip "debootstrap is not installed"
 
 tarball=$cache/$name-sid.tar
-mkdir -p "$cache"
 (
   flock 9
   [ -s "$tarball" ] && exit 0
