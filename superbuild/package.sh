@@ -46,11 +46,20 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$inputs" ] && [ -d "$out/repo/apt/d
   echo "superbuild/package.sh: packages and repositories are up to date"
   exit 0
 fi
-rm -rf "$packages" "$out/repo"
+rm -rf "$out/repo"
+intree=$out/build/ep/hipstack/build   # the in-tree components' build: CPack's packages, the wheel
+# The packages alone are kept when they are up to date (OUTDIR/packages/.built: same inputs, nothing
+# staged since): a failure in the repository steps below does not cost the packaging again (the
+# current track's 2.8 GB of libraries take about half an hour to compress on two cores).
+built=$packages/.built
+if [ -f "$built" ] && [ "$(cat "$built")" = "$inputs" ] &&
+   [ -z "$(find "$stage" -newer "$built" \( -type f -o -type l \) -print -quit)" ]; then
+  echo "superbuild/package.sh: the packages in $packages are up to date; making the repositories"
+else
+rm -rf "$packages"
 mkdir -p "$packages"
 
 # The in-tree components: CPack in the `hipstack` component's build (configured with HIPSTACK_PACKAGING).
-intree=$out/build/ep/hipstack/build
 [ -f "$intree/CPackConfig.cmake" ] || { echo "superbuild/package.sh: $intree has no CPack configuration" >&2; exit 1; }
 (cd "$intree" && rm -rf packages && cpack -G "DEB;RPM" > "$out/cpack.log" 2>&1) ||
   { echo "superbuild/package.sh: cpack failed; see $out/cpack.log" >&2; exit 1; }
@@ -61,6 +70,8 @@ done
 
 # The binary components (Debian's ROCm, relocated).
 python3 "$here/scripts/package_binary.py" "$stage" "$packages" "$intree/packaging/changelog" "$intree/packaging/rpm-changelog"
+echo "$inputs" > "$built"
+fi
 
 # The repositories.
 "$top/installer/make-apt-repo.sh" "$packages" "$out/repo/apt" --keyring "$keyring" > /dev/null
