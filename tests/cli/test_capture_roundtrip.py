@@ -42,6 +42,8 @@ def view(program, args, root, proc):
 
 
 class Roundtrip(unittest.TestCase):
+    maxDiff = None  # a difference is shown whole: exit status, output and messages (a sanitizer's report)
+
     def test_every_capture_reads_back_the_same(self):
         found = captures()
         self.assertGreaterEqual(len(found), 30, "the bundled captures were not found")
