@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages hipstack builds and tests with (only the missing ones).
+# Installs the Debian packages hipstack builds and tests with (only the missing ones): Debian 12's, or
+# in a release track's build root that distribution's (the build and superbuild sets only).
 # Usage: scripts/deps.sh [build|test|superbuild|containers] [TRACK]
 # TRACK (superbuild): the release track whose system components to install (default: the manifest's
 # default, debian12); superbuild/build.sh runs `deps.sh superbuild TRACK` inside a track's build root.
