@@ -34,15 +34,9 @@ cleanup() {
   echo "# $failures failure(s)"
 }
 trap cleanup EXIT
-cat > "$work/containers.conf" <<'CONF'
-[containers]
-default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
-[engine]
-runtime = "runc"
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-CONF
-export CONTAINERS_CONF=$work/containers.conf
+# shellcheck source=podman_conf.sh
+source "$here/podman_conf.sh"
+podman_test_conf "$work"
 
 start=$(date +%s)
 "$top/containers/build.sh" "$out" || { echo "FAIL: containers/build.sh"; exit 1; }

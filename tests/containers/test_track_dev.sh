@@ -22,15 +22,9 @@ read -r version release track < <(python3 -c 'import json,sys; m=json.load(open(
 source "$here/../lib/checks.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/hipstack-track-dev.XXXXXX")
 trap 'rm -rf "$work"; echo "# $failures failure(s)"' EXIT
-cat > "$work/containers.conf" <<'CONF'
-[containers]
-default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
-[engine]
-runtime = "runc"
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-CONF
-export CONTAINERS_CONF=$work/containers.conf
+# shellcheck source=podman_conf.sh
+source "$here/podman_conf.sh"
+podman_test_conf "$work"
 
 start=$(date +%s)
 "$top/containers/build.sh" --track current "$out" dev || { echo "FAIL: containers/build.sh --track current"; exit 1; }
