@@ -4,6 +4,7 @@
 # Usage: scripts/deps.sh [build|test|superbuild|containers] [TRACK]
 # TRACK (superbuild): the release track whose system components to install (default: the manifest's
 # default, debian12); superbuild/build.sh runs `deps.sh superbuild TRACK` inside a track's build root.
+# On a machine of another distribution than the track's, only the tools that make that root install.
 set -euo pipefail
 track=${2:-}
 build_packages=(build-essential python3 cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev
@@ -69,6 +70,17 @@ install_missing() {
 install_missing "${packages[@]}"
 if [ "${1:-build}" = superbuild ] || [ "${1:-build}" = test ] || [ "${1:-build}" = containers ]; then
   root=$(dirname "$(realpath "$0")")/..
+  # A track of another distribution than this machine's (current: Debian sid) builds in its own root
+  # (superbuild/build.sh runs this script there): its system packages are that root's, not this
+  # machine's, which only needs the tools above (debootstrap, python3) to make and enter the root.
+  if [ -n "$track" ] && [ "${HIPSTACK_BUILD_ROOT_TRACK:-}" != "$track" ]; then
+    track_suite=$(python3 "$root/superbuild/scripts/tracks.py" "$root/superbuild/components.json" field "$track" suite)
+    host_suite=$( . /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}" )
+    if [ "$track_suite" != "$host_suite" ]; then
+      echo "deps.sh: track '$track' builds in its own Debian $track_suite root: superbuild/build.sh --track $track installs its system packages there" >&2
+      exit 0
+    fi
+  fi
   mapfile -t system_packages < <(cmake -DMANIFEST="$root/superbuild/components.json" -DTRACK="$track" \
                                        -P "$root/superbuild/cmake/system_packages.cmake")
   install_missing "${system_packages[@]}"
