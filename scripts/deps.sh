@@ -46,7 +46,9 @@ test_packages+=(golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-ya
 # HipstackPackagingFiles.cmake), which git reads (superbuild.fresh-debian12 found it missing).
 # rpmbuild's find-debuginfo strips the rpm packages' binaries with eu-strip (packaging.packages);
 # Debian's rpm does not depend on elfutils.
-superbuild_packages=(patchelf python3 rpm createrepo-c gnupg gpgv git elfutils debootstrap)
+# CPack's dpkg-shlibdeps step runs `file` on every binary: Debian 12's set happened to bring it, a fresh
+# sid root did not (superbuild.current-fresh-debian12's first run: "CPackDeb: file utility is not available").
+superbuild_packages=(patchelf python3 rpm createrepo-c gnupg gpgv git elfutils debootstrap file)
 # containers/build.sh and containers.images: podman builds with chroot isolation and runs with runc;
 # debootstrap makes the base image.
 container_packages=(podman runc debootstrap uidmap)
