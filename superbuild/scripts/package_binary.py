@@ -13,10 +13,14 @@ Usage: package_binary.py STAGE_DIR OUT_DIR DEB_CHANGELOG RPM_CHANGELOG
                   its entries name the package "hipstack" and its first entry the maintainer)
   RPM_CHANGELOG   the same as an rpm %changelog (packaging/rpm-changelog)
 
+Packages are built concurrently (HIPSTACK_PACKAGE_JOBS at a time, default: the CPUs), each with one
+xz thread, largest first: the output does not depend on how many run at once.
+
 Reproducible: every file's time is clamped to $SOURCE_DATE_EPOCH (required), permissions are set
 explicitly (the umask does not matter), files are listed sorted, owners are root, and rpmbuild takes
 its build time and host from the environment it is given.
 """
+import concurrent.futures
 import gzip
 import io
 import json
@@ -33,8 +37,9 @@ RELEASE = "1"
 # (superbuild/cmake/HipstackPackaging.cmake): every versioned package depends on it.
 ALTERNATIVE_OWNER = "hipstack-smi-lib"
 # xz level 3, not 6: rocSPARSE's 1.3 GB library compresses 4x faster (about a minute instead of five, for
-# each of the .deb and the .rpm) into a package 45% larger (docs/superbuild.md). One thread: the output
-# of xz's multi-threaded mode differs from the single-threaded one, so it would depend on the machine.
+# each of the .deb and the .rpm) into a package 45% larger (docs/superbuild.md). One thread each: the
+# output of xz's multi-threaded mode differs from the single-threaded one, so it would depend on the
+# machine; the packages are built side by side instead (main).
 XZ_LEVEL = 3
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUR_COPYRIGHT = os.path.join(HERE, "..", "packaging", "copyright")
@@ -332,14 +337,46 @@ def main():
     packages = binary_packages(manifest)
     known = {r["package"] for c in manifest["components"].values() for r in c["packages"]}
     packages.update(metapackages(manifest, known))
+    sizes = {}
     for name in sorted(packages):
         package = packages[name]
         missing = [f for f in package.files if not os.path.lexists(os.path.join(stage, f))]
         if missing:
             fail(f"{name}: {len(missing)} file(s) of the manifest are not in the stage, e.g. {missing[0]}")
-        build_deb(manifest, package, stage, out, (deb_changelog, rpm_changelog), maintainer, int(epoch))
-        build_rpm(manifest, package, stage, out, (deb_changelog, rpm_changelog), int(epoch))
-        print(f"package_binary.py: {name}: {len(package.files)} files")
+        sizes[name] = sum(os.lstat(os.path.join(stage, f)).st_size for f in package.files)
+    changelogs = (deb_changelog, rpm_changelog)
+    jobs = package_jobs()
+    # Largest first, so that the big libraries package's .deb and .rpm (most of the time) start at once.
+    tasks = [(name, fmt) for name in sorted(packages, key=lambda n: (-sizes[n], n)) for fmt in ("deb", "rpm")]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {}
+        for name, fmt in tasks:
+            if fmt == "deb":
+                futures[(name, fmt)] = pool.submit(build_deb, manifest, packages[name], stage, out, changelogs,
+                                                   maintainer, int(epoch))
+            else:
+                futures[(name, fmt)] = pool.submit(build_rpm, manifest, packages[name], stage, out, changelogs, int(epoch))
+        for (name, fmt), future in futures.items():
+            try:
+                future.result()
+            except subprocess.CalledProcessError as e:
+                pool.shutdown(cancel_futures=True)
+                fail(f"{name}: building its .{fmt} failed: {' '.join(e.cmd[:2])} exited {e.returncode}")
+            except SystemExit:
+                pool.shutdown(cancel_futures=True)
+                raise
+    for name in sorted(packages):
+        print(f"package_binary.py: {name}: {len(packages[name].files)} files, .deb and .rpm")
+
+
+def package_jobs():
+    """How many packages are built at once: HIPSTACK_PACKAGE_JOBS, else the CPUs this process may use."""
+    value = os.environ.get("HIPSTACK_PACKAGE_JOBS", "")
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            fail(f"HIPSTACK_PACKAGE_JOBS must be a positive number, not '{value}'")
+        return int(value)
+    return max(1, len(os.sched_getaffinity(0)))
 
 
 if __name__ == "__main__":
