@@ -32,6 +32,10 @@ pkgs=$out/packages
 
 # shellcheck source=../lib/checks.sh
 source "$here/../lib/checks.sh"
+# shellcheck source=../lib/release_packages.sh
+source "$here/../lib/release_packages.sh"
+# shellcheck source=../lib/apt_repo.sh
+source "$here/../lib/apt_repo.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/hipstack-release-test.XXXXXX")
 root=$work/root
 cleanup() {
@@ -43,19 +47,7 @@ trap cleanup EXIT
 
 echo "== the packages of release $v"
 # Every package the manifest names (components' package rules and metapackages), in both formats.
-mapfile -t names < <(python3 - "$manifest" <<'EOF'
-import json, sys
-m = json.load(open(sys.argv[1]))
-names = {p["package"] for c in m["components"].values() for p in c["packages"]} | set(m.get("metapackages", {}))
-print("\n".join(sorted(names)))
-EOF
-)
-missing=()
-for p in "${names[@]}"; do
-  compgen -G "$pkgs/${p}_$v-1_*.deb" >/dev/null || missing+=("$p.deb")
-  compgen -G "$pkgs/$p-$v-1.*.rpm" >/dev/null || missing+=("$p.rpm")
-done
-[ ${#missing[@]} -eq 0 ] && pass "all ${#names[@]} packages of the manifest, .deb and .rpm" || fail "missing: ${missing[*]}"
+release_packages_check "$manifest" "$pkgs" "the manifest"
 for p in hipstack hipstack-runtime hipstack-dev "hipstack-amd-runtime$v" "hipstack-amd-compiler$v"; do
   [[ " ${names[*]} " == *" $p "* ]] || fail "the manifest makes no package $p"
 done
@@ -117,15 +109,7 @@ in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HO
 # first look, so that it is not taken for something of ours left behind).
 in_root "apt-get update -qq && apt-get install -y -qq ca-certificates python3-pip >/dev/null"
 before=$(in_root "find / -xdev \( -path /proc -o -path /srv -o -path /tmp -o -path /var/log -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg \) -prune -o -print" | sort)
-mkdir -p "$root/etc/apt/keyrings"
-cp "$apt_repo/hipstack.gpg" "$root/etc/apt/keyrings/hipstack.gpg"
-cat > "$root/etc/apt/sources.list.d/hipstack.sources" <<EOF
-Types: deb
-URIs: file:///srv/hipstack-apt
-Suites: stable
-Components: main
-Signed-By: /etc/apt/keyrings/hipstack.gpg
-EOF
+hipstack_apt_source "$root" "$apt_repo/hipstack.gpg" file:///srv/hipstack-apt
 rc=0; in_root "apt-get update" > "$work/update.out" 2>&1 || rc=$?
 [ $rc = 0 ] && ! grep '^\(W\|E\|Err\):' "$work/update.out" >/dev/null && pass "apt-get update: our repository verified, no warning" ||
   { fail "apt-get update (rc=$rc)"; cat "$work/update.out"; }
