@@ -59,6 +59,11 @@ py=/usr/bin/python3
 smi=${ROCM_SMI:-/usr/bin/rocm-smi}
 oracle_root=${ROCM_SMI_ROOT:-}   # empty: the host's rocm-smi
 [ -n "$oracle_root" ] && py=/usr/bin/python3   # the host's for merging, the root's own inside the chroot
+# How rocm-smi is started: Debian's rocm-smi is a Python script, run with Debian's python (above);
+# a release track's /opt/hipstack/bin/rocm-smi is a shell wrapper (it sets the library path), run as
+# users run it ("-": no interpreter given).
+smi_py=$py
+[ -f "$oracle_root$smi" ] && ! head -n1 "$oracle_root$smi" | grep -q python && smi_py=-
 
 skip() { echo "run_rocm_smi.sh: SKIP: $*" >&2; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root (mount namespace + bind mount over /sys)"
@@ -98,7 +103,7 @@ ALL_FLAGS=(-i -v --showdriverversion "--showfwinfo all" --showmclkrange --showme
 EXTRA=(-g -b --showtopo --showxgmierr "--showrasinfo all" "--showmeminfo vram gtt vis_vram")
 
 # The part that runs inside the mount namespace.  $1 tree, $2 work dir, $3 timeout,
-# $4 python, $5 rocm-smi, $6 the oracle's root ("" for the host's), $7 "partial" to run every flag
+# $4 python ("-": run rocm-smi itself), $5 rocm-smi, $6 the oracle's root ("" for the host's), $7 "partial" to run every flag
 # alone, rest: flag groups.
 cat > "$tmp/inner.sh" <<'EOF'
 set -u
@@ -119,7 +124,9 @@ run() {   # run NAME ARGS... ; rc in NAME.rc
     # later rsmi_init then fails with status 8: start each call from an empty one
     # (it is this namespace's own tmpfs)
     rm -rf "$root/dev/shm/"* 2>/dev/null
-    timeout -k 5 "$tmo" "${in_root[@]}" "$py" "$smi" "$@" > "$work/$name.out" 2> "$work/$name.err" < /dev/null
+    local interp=("$py")
+    [ "$py" = - ] && interp=()
+    timeout -k 5 "$tmo" "${in_root[@]}" "${interp[@]}" "$smi" "$@" > "$work/$name.out" 2> "$work/$name.err" < /dev/null
     echo $? > "$work/$name.rc"
 }
 if [ "$mode" = all ]; then
@@ -141,7 +148,7 @@ EOF
 
 ns_run() {  # ns_run MODE FLAGS...
     timeout -k 5 $((timeout_s * 2 + 60)) \
-        unshare -m --propagation private /bin/bash "$tmp/inner.sh" "$tmp/sys" "$tmp" "$timeout_s" "$py" "$smi" "$oracle_root" "$@" \
+        unshare -m --propagation private /bin/bash "$tmp/inner.sh" "$tmp/sys" "$tmp" "$timeout_s" "$smi_py" "$smi" "$oracle_root" "$@" \
         2>> "$tmp/inner.err"   # bash job messages ("Aborted ...")
     local rc=$?
     if [ $rc = 124 ] || [ $rc = 137 ]; then
