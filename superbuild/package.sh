@@ -30,6 +30,10 @@ if [ -n "${HIPSTACK_SIGNING_KEYRING:-}" ]; then
   [ -d "$keyring" ] || { echo "superbuild/package.sh: HIPSTACK_SIGNING_KEYRING '$keyring' is not a directory" >&2; exit 1; }
 else
   keyring=$out/key
+  # gpg starts a gpg-agent for this GNUPGHOME that outlives us: stop it when we are done, so that no
+  # daemon of ours stays behind (one left by a build in a track's root kept answering "no secret key"
+  # to the next build there: it saw the root's /out as it was mounted then, empty).
+  trap 'gpgconf --homedir "$keyring/gnupg" --kill gpg-agent 2>/dev/null || true' EXIT
   [ -f "$keyring/fingerprint" ] || "$top/installer/make-signing-key.sh" "$keyring" > /dev/null
 fi
 
