@@ -59,15 +59,19 @@ py=/usr/bin/python3
 smi=${ROCM_SMI:-/usr/bin/rocm-smi}
 oracle_root=${ROCM_SMI_ROOT:-}   # empty: the host's rocm-smi
 [ -n "$oracle_root" ] && py=/usr/bin/python3   # the host's for merging, the root's own inside the chroot
+
+skip() { echo "run_rocm_smi.sh: SKIP: $*" >&2; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root (mount namespace + bind mount over /sys)"
+# The file itself, as the root sees it: a track's /opt/hipstack is an absolute link (alternatives)
+# that means nothing outside the root.
+smi_file=$oracle_root$smi
+[ -n "$oracle_root" ] && smi_file=$oracle_root$(chroot "$oracle_root" readlink -f "$smi" 2>/dev/null)
+[ -f "$smi_file" ] || skip "rocm-smi not installed ($oracle_root$smi)"
 # How rocm-smi is started: Debian's rocm-smi is a Python script, run with Debian's python (above);
 # a release track's /opt/hipstack/bin/rocm-smi is a shell wrapper (it sets the library path), run as
 # users run it ("-": no interpreter given).
 smi_py=$py
-[ -f "$oracle_root$smi" ] && ! head -n1 "$oracle_root$smi" | grep -q python && smi_py=-
-
-skip() { echo "run_rocm_smi.sh: SKIP: $*" >&2; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root (mount namespace + bind mount over /sys)"
-[ -e "$oracle_root$smi" ] || skip "rocm-smi not installed ($oracle_root$smi)"
+head -n1 "$smi_file" | grep -q python || smi_py=-
 command -v unshare >/dev/null || skip "unshare not found"
 unshare -m --propagation private true 2>/dev/null || skip "unshare -m not permitted here"
 [ -d "$capture" ] || { echo "run_rocm_smi.sh: no such capture $capture" >&2; exit 1; }
