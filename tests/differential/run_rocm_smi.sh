@@ -117,6 +117,12 @@ mount --bind "$tree" "$root/sys" || { echo "bind mount over $root/sys failed" > 
 mount -t tmpfs -o size=16m,mode=1777 tmpfs "$root/dev/shm" || { echo "tmpfs on $root/dev/shm failed" > "$work/mount.err"; exit 91; }
 if [ -n "$root" ]; then
     mount -t proc proc "$root/proc" || { echo "proc on $root/proc failed" > "$work/mount.err"; exit 90; }
+    # An oracle's root holds pci.ids when its packages bring it (the current track's do): rocm-smi then
+    # prints names from it instead of the ids it read ('Card Vendor'), which says nothing about the
+    # capture. Hidden here, as in a root without it, so the ids are compared.
+    for ids in "$root/usr/share/misc/pci.ids" "$root/usr/share/hwdata/pci.ids"; do
+        [ -f "$ids" ] && { mount --bind /dev/null "$ids" || { echo "hiding $ids failed" > "$work/mount.err"; exit 90; }; }
+    done
     in_root=(chroot "$root")
 else
     in_root=()
