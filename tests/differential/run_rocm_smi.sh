@@ -120,8 +120,10 @@ if [ -n "$root" ]; then
     # An oracle's root holds pci.ids when its packages bring it (the current track's do): rocm-smi then
     # prints names from it instead of the ids it read ('Card Vendor'), which says nothing about the
     # capture. Hidden here, as in a root without it, so the ids are compared.
+    # Only regular files: a link would be followed from outside the root (its target is hidden too
+    # when it is the other path).
     for ids in "$root/usr/share/misc/pci.ids" "$root/usr/share/hwdata/pci.ids"; do
-        [ -f "$ids" ] && { mount --bind /dev/null "$ids" || { echo "hiding $ids failed" > "$work/mount.err"; exit 90; }; }
+        [ -f "$ids" ] && [ ! -L "$ids" ] && { mount --bind /dev/null "$ids" || { echo "hiding $ids failed" > "$work/mount.err"; exit 90; }; }
     done
     in_root=(chroot "$root")
 else

@@ -6,7 +6,7 @@
 # track's release check on what they made: test_release.sh (debian12) or test_track_release.sh
 # (current: that build runs in its own sid root, made by build.sh inside the Debian 12 chroot).
 #   test_fresh_debian12.sh [--track TRACK] SOURCE_DIR CAPTURE_SYS_DIR [CACHE_DIR]
-# Needs root, deb.debian.org and about 25 minutes of two cores (debian12; current: about 70): label
+# Needs root, deb.debian.org and about 25 minutes of two cores (debian12; current: about 35): label
 # `long`, run by hand before a submission that changes the superbuild or deps.sh, reported in the
 # session note (docs/testing.md).
 # HIPSTACK_FRESH_KEEP=1 keeps the chroot (its path is printed) for a look after a failure, or to test
