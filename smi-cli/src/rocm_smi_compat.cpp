@@ -100,9 +100,9 @@ Fields clock_fields(const Facts& f) {
     // The starred pp_dpm line's number, as rocm-smi prints it (the clock itself may come from a
     // better source than that line, so matching it against the levels would miss).
     if (const Reading* level = f.get(MetricId::dpm_level_current, name); level != nullptr && level->text()) {
-      out.emplace_back(name + " clock level:", std::string(*level->text()));
+      out.push_back(Field{name + " clock level:", std::string(*level->text())});
     }
-    out.emplace_back(name + " clock speed:", fmt::format("({:.0f}Mhz)", *now->number()));
+    out.push_back(Field{name + " clock speed:", fmt::format("({:.0f}Mhz)", *now->number())});
   }
   return out;
 }
@@ -128,8 +128,8 @@ const std::vector<Section>& sections() {
                        {"Temperature (Sensor junction) (C)", f.number(MetricId::temperature_junction, "{:.1f}")},
                        {"Temperature (Sensor memory) (C)", f.number(MetricId::temperature_memory, "{:.1f}")}};
          for (int i = 0; i < 4; ++i) {
-           out.emplace_back(fmt::format("Temperature (Sensor HBM {}) (C)", i),
-                            f.number(MetricId::temperature_hbm, "{:.1f}", std::to_string(i)));
+           out.push_back(Field{fmt::format("Temperature (Sensor HBM {}) (C)", i),
+                                 f.number(MetricId::temperature_hbm, "{:.1f}", std::to_string(i))});
          }
          return out;
        }},
@@ -182,8 +182,8 @@ Fields meminfo_fields(const Facts& f, const std::set<std::string>& types) {
                {"gtt", "GTT", MetricId::gtt_total, MetricId::gtt_used}};
   for (const auto& kind : kinds) {
     if (types.count("all") == 0 && types.count(kind.type) == 0) continue;
-    out.emplace_back(fmt::format("{} Total Memory (B)", kind.label), f.number(kind.total));
-    out.emplace_back(fmt::format("{} Total Used Memory (B)", kind.label), f.number(kind.used));
+    out.push_back(Field{fmt::format("{} Total Memory (B)", kind.label), f.number(kind.total)});
+    out.push_back(Field{fmt::format("{} Total Used Memory (B)", kind.label), f.number(kind.used)});
   }
   return out;
 }
