@@ -726,6 +726,12 @@ def admin_channel(certs, target):
     return channel
 
 
+# ctest runs this file as three tests, one `--part` each (each within a margin of its timeout:
+# docs/testing.md, "Margins"); every test class belongs to exactly one part, checked when it runs.
+PARTS = {"floods": ("ConnectionFloods", "StreamFloods", "HostileSysfs", "StuckReads"),
+         "history": ("HistoryFloods",), "rapid-reset": ("RapidReset",)}
+
+
 def main():
     if len(sys.argv) < 5:
         print(__doc__, file=sys.stderr)
@@ -738,7 +744,8 @@ def main():
     stubs = tempfile.mkdtemp(prefix="smid-adversarial-stubs-")
     try:
         base.load_grpc(stubs)
-        program = unittest.main(argv=[sys.argv[0]] + sys.argv[5:], verbosity=2, exit=False)
+        program = unittest.main(argv=[sys.argv[0]] + base.part_arguments(sys.argv[5:], PARTS, globals(), Adversarial),
+                                verbosity=2, exit=False)
     finally:
         __import__("shutil").rmtree(stubs, True)
     return 0 if program.result.wasSuccessful() else 1

@@ -37,39 +37,48 @@ def stop(proc):
             proc.wait()
 
 
-class DbusTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="smid-dbus-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
-        # A copy of the capture, so a test can plant a fault while the daemon runs.
-        self.sysfs = os.path.join(self.dir, "sys")
-        subprocess.run(["cp", "-a", os.path.join(CAPTURES, "constructed/mi300x-8gpu-spx-nps1/sys"), self.sysfs], check=True)
-        self.address = "unix:path=" + os.path.join(self.dir, "bus")
-        self.bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=" + self.address],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.addCleanup(stop, self.bus)
-        deadline = time.monotonic() + 10
-        while not os.path.exists(os.path.join(self.dir, "bus")):
-            self.assertLess(time.monotonic(), deadline, "dbus-daemon did not create its socket")
-            time.sleep(0.02)
-        config = os.path.join(self.dir, "smid.conf")
-        with open(config, "w") as f:
-            f.write("dbus = session\nfast_interval_ms = 100\nslow_interval_ms = 200\ngrpc_listen = off\n")
-        self.log = daemon_log(os.path.join(self.dir, "smid.err"))
-        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=self.address)
-        self.smid = subprocess.Popen([SMID, "--config", config, "--sysfs-root", self.sysfs, "--http-listen", "127.0.0.1:0"],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log, env=env)
-        self.addCleanup(self.log.close)
-        self.addCleanup(stop, self.smid)
-        deadline = time.monotonic() + 10
-        while "D-Bus " + NAME not in self.stderr() or not LISTENING.search(self.stderr()):
-            if self.smid.poll() is not None or time.monotonic() > deadline:
-                self.fail("no D-Bus interface or no HTTP port:\n" + self.stderr())
-            time.sleep(0.05)
-        # Ready: every GPU has its first sample (/readyz 200, docs/daemon.md); polled, with a deadline.
-        port = int(LISTENING.search(self.stderr()).group(1))
-        wait_ready(port, 20, alive=lambda: self.smid.poll() is None, log=self.stderr)
+def start_node(node, cleanup):
+    """A session dbus-daemon and hipstack-smid on it, reading a private copy of the capture (so a test
+    can plant a fault while the daemon runs); returns once every GPU has its first sample. Sets
+    node.dir, .sysfs, .address, .bus, .log and .smid; `cleanup` stops and removes them."""
+    node.dir = tempfile.mkdtemp(prefix="smid-dbus-")
+    cleanup(shutil.rmtree, node.dir, True)
+    node.sysfs = os.path.join(node.dir, "sys")
+    subprocess.run(["cp", "-a", os.path.join(CAPTURES, "constructed/mi300x-8gpu-spx-nps1/sys"), node.sysfs], check=True)
+    node.address = "unix:path=" + os.path.join(node.dir, "bus")
+    node.bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=" + node.address],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cleanup(stop, node.bus)
+    deadline = time.monotonic() + 10
+    while not os.path.exists(os.path.join(node.dir, "bus")):
+        if time.monotonic() > deadline:
+            raise AssertionError("dbus-daemon did not create its socket")
+        time.sleep(0.02)
+    config = os.path.join(node.dir, "smid.conf")
+    with open(config, "w") as f:
+        f.write("dbus = session\nfast_interval_ms = 100\nslow_interval_ms = 200\ngrpc_listen = off\n")
+    node.log = daemon_log(os.path.join(node.dir, "smid.err"))
+    env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=node.address)
+    node.smid = subprocess.Popen([SMID, "--config", config, "--sysfs-root", node.sysfs, "--http-listen", "127.0.0.1:0"],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=node.log, env=env)
+    cleanup(node.log.close)
+    cleanup(stop, node.smid)
 
+    def stderr():
+        node.log.seek(0)
+        return node.log.read()
+    deadline = time.monotonic() + 10
+    while "D-Bus " + NAME not in stderr() or not LISTENING.search(stderr()):
+        if node.smid.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError("no D-Bus interface or no HTTP port:\n" + stderr())
+        time.sleep(0.05)
+    # Ready: every GPU has its first sample (/readyz 200, docs/daemon.md); polled, with a deadline.
+    port = int(LISTENING.search(stderr()).group(1))
+    wait_ready(port, 20, alive=lambda: node.smid.poll() is None, log=stderr)
+
+
+class DbusNode(unittest.TestCase):
+    """What the tests ask a node with (no tests of its own)."""
     def stderr(self):
         self.log.seek(0)
         return self.log.read()
@@ -103,62 +112,10 @@ class DbusTest(unittest.TestCase):
                 text += os.read(monitor.stdout.fileno(), 65536).decode(errors="replace")
         return monitor
 
-    def test_devices_property(self):
-        listed = self.smi("list")["devices"]
-        # Every GPU comes up: polled (a loaded machine may take a while), with a deadline and the answer.
-        deadline = time.monotonic() + 20
-        while True:
-            devices = self.busctl("get-property", NAME, PATH, IFACE, "Devices")["data"]
-            if devices and all(d[6] for d in devices):
-                break
-            self.assertLess(time.monotonic(), deadline, "not every GPU up within 20 s: %s" % devices)
-            time.sleep(0.05)
-        self.assertEqual([(d[0], d[1], d[4], d[5]) for d in devices],
-                         [(d["index"], d["vendor"], d["uuid"], d["bdf"]) for d in listed])
-
-    def test_get_metrics(self):
-        answer = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "asas", "2", "0", "5", "2",
-                             "power_current", "temperature_junction")["data"][0]
-        cli = self.smi("metric", "-g", "0,5", "-m", "power_current,temperature_junction")["devices"]
-        expected = {(d["index"], name): m["value"] for d in cli for name, m in d["metrics"].items() if m["status"] == "ok"}
-        got = {(r[0], r[1]): r[4]["data"] for r in answer if r[3] == "ok"}
-        self.assertEqual(len(expected), 4)
-        self.assertEqual(got, expected)
-        self.assertEqual({r[5] for r in answer}, {"W", "C"})
-
-    def test_get_health(self):
-        answer = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "0")["data"][0]
-        cli = self.smi("health")["devices"]
-        self.assertEqual([(h[0], h[1], h[2]) for h in answer], [(d["index"], d["uuid"], d["overall"]) for d in cli])
-
-    def test_bad_arguments(self):
-        r = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "asas", "0", "1", "warp_drive", check=False)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn("warp_drive", r.stderr)
-        r = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "1", "GPU-nope", check=False)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn("GPU-nope", r.stderr)
-        # A selector cut inside a character at the message's length limit, and one with a terminal
-        # escape: each gets its error reply at once (valid UTF-8), with the escape shown as text.
-        for selector, shown in (("x" + "\u00e9" * 40, "x\u00e9"), ("\x1b[31mred", "\\x1b[31mred")):
-            started = time.monotonic()
-            r = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "1", selector, check=False)
-            self.assertLess(time.monotonic() - started, 5)
-            self.assertNotEqual(r.returncode, 0)
-            self.assertIn(shown, r.stderr)
-            self.assertNotIn("\x1b", r.stderr)
-        answer = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "3", "0", "0", self.smi("list")["devices"][0]["bdf"])
-        self.assertEqual(len(answer["data"][0]), 1)  # one GPU named three times: one entry
-        r = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "s", "wrong signature", check=False)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertEqual(len(self.busctl("get-property", NAME, PATH, IFACE, "Devices")["data"]), 8)  # still serving
-
-    def test_introspection_names_the_signal(self):
-        r = subprocess.run(["busctl", "--address=" + self.address, "introspect", NAME, PATH, IFACE],
-                           capture_output=True, text=True, timeout=10)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        for member in (".Devices", ".GetMetrics", ".GetHealth", ".HealthChanged", ".Event"):
-            self.assertIn(member, r.stdout)
+class DbusTest(DbusNode):
+    """A node of its own for each test: the tests that change the capture under the daemon."""
+    def setUp(self):
+        start_node(self, self.addCleanup)
 
     def test_health_changed_signal(self):
         monitor = self.start_monitor("HealthChanged")
@@ -228,6 +185,74 @@ class DbusTest(unittest.TestCase):
             time.sleep(0.05)
         self.assertEqual(value, "\\x1b[31mauto\\xff\\xfe", self.stderr())
         self.assertEqual(len(self.busctl("get-property", NAME, PATH, IFACE, "Devices")["data"]), 8)
+
+
+class DbusReadTest(DbusNode):
+    """The tests that only ask: one node for all of them (a node costs seconds under the sanitizers:
+    docs/testing.md, "Margins")."""
+    @classmethod
+    def setUpClass(cls):
+        start_node(cls, cls.addClassCleanup)
+
+    def setUp(self):
+        pass  # the class's node
+
+    def test_devices_property(self):
+        listed = self.smi("list")["devices"]
+        # Every GPU comes up: polled (a loaded machine may take a while), with a deadline and the answer.
+        deadline = time.monotonic() + 20
+        while True:
+            devices = self.busctl("get-property", NAME, PATH, IFACE, "Devices")["data"]
+            if devices and all(d[6] for d in devices):
+                break
+            self.assertLess(time.monotonic(), deadline, "not every GPU up within 20 s: %s" % devices)
+            time.sleep(0.05)
+        self.assertEqual([(d[0], d[1], d[4], d[5]) for d in devices],
+                         [(d["index"], d["vendor"], d["uuid"], d["bdf"]) for d in listed])
+
+    def test_get_metrics(self):
+        answer = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "asas", "2", "0", "5", "2",
+                             "power_current", "temperature_junction")["data"][0]
+        cli = self.smi("metric", "-g", "0,5", "-m", "power_current,temperature_junction")["devices"]
+        expected = {(d["index"], name): m["value"] for d in cli for name, m in d["metrics"].items() if m["status"] == "ok"}
+        got = {(r[0], r[1]): r[4]["data"] for r in answer if r[3] == "ok"}
+        self.assertEqual(len(expected), 4)
+        self.assertEqual(got, expected)
+        self.assertEqual({r[5] for r in answer}, {"W", "C"})
+
+    def test_get_health(self):
+        answer = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "0")["data"][0]
+        cli = self.smi("health")["devices"]
+        self.assertEqual([(h[0], h[1], h[2]) for h in answer], [(d["index"], d["uuid"], d["overall"]) for d in cli])
+
+    def test_bad_arguments(self):
+        r = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "asas", "0", "1", "warp_drive", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("warp_drive", r.stderr)
+        r = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "1", "GPU-nope", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("GPU-nope", r.stderr)
+        # A selector cut inside a character at the message's length limit, and one with a terminal
+        # escape: each gets its error reply at once (valid UTF-8), with the escape shown as text.
+        for selector, shown in (("x" + "\u00e9" * 40, "x\u00e9"), ("\x1b[31mred", "\\x1b[31mred")):
+            started = time.monotonic()
+            r = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "1", selector, check=False)
+            self.assertLess(time.monotonic() - started, 5)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(shown, r.stderr)
+            self.assertNotIn("\x1b", r.stderr)
+        answer = self.busctl("call", NAME, PATH, IFACE, "GetHealth", "as", "3", "0", "0", self.smi("list")["devices"][0]["bdf"])
+        self.assertEqual(len(answer["data"][0]), 1)  # one GPU named three times: one entry
+        r = self.busctl("call", NAME, PATH, IFACE, "GetMetrics", "s", "wrong signature", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(len(self.busctl("get-property", NAME, PATH, IFACE, "Devices")["data"]), 8)  # still serving
+
+    def test_introspection_names_the_signal(self):
+        r = subprocess.run(["busctl", "--address=" + self.address, "introspect", NAME, PATH, IFACE],
+                           capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for member in (".Devices", ".GetMetrics", ".GetHealth", ".HealthChanged", ".Event"):
+            self.assertIn(member, r.stdout)
 
 
 def main():
