@@ -325,8 +325,13 @@ if(NOT DEFINED ENV{SOURCE_DATE_EPOCH})
   set(ENV{SOURCE_DATE_EPOCH} ${HIPSTACK_SOURCE_DATE_EPOCH})
 endif()
 # The path the debug information names (HipstackPackaging.cmake) leads to the sources.
+# Two cpack runs side by side (tests/packaging/make_packages.sh) may both find it missing: the one
+# that loses the race finds the other's link.
 if(NOT EXISTS ${HIPSTACK_DEBUG_SOURCE_DIR})
-  file(CREATE_LINK ${PROJECT_SOURCE_DIR} ${HIPSTACK_DEBUG_SOURCE_DIR} SYMBOLIC)
+  file(CREATE_LINK ${PROJECT_SOURCE_DIR} ${HIPSTACK_DEBUG_SOURCE_DIR} SYMBOLIC RESULT link_result)
+  if(NOT EXISTS ${HIPSTACK_DEBUG_SOURCE_DIR})
+    message(FATAL_ERROR \"cannot link ${HIPSTACK_DEBUG_SOURCE_DIR} to the sources: \${link_result}\")
+  endif()
 endif()
 ")
 endfunction()
