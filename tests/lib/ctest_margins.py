@@ -17,51 +17,23 @@ Exit status: report 0 (it only reports; unreadable input is said in the report),
 test has a timeout, 1 when one has none, 2 bad arguments or unreadable input.
 """
 import argparse
-import json
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
+
+from ctest_required import InputError, ctest_properties, read_junit
 
 SHARE_LIMIT = 0.40  # docs/testing.md, "Margins"
 
 
-class InputError(Exception):
-    pass
-
-
 def ctest_timeouts(build_dir):
     """name -> TIMEOUT in seconds (None when the test has none) of every test build_dir registers."""
-    cmd = ["ctest", "--test-dir", build_dir, "-N", "--show-only=json-v1"]
-    try:
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-        tests = json.loads(out)["tests"]
-    except (OSError, subprocess.CalledProcessError, ValueError, KeyError) as e:
-        detail = getattr(e, "stderr", "") or ""
-        raise InputError(f"`{' '.join(cmd)}` failed: {e} {detail.strip()}")
     timeouts = {}
-    for test in tests:
-        timeout = None
-        for prop in test.get("properties", []):
-            if prop.get("name") == "TIMEOUT":
-                timeout = float(prop["value"])
-        timeouts[test["name"]] = timeout
-    return timeouts
-
-
-def junit_times(path):
-    """name -> (seconds, status) of the tests a ctest JUnit report holds."""
-    try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError) as e:
-        raise InputError(f"cannot read the JUnit report {path}: {e}")
-    times = {}
-    for case in root.iter("testcase"):
+    for name, props in ctest_properties(build_dir).items():
         try:
-            seconds = float(case.get("time", "0"))
-        except ValueError:
-            raise InputError(f"{path}: test {case.get('name')!r} has a time that is not a number: {case.get('time')!r}")
-        times[case.get("name")] = (seconds, case.get("status", ""))
-    return times
+            timeouts[name] = float(props["TIMEOUT"]) if "TIMEOUT" in props else None
+        except (TypeError, ValueError):
+            raise InputError(f"{build_dir}: test {name} has a TIMEOUT that is not a number: {props['TIMEOUT']!r}")
+    return timeouts
 
 
 def read_steps(path):
@@ -92,9 +64,9 @@ def margins(runs):
     """Rows (share or None, step, name, seconds, timeout) of every test the runs' reports hold."""
     rows = []
     for step, build_dir, junit in runs:
-        times = junit_times(junit)
+        results = read_junit(junit)
         timeouts = ctest_timeouts(build_dir)
-        for name, (seconds, status) in times.items():
+        for name, (status, _, _, seconds) in results.items():
             if status in ("notrun", "disabled"):
                 continue
             timeout = timeouts.get(name)

@@ -68,23 +68,22 @@ def read_required(path):
     return required
 
 
-def ctest_registered(build_dir, selection=()):
-    """name -> labels of the tests ctest registers in build_dir (with -L/-LE when given)."""
+def ctest_properties(build_dir, selection=()):
+    """name -> {property: value} of the tests ctest registers in build_dir (with -L/-LE when given).
+    Also used by ctest_margins.py (the TIMEOUTs)."""
     cmd = ["ctest", "--test-dir", build_dir, "-N", "--show-only=json-v1", *selection]
     try:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-        tests = json.loads(out)["tests"]
-    except (OSError, subprocess.CalledProcessError, ValueError, KeyError) as e:
+        return {test["name"]: {prop["name"]: prop["value"] for prop in test.get("properties", [])}
+                for test in json.loads(out)["tests"]}
+    except (OSError, subprocess.CalledProcessError, ValueError, KeyError, TypeError) as e:
         detail = getattr(e, "stderr", "") or ""
         raise InputError(f"`{' '.join(cmd)}` failed: {e} {detail.strip()}")
-    registered = {}
-    for test in tests:
-        labels = ()
-        for prop in test.get("properties", []):
-            if prop.get("name") == "LABELS":
-                labels = tuple(sorted(prop["value"]))
-        registered[test["name"]] = labels
-    return registered
+
+
+def ctest_registered(build_dir, selection=()):
+    """name -> labels of the tests ctest registers in build_dir (with -L/-LE when given)."""
+    return {name: tuple(sorted(props.get("LABELS", ()))) for name, props in ctest_properties(build_dir, selection).items()}
 
 
 def selected(labels, include, exclude):
@@ -97,7 +96,8 @@ def selected(labels, include, exclude):
 
 
 def read_junit(path):
-    """name -> (status, message, output) from ctest's --output-junit file."""
+    """name -> (status, message, output, seconds) from ctest's --output-junit file (ctest_margins.py
+    reads the seconds)."""
     try:
         root = ET.parse(path).getroot()
     except (OSError, ET.ParseError) as e:
@@ -110,7 +110,11 @@ def read_junit(path):
             if element is not None:
                 message = element.get("message", "")
         out = case.findtext("system-out") or ""
-        results[case.get("name")] = (case.get("status", ""), message, out)
+        try:
+            seconds = float(case.get("time", "0"))
+        except ValueError:
+            raise InputError(f"{path}: test {case.get('name')!r} has a time that is not a number: {case.get('time')!r}")
+        results[case.get("name")] = (case.get("status", ""), message, out, seconds)
     return results
 
 
@@ -156,7 +160,7 @@ def check(args):
         if name not in results:
             problems.append(f"{name}: required but absent from ctest's report {args.junit} (not run)")
             continue
-        status, message, out = results[name]
+        status, message, out, _ = results[name]
         if status == "run":
             continue
         what = {"notrun": "skipped", "disabled": "disabled", "fail": "failed"}.get(status, f"status {status!r}")

@@ -99,7 +99,7 @@ class MarginsTest(unittest.TestCase):
                 "--run", f"1-main:{self.timed}:{os.path.join(self.tmp, 'missing.xml')}")
         self.assertEqual(r.returncode, 0)
         self.assertIn("cannot read the step times", r.stdout)
-        self.assertIn("cannot read the JUnit report", r.stdout)
+        self.assertIn("cannot read ctest's JUnit report", r.stdout)
         r = run("report", "--steps", self.steps, "--run", "no-colons")
         self.assertEqual(r.returncode, 2)
         self.assertIn("STEP:BUILD_DIR:JUNIT", r.stderr)
