@@ -9,11 +9,13 @@ set -euo pipefail
 track=${2:-}
 build_packages=(build-essential python3 cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev
                 libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libsqlite3-dev)
-test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev rocm-smi librocm-smi64-1 util-linux prometheus systemd
+test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev llvm-14 rocm-smi librocm-smi64-1 util-linux prometheus systemd
                python3-grpcio python3-grpc-tools python3-protobuf python3-h2 python3-yaml dbus dbus-daemon openssl
                fuse3 libfuse3-dev
                lintian rpmlint rpm debootstrap)
-# (tests/deps/tools.txt lists every tool the tests call.)
+# (tests/deps/tools.txt lists every tool the tests call.) llvm-14: llvm-symbolizer for clang's sanitizer
+# reports (scripts/test.sh steps 2 and 3); clang-14 only recommends it, and without it a report has no
+# function names, so the LeakSanitizer suppressions (scripts/lsan.supp) cannot match.
 # smi-lib.abi: abidw and abidiff check the library's ABI against its recorded one (smi-lib/abi/).
 test_packages+=(abigail-tools xz-utils)
 # python.wheel installs the hipstack wheel with pip, as a pip user would.

@@ -93,7 +93,10 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHIPSTACK_WERROR=ON \
       -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
 step 2-asan-build cmake --build "$top/build-asan" -j "$jobs"
-# The sanitizers' options for this step only (the fuzz step keeps libFuzzer's own).
+# The sanitizers' options for this step only (the fuzz step keeps libFuzzer's own). clang's runtime
+# names functions through llvm-symbolizer (llvm-14, scripts/deps.sh), which a fresh machine has only
+# under llvm-14's own folder: without it a report has addresses alone and scripts/lsan.supp matches nothing.
+export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
 export ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$top/scripts/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1
 step 2-asan-tests run_ctest 2-asan "$top/build-asan" \
      -LE "long|differential|install|packaging|superbuild|fuzz|validation|memory-bounds|abi|python"
