@@ -67,7 +67,7 @@ run_ctest() {
 echo "== build (warnings are errors) and test"
 # Laid out for packages (HIPSTACK_PACKAGING): packaging.packages makes and checks this build's deb and
 # rpm files. The packages as users meet them (more builds, Debian chroots) come in step 4.
-cmake -S "$top" -B "$top/build-ci" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_WERROR=ON \
+step 1-main-configure cmake -S "$top" -B "$top/build-ci" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_WERROR=ON \
       -DHIPSTACK_PACKAGING=ON >/dev/null
 step 1-main-build cmake --build "$top/build-ci" -j "$jobs"
 # fuzz and nothing else: this build registers no fuzz target (step 3 runs them).
@@ -78,7 +78,8 @@ step 1-main-tests run_ctest 1-main "$top/build-ci" -LE "long|install-chroot|supe
 platform=$(sed -n 's/^HIPSTACK_HIP_PLATFORM:STRING=//p' "$top/build-ci/CMakeCache.txt")
 if [ "$platform" != amd ] && command -v hipcc >/dev/null; then
   echo "== validation/ for AMD GPUs (hipcc; main build: ${platform:-none})"
-  cmake -S "$top/validation" -B "$top/build-hip-amd" -G Ninja -DHIPSTACK_HIP_PLATFORM=amd -DHIPSTACK_WERROR=ON >/dev/null
+  step 1-hip-amd-configure cmake -S "$top/validation" -B "$top/build-hip-amd" -G Ninja -DHIPSTACK_HIP_PLATFORM=amd \
+       -DHIPSTACK_WERROR=ON >/dev/null
   step 1-hip-amd-build cmake --build "$top/build-hip-amd" -j "$jobs"
   step 1-hip-amd-tests run_ctest 1-hip-amd "$top/build-hip-amd" -L "validation|gpu"
 fi
@@ -90,21 +91,22 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 # So are the superbuild and release suites: they build and test packages, not this build's programs.
 # Built with clang: the same sanitizers, in about a third of gcc's time for this tree (5.7 minutes
 # instead of about 20 on two cores; docs/testing.md, "Margins"), and a second compiler's warnings.
-CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DHIPSTACK_WERROR=ON \
-      -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
+step 2-asan-configure env CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+     -DHIPSTACK_WERROR=ON -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
 step 2-asan-build cmake --build "$top/build-asan" -j "$jobs"
-# The sanitizers' options for this step only (the fuzz step keeps libFuzzer's own). clang's runtime
-# names functions through llvm-symbolizer (llvm-14, scripts/deps.sh), which a fresh machine has only
-# under llvm-14's own folder: without it a report has addresses alone and scripts/lsan.supp matches nothing.
+# clang's runtime names functions through llvm-symbolizer (llvm-14, scripts/deps.sh), which a fresh
+# machine has only under llvm-14's own folder: without it a report has addresses alone and
+# scripts/lsan.supp matches nothing. Kept for step 3's fuzzers too.
 export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
+# The sanitizers' options for this step only (the fuzz step keeps libFuzzer's own).
 export ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions="$top/scripts/lsan.supp" UBSAN_OPTIONS=print_stacktrace=1
 step 2-asan-tests run_ctest 2-asan "$top/build-asan" \
      -LE "long|differential|install|packaging|superbuild|fuzz|validation|memory-bounds|abi|python"
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 echo "== libFuzzer (short runs; long runs are reported in docs/testing.md)"
-CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DHIPSTACK_FUZZ=ON -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
+step 3-fuzz-configure env CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-fuzz" -G Ninja \
+     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_FUZZ=ON -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
 step 3-fuzz-build cmake --build "$top/build-fuzz" -j "$jobs" \
      --target fuzz_gpu_metrics fuzz_text_parsers fuzz_kfd_properties fuzz_validate_inputs fuzz_attribution fuzz_jobs
 step 3-fuzz-tests run_ctest 3-fuzz "$top/build-fuzz" -L fuzz

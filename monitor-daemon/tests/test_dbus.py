@@ -37,6 +37,11 @@ def stop(proc):
             proc.wait()
 
 
+def read_log(log):
+    log.seek(0)
+    return log.read()
+
+
 def start_node(node, cleanup):
     """A session dbus-daemon and hipstack-smid on it, reading a private copy of the capture (so a test
     can plant a fault while the daemon runs); returns once every GPU has its first sample. Sets
@@ -63,10 +68,7 @@ def start_node(node, cleanup):
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=node.log, env=env)
     cleanup(node.log.close)
     cleanup(stop, node.smid)
-
-    def stderr():
-        node.log.seek(0)
-        return node.log.read()
+    stderr = lambda: read_log(node.log)  # noqa: E731
     deadline = time.monotonic() + 10
     while "D-Bus " + NAME not in stderr() or not LISTENING.search(stderr()):
         if node.smid.poll() is not None or time.monotonic() > deadline:
@@ -80,8 +82,7 @@ def start_node(node, cleanup):
 class DbusNode(unittest.TestCase):
     """What the tests ask a node with (no tests of its own)."""
     def stderr(self):
-        self.log.seek(0)
-        return self.log.read()
+        return read_log(self.log)
 
     def busctl(self, *args, check=True):
         r = subprocess.run(["busctl", "--address=" + self.address, "--json=short"] + list(args),

@@ -18,7 +18,6 @@ test has a timeout, 1 when one has none, 2 bad arguments or unreadable input.
 """
 import argparse
 import sys
-import xml.etree.ElementTree as ET
 
 from ctest_required import InputError, ctest_properties, read_junit
 
