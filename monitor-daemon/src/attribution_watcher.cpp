@@ -19,6 +19,8 @@
 namespace hipstack::smid {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 constexpr std::chrono::milliseconds kCallDeadline{5000};  // each List or Get
 
 struct Changes {
@@ -221,7 +223,6 @@ struct AttributionWatcher::Shared {
 
   void run() {
     name_thread("smid-attribution");
-    using Clock = std::chrono::steady_clock;
     auto next_look = Clock::now();
     auto next_match = Clock::time_point::max();
     for (;;) {

@@ -10,6 +10,8 @@
 namespace hipstack::smid {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -178,7 +180,6 @@ bool JobAccounting::count_samples(JobRecord& job, const Sampler& sampler, const 
 
 void JobAccounting::run() {
   name_thread("smid-jobs");
-  using Clock = std::chrono::steady_clock;
   auto next_prune = Clock::now();
   std::vector<std::string> reported;  // the mapping folder's problems already logged
   std::unique_lock lock(mutex_);

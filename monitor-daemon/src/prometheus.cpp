@@ -105,6 +105,8 @@ std::string info_labels(const std::vector<const std::vector<smi::Reading>*>& lis
   return out;
 }
 
+namespace {
+
 // The series of one device's readings under the profile: a family per metric, a state set per
 // state metric.
 class DeviceSeries {
@@ -140,6 +142,8 @@ class DeviceSeries {
   std::map<smi::MetricId, std::vector<Sample>>& buckets_;
   SeriesProfile profile_;
 };
+
+}  // namespace
 
 std::string render_samples(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
   const auto catalogue = smi::catalogue();

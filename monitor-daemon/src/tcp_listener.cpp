@@ -31,11 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-ino_t inode_of(int fd) {
-  struct stat st {};
-  return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? st.st_ino : 0;
-}
-
 // TCP_INFO's count of bytes the peer has sent (received in order by the kernel, read or not);
 // nothing when the kernel does not report it.
 std::optional<std::uint64_t> bytes_received(int fd) {
@@ -199,7 +194,7 @@ void TcpListener::accept_from(int listen_fd) {
   std::erase_if(connections_, [fd](const Connection& c) { return c.fd == fd; });  // closed by gRPC, number reused
   if (limits_.bytes_per_second > 0) {  // guarded: watched from now on
     const std::uint64_t received = bytes_received(fd).value_or(0);
-    connections_.push_back({fd, inode_of(fd), address.source, now, received, received, static_cast<double>(limits_.burst_bytes), now});
+    connections_.push_back({fd, socket_inode(fd), address.source, now, received, received, static_cast<double>(limits_.burst_bytes), now});
   }
   registry_.record_tcp(fd, address.grpc_peer);  // before gRPC can start a call on it
   grpc::AddInsecureChannelFromFd(&server_, fd);  // gRPC owns fd from here: it closes it
@@ -209,7 +204,7 @@ void TcpListener::check_connections() {
   const auto now = Clock::now();
   std::erase_if(refused_until_, [now](const auto& entry) { return entry.second <= now; });
   std::erase_if(connections_, [&](Connection& c) {
-    if (c.inode == 0 || inode_of(c.fd) != c.inode) return true;  // gRPC has closed it
+    if (c.inode == 0 || socket_inode(c.fd) != c.inode) return true;  // gRPC has closed it
     const auto received = bytes_received(c.fd);
     if (!received) return true;  // no byte count from this kernel: not guarded
     const double seconds = std::chrono::duration<double>(now - c.checked).count();

@@ -60,21 +60,21 @@ void remove_stale(const std::string& path) {
   ::unlink(path.c_str());
 }
 
-ino_t inode_of(int fd) {
+}  // namespace
+
+ino_t socket_inode(int fd) {
   struct stat st {};
   return ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? st.st_ino : 0;
 }
 
-}  // namespace
-
 void PeerRegistry::record(int fd, PeerCredentials credentials) {
-  const ino_t inode = inode_of(fd);
+  const ino_t inode = socket_inode(fd);
   std::lock_guard lock(mutex_);
   by_fd_[fd] = Entry{std::move(credentials), {}, inode};
 }
 
 void PeerRegistry::record_tcp(int fd, std::string address) {
-  const ino_t inode = inode_of(fd);
+  const ino_t inode = socket_inode(fd);
   std::lock_guard lock(mutex_);
   by_fd_[fd] = Entry{std::nullopt, std::move(address), inode};
 }
@@ -83,7 +83,7 @@ PeerRegistry::Occupancy PeerRegistry::occupancy(uid_t uid) {
   std::lock_guard lock(mutex_);
   Occupancy out;
   for (auto it = by_fd_.begin(); it != by_fd_.end();) {
-    if (it->second.socket_inode == 0 || inode_of(it->first) != it->second.socket_inode) {
+    if (it->second.socket_inode == 0 || socket_inode(it->first) != it->second.socket_inode) {
       it = by_fd_.erase(it);
       continue;
     }

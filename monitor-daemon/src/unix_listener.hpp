@@ -21,6 +21,11 @@ class Server;
 
 namespace hipstack::smid {
 
+// The inode of the socket `fd` refers to; 0 when it refers to no socket. gRPC closes the connections
+// handed to it without telling us, and the number may then name another file: a recorded inode tells
+// the connection from its successor.
+ino_t socket_inode(int fd);
+
 struct PeerCredentials {
   pid_t pid = 0;
   uid_t uid = 0;

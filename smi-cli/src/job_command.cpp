@@ -13,9 +13,9 @@ namespace hipstack::cli {
 namespace {
 
 namespace pb = ::hipstack::monitor::v1;
-using Clock = std::chrono::system_clock;
+using WallClock = std::chrono::system_clock;
 
-Clock::time_point from_unix_ms(std::int64_t ms) { return Clock::time_point(std::chrono::milliseconds(ms)); }
+WallClock::time_point from_unix_ms(std::int64_t ms) { return WallClock::time_point(std::chrono::milliseconds(ms)); }
 
 std::string duration_text(double seconds) {
   if (seconds < 120) return fmt::format("{:.1f} s", seconds);
@@ -92,13 +92,13 @@ Json job_json(const pb::Job& job) {
 
 }  // namespace
 
-std::optional<Clock::time_point> parse_since(const std::string& text, Clock::time_point now, std::string& error) {
+std::optional<WallClock::time_point> parse_since(const std::string& text, WallClock::time_point now, std::string& error) {
   if (text.empty()) {
     error = "--since: empty";
     return std::nullopt;
   }
   const auto digits = [](std::string_view s) { return !s.empty() && s.size() <= 12 && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }); };
-  if (text.front() == '@' && digits(std::string_view(text).substr(1))) return Clock::time_point(std::chrono::seconds(std::stoll(text.substr(1))));
+  if (text.front() == '@' && digits(std::string_view(text).substr(1))) return WallClock::time_point(std::chrono::seconds(std::stoll(text.substr(1))));
   const char last = text.back();
   if ((last == 's' || last == 'm' || last == 'h' || last == 'd') && digits(std::string_view(text).substr(0, text.size() - 1))) {
     const long long n = std::stoll(text.substr(0, text.size() - 1));
@@ -124,7 +124,7 @@ std::optional<Clock::time_point> parse_since(const std::string& text, Clock::tim
   tm.tm_hour = hour;
   tm.tm_min = minute;
   tm.tm_sec = second;
-  return Clock::from_time_t(::timegm(&tm));
+  return WallClock::from_time_t(::timegm(&tm));
 }
 
 int print_job(const pb::Job& job, const JobOptions& options, Format format) {

@@ -36,7 +36,7 @@ constexpr DefaultColumn kDefaultColumns[] = {
     {MetricId::memory_busy, "mbusy"},      {MetricId::vram_used, "vram"},
     {MetricId::fan_speed, "fan"}};
 
-struct Column {
+struct MonitorColumn {
   const smi::MetricInfo* metric;
   std::string instance;
   std::string title;  // table
@@ -64,7 +64,7 @@ struct Column {
 
 // The columns for the first round's readings: -m names in their order (each instance of an
 // instanced metric its own column), else the default set less what no GPU reports.
-std::vector<Column> choose_columns(const CommonOptions& options,
+std::vector<MonitorColumn> choose_columns(const CommonOptions& options,
                                    const std::map<std::uint32_t, std::vector<smi::Reading>>& first) {
   const auto instances_of = [&first](MetricId id) {
     std::vector<std::string> found;
@@ -87,7 +87,7 @@ std::vector<Column> choose_columns(const CommonOptions& options,
     const std::string name = it != std::end(kDefaultColumns) ? std::string(it->title) : std::string(info.name);
     return instance.empty() ? name : fmt::format("{}[{}]", name, instance);
   };
-  std::vector<Column> columns;
+  std::vector<MonitorColumn> columns;
   if (options.metrics.empty()) {
     for (const DefaultColumn& d : kDefaultColumns) {
       const smi::MetricInfo* info = smi::find_metric(d.id);
@@ -123,8 +123,8 @@ unsigned terminal_rows() {
 // header is printed again) when a value is wider than any before it.
 class MonitorTable {
  public:
-  MonitorTable(std::vector<Column>& columns, std::size_t time_width) : columns_(columns), time_width_(time_width) {
-    for (Column& c : columns_) c.width = std::max({c.width, display_width(c.title), display_width(c.unit.symbol)});
+  MonitorTable(std::vector<MonitorColumn>& columns, std::size_t time_width) : columns_(columns), time_width_(time_width) {
+    for (MonitorColumn& c : columns_) c.width = std::max({c.width, display_width(c.title), display_width(c.unit.symbol)});
   }
   // True when a cell was wider than its column (the columns grew).
   bool fit(const std::vector<std::string>& cells) {
@@ -140,7 +140,7 @@ class MonitorTable {
   [[nodiscard]] std::string header() const {
     std::string titles = fmt::format("{:>{}} {:>3}", "time", time_width_, "gpu");
     std::string units = fmt::format("{:>{}} {:>3}", "", time_width_, "");
-    for (const Column& c : columns_) {
+    for (const MonitorColumn& c : columns_) {
       titles += " " + pad(c.title, c.width);
       units += " " + pad(std::string(c.unit.symbol), c.width);
     }
@@ -161,11 +161,11 @@ class MonitorTable {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     return line;
   }
-  std::vector<Column>& columns_;
+  std::vector<MonitorColumn>& columns_;
   std::size_t time_width_;
 };
 
-using Readings = std::map<std::uint32_t, std::vector<smi::Reading>>;
+using ReadingsByGpu = std::map<std::uint32_t, std::vector<smi::Reading>>;
 
 // What each refresh reads: the columns shown (the default ones, or -m's), with the limits and
 // window metrics they name.
@@ -194,7 +194,7 @@ smi::SampleOptions monitor_sample_options(const CommonOptions& options) {
 }
 
 std::string monitor_json(std::chrono::system_clock::time_point now, const std::vector<std::uint32_t>& selected,
-                         const std::vector<smi::DeviceSummary>& devices, Readings& readings) {
+                         const std::vector<smi::DeviceSummary>& devices, ReadingsByGpu& readings) {
   Json doc = document("monitor");
   doc["time"] = std::chrono::duration<double>(now.time_since_epoch()).count();
   doc["devices"] = Json::array();
@@ -208,19 +208,19 @@ std::string monitor_json(std::chrono::system_clock::time_point now, const std::v
   return doc.dump() + "\n";
 }
 
-std::string monitor_csv(long round, std::chrono::system_clock::time_point now, const std::vector<Column>& columns,
+std::string monitor_csv(long round, std::chrono::system_clock::time_point now, const std::vector<MonitorColumn>& columns,
                         const std::vector<std::uint32_t>& selected, const std::vector<smi::DeviceSummary>& devices,
-                        Readings& readings) {
+                        ReadingsByGpu& readings) {
   std::string out;
   if (round == 0) {
     std::vector<std::string> header = {"time", "index", "bdf"};
-    for (const Column& c : columns) header.push_back(c.csv_title());
+    for (const MonitorColumn& c : columns) header.push_back(c.csv_title());
     header.emplace_back("fault");
     out += csv_row(header);
   }
   for (const std::uint32_t index : selected) {
     std::vector<std::string> fields = {utc_iso(now), std::to_string(index), devices[index].bdf};
-    for (const Column& c : columns) {
+    for (const MonitorColumn& c : columns) {
       const smi::Reading* r = c.find(readings[index]);
       fields.push_back(r == nullptr || !r->ok() ? std::string() : raw_value_text(*r));
     }
@@ -237,7 +237,7 @@ int run_monitor(const DeviceSource& system, const CommonOptions& options, double
   const smi::SampleOptions what = monitor_sample_options(options);
   const bool milliseconds = interval_s < 1.0;
   const unsigned rows = options.format == Format::table ? terminal_rows() : 0;
-  std::vector<Column> columns;
+  std::vector<MonitorColumn> columns;
   std::optional<MonitorTable> table;
   unsigned lines_since_header = 0;
   std::string last_faults;
@@ -246,7 +246,7 @@ int run_monitor(const DeviceSource& system, const CommonOptions& options, double
   for (long round = 0; iterations <= 0 || round < iterations; ++round) {
     if (round > 0) std::this_thread::sleep_until(start + std::chrono::duration<double>(interval_s * static_cast<double>(round)));
     const auto now = std::chrono::system_clock::now();
-    Readings readings;
+    ReadingsByGpu readings;
     for (const std::uint32_t index : selected) readings[index] = system.sample(index, what);
     const auto devices = system.devices();  // after the reads: names a GPU whose read hung
     faulted = faulted || any_fault(devices, selected);
@@ -267,7 +267,7 @@ int run_monitor(const DeviceSource& system, const CommonOptions& options, double
         bool grew = false;
         for (const std::uint32_t index : selected) {
           std::vector<std::string>& row = cells.emplace_back();
-          for (const Column& c : columns) row.push_back(c.cell(c.find(readings[index])));
+          for (const MonitorColumn& c : columns) row.push_back(c.cell(c.find(readings[index])));
           grew = table->fit(row) || grew;
         }
         const bool scrolled = rows != 0 && lines_since_header + selected.size() + 2 > rows;

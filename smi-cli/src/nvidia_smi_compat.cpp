@@ -49,7 +49,7 @@ using Field = NvidiaSmiField;
 // nvidia-smi's names (nvidia-smi --help-query-gpu). `from` lists the catalogue metric(s) with the
 // same meaning; on AMD the closest one (temperature.gpu: the junction sensor, as amd-smi's "hotspot").
 constexpr std::initializer_list<MetricId> kNone = {};
-const Field kFields[] = {
+const Field kNvidiaSmiFields[] = {
     {"index", "", kNone, Form::index},
     {"count", "", kNone, Form::count},
     {"name", "", kNone, Form::name},
@@ -98,8 +98,8 @@ const Field kFields[] = {
 };
 
 const Field* find_field(std::string_view name) {
-  const auto it = std::find_if(std::begin(kFields), std::end(kFields), [name](const Field& f) { return f.name == name; });
-  return it == std::end(kFields) ? nullptr : &*it;
+  const auto it = std::find_if(std::begin(kNvidiaSmiFields), std::end(kNvidiaSmiFields), [name](const Field& f) { return f.name == name; });
+  return it == std::end(kNvidiaSmiFields) ? nullptr : &*it;
 }
 
 std::vector<std::string> split(std::string_view text) {
@@ -134,7 +134,7 @@ std::optional<std::string> parse_nvidia_smi_args(int argc, char** argv, int comp
         const Field* field = find_field(name);
         if (field == nullptr) {
           std::vector<std::string> known;
-          for (const Field& f : kFields) known.emplace_back(f.name);
+          for (const Field& f : kNvidiaSmiFields) known.emplace_back(f.name);
           return fmt::format("field \"{}\" is not one hipstack answers.{}", name, did_you_mean(closest_words(name, known)));
         }
         request.fields.push_back(field);

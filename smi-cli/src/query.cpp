@@ -13,7 +13,7 @@ namespace hipstack::cli {
 namespace {
 
 // The GPU's own fields, then the partition's (with --partitions), before the catalogue's metrics.
-constexpr std::string_view kFields[] = {"index", "vendor", "backend", "bdf", "uuid", "name",
+constexpr std::string_view kQueryFields[] = {"index", "vendor", "backend", "bdf", "uuid", "name",
                                         "partition_index", "partition_id", "partition_bdf"};
 
 bool is_partition_field(std::string_view name) { return name.starts_with("partition_") && is_query_field(name); }
@@ -124,10 +124,10 @@ std::vector<Column> columns_of(const CommonOptions& options, const Rows& data) {
 
 }  // namespace
 
-std::span<const std::string_view> query_fields() { return kFields; }
+std::span<const std::string_view> query_fields() { return kQueryFields; }
 
 bool is_query_field(std::string_view name) {
-  return std::find(std::begin(kFields), std::end(kFields), name) != std::end(kFields);
+  return std::find(std::begin(kQueryFields), std::end(kQueryFields), name) != std::end(kQueryFields);
 }
 
 int run_query(const DeviceSource& source, const CommonOptions& options, const QueryOptions& query) {

@@ -57,28 +57,28 @@ class Facts {
 
 // One "key: value" of rocm-smi's output. A few facts print differently as text than in JSON (the
 // fan: one "Fan Level: L (S%)" line against two keys); a text-only field with no value prints its key alone.
-struct Field {
+struct RocmSmiField {
   enum class In { both, json, text };
   std::string key;
   std::string value;
   In in = In::both;
 };
-using Fields = std::vector<Field>;
+using RocmSmiFields = std::vector<RocmSmiField>;
 
 // rocm-smi 5.2.3 showCurrentFans (getFanSpeed): the level is pwm1 itself, the share is
 // round(round(pwm1 / pwm1_max * 100, 2)) with Python's rounding (halves to even), 0 without
 // pwm1_max. A level or share of 0 prints "Unable to detect fan speed for GPU N" and nothing else
 // (nothing in JSON); otherwise "Fan RPM" follows when the GPU reports it.
-Fields fan_fields(const Facts& f) {
+RocmSmiFields fan_fields(const Facts& f) {
   const Reading* level = f.get(MetricId::fan_pwm_level);
   const Reading* max = f.get(MetricId::fan_pwm_level_max);
   const double pwm = level != nullptr ? level->number().value_or(0) : 0;
   const double full = max != nullptr ? max->number().value_or(0) : 0;
   const double share = full > 0 ? std::nearbyint(std::nearbyint(pwm / full * 100 * 100) / 100) : 0;
-  if (pwm == 0 || share == 0) return {{fmt::format("Unable to detect fan speed for GPU {}", f.index()), "", Field::In::text}};
-  Fields out = {{"Fan Level", fmt::format("{:.0f} ({:.0f}%)", pwm, share), Field::In::text},
-                {"Fan speed (level)", fmt::format("{:.0f}", pwm), Field::In::json},
-                {"Fan speed (%)", fmt::format("{:.0f}", share), Field::In::json}};
+  if (pwm == 0 || share == 0) return {{fmt::format("Unable to detect fan speed for GPU {}", f.index()), "", RocmSmiField::In::text}};
+  RocmSmiFields out = {{"Fan Level", fmt::format("{:.0f} ({:.0f}%)", pwm, share), RocmSmiField::In::text},
+                {"Fan speed (level)", fmt::format("{:.0f}", pwm), RocmSmiField::In::json},
+                {"Fan speed (%)", fmt::format("{:.0f}", share), RocmSmiField::In::json}};
   if (f.get(MetricId::fan_speed) != nullptr) out.push_back({"Fan RPM", f.number(MetricId::fan_speed)});
   return out;
 }
@@ -87,11 +87,11 @@ struct Section {
   const char* flag;       // the rocm-smi flag that asks for it
   const char* short_flag; // "" when none
   const char* title;
-  std::function<Fields(const Facts&)> fields;
+  std::function<RocmSmiFields(const Facts&)> fields;
 };
 
-Fields clock_fields(const Facts& f) {
-  Fields out;
+RocmSmiFields clock_fields(const Facts& f) {
+  RocmSmiFields out;
   for (const MetricId current : {MetricId::clock_dcefclk, MetricId::clock_fclk, MetricId::clock_mclk,
                                  MetricId::clock_sclk, MetricId::clock_socclk}) {
     const Reading* now = f.get(current);
@@ -100,9 +100,9 @@ Fields clock_fields(const Facts& f) {
     // The starred pp_dpm line's number, as rocm-smi prints it (the clock itself may come from a
     // better source than that line, so matching it against the levels would miss).
     if (const Reading* level = f.get(MetricId::dpm_level_current, name); level != nullptr && level->text()) {
-      out.push_back(Field{name + " clock level:", std::string(*level->text())});
+      out.push_back(RocmSmiField{name + " clock level:", std::string(*level->text())});
     }
-    out.push_back(Field{name + " clock speed:", fmt::format("({:.0f}Mhz)", *now->number())});
+    out.push_back(RocmSmiField{name + " clock speed:", fmt::format("({:.0f}Mhz)", *now->number())});
   }
   return out;
 }
@@ -120,15 +120,15 @@ std::string upper_bdf(std::string bdf) {
 
 const std::vector<Section>& sections() {
   static const std::vector<Section> all = {
-      {"--showid", "-i", "ID", [](const Facts& f) { return Fields{{"GPU ID", f.text(MetricId::pci_device_id)}}; }},
-      {"--showvbios", "-v", "VBIOS", [](const Facts& f) { return Fields{{"VBIOS version", f.text(MetricId::vbios_version)}}; }},
+      {"--showid", "-i", "ID", [](const Facts& f) { return RocmSmiFields{{"GPU ID", f.text(MetricId::pci_device_id)}}; }},
+      {"--showvbios", "-v", "VBIOS", [](const Facts& f) { return RocmSmiFields{{"VBIOS version", f.text(MetricId::vbios_version)}}; }},
       {"--showtemp", "-t", "Temperature",
        [](const Facts& f) {
-         Fields out = {{"Temperature (Sensor edge) (C)", f.number(MetricId::temperature_edge, "{:.1f}")},
+         RocmSmiFields out = {{"Temperature (Sensor edge) (C)", f.number(MetricId::temperature_edge, "{:.1f}")},
                        {"Temperature (Sensor junction) (C)", f.number(MetricId::temperature_junction, "{:.1f}")},
                        {"Temperature (Sensor memory) (C)", f.number(MetricId::temperature_memory, "{:.1f}")}};
          for (int i = 0; i < 4; ++i) {
-           out.push_back(Field{fmt::format("Temperature (Sensor HBM {}) (C)", i),
+           out.push_back(RocmSmiField{fmt::format("Temperature (Sensor HBM {}) (C)", i),
                                  f.number(MetricId::temperature_hbm, "{:.1f}", std::to_string(i))});
          }
          return out;
@@ -137,30 +137,30 @@ const std::vector<Section>& sections() {
        [](const Facts& f) {
          // rocm-smi 5.2.3 reads power1_average only; MI300 has power1_input, which we report here.
          const bool average = f.get(MetricId::power_average) != nullptr;
-         return Fields{{"Average Graphics Package Power (W)",
+         return RocmSmiFields{{"Average Graphics Package Power (W)",
                         f.number(average ? MetricId::power_average : MetricId::power_current, "{:.1f}")}};
        }},
       {"--showclocks", "-c", "Current clock frequencies", clock_fields},
       {"--showfan", "-f", "Current Fan Metric", fan_fields},
       {"--showperflevel", "-p", "Show Performance Level",
-       [](const Facts& f) { return Fields{{"Performance Level", f.text(MetricId::performance_level)}}; }},
+       [](const Facts& f) { return RocmSmiFields{{"Performance Level", f.text(MetricId::performance_level)}}; }},
       {"--showmaxpower", "-M", "Power Cap",
-       [](const Facts& f) { return Fields{{"Max Graphics Package Power (W)", f.number(MetricId::power_cap, "{:.1f}")}}; }},
-      {"--showuse", "-u", "% time GPU is busy", [](const Facts& f) { return Fields{{"GPU use (%)", f.number(MetricId::gpu_busy)}}; }},
+       [](const Facts& f) { return RocmSmiFields{{"Max Graphics Package Power (W)", f.number(MetricId::power_cap, "{:.1f}")}}; }},
+      {"--showuse", "-u", "% time GPU is busy", [](const Facts& f) { return RocmSmiFields{{"GPU use (%)", f.number(MetricId::gpu_busy)}}; }},
       {"--showmemuse", "", "Current Memory Use",
-       [](const Facts& f) { return Fields{{"GPU memory use (%)", f.number(MetricId::memory_busy)}}; }},
-      {"--showvoltage", "", "Current voltage", [](const Facts& f) { return Fields{{"Voltage (mV)", f.number(MetricId::voltage_gfx)}}; }},
-      {"--showbus", "-b", "PCI Bus ID", [](const Facts& f) { return Fields{{"PCI Bus", upper_bdf(f.text(MetricId::bdf))}}; }},
+       [](const Facts& f) { return RocmSmiFields{{"GPU memory use (%)", f.number(MetricId::memory_busy)}}; }},
+      {"--showvoltage", "", "Current voltage", [](const Facts& f) { return RocmSmiFields{{"Voltage (mV)", f.number(MetricId::voltage_gfx)}}; }},
+      {"--showbus", "-b", "PCI Bus ID", [](const Facts& f) { return RocmSmiFields{{"PCI Bus", upper_bdf(f.text(MetricId::bdf))}}; }},
       {"--showuniqueid", "", "Unique ID",
        [](const Facts& f) {
          const std::string id = f.text(MetricId::unique_id);
-         return Fields{{"Unique ID", id == "N/A" ? id : "0x" + id}};
+         return RocmSmiFields{{"Unique ID", id == "N/A" ? id : "0x" + id}};
        }},
-      {"--showserial", "", "Serial Number", [](const Facts& f) { return Fields{{"Serial Number", f.text(MetricId::serial_number)}}; }},
-      {"--showmemvendor", "", "Memory Vendor", [](const Facts& f) { return Fields{{"GPU memory vendor", f.text(MetricId::vram_vendor)}}; }},
+      {"--showserial", "", "Serial Number", [](const Facts& f) { return RocmSmiFields{{"Serial Number", f.text(MetricId::serial_number)}}; }},
+      {"--showmemvendor", "", "Memory Vendor", [](const Facts& f) { return RocmSmiFields{{"GPU memory vendor", f.text(MetricId::vram_vendor)}}; }},
       {"--showproductname", "", "Product Info",
        [](const Facts& f) {
-         return Fields{{"Card series", f.text(MetricId::marketing_name)},
+         return RocmSmiFields{{"Card series", f.text(MetricId::marketing_name)},
                        {"Card model", f.text(MetricId::pci_subsystem_device_id)},
                        {"Card vendor", f.text(MetricId::pci_subsystem_vendor_id)},
                        {"Card SKU", sku_of(f.text(MetricId::vbios_version))}};
@@ -170,8 +170,8 @@ const std::vector<Section>& sections() {
 }
 
 // --showmeminfo TYPE...: vram, vis_vram, gtt or all.
-Fields meminfo_fields(const Facts& f, const std::set<std::string>& types) {
-  Fields out;
+RocmSmiFields meminfo_fields(const Facts& f, const std::set<std::string>& types) {
+  RocmSmiFields out;
   const struct {
     const char* type;
     const char* label;
@@ -182,8 +182,8 @@ Fields meminfo_fields(const Facts& f, const std::set<std::string>& types) {
                {"gtt", "GTT", MetricId::gtt_total, MetricId::gtt_used}};
   for (const auto& kind : kinds) {
     if (types.count("all") == 0 && types.count(kind.type) == 0) continue;
-    out.push_back(Field{fmt::format("{} Total Memory (B)", kind.label), f.number(kind.total)});
-    out.push_back(Field{fmt::format("{} Total Used Memory (B)", kind.label), f.number(kind.used)});
+    out.push_back(RocmSmiField{fmt::format("{} Total Memory (B)", kind.label), f.number(kind.total)});
+    out.push_back(RocmSmiField{fmt::format("{} Total Used Memory (B)", kind.label), f.number(kind.used)});
   }
   return out;
 }
@@ -267,11 +267,11 @@ std::string rocm_smi_json(const std::vector<Facts>& facts, const RocmSmiRequest&
     card = nlohmann::ordered_json::object();
     for (const Section& s : sections()) {
       if (wanted.count(s.flag) == 0) continue;
-      for (const Field& field : s.fields(f)) {
-        if (field.in != Field::In::text) card[field.key] = field.value;
+      for (const RocmSmiField& field : s.fields(f)) {
+        if (field.in != RocmSmiField::In::text) card[field.key] = field.value;
       }
     }
-    for (const Field& field : meminfo_fields(f, meminfo)) card[field.key] = field.value;
+    for (const RocmSmiField& field : meminfo_fields(f, meminfo)) card[field.key] = field.value;
   }
   if (r.driver) doc["system"]["Driver version"] = driver_version;
   return doc.dump() + "\n";
@@ -283,16 +283,16 @@ std::string rocm_smi_text(const std::vector<Facts>& facts, const RocmSmiRequest&
   const bool driver = r.driver;
   std::string out = "\n\n" + banner("ROCm System Management Interface");
   if (driver) out += banner("Version of System Component") + "Driver version: " + driver_version + "\n" + banner("");
-  auto emit = [&](const char* title, const std::function<Fields(const Facts&)>& fields) {
+  auto emit = [&](const char* title, const std::function<RocmSmiFields(const Facts&)>& fields) {
     out += banner(title);
     for (const Facts& f : facts) {
       const std::uint32_t index = f.index();
-      for (const Field& field : fields(f)) {
-        if (field.in == Field::In::json) continue;
+      for (const RocmSmiField& field : fields(f)) {
+        if (field.in == RocmSmiField::In::json) continue;
         // JSON keys of clock levels end in ':' ("sclk clock level:"); text lines add their own.
         const std::string& key = field.key;
         const std::string label = !key.empty() && key.back() == ':' ? key.substr(0, key.size() - 1) : key;
-        out += field.in == Field::In::text && field.value.empty() ? fmt::format("GPU[{}]\t\t: {}\n", index, label)
+        out += field.in == RocmSmiField::In::text && field.value.empty() ? fmt::format("GPU[{}]\t\t: {}\n", index, label)
                                    : fmt::format("GPU[{}]\t\t: {}: {}\n", index, label, field.value);
       }
     }

@@ -30,17 +30,13 @@ std::optional<double> grown(double before, double after) {
   return std::nullopt;
 }
 
-bool wanted(const SampleOptions& options, MetricId id) {
-  return options.metrics.empty() || std::find(options.metrics.begin(), options.metrics.end(), id) != options.metrics.end();
-}
-
 constexpr MetricId kAmdWindowMetrics[] = {MetricId::graphics_active, MetricId::memory_active,  MetricId::xcp_busy,
                                           MetricId::pcie_bandwidth_average, MetricId::xgmi_read_rate,
                                           MetricId::xgmi_write_rate, MetricId::violation_share};
 
 void fail_all(ReadingList& list, const SampleOptions& options, int error_code, const std::string& why) {
   for (const MetricId id : kAmdWindowMetrics) {
-    if (wanted(options, id)) list.failed(id, error_code, why);
+    if (asked_for(options, id)) list.failed(id, error_code, why);
   }
 }
 
@@ -166,7 +162,7 @@ void xgmi_rates(const GpuMetrics& before, const GpuMetrics& after, const SampleO
   const std::pair<MetricId, const std::vector<double> GpuMetrics::*> directions[] = {
       {MetricId::xgmi_read_rate, &GpuMetrics::xgmi_read_data}, {MetricId::xgmi_write_rate, &GpuMetrics::xgmi_write_data}};
   for (const auto& [id, member] : directions) {
-    if (!wanted(options, id)) continue;
+    if (!asked_for(options, id)) continue;
     const auto& a = before.*member;
     const auto& b = after.*member;
     if (b.empty() || a.size() != b.size()) {
@@ -241,14 +237,14 @@ bool clock_below_limit_shares(const GpuMetrics& before, const GpuMetrics& after,
 
 void window_readings(const GpuMetrics& before, const GpuMetrics& after, const SampleOptions& options, ReadingList& list) {
   SampleWindow window(before, after, list);
-  if (wanted(options, MetricId::graphics_active)) {
+  if (asked_for(options, MetricId::graphics_active)) {
     window.average(MetricId::graphics_active, before.gfx_activity_acc, after.gfx_activity_acc, "gfx_activity_acc", 1.0, 100.0);
   }
-  if (wanted(options, MetricId::memory_active)) {
+  if (asked_for(options, MetricId::memory_active)) {
     window.average(MetricId::memory_active, before.mem_activity_acc, after.mem_activity_acc, "mem_activity_acc", 1.0, 100.0);
   }
-  if (wanted(options, MetricId::xcp_busy)) partition_busy(before, after, window, list);
-  if (wanted(options, MetricId::pcie_bandwidth_average)) {
+  if (asked_for(options, MetricId::xcp_busy)) partition_busy(before, after, window, list);
+  if (asked_for(options, MetricId::pcie_bandwidth_average)) {
     if (const auto unit = pcie_accumulator_unit(after.layout)) {
       window.average(MetricId::pcie_bandwidth_average, before.pcie_bandwidth_acc, after.pcie_bandwidth_acc,
                      "pcie_bandwidth_acc", *unit, 0);
@@ -258,7 +254,7 @@ void window_readings(const GpuMetrics& before, const GpuMetrics& after, const Sa
     }
   }
   xgmi_rates(before, after, options, list);
-  if (wanted(options, MetricId::violation_share)) {
+  if (asked_for(options, MetricId::violation_share)) {
     const std::tuple<const char*, const char*, std::optional<std::uint64_t> GpuMetrics::*> reasons[] = {
         {"prochot", "prochot_residency_acc", &GpuMetrics::prochot_residency_acc},
         {"ppt", "ppt_residency_acc", &GpuMetrics::ppt_residency_acc},
@@ -279,7 +275,7 @@ void window_readings(const GpuMetrics& before, const GpuMetrics& after, const Sa
 }
 
 void AmdgpuBackend::read_window(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const {
-  if (std::none_of(std::begin(kAmdWindowMetrics), std::end(kAmdWindowMetrics), [&options](MetricId id) { return wanted(options, id); })) {
+  if (std::none_of(std::begin(kAmdWindowMetrics), std::end(kAmdWindowMetrics), [&options](MetricId id) { return asked_for(options, id); })) {
     return;  // nothing of ours asked for: no look taken
   }
   const AmdGpu& gpu = gpus_.at(device);

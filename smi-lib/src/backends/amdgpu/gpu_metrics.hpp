@@ -185,6 +185,9 @@ struct Field {
   std::optional<std::uint64_t> GpuMetrics::*raw = nullptr;
 };
 
+// Unit divisor shared by every layout: the firmware's nanosecond clock counter -> seconds.
+inline constexpr double kNsDiv = 1e9;
+
 constexpr Field num(std::optional<double> GpuMetrics::*m, std::uint16_t offset, std::uint8_t width,
                     double mul = 1.0, double div = 1.0) {
   Field f;
@@ -215,6 +218,9 @@ struct Layout {
   // blob cut to structure_size, which is at least `size` bytes.
   void (*finish)(std::span<const std::uint8_t> table, GpuMetrics& out) = nullptr;
 };
+
+// The first `n` fields of a longer revision's list (older revisions are prefixes of newer ones).
+constexpr std::span<const Field> prefix(std::span<const Field> all, std::size_t n) { return all.first(n); }
 
 // Writes every field from `table` into `out` (sentinels become nullopt / are skipped). These may
 // throw std::bad_alloc only; decode_gpu_metrics catches it.

@@ -19,7 +19,6 @@ using M = GpuMetrics;
 
 constexpr double kCenti = 100.0;    // centi-unit -> unit
 constexpr double kMilli = 1000.0;   // mW -> W, mA -> A
-constexpr double kNsDiv = 1e9;      // ns -> s
 constexpr double kMBps = 1e6;       // MB/s -> bytes/s
 
 // ---- v2.0 (120; not naturally packed: system_clock_counter first, at byte 8) ----
@@ -158,9 +157,7 @@ void finish_apu(std::span<const std::uint8_t>, GpuMetrics& m) {
   m.temperature_hotspot = m.temperature_soc;
 }
 
-constexpr std::span<const Field> prefix(std::span<const Field> all, std::size_t n) { return all.first(n); }
-
-constexpr std::array<Layout, 6> kLayouts = {{
+constexpr std::array<Layout, 6> kApuLayouts = {{
     {2, 0, 120, "v2.0", kV2_0, finish_apu},
     {2, 1, 120, "v2.1", prefix(kV2_4, kV2_1Count), finish_apu},
     {2, 2, 128, "v2.2", prefix(kV2_4, kV2_2Count), finish_apu},
@@ -244,7 +241,7 @@ ApuUnits units_for(const Layout& layout, const GpuMetricsSource& source) {
 
 }  // namespace
 
-std::span<const Layout> apu_layouts() noexcept { return kLayouts; }
+std::span<const Layout> apu_layouts() noexcept { return kApuLayouts; }
 
 std::vector<Field> apu_fields_for(const Layout& layout, const GpuMetricsSource& source, bool& socket_power_unknown) {
   const ApuUnits u = units_for(layout, source);

@@ -16,7 +16,6 @@ namespace {
 using M = GpuMetrics;
 
 constexpr double kEnergyDiv = 65536.0;       // 2^-16 J per count
-constexpr double kNsDiv = 1e9;               // ns -> s
 constexpr double kTenNsDiv = 1e8;            // 10 ns -> s
 constexpr double kTenthDiv = 10.0;           // 0.1 GT/s -> GT/s
 constexpr double kGBps = 1e9;                // GB/s -> bytes/s
@@ -386,9 +385,7 @@ void finish_v1_8(std::span<const std::uint8_t> table, GpuMetrics& m) {
   m.pcie_other_end_recovery_count = (v && !is_all_ones(*v, 4)) ? v : std::nullopt;
 }
 
-constexpr std::span<const Field> prefix(std::span<const Field> all, std::size_t n) { return all.first(n); }
-
-constexpr std::array<Layout, 10> kLayouts = {{
+constexpr std::array<Layout, 10> kV1Layouts = {{
     {1, 0, 80, "v1.0", kV1_0, nullptr},
     {1, 1, 96, "v1.1", prefix(kV1_3, kV1_1Count), nullptr},
     {1, 2, 104, "v1.2", prefix(kV1_3, kV1_2Count), nullptr},
@@ -403,6 +400,6 @@ constexpr std::array<Layout, 10> kLayouts = {{
 
 }  // namespace
 
-std::span<const Layout> v1_layouts() noexcept { return kLayouts; }
+std::span<const Layout> v1_layouts() noexcept { return kV1Layouts; }
 
 }  // namespace hipstack::smi::detail::gpu_metrics_impl

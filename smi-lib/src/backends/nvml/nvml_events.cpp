@@ -49,10 +49,6 @@ std::string describe_xid(unsigned long long xid) {
   return meaning == nullptr ? fmt::format("XID {}", xid) : fmt::format("XID {}: {}", xid, meaning);
 }
 
-bool wanted(const SampleOptions& options, MetricId id) {
-  return options.metrics.empty() || std::find(options.metrics.begin(), options.metrics.end(), id) != options.metrics.end();
-}
-
 }  // namespace
 
 XidWatch::XidWatch(const Library& lib, const std::vector<NvidiaGpu>& gpus) : library_(lib), devices_(gpus.size()) {
@@ -130,8 +126,8 @@ void XidWatch::drain() {
 }
 
 void XidWatch::read(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) {
-  if (!wanted(options, MetricId::xid_errors) && !wanted(options, MetricId::xid_last) &&
-      !wanted(options, MetricId::xid_last_time)) {
+  if (!asked_for(options, MetricId::xid_errors) && !asked_for(options, MetricId::xid_last) &&
+      !asked_for(options, MetricId::xid_last_time)) {
     return;
   }
   const std::lock_guard lock(mutex_);
@@ -140,13 +136,13 @@ void XidWatch::read(std::size_t device, const SampleOptions& options, std::vecto
   const Xids& d = devices_.at(device);
   auto fail_all = [&](int error_code, const std::string& why) {
     for (const MetricId id : {MetricId::xid_errors, MetricId::xid_last, MetricId::xid_last_time}) {
-      if (wanted(options, id)) list.failed(id, error_code, why);
+      if (asked_for(options, id)) list.failed(id, error_code, why);
     }
   };
   if (!d.registered) return fail_all(d.error_code != 0 ? d.error_code : ENOENT, d.unavailable);
   if (!drain_error_.empty()) return fail_all(drain_errno_, drain_error_);
   const std::string since = fmt::format("since {:%Y-%m-%dT%H:%M:%S}Z", std::chrono::time_point_cast<std::chrono::seconds>(d.since));
-  if (wanted(options, MetricId::xid_errors)) {
+  if (asked_for(options, MetricId::xid_errors)) {
     for (const auto& [xid, count] : d.counts) {
       list.integer(MetricId::xid_errors, count, fmt::format("{} (nvmlEventSetWait, {})", describe_xid(xid), since),
                    std::to_string(xid));
@@ -155,14 +151,14 @@ void XidWatch::read(std::size_t device, const SampleOptions& options, std::vecto
   }
   if (!d.any) {
     const std::string none = "no XID error " + since + " (NVML events)";
-    if (wanted(options, MetricId::xid_last)) list.failed(MetricId::xid_last, ENODATA, none);
-    if (wanted(options, MetricId::xid_last_time)) list.failed(MetricId::xid_last_time, ENODATA, none);
+    if (asked_for(options, MetricId::xid_last)) list.failed(MetricId::xid_last, ENODATA, none);
+    if (asked_for(options, MetricId::xid_last_time)) list.failed(MetricId::xid_last_time, ENODATA, none);
     return;
   }
-  if (wanted(options, MetricId::xid_last)) {
+  if (asked_for(options, MetricId::xid_last)) {
     list.integer(MetricId::xid_last, static_cast<std::int64_t>(d.last), describe_xid(d.last) + " (nvmlEventSetWait)");
   }
-  if (wanted(options, MetricId::xid_last_time)) {
+  if (asked_for(options, MetricId::xid_last_time)) {
     list.real(MetricId::xid_last_time, std::chrono::duration<double>(d.last_at.time_since_epoch()).count(),
               "when hipstack drained the event from NVML's queue");
   }

@@ -40,17 +40,13 @@ constexpr GpmSource kDeviceSources[] = {
 };
 
 // Whether a sample asked for id (an empty list asks for everything).
-bool wanted(const SampleOptions& options, MetricId id) {
-  return options.metrics.empty() || std::find(options.metrics.begin(), options.metrics.end(), id) != options.metrics.end();
-}
-
 // Every WINDOW metric this backend provides fails the same way (with one reason).
 void fail_all(ReadingList& list, const SampleOptions& options, int error_code, const std::string& why) {
   for (const GpmSource& s : kDeviceSources) {
-    if (wanted(options, s.id)) list.failed(s.id, error_code, why);
+    if (asked_for(options, s.id)) list.failed(s.id, error_code, why);
   }
-  if (wanted(options, MetricId::nvlink_rx_rate)) list.failed(MetricId::nvlink_rx_rate, error_code, why);
-  if (wanted(options, MetricId::nvlink_tx_rate)) list.failed(MetricId::nvlink_tx_rate, error_code, why);
+  if (asked_for(options, MetricId::nvlink_rx_rate)) list.failed(MetricId::nvlink_rx_rate, error_code, why);
+  if (asked_for(options, MetricId::nvlink_tx_rate)) list.failed(MetricId::nvlink_tx_rate, error_code, why);
 }
 
 // NVLinks the GPU has (active or not): links are numbered from 0 until NVML says there are no more.
@@ -116,9 +112,9 @@ std::string GpmWindow::prepare(const Library& lib, const NvidiaGpu& gpu) {
 }
 
 void GpmWindow::read(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
-  const bool any = wanted(options, MetricId::nvlink_rx_rate) || wanted(options, MetricId::nvlink_tx_rate) ||
+  const bool any = asked_for(options, MetricId::nvlink_rx_rate) || asked_for(options, MetricId::nvlink_tx_rate) ||
                    std::any_of(std::begin(kDeviceSources), std::end(kDeviceSources),
-                               [&options](const GpmSource& s) { return wanted(options, s.id); });
+                               [&options](const GpmSource& s) { return asked_for(options, s.id); });
   if (!any) return;  // no GPM metric asked for: no sample taken
   const std::lock_guard lock(mutex_);
   ReadingList list(out);
@@ -160,10 +156,10 @@ void GpmWindow::read(const Library& lib, const NvidiaGpu& gpu, const SampleOptio
     slots.push_back({id, per_unit, std::move(name), std::move(instance)});
   };
   for (const GpmSource& s : kDeviceSources) {
-    if (wanted(options, s.id)) ask(s.id, s.gpm_id, s.per_unit, s.name);
+    if (asked_for(options, s.id)) ask(s.id, s.gpm_id, s.per_unit, s.name);
   }
-  const bool rx = wanted(options, MetricId::nvlink_rx_rate);
-  const bool tx = wanted(options, MetricId::nvlink_tx_rate);
+  const bool rx = asked_for(options, MetricId::nvlink_rx_rate);
+  const bool tx = asked_for(options, MetricId::nvlink_tx_rate);
   for (unsigned link = 0; link < links_; ++link) {
     const unsigned base = kGpmNvlinkL0RxPerSec + 2 * link;
     if (rx) ask(MetricId::nvlink_rx_rate, base, kMiB, fmt::format("NVLINK_L{}_RX_PER_SEC", link), std::to_string(link));

@@ -38,7 +38,7 @@ const char* architecture_name(unsigned arch) {
 const char* enabled_text(int state) { return state != 0 ? "enabled" : "disabled"; }
 
 // Whether a sample asked for any of ids (an empty list asks for everything).
-bool wanted(const SampleOptions& options, std::initializer_list<MetricId> ids) {
+bool asked_for_any(const SampleOptions& options, std::initializer_list<MetricId> ids) {
   if (options.metrics.empty()) return true;
   return std::any_of(ids.begin(), ids.end(), [&options](MetricId id) {
     return std::find(options.metrics.begin(), options.metrics.end(), id) != options.metrics.end();
@@ -237,7 +237,7 @@ Return read_string(Return (*fn)(Device, char*, unsigned), Device device, unsigne
 void read_identity(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
   p.list().text(MetricId::vendor, "nvidia", "NVML");
   p.list().text(MetricId::uuid, gpu.uuid, "nvmlDeviceGetUUID");
   p.list().text(MetricId::marketing_name, gpu.name, "nvmlDeviceGetName");
@@ -299,7 +299,7 @@ namespace {
 // ECC, MIG, persistence and compute modes.
 void read_modes(Probe& p, const SampleOptions& options) {
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
   EnableState current = 0;
   EnableState pending = 0;
   if (want({MetricId::ecc_mode})) {
@@ -329,7 +329,7 @@ void read_modes(Probe& p, const SampleOptions& options) {
 void read_static(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
   if (want({MetricId::vram_total})) {
     MemoryV2 memory{};
     memory.version = kMemoryV2Version;
@@ -399,7 +399,7 @@ namespace {
 // Clocks, and how busy the engines are (NVML's utilisation, encoder, decoder).
 void read_clocks_and_use(Probe& p, const SampleOptions& options) {
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
   unsigned value = 0;
   const std::pair<MetricId, int> clocks[] = {{MetricId::clock_sclk, kClockGraphics},
                                              {MetricId::clock_sm, kClockSm},
@@ -430,7 +430,7 @@ void read_clocks_and_use(Probe& p, const SampleOptions& options) {
 // Fan, performance state, throttling and the time spent limited per reason.
 void read_limits(Probe& p, const SampleOptions& options) {
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
   unsigned value = 0;
   if (want({MetricId::fan_pwm})) {
     // NVML's fan speed is the intended speed as a share of the maximum: our fan_pwm.
@@ -468,7 +468,7 @@ void read_limits(Probe& p, const SampleOptions& options) {
 // The PCIe link now, its throughput (on request) and replays.
 void read_pcie(Probe& p, const SampleOptions& options) {
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
   if (want({MetricId::pcie_speed})) {
     unsigned generation = 0;
     const Return code = p.call(api.pcie_generation, &generation);
@@ -499,7 +499,7 @@ void read_pcie(Probe& p, const SampleOptions& options) {
 void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return wanted(options, ids); };
+  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
   if (want({MetricId::temperature_junction})) {
     p.fetch<unsigned>(MetricId::temperature_junction, "nvmlDeviceGetTemperature", api.temperature, 1.0, kTemperatureGpu);
   }
