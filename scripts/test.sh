@@ -67,8 +67,10 @@ run_ctest() {
 echo "== build (warnings are errors) and test"
 # Laid out for packages (HIPSTACK_PACKAGING): packaging.packages makes and checks this build's deb and
 # rpm files. The packages as users meet them (more builds, Debian chroots) come in step 4.
+# Unity builds (HIPSTACK_UNITY_BUILD) for the three builds of this script: the larger targets' headers
+# parsed once per unit instead of once per file (docs/testing.md, "Margins").
 step 1-main-configure cmake -S "$top" -B "$top/build-ci" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_WERROR=ON \
-      -DHIPSTACK_PACKAGING=ON >/dev/null
+      -DHIPSTACK_PACKAGING=ON -DHIPSTACK_UNITY_BUILD=ON >/dev/null
 step 1-main-build cmake --build "$top/build-ci" -j "$jobs"
 # fuzz and nothing else: this build registers no fuzz target (step 3 runs them).
 step 1-main-tests run_ctest 1-main "$top/build-ci" -LE "long|install-chroot|superbuild-release|fuzz"
@@ -92,7 +94,7 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
 # Built with clang: the same sanitizers, in about a third of gcc's time for this tree (5.7 minutes
 # instead of about 20 on two cores; docs/testing.md, "Margins"), and a second compiler's warnings.
 step 2-asan-configure env CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-     -DHIPSTACK_WERROR=ON -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
+     -DHIPSTACK_WERROR=ON -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF -DHIPSTACK_UNITY_BUILD=ON >/dev/null
 step 2-asan-build cmake --build "$top/build-asan" -j "$jobs"
 # clang's runtime names functions through llvm-symbolizer (llvm-14, scripts/deps.sh), which a fresh
 # machine has only under llvm-14's own folder: without it a report has addresses alone and
@@ -106,7 +108,8 @@ unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 echo "== libFuzzer (short runs; long runs are reported in docs/testing.md)"
 step 3-fuzz-configure env CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-fuzz" -G Ninja \
-     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_FUZZ=ON -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF >/dev/null
+     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_FUZZ=ON -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF \
+     -DHIPSTACK_UNITY_BUILD=ON >/dev/null
 step 3-fuzz-build cmake --build "$top/build-fuzz" -j "$jobs" \
      --target fuzz_gpu_metrics fuzz_text_parsers fuzz_kfd_properties fuzz_validate_inputs fuzz_attribution fuzz_jobs
 step 3-fuzz-tests run_ctest 3-fuzz "$top/build-fuzz" -L fuzz
