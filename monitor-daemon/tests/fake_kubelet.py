@@ -21,6 +21,7 @@ the kubelet's plain "not found" error. Each call appends "List", "Get NAMESPACE/
 """
 import json
 import os
+import shutil
 import sys
 import tempfile
 from concurrent import futures
@@ -34,7 +35,13 @@ def load_stubs(proto_dir):
     if rc != 0:
         raise RuntimeError("protoc failed on kubelet/podresources/v1/api.proto")
     sys.path.insert(0, out)
-    from kubelet.podresources.v1 import api_pb2, api_pb2_grpc
+    try:
+        from kubelet.podresources.v1 import api_pb2, api_pb2_grpc
+    finally:
+        # Both modules are loaded: the generated files are not needed again, and left behind they
+        # would pile up in /tmp, one folder per fake kubelet started.
+        sys.path.remove(out)
+        shutil.rmtree(out, ignore_errors=True)
     return api_pb2, api_pb2_grpc
 
 

@@ -4,11 +4,35 @@
 #include <gtest/gtest.h>
 #include <hipstack/smi.hpp>
 
+#include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace hipstack::smi::testing {
+
+// A folder of the test's own under gtest's temporary folder, made by mkdtemp (a name nobody could
+// have planted first) and removed with what it holds when the object goes: a test leaves nothing.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix) {
+    std::string name = ::testing::TempDir() + prefix + "-XXXXXX";
+    if (::mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + name);
+    path_ = name;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 inline std::string capture_sys(const std::string& relative) {
   return std::string(HIPSTACK_CAPTURES_DIR) + "/" + relative + "/sys";

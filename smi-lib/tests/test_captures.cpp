@@ -108,8 +108,8 @@ TEST(CapturePhoenix, TheSmuIpVersionFromDiscoveryDecidesTheApuUnits) {
   // A copy without gpu_busy_percent, so gpu_busy comes from gpu_metrics' average_gfx_activity (79).
   // MP1 13.0.4 (Phoenix code): hundredths of % = 0.79 %; the same bytes on MP1 11.5.2 (Van Gogh
   // code, whatever the device id): 79 %. So the backend hands the discovery table's version on.
-  const std::filesystem::path copy = std::filesystem::path(::testing::TempDir()) / "phoenix-mp1";
-  std::filesystem::remove_all(copy);
+  const ScratchDir scratch("hipstack-phoenix-mp1");
+  const std::filesystem::path& copy = scratch.path();
   std::filesystem::create_directories(copy / "sys");
   std::filesystem::copy(capture_sys("real/lact/phoenix"), copy / "sys", std::filesystem::copy_options::recursive);
   const std::filesystem::path device = copy / "sys/class/drm/card1/device";

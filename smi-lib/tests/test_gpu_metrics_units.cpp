@@ -2,6 +2,7 @@
 // "Units the version does not decide"): blobs from gpu_metrics_builder.hpp, values chosen by hand.
 #include "backends/amdgpu/amdgpu.hpp"
 #include "backends/amdgpu/gpu_metrics.hpp"
+#include "capture_helpers.hpp"
 #include "fs_view.hpp"
 #include "gpu_metrics_builder.hpp"
 
@@ -115,10 +116,11 @@ TEST(ApuUnits, TheSmuIpVersionIsReadFromTheDiscoveryTable) {
   EXPECT_EQ(amdgpu::read_mp1_version(fs, "/sys/class/drm/card1/device"), (IpVersion{13, 0, 4}));
   EXPECT_EQ(amdgpu::read_mp1_version(fs, "/sys/class/drm/card0/device"), std::nullopt);  // no such card
   // A part that is not a number: none, not a guess.
-  const auto dir = std::filesystem::path(::testing::TempDir()) / "mp1/sys/class/drm/card0/device/ip_discovery/die/0/1/0";
+  const testing::ScratchDir scratch("hipstack-mp1");
+  const auto dir = scratch.path() / "sys/class/drm/card0/device/ip_discovery/die/0/1/0";
   std::filesystem::create_directories(dir);
   for (const char* name : {"major", "minor", "revision"}) std::ofstream(dir / name) << (std::string(name) == "minor" ? "x\n" : "11\n");
-  const RootedFs bad((std::filesystem::path(::testing::TempDir()) / "mp1/sys").string(), "", "");
+  const RootedFs bad((scratch.path() / "sys").string(), "", "");
   EXPECT_EQ(amdgpu::read_mp1_version(bad, "/sys/class/drm/card0/device"), std::nullopt);
   std::ofstream(dir / "minor") << "5\n";
   EXPECT_EQ(amdgpu::read_mp1_version(bad, "/sys/class/drm/card0/device"), (IpVersion{11, 5, 11}));

@@ -381,7 +381,8 @@ std::string h200_script() {
 
 // Opens the fake NVML on `text`, written to a script file of its own.
 System open_script_text(const std::string& text, const std::string& tag) {
-  const std::string path = ::testing::TempDir() + "nvml-" + tag + "-" + std::to_string(::getpid()) + ".txt";
+  static const ScratchDir scripts("hipstack-nvml-scripts");  // for the program's life: the library reads it later
+  const std::string path = (scripts.path() / ("nvml-" + tag + ".txt")).string();
   std::ofstream(path) << text;
   ::setenv("HIPSTACK_FAKE_NVML_SCRIPT", path.c_str(), 1);
   OpenOptions options;
