@@ -5,8 +5,19 @@
 #include <dlfcn.h>
 
 #include <initializer_list>
+#include <string>
 
 namespace hipstack::smi::detail {
+
+// The text of the last failed dlopen or dlsym, with glibc's copy of it freed. glibc (2.34 and later)
+// keeps a failure in a buffer that only a thread-local pointer holds until dlerror is called again
+// after returning it; left there, LeakSanitizer reported it at exit in some runs.
+inline std::string take_dl_error() {
+  const char* error = ::dlerror();
+  std::string text = error != nullptr ? error : "";
+  ::dlerror();  // the text was returned: this call frees it
+  return text;
+}
 
 template <typename Fn>
 bool resolve_symbol(void* handle, Fn*& slot, std::initializer_list<const char*> names) {
@@ -15,6 +26,7 @@ bool resolve_symbol(void* handle, Fn*& slot, std::initializer_list<const char*> 
       slot = reinterpret_cast<Fn*>(symbol);
       return true;
     }
+    take_dl_error();  // an older or newer library without this name: nothing to keep
   }
   return false;
 }

@@ -26,8 +26,8 @@ Loaded load_library(const std::vector<std::string>& candidates) {
   for (const std::string& candidate : candidates) {
     void* handle = ::dlopen(candidate.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
     if (handle == nullptr) {
-      const char* error = ::dlerror();
-      failures.push_back(error != nullptr ? error : candidate + ": unknown error");
+      const std::string error = take_dl_error();
+      failures.push_back(!error.empty() ? error : candidate + ": unknown error");
       continue;
     }
     out.handle = handle;

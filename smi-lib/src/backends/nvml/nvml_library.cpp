@@ -16,8 +16,8 @@ Library::Library(const std::string& path, bool shutdown) : shutdown_(shutdown), 
   // costs a cold process over a millisecond that exit does anyway.
   handle_ = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
   if (handle_ == nullptr) {
-    const char* error = ::dlerror();
-    reason_ = fmt::format("cannot load {}: {}", path, error != nullptr ? error : "unknown error");
+    const std::string error = take_dl_error();
+    reason_ = fmt::format("cannot load {}: {}", path, !error.empty() ? error : "unknown error");
     return;
   }
 #define HIPSTACK_NVML_RESOLVE(member, signature, ...) resolve_symbol(handle_, api_.member, {__VA_ARGS__});
