@@ -65,7 +65,7 @@ struct MonitorColumn {
 // The columns for the first round's readings: -m names in their order (each instance of an
 // instanced metric its own column), else the default set less what no GPU reports.
 std::vector<MonitorColumn> choose_columns(const CommonOptions& options,
-                                   const std::map<std::uint32_t, std::vector<smi::Reading>>& first) {
+                                          const std::map<std::uint32_t, std::vector<smi::Reading>>& first) {
   const auto instances_of = [&first](MetricId id) {
     std::vector<std::string> found;
     for (const auto& [index, readings] : first) {

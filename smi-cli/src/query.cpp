@@ -14,7 +14,7 @@ namespace {
 
 // The GPU's own fields, then the partition's (with --partitions), before the catalogue's metrics.
 constexpr std::string_view kQueryFields[] = {"index", "vendor", "backend", "bdf", "uuid", "name",
-                                        "partition_index", "partition_id", "partition_bdf"};
+                                             "partition_index", "partition_id", "partition_bdf"};
 
 bool is_partition_field(std::string_view name) { return name.starts_with("partition_") && is_query_field(name); }
 

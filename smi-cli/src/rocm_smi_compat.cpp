@@ -77,8 +77,8 @@ RocmSmiFields fan_fields(const Facts& f) {
   const double share = full > 0 ? std::nearbyint(std::nearbyint(pwm / full * 100 * 100) / 100) : 0;
   if (pwm == 0 || share == 0) return {{fmt::format("Unable to detect fan speed for GPU {}", f.index()), "", RocmSmiField::In::text}};
   RocmSmiFields out = {{"Fan Level", fmt::format("{:.0f} ({:.0f}%)", pwm, share), RocmSmiField::In::text},
-                {"Fan speed (level)", fmt::format("{:.0f}", pwm), RocmSmiField::In::json},
-                {"Fan speed (%)", fmt::format("{:.0f}", share), RocmSmiField::In::json}};
+                       {"Fan speed (level)", fmt::format("{:.0f}", pwm), RocmSmiField::In::json},
+                       {"Fan speed (%)", fmt::format("{:.0f}", share), RocmSmiField::In::json}};
   if (f.get(MetricId::fan_speed) != nullptr) out.push_back({"Fan RPM", f.number(MetricId::fan_speed)});
   return out;
 }

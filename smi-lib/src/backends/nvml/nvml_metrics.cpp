@@ -39,10 +39,7 @@ const char* enabled_text(int state) { return state != 0 ? "enabled" : "disabled"
 
 // Whether a sample asked for any of ids (an empty list asks for everything).
 bool asked_for_any(const SampleOptions& options, std::initializer_list<MetricId> ids) {
-  if (options.metrics.empty()) return true;
-  return std::any_of(ids.begin(), ids.end(), [&options](MetricId id) {
-    return std::find(options.metrics.begin(), options.metrics.end(), id) != options.metrics.end();
-  });
+  return std::any_of(ids.begin(), ids.end(), [&options](MetricId id) { return asked_for(options, id); });
 }
 
 // Calls NVML for one device and reports what it said. Every call below is its own statement,
