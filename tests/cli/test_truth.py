@@ -179,16 +179,45 @@ class StuckReads(unittest.TestCase):
     """A read that never returns (a FIFO stands in for a hung driver read): the command names that GPU
     as stuck and still shows the others, within its --read-deadline-ms, instead of hanging."""
 
+    # One copy of each capture for the whole class (a copy of 7 MB of small files takes seconds,
+    # most of this test's time on a loaded machine); each test plants its FIFOs in it and puts the
+    # recorded files back when it ends, pass or fail.
+    @classmethod
+    def setUpClass(cls):
+        cls.base = tempfile.mkdtemp(prefix="smi-stuck-")
+        cls.copies = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.base, True)
+
     def setUp(self):
-        self.base = tempfile.mkdtemp(prefix="smi-stuck-")
-        self.addCleanup(shutil.rmtree, self.base, True)
-        self.root = os.path.join(self.base, "sys")
-        shutil.copytree(f"{CAPTURES}/constructed/mi300x-8gpu-spx-nps1/sys", self.root, symlinks=True)
+        self.node = "mi300x-8gpu-spx-nps1"
+
+    def use(self, node):
+        """Makes the class's copy of constructed/NODE this test's --sysfs-root (default: SPX)."""
+        self.node = node
+
+    @property
+    def root(self):
+        if self.node not in self.copies:
+            self.copies[self.node] = os.path.join(self.base, self.node, "sys")
+            shutil.copytree(f"{CAPTURES}/constructed/{self.node}/sys", self.copies[self.node], symlinks=True)
+        return self.copies[self.node]
 
     def make_fifo(self, relative):
         path = os.path.join(self.root, relative)
         os.unlink(path)
         os.mkfifo(path)
+        self.addCleanup(self.restore, path, os.path.join(CAPTURES, "constructed", self.node, "sys", relative))
+
+    @staticmethod
+    def restore(path, original):
+        os.unlink(path)
+        if os.path.islink(original):
+            os.symlink(os.readlink(original), path)
+        else:
+            shutil.copy2(original, path)
 
     def test_a_stuck_sensor(self):
         self.make_fifo("class/drm/card8/device/hwmon/hwmon3/temp2_input")
@@ -245,8 +274,7 @@ class StuckReads(unittest.TestCase):
         self.assertTrue(any(d["processes"] for d in devices if not d.get("fault")))
 
     def test_bad_pages_with_a_stuck_gpu(self):
-        shutil.rmtree(self.root)
-        shutil.copytree(f"{CAPTURES}/constructed/mi300x-8gpu-faults/sys", self.root, symlinks=True)
+        self.use("mi300x-8gpu-faults")
         self.make_fifo("class/drm/card16/device/ras/gpu_vram_bad_pages")
         devices, stuck = self.stuck_and_others("bad-pages", "bad_pages", "--sysfs-root", self.root)
         self.assertTrue(any(d["bad_pages"] for d in devices if not d.get("fault")))
@@ -262,8 +290,7 @@ class StuckReads(unittest.TestCase):
     def test_selecting_by_partition_reads_no_partition_file(self):
         # -g matches partitions by the names discovery already knows: a stuck mem_banks file (read
         # by `partition`, not by discovery) neither hangs an unknown selector nor hides a partition's.
-        shutil.rmtree(self.root)
-        shutil.copytree(f"{CAPTURES}/constructed/mi300x-8gpu-cpx-nps1/sys", self.root, symlinks=True)
+        self.use("mi300x-8gpu-cpx-nps1")
         partitions = json.loads(run("partition", "--json", "--sysfs-root", self.root).stdout)["devices"][2]
         wanted = partitions["partition_list"][5]
         nodes = os.path.join(self.root, "class/kfd/kfd/topology/nodes")
