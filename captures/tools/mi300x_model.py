@@ -134,7 +134,7 @@ PROCS = [
          cmdline_cpx=["python3", "-m", "vllm.entrypoints.openai.api_server", "--model",
                       "/models/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4"],
          pasid=32775,
-         spx=[dict(gpu=7, vram=183040, gtt=1024, compute=3620118441906, dma=9120344017,
+         spx=[dict(gpu=7, vram=165888, gtt=1024, compute=3620118441906, dma=9120344017,
                    sdma=20417, cu=304, queues=[(0, 1048576), (0, 1048576), (0, 1048576),
                                                (4, 1048576)], fds=[(11, 1402)])],
          cpx=[dict(gpu=7, part=p, vram=22528, gtt=256, compute=452514805238 + 1000003 * p,

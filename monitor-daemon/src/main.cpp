@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "cli_docs.hpp"
+#include "help_format.hpp"
 #include "config.hpp"
 #include "crash_report.hpp"
 #include "dbus_service.hpp"
@@ -304,6 +305,7 @@ std::optional<int> parse_args(int argc, char** argv, DaemonArgs& args) {
   app.add_option("--sysfs-root", args.sysfs_root, "Read DIR in place of /sys (a capture)")->type_name("DIR");
   app.add_flag("--foreground", args.foreground, "Run in the foreground (the only mode: systemd supervises the daemon)");
   app.add_flag("--once", args.once, "Sample once, print /metrics to stdout and exit");
+  cli_docs::format_help(app, "hipstack-smid");
   if (const auto code = cli_docs::answer(argc, argv, app, program_docs, kVersion)) return *code;
   try {
     app.parse(argc, argv);

@@ -42,8 +42,9 @@ class FleetCliTest(unittest.TestCase):
     def start(self, capture, **kwargs):
         return start_smid(self, SMID, os.path.join(CAPTURES, capture), self.dir, **kwargs)
 
-    def smi(self, *args, timeout=60):
-        return subprocess.run([SMI] + list(args), capture_output=True, text=True, timeout=timeout)
+    def smi(self, *args, timeout=60, columns=None):
+        env = dict(os.environ, COLUMNS=str(columns)) if columns else None  # lay out for a screen this wide
+        return subprocess.run([SMI] + list(args), capture_output=True, text=True, timeout=timeout, env=env)
 
     def silent_listener(self):
         """A TCP port that accepts connections and never says a word: a hung host."""
@@ -92,11 +93,12 @@ class FleetCliTest(unittest.TestCase):
 
         table = self.smi("--host", a + "," + b, "list")
         self.assertEqual(table.returncode, 0, table.stderr)
-        rows = table.stdout.splitlines()
+        rows = [r for r in table.stdout.splitlines() if not r.startswith(" ")]  # not the NAME under a row (80 columns)
         self.assertEqual(rows[0].split()[:2], ["HOST", "GPU"])
         self.assertEqual([(r.split()[0], r.split()[1]) for r in rows[1:]],
                          [(h, str(i)) for h in (a, b) for i in range(8)])
-        health = self.smi("--host", a + "," + b, "health", "-g", "2")
+        # A unix socket's path in front of the heading: at 80 columns the verdict goes under it.
+        health = self.smi("--host", a + "," + b, "health", "-g", "2", columns=200)
         self.assertEqual([line for line in health.stdout.splitlines() if "GPU 2" in line],
                          ["host %s  GPU 2  0000:47:00.0  AMD Instinct MI300X  PASS" % h for h in (a, b)])
         overview = self.smi("--host", a + "," + b)

@@ -122,6 +122,8 @@ cli_docs::ProgramDocs smi_program_docs() {
       {"6", "a change was written and takes effect after the printed next step"},
       {"7", "a change was written but the driver did not reach the new state"},
       {"8", "health: a GPU's verdict is UNKNOWN (none of its checks could be evaluated)"},
+      {"9", "several hosts (--host a,b or --hostfile): a host did not answer or stopped answering; the others' GPUs "
+            "are shown"},
   };
   docs.see_also = {"hipstack-info(1)", "hipstack-validate(1)", "hipstack-smid(8)", "nvidia-smi(1)", "rocm-smi(1)"};
   std::vector<std::string> metrics(query_fields().begin(), query_fields().end());

@@ -1,5 +1,6 @@
 #include "commands.hpp"
 #include "table_values.hpp"
+#include "text_layout.hpp"
 
 #include <fmt/format.h>
 
@@ -78,12 +79,19 @@ std::string cost_text(const ReadCosts* costs, smi::MetricId id) {
   return it == costs->alone_us.end() ? fmt::format("{}", cost) : fmt::format("{:.0f} µs alone, {}", it->second, cost);
 }
 
-// One device's readings as a "metric value" table (not-supported rows only with --show-unsupported).
-std::string readings_table(const std::vector<smi::Reading>& readings, const CommonOptions& options,
+// One device's readings as a "metric value" table (not-supported rows only with --show-unsupported),
+// values wrapped to the screen. Where every one is unsupported, one line saying so instead of an
+// empty table ("RAS not available: REASON" for `ras`), the reason being the first reading's.
+std::string readings_table(const std::vector<smi::Reading>& readings, const CommonOptions& options, std::string_view command,
                            const TableContext& context, const ReadCosts* costs = nullptr) {
   Table table({"METRIC", "VALUE"});
+  table.fit(1, Table::Fit::wrap);
+  const smi::Reading* first_unsupported = nullptr;
   for (const smi::Reading& r : readings) {
-    if (!r.ok() && r.status == smi::Status::not_supported && !options.show_unsupported) continue;
+    if (!r.ok() && r.status == smi::Status::not_supported && !options.show_unsupported) {
+      if (first_unsupported == nullptr) first_unsupported = &r;
+      continue;
+    }
     const std::optional<std::string> shown = table_value(r, readings, context, options.show_unsupported);
     if (!shown) continue;
     std::string value = *shown;
@@ -96,7 +104,60 @@ std::string readings_table(const std::vector<smi::Reading>& readings, const Comm
     }
     table.add({metric_label(r), value});
   }
-  return table.str();
+  if (table.empty()) {
+    const std::string_view what = command == "ras" ? "RAS not available" : "Not available";
+    const std::string why = first_unsupported != nullptr ? first_unsupported->detail : "no metric was read";
+    return hanging_lines(fmt::format("{}: ", what),
+                         why + (first_unsupported != nullptr ? " (--show-unsupported lists them)" : ""), 4, output_width());
+  }
+  return table.str(output_width());
+}
+
+// `ras` without -v: one row per RAS block with its correctable, uncorrectable and deferred counts
+// (as amd-smi's and rocm-smi's RAS views), a line per block that could not be read saying why,
+// then the device's other RAS facts (ECC totals, retired pages, threshold) as readings_table does.
+std::string ras_table(const std::vector<smi::Reading>& readings, const CommonOptions& options, const TableContext& context) {
+  using smi::MetricId;
+  constexpr MetricId kCounts[] = {MetricId::ras_correctable, MetricId::ras_uncorrectable, MetricId::ras_deferred};
+  const auto is_count = [&kCounts](const smi::Reading& r) {
+    return !r.instance.empty() && std::find(std::begin(kCounts), std::end(kCounts), r.id) != std::end(kCounts);
+  };
+  std::vector<std::string> blocks;
+  std::map<std::pair<MetricId, std::string>, const smi::Reading*> count;
+  for (const smi::Reading& r : readings) {
+    if (!is_count(r)) continue;
+    if (std::find(blocks.begin(), blocks.end(), r.instance) == blocks.end()) blocks.push_back(r.instance);
+    count[{r.id, r.instance}] = &r;
+  }
+  std::vector<smi::Reading> rest;
+  for (const smi::Reading& r : readings) {
+    if (!is_count(r)) rest.push_back(r);
+  }
+  if (blocks.empty()) return readings_table(readings, options, "ras", context);
+  const std::size_t width = output_width();
+  Table table({"BLOCK", "CE", "UE", "DE"});
+  std::string why_not;
+  for (const std::string& block : blocks) {
+    std::vector<std::string> row = {block};
+    std::vector<std::string> reasons;
+    for (const MetricId id : kCounts) {
+      const auto it = count.find({id, block});
+      const smi::Reading* r = it == count.end() ? nullptr : it->second;
+      // "-": the block has no such count (the driver keeps none); N/A: it has one that was not read.
+      if (r == nullptr || r->status == smi::Status::not_supported) row.emplace_back("-");
+      else row.push_back(r->ok() ? value_text(*r) : "N/A");
+      if (r != nullptr && !r->ok() && r->status != smi::Status::not_supported &&
+          std::find(reasons.begin(), reasons.end(), r->detail) == reasons.end()) {
+        reasons.push_back(r->detail);
+      }
+    }
+    table.add(std::move(row));
+    for (const std::string& reason : reasons) why_not += hanging_lines(fmt::format("  {}: ", block), reason, 4, width);
+  }
+  std::string out = table.str(width);
+  if (!why_not.empty()) out += "Not read:\n" + why_not;
+  if (!rest.empty()) out += readings_table(rest, options, "ras", context);
+  return out;
 }
 
 void csv_readings(std::string& out, const DeviceSource& source, std::uint32_t handle, const smi::DeviceSummary& device,
@@ -120,10 +181,27 @@ void add_costs_json(Json& device, const ReadCosts& costs) {
 constexpr const char* kReadingsCsvHeader = "device,bdf,metric,instance,status,value,unit\n";
 
 
+// `what` asking for the metrics named with -m, each read whatever its kind: `metric -m vram_total`
+// answers as `static -m vram_total` does, rather than with an empty table.
+smi::SampleOptions with_named_metrics(smi::SampleOptions what, const CommonOptions& options) {
+  for (const std::string& name : options.metrics) {
+    const smi::MetricInfo& info = *smi::find_metric(name);  // the option's parser checked the name
+    what.metrics.push_back(info.id);
+    switch (info.kind) {
+      case smi::Kind::identity: what.identity = true; break;
+      case smi::Kind::static_info: what.static_info = true; break;
+      case smi::Kind::live:
+      case smi::Kind::counter: what.live = true; break;
+      case smi::Kind::window: what.window = true; break;
+    }
+  }
+  return what;
+}
+
 // Shared by `static` and `metric`: sample each selected device and render.
 int run_sampled(const DeviceSource& system, const CommonOptions& options, std::string_view command,
                 smi::SampleOptions what) {
-  for (const std::string& name : options.metrics) what.metrics.push_back(smi::find_metric(name)->id);
+  what = with_named_metrics(std::move(what), options);
   const auto selected = selected_devices(system, options);
   Json doc = document(command);
   doc["devices"] = Json::array();
@@ -170,7 +248,8 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
       case Format::table: {
         TableContext context{device.vendor, std::move(contexts[i])};
         text += device_heading(system, index, device, device.uuid);
-        text += readings_table(readings, options, context, costs ? &*costs : nullptr);
+        text += command == "ras" && !options.verbose ? ras_table(readings, options, context)
+                                                     : readings_table(readings, options, command, context, costs ? &*costs : nullptr);
         if (costs) text += fmt::format("(these metrics read together: {:.0f} µs; window looks not counted)\n", costs->whole_us);
         text += '\n';
         break;
@@ -246,7 +325,12 @@ int run_list(const DeviceSource& system, const CommonOptions& options) {
     }
     print(out);
   } else {
-    Table table(with_host_title(system, {"GPU", "VENDOR", "BDF", "UUID", "PARTITIONS", "NAME"}, "HOST"));
+    const std::vector<std::string> header = with_host_title(system, {"GPU", "VENDOR", "BDF", "UUID", "PARTITIONS", "NAME"}, "HOST");
+    Table table(header);
+    // The UUID gives way first (whole in --json and --csv, and on a screen wide enough), then the
+    // name wraps.
+    table.fit(static_cast<std::size_t>(std::find(header.begin(), header.end(), "UUID") - header.begin()), Table::Fit::cut_middle)
+        .fit(header.size() - 1, Table::Fit::wrap);
     for (const auto index : selected) {
       const auto& d = devices[index];
       table.add(with_host(system, index,
@@ -254,7 +338,7 @@ int run_list(const DeviceSource& system, const CommonOptions& options) {
                            std::to_string(d.partition_count), d.name.empty() ? "(name unreadable)" : d.name}));
     }
     if (table.empty()) print("No GPUs found.\n");
-    else print(table.str() + fault_lines(system, devices, selected));
+    else print(table.str(output_width()) + fault_lines(system, devices, selected));
   }
   // A GPU that cannot be read is listed, and the command says so by its exit code too.
   return any_fault(devices, selected) ? kExitReadFailure : kExitOk;
@@ -273,7 +357,7 @@ int run_static(const DeviceSource& system, const CommonOptions& options) {
   doc["devices"] = Json::array();
   for (const std::uint32_t index : selected_devices(system, options)) {
     Json d = device_json(system, index, devices[index]);
-    d["metrics"] = readings_json(filter(system.sample(index, what), options));
+    d["metrics"] = readings_json(filter(system.sample(index, with_named_metrics(what, options)), options));
     d["partition_list"] = Json::array();
     for (const smi::Partition& p : system.partitions(index)) {
       Json pj;
@@ -378,6 +462,7 @@ std::string topology_matrix(const LocalSource& system, const std::vector<std::ui
   header.emplace_back("NUMA");
   header.emplace_back("CPU AFFINITY");
   Table table(header);
+  table.fit(header.size() - 1, Table::Fit::wrap);  // many GPUs: the CPU list goes under its row
   std::set<std::string> used;
   for (const std::uint32_t from : selected) {
     std::vector<std::string> row = {fmt::format("GPU{}", from)};
@@ -400,7 +485,7 @@ std::string topology_matrix(const LocalSource& system, const std::vector<std::ui
     row.push_back(affinity_text(facts, smi::MetricId::cpu_affinity));
     table.add(std::move(row));
   }
-  std::string out = table.str() + "\nLegend:\n";
+  std::string out = table.str(output_width()) + "\nLegend:\n";
   for (const auto& [code, meaning] : kTopologyLegend) {
     if (used.contains(code)) out += fmt::format("  {:<6}{}\n", code, meaning);
   }
@@ -473,7 +558,8 @@ int run_version(const smi::System* system, const CommonOptions& options) {
     std::string out = fmt::format("hipstack-smi {}\n", smi::library_version());
     if (system != nullptr) {
       for (const smi::BackendStatus& b : system->backends()) {
-        out += fmt::format("  backend {}: {} ({})\n", b.name, b.present ? "present" : "absent", b.reason);
+        out += hanging_lines(fmt::format("  backend {}: ", b.name), fmt::format("{} ({})", b.present ? "present" : "absent", b.reason),
+                             4, output_width());
       }
     }
     print(out);

@@ -156,7 +156,10 @@ int run_event(const smi::OpenOptions& open, const CommonOptions& options, double
 // header first. hipstack-smi-remote prints a daemon's WatchEvents with these.
 // `host` (several hosts' streams, `--host a,b event`): named first on each event, as the other
 // commands name it (a "host" key, a host column, "host H  " before the line).
-void print_event_header(const CommonOptions& options, bool hosts = false);
+// Before the first event, tables get one line on stderr saying what is watched, `watched` saying
+// how ("every 1 s", "through hipstack-smid at HOST"): a quiet screen then reads as waiting, not as
+// a hang. JSON gets nothing (a stream of objects), CSV its header.
+void print_event_header(const CommonOptions& options, std::string_view watched, bool hosts = false);
 void print_event(const smi::Event& e, const CommonOptions& options, std::chrono::system_clock::time_point when,
                  std::string_view host = {});
 // Copies what the library reads from the live /sys (or --sysfs-root) into OUT/sys, flat.

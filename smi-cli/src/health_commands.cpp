@@ -6,6 +6,7 @@
 #include <map>
 
 #include "commands.hpp"
+#include "text_layout.hpp"
 
 namespace hipstack::cli {
 namespace {
@@ -78,6 +79,7 @@ int run_health(const DeviceSource& system, const CommonOptions& options, const s
   doc["devices"] = Json::array();
   std::string csv = csv_header(system, "device,bdf,check,verdict,reading,threshold,message,remediation\n");
   std::string text;
+  const std::size_t width = output_width();
   bool any_fail = false;
   bool any_unknown = false;
   const auto reports = system.health_all(selected, policy_file);
@@ -95,6 +97,7 @@ int run_health(const DeviceSource& system, const CommonOptions& options, const s
     d["findings"] = Json::array();
     text += device_heading(system, index, device, smi::verdict_name(report.overall));
     Table table({"CHECK", "VERDICT", "READING", "THRESHOLD", "FINDING"});
+    table.fit(3, Table::Fit::below).fit(4, Table::Fit::wrap);  // long thresholds go under the row with the finding
     std::string remedies;
     for (const smi::HealthFinding& f : report.findings) {
       d["findings"].push_back({{"check", f.check},
@@ -111,10 +114,12 @@ int run_health(const DeviceSource& system, const CommonOptions& options, const s
       if (f.verdict == smi::Verdict::pass && !options.verbose) continue;
       if (f.verdict == smi::Verdict::unknown && !options.verbose && f.check != "ras.unreadable") continue;
       table.add({f.check, std::string(smi::verdict_name(f.verdict)), f.reading, f.threshold, f.message});
-      if (!f.remediation.empty() && f.verdict != smi::Verdict::pass) remedies += fmt::format("  {}: {}\n", f.check, f.remediation);
+      if (!f.remediation.empty() && f.verdict != smi::Verdict::pass) {
+        remedies += hanging_lines(fmt::format("  {}: ", f.check), f.remediation, 4, width);
+      }
     }
-    text += fmt::format("  {}\n", smi::health_summary(report));
-    if (!table.empty()) text += table.str();
+    text += hanging_lines("  ", smi::health_summary(report), 4, width);
+    if (!table.empty()) text += table.str(width);
     if (!remedies.empty()) text += "What to do:\n" + remedies;
     text += '\n';
     doc["devices"].push_back(std::move(d));
@@ -183,6 +188,7 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
   doc["devices"] = Json::array();
   std::string csv = csv_header(system, "device,bdf,partition,id,metric,status,value,unit\n");
   std::string text;
+  const std::size_t width = output_width();
   smi::SampleOptions modes;
   modes.static_info = true;
   modes.live = false;
@@ -205,11 +211,22 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
     if (device.vendor == "nvidia") {
       text += fmt::format("  MIG: {}\n", mode(MetricId::mig_mode));
     } else {
-      text += fmt::format("  compute: {} (available: {})  memory: {} (available: {})\n", mode(MetricId::compute_partition),
-                          mode(MetricId::compute_partition_available), mode(MetricId::memory_partition),
-                          mode(MetricId::memory_partition_available));
+      text += hanging_lines("  ", fmt::format("compute: {} (available: {})", mode(MetricId::compute_partition),
+                                              mode(MetricId::compute_partition_available)), 4, width);
+      text += hanging_lines("  ", fmt::format("memory: {} (available: {})", mode(MetricId::memory_partition),
+                                              mode(MetricId::memory_partition_available)), 4, width);
     }
-    Table table({"PARTITION", "ID", "BDF", "COMPUTE UNITS", "XCCS", "MEMORY", "RENDER MINOR", "GI", "CI"});
+    // GI and CI (NVIDIA MIG instances) only where a partition has them; the ID gives way (whole in
+    // --json and --csv).
+    const bool instances = std::any_of(parts.begin(), parts.end(), [](const smi::Partition& p) {
+      return std::any_of(p.readings.begin(), p.readings.end(), [](const smi::Reading& r) {
+        return r.ok() && (r.id == MetricId::partition_gpu_instance_id || r.id == MetricId::partition_compute_instance_id);
+      });
+    });
+    std::vector<std::string> header = {"PARTITION", "ID", "BDF", "CUS", "XCCS", "MEMORY", "RENDER"};
+    if (instances) header.insert(header.end(), {"GI", "CI"});
+    Table table(header);
+    table.fit(1, Table::Fit::cut_middle);
     for (const smi::Partition& p : parts) {
       if (!partition_selected(device, p, parts, options)) continue;
       d["partition_list"].push_back({{"index", p.index}, {"id", p.id}, {"bdf", p.bdf}, {"metrics", readings_json(p.readings)}});
@@ -219,11 +236,13 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
         csv += csv_reading_row(with_host(system, index, {std::to_string(device.index), device.bdf, std::to_string(p.index), p.id}),
                                r, CsvInstance::without);
       }
-      table.add({std::to_string(p.index), p.id, p.bdf, cell[MetricId::partition_compute_units],
-                 cell[MetricId::partition_xccs], cell[MetricId::partition_memory], cell[MetricId::partition_render_minor],
-                 cell[MetricId::partition_gpu_instance_id], cell[MetricId::partition_compute_instance_id]});
+      std::vector<std::string> row = {std::to_string(p.index), p.id, p.bdf, cell[MetricId::partition_compute_units],
+                                      cell[MetricId::partition_xccs], cell[MetricId::partition_memory],
+                                      cell[MetricId::partition_render_minor]};
+      if (instances) row.insert(row.end(), {cell[MetricId::partition_gpu_instance_id], cell[MetricId::partition_compute_instance_id]});
+      table.add(std::move(row));
     }
-    text += table.str() + "\n";
+    text += table.str(width) + "\n";
     doc["devices"].push_back(std::move(d));
   }
   if (options.format == Format::json) print_json(system, std::move(doc));

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "cli_docs.hpp"
+#include "help_format.hpp"
 #include "units.hpp"
 
 namespace {
@@ -270,6 +271,7 @@ int run(int argc, char** argv) {
   app.add_flag("--json", json, "Machine-readable JSON (schema hipstack-info/v1)");
   app.add_flag("--no-checks", no_checks, "Only the report: no runtime probe, no install checks (exit 0)");
   app.add_flag("--version", version, "Print the version and exit");
+  cli_docs::format_help(app, "hipstack-info");
   if (const auto code = cli_docs::answer(argc, argv, app, program_docs, smi::library_version())) return *code;
   try {
     app.parse(argc, argv);

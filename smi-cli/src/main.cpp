@@ -19,6 +19,8 @@
 #include "commands.hpp"
 #include "daemon_source.hpp"
 #include "fleet_source.hpp"
+#include "help_format.hpp"
+#include "text_layout.hpp"
 #include "local_daemon.hpp"
 #include "command_table.hpp"
 #include "job_command.hpp"
@@ -265,9 +267,11 @@ void define_global_options(CLI::App& app, Invocation& in) {
   app.add_option("--tls-cert", in.tls_cert, "With --tls-ca: client certificate (PEM) for mutual TLS")->check(CLI::ExistingFile);
   app.add_option("--tls-key", in.tls_key, "With --tls-cert: its private key (PEM)")->check(CLI::ExistingFile);
   // Taken before parsing (run() below); here so that --help, the man page and completions name them.
-  app.add_flag("--rocm-smi", in.rocm_smi_mode, "rocm-smi's options follow (--showtemp, --showuse, ...); alone: the default view");
+  app.add_flag("--rocm-smi", in.rocm_smi_mode, "rocm-smi's options follow (--showtemp, --showuse, ...); alone: the default view")
+      ->group("Compatibility (instead of a command)");
   app.add_flag("--nvidia-smi", in.nvidia_smi_mode,
-               "nvidia-smi's query options follow: --query-gpu=FIELDS --format=csv[,noheader][,nounits]");
+               "nvidia-smi's query options follow: --query-gpu=FIELDS --format=csv[,noheader][,nounits]")
+      ->group("Compatibility (instead of a command)");
 }
 
 // -w/-i of a command that looks again and again (process, monitor, event).
@@ -369,6 +373,21 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // Another tool's habit first: "-L is nvidia-smi's: hipstack-smi list" helps more than "unknown -L".
+    const std::vector<std::string_view> args(argv + 1, argv + argc);
+    const auto known = [&app](std::string_view command, std::string_view option) {
+      const CLI::App* scope = &app;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        if (sub->get_name() == command) scope = sub;
+      }
+      // A short option's letter only ("-i3" is -i).
+      const std::string name(option.starts_with("--") ? option : option.substr(0, 2));
+      return scope->get_option_no_throw(name) != nullptr || app.get_option_no_throw(name) != nullptr;
+    };
+    if (const std::string habit = foreign_habit(args, known); !habit.empty()) {
+      std::fprintf(stderr, "hipstack-smi: %s\n", habit.c_str());
+      return kExitBadArguments;
+    }
     if (const std::string hint = unknown_word_hint(app, argc, argv); !hint.empty()) {
       std::fprintf(stderr, "hipstack-smi: %s\n", hint.c_str());
       return kExitBadArguments;
@@ -515,11 +534,11 @@ std::optional<int> run_through_local_daemon(const Invocation& in) {
 // nothing under --sysfs-root, no permission), and exits 3, so that a script never takes an empty
 // table for a healthy node.
 int no_gpus(const smi::System& system) {
-  std::string why;
+  std::string why = "hipstack-smi: no GPUs found:\n";
   for (const smi::BackendStatus& b : system.backends()) {
-    why += fmt::format("\n  {}: {}", b.name, b.present ? "loaded, but it lists no GPU" : b.reason);
+    why += hanging_lines(fmt::format("  {}: ", b.name), b.present ? "loaded, but it lists no GPU" : b.reason, 4, output_width());
   }
-  std::fprintf(stderr, "hipstack-smi: no GPUs found:%s\n", why.c_str());
+  std::fputs(why.c_str(), stderr);
   return exit_now(kExitNoSuchDevice);
 }
 
@@ -548,7 +567,9 @@ int run_local(Invocation& in) {
   }
   if (in.common.verbose) {
     for (const smi::BackendStatus& b : system->backends()) {
-      std::fprintf(stderr, "backend %s: %s (%s)\n", b.name.c_str(), b.present ? "present" : "absent", b.reason.c_str());
+      const std::string line = hanging_lines(fmt::format("backend {}: ", b.name),
+                                             fmt::format("{} ({})", b.present ? "present" : "absent", b.reason), 2, output_width());
+      std::fputs(line.c_str(), stderr);
     }
   }
   if (system->devices().empty() && command != "version" && command != "event") return no_gpus(*system);
@@ -595,6 +616,7 @@ int run(int argc, char** argv) {
   define_other_commands(app, in);
   app.footer(help_examples(""));
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) sub->footer(help_examples(sub->get_name()));
+  cli_docs::format_help(app, std::filesystem::path(argv[0]).filename().string());
   if (const auto code = cli_docs::answer(argc, argv, app, smi_program_docs, smi::library_version())) return *code;
   if (const auto code = parse_command_line(app, argc, argv)) return *code;
 

@@ -40,6 +40,11 @@ class Readings {
     const smi::Reading* r = find(id);
     return r != nullptr ? r->number() : std::nullopt;
   }
+  // Whether the GPU answered for id with an error (a failed read, or a value that cannot be true).
+  [[nodiscard]] bool failed(MetricId id) const {
+    return std::any_of(readings_.begin(), readings_.end(),
+                       [id](const smi::Reading& r) { return r.id == id && r.instance.empty() && r.status == smi::Status::error; });
+  }
   [[nodiscard]] std::string text(MetricId id) const {
     const smi::Reading* r = find(id);
     return r != nullptr && r->ok() ? value_text(*r) : std::string();
@@ -97,7 +102,8 @@ const char* verdict_colour(smi::Verdict verdict) {
 struct GpuRow {
   std::vector<std::string> cells;  // without colour (widths are measured on these)
   smi::Verdict verdict = smi::Verdict::unknown;
-  bool hot = false;  // within 5 °C of the sensor's critical limit
+  bool hot = false;        // within 5 °C of the sensor's critical limit
+  bool unchecked = false;  // some of its health checks could not run
   Json json;
 };
 
@@ -122,7 +128,7 @@ GpuRow gpu_row(const DeviceSource& source, std::uint32_t handle, const smi::Devi
   else if (power) power_text = fmt::format("{:.0f} W", *power);
   const auto used = r.number(MetricId::vram_used);
   const auto total = r.number(MetricId::vram_total);
-  std::string vram = "N/A";
+  std::string vram = r.failed(MetricId::vram_used) ? "ERR" : "N/A";  // `metric -m vram_used` says why
   if (used && total && *total > 0) {
     const double gib = 1024.0 * 1024 * 1024;
     vram = fmt::format("{:.1f}/{:.1f} GiB {:.0f}%", *used / gib, *total / gib, 100 * *used / *total);
@@ -138,7 +144,13 @@ GpuRow gpu_row(const DeviceSource& source, std::uint32_t handle, const smi::Devi
     mode += (mode.empty() ? "" : "/") + memory;
   }
   if (mode.empty() && r.text(MetricId::mig_mode) == "enabled") mode = "MIG";
-  const std::string verdict = device.fault.empty() ? std::string(smi::verdict_name(health.overall)) : "LOST";
+  // A verdict over checks that did not all run says how many did not ("PASS 3?"): the legend under
+  // the table, and `health -g N` names them.
+  const std::size_t unchecked = smi::tally(health).unknown;
+  row.unchecked = device.fault.empty() && unchecked > 0 && health.overall != smi::Verdict::unknown;
+  const std::string verdict = !device.fault.empty() ? std::string("LOST")
+                              : row.unchecked       ? fmt::format("{} {}?", smi::verdict_name(health.overall), unchecked)
+                                                    : std::string(smi::verdict_name(health.overall));
   // Over several hosts the GPU is HOST/INDEX (one column, so the 80-column layout holds).
   row.cells = {source.spans_hosts() ? fmt::format("{}/{}", source.host_of(handle), device.index) : std::to_string(device.index),
                short_name(device.name),
@@ -299,6 +311,9 @@ int run_overview(const DeviceSource& source, const LocalSource* local, const Com
     return kExitNoSuchDevice;
   }
   out += gpu_table(rows, colour_on, source.spans_hosts());
+  if (std::any_of(rows.begin(), rows.end(), [](const GpuRow& row) { return row.unchecked; })) {
+    out += "\nN?: N health checks did not run on that GPU (hipstack-smi health -g GPU)\n";
+  }
   out += '\n';
   if (local == nullptr) {
     out += "Processes: not available with --host.\n";

@@ -7,24 +7,11 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "text_layout.hpp"
 #include "units.hpp"
 
 namespace hipstack::cli {
 namespace {
-
-// Tables cut the command line here (JSON and CSV carry it whole).
-constexpr std::size_t kCommandColumn = 40;
-
-std::string cut(const std::string& text, std::size_t columns) {
-  if (display_width(text) <= columns) return text;
-  std::string out;
-  std::size_t shown = 0;
-  for (std::size_t i = 0; i < text.size() && shown + 1 < columns; ++i) {
-    out += text[i];
-    if (i + 1 == text.size() || (static_cast<unsigned char>(text[i + 1]) & 0xC0) != 0x80) ++shown;
-  }
-  return out + "…";
-}
 
 // Where in the GPU the process runs: AMD partitions ("3", "0,1") or the MIG instance ("GI 1/CI 0").
 std::string place(const std::map<smi::MetricId, const smi::Reading*>& cell) {
@@ -58,6 +45,9 @@ Look look(const LocalSource& system, const CommonOptions& options, const std::ve
   std::vector<std::string> header = {"GPU", "PID", "USER", "NAME", "PART", "VRAM", "GTT", "CU", "QUEUES", "ENGINES", "COMMAND"};
   if (timed) header.insert(header.begin(), "TIME");
   Table table(header);
+  // The command line is cut to the screen (whole in --json and --csv); on a narrow screen it goes
+  // under its row, with the engines' busy shares where the row is still too wide.
+  table.fit(header.size() - 2, Table::Fit::below).fit(header.size() - 1, Table::Fit::cut_end);
   for (const std::uint32_t index : selected) {
     const auto found = system.processes(index, first ? process.interval_ms : 0);
     const smi::DeviceSummary device = system.devices().at(index);  // after the scan: names a GPU whose read hung
@@ -100,7 +90,7 @@ Look look(const LocalSource& system, const CommonOptions& options, const std::ve
                                       shown(smi::MetricId::process_cu_occupancy),
                                       shown(smi::MetricId::process_queues),
                                       engines.empty() ? "N/A" : engines,
-                                      cut(p.command_line.empty() ? "-" : p.command_line, kCommandColumn)};
+                                      p.command_line.empty() ? "-" : p.command_line};
       if (timed) row.insert(row.begin(), local_clock(now, false));
       table.add(std::move(row));
     }
@@ -113,7 +103,7 @@ Look look(const LocalSource& system, const CommonOptions& options, const std::ve
   } else if (table.empty()) {
     result.out = timed ? fmt::format("{}  no GPU processes\n", local_clock(now, false)) : "No GPU processes found.\n";
   } else {
-    result.out = table.str();
+    result.out = table.str(output_width());
   }
   return result;
 }

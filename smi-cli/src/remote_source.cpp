@@ -183,7 +183,7 @@ class GrpcLink final : public DaemonLink {
 // or whose stream ends, is named on stderr and the others go on. Returns once every stream has
 // ended: 2 when a host refused the request (an unknown -g), else 9 (no host is followed any more).
 int watch_fleet_events(const RemoteOptions& remote, const CommonOptions& common) {
-  print_event_header(common, true);
+  print_event_header(common, fmt::format("on {} hosts' hipstack-smid", remote.fleet.size()), true);
   std::mutex print;
   std::atomic<bool> refused{false};
   // Every stream runs at once: as many threads as hosts (main.cpp allows at most kMaxEventHosts).
@@ -222,7 +222,7 @@ int run_on_host(const RemoteOptions& remote, const std::string& command, const C
   }
   std::mutex print;
   if (command == "event") {
-    print_event_header(common);
+    print_event_header(common, fmt::format("through hipstack-smid at {}", smi::printable_text(remote.host)));
     return GrpcLink(remote).watch_events(common, print, false);
   }
   const auto source = connect_remote(remote);

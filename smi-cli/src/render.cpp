@@ -1,5 +1,6 @@
 #include "render.hpp"
 
+#include "text_layout.hpp"
 #include "units.hpp"
 
 #include <fmt/chrono.h>
@@ -14,24 +15,90 @@
 
 namespace hipstack::cli {
 
-std::string Table::str() const {
-  std::vector<std::size_t> widths(header_.size(), 0);
+std::string Table::str(std::size_t width) const {
+  constexpr std::size_t kGap = 2;
+  constexpr std::size_t kMiddleFloor = 13;  // a cut identifier keeps 6 characters at each end
+  constexpr std::size_t kLastFloor = 16;    // narrower than this, the last column goes under its row
+  constexpr std::size_t kBelowIndent = 4;
+  const std::size_t n = header_.size();
+  if (n == 0) return {};
+  std::vector<std::size_t> widths(n, 0);
   auto measure = [&widths](const std::vector<std::string>& row) {
     for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
   };
   measure(header_);
   for (const auto& row : rows_) measure(row);
-  std::string out;
-  auto emit = [&out, &widths](const std::vector<std::string>& row) {
-    std::string line;
-    for (std::size_t i = 0; i < widths.size(); ++i) {
-      const std::string& cell = i < row.size() ? row[i] : std::string();
-      line += cell;
-      if (i + 1 < widths.size()) line.append(widths[i] - display_width(cell) + 2, ' ');
+  // Columns [first, last) side by side, gaps included.
+  auto span = [&widths](std::size_t first, std::size_t last) {
+    std::size_t total = 0;
+    for (std::size_t i = first; i < last; ++i) total += widths[i] + (i > first ? kGap : 0);
+    return total;
+  };
+
+  std::size_t excess = width > 0 && span(0, n) > width ? span(0, n) - width : 0;
+  for (std::size_t i = 0; i < n && excess > 0; ++i) {
+    if (fits_[i] != Fit::cut_middle) continue;
+    const std::size_t floor = std::max(kMiddleFloor, display_width(header_[i]));
+    const std::size_t give = widths[i] > floor ? std::min(excess, widths[i] - floor) : 0;
+    widths[i] -= give;
+    excess -= give;
+  }
+  const Fit last_fit = fits_[n - 1];
+  const bool flexible_last = last_fit == Fit::wrap || last_fit == Fit::cut_end;
+  // Columns from `split` on go under their row: the last, then the `below` ones before it, until the
+  // rest fits. Under the row the last column takes what the others leave of the width.
+  std::size_t split = n;
+  if (excess > 0 && flexible_last) {
+    if (widths[n - 1] > excess && widths[n - 1] - excess >= kLastFloor) {
+      widths[n - 1] -= excess;
+    } else {
+      split = n - 1;
+      while (split > 1 && span(0, split) > width && fits_[split - 1] == Fit::below) --split;
+    }
+  }
+  const bool below = split < n;
+  // Under the row, indented: the moved cells side by side where that leaves the last one at least
+  // half the line, else each on lines of its own (none for an empty cell).
+  const std::size_t below_room = width > kBelowIndent ? width - kBelowIndent : 1;
+  const std::size_t beside = split + 1 < n ? span(split, n - 1) + kGap : 0;
+  const bool side_by_side = below && beside > 0 && beside <= below_room / 2;
+  const std::size_t last_room = !below ? widths[n - 1] : side_by_side ? below_room - beside : below_room;
+  const std::size_t last_start = !below ? span(0, n - 1) + kGap : kBelowIndent + (side_by_side ? beside : 0);
+  // The last cell's lines: wrapped or cut to its room, or as it is.
+  auto last_lines = [&](const std::string& cell) -> std::vector<std::string> {
+    if (width == 0 || !flexible_last) return {cell};
+    if (last_fit == Fit::cut_end) return {cut_end(cell, last_room)};
+    return wrap_words(cell, last_room);
+  };
+  // Cells [first, last) of `row` as one line (the last column's continuation lines after it).
+  auto line_of = [&](const std::vector<std::string>& row, std::size_t first, std::size_t last, std::string line) {
+    for (std::size_t i = first; i < last; ++i) {
+      std::string cell = i < row.size() ? row[i] : std::string();
+      if (fits_[i] == Fit::cut_middle) cell = cut_middle(cell, widths[i]);
+      const std::vector<std::string> pieces = i + 1 == n ? last_lines(cell) : std::vector<std::string>{cell};
+      line += pieces.front();
+      if (i + 1 < last) line.append(widths[i] - std::min(widths[i], display_width(pieces.front())) + kGap, ' ');
+      for (std::size_t k = 1; k < pieces.size(); ++k) line += '\n' + std::string(last_start, ' ') + pieces[k];
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line;
-    out += '\n';
+    return line + '\n';
+  };
+
+  std::string out;
+  auto emit = [&](const std::vector<std::string>& row) {
+    out += line_of(row, 0, split, "");
+    if (side_by_side) {
+      const std::string under = line_of(row, split, n, std::string(kBelowIndent, ' '));
+      if (under.find_first_not_of(" \n") != std::string::npos) out += under;
+      return;
+    }
+    for (std::size_t i = split; i < n; ++i) {
+      const std::string cell = i < row.size() ? row[i] : std::string();
+      if (cell.empty()) continue;
+      for (const std::string& piece : i + 1 == n ? last_lines(cell) : wrap_words(cell, below_room)) {
+        out += std::string(kBelowIndent, ' ') + piece + '\n';
+      }
+    }
   };
   emit(header_);
   for (const auto& row : rows_) emit(row);
@@ -128,11 +195,21 @@ Json device_json(const smi::DeviceSummary& device) {
   return j;
 }
 
-std::string device_heading(const smi::DeviceSummary& device, std::string_view extra) {
-  std::string out = fmt::format("GPU {}  {}  {}", device.index, device.bdf.empty() ? "N/A" : device.bdf,
+std::string device_heading(const smi::DeviceSummary& device, std::string_view extra, std::string_view lead) {
+  const std::size_t width = output_width();
+  std::string out = fmt::format("{}GPU {}  {}  {}", lead, device.index, device.bdf.empty() ? "N/A" : device.bdf,
                                 device.name.empty() ? "(name unreadable)" : device.name);
-  if (!extra.empty()) out += fmt::format("  {}", extra);
-  if (!device.fault.empty()) out += fmt::format("  CANNOT BE READ: {}", device.fault);
+  // What does not fit beside the name goes on lines of its own, indented under it.
+  if (!extra.empty()) {
+    out += display_width(out) + 2 + display_width(extra) <= width ? "  " : "\n  ";
+    out += extra;
+  }
+  if (!device.fault.empty()) {
+    const std::string fault = "CANNOT BE READ: " + device.fault;
+    const std::size_t line_start = out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1;
+    if (display_width(std::string_view(out).substr(line_start)) + 2 + display_width(fault) <= width) return out + "  " + fault + "\n";
+    return out + "\n" + hanging_lines("  ", fault, 4, width);
+  }
   return out + "\n";
 }
 

@@ -16,16 +16,30 @@ using Json = nlohmann::ordered_json;
 
 enum class Format { table, json, csv };
 
-// A plain text table with aligned columns.
+// A plain text table with aligned columns, two spaces apart.
 class Table {
  public:
-  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  // How a column gives way when the table is wider than str's width: keep (never), cut_middle
+  // (identifiers: both ends kept, "GPU-100274a1…140f9a5f9e31"), below (may go under its row), and
+  // for the last column only wrap (at spaces, continuation lines under the column) or cut_end (one
+  // line ending in "…"). When the last column would be narrower than 16 columns it goes under its
+  // row, with the `below` columns just before it while the rest is still too wide, indented by 4:
+  // side by side where the last keeps half the line, else each cell on lines of its own (the
+  // names under the header likewise).
+  enum class Fit { keep, cut_middle, below, wrap, cut_end };
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)), fits_(header_.size(), Fit::keep) {}
+  Table& fit(std::size_t column, Fit how) {
+    fits_.at(column) = how;
+    return *this;
+  }
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  [[nodiscard]] std::string str() const;
+  // The table in at most `width` columns where its columns' Fit allows (0: as wide as its cells).
+  [[nodiscard]] std::string str(std::size_t width = 0) const;
   [[nodiscard]] bool empty() const { return rows_.empty(); }
 
  private:
   std::vector<std::string> header_;
+  std::vector<Fit> fits_;
   std::vector<std::vector<std::string>> rows_;
 };
 
@@ -43,9 +57,10 @@ Json readings_json(const std::vector<smi::Reading>& readings);
 Json reading_json(const smi::Reading& reading);
 Json device_json(const smi::DeviceSummary& device);  // "fault": null, or why the GPU cannot be read
 
-// "GPU 0  0000:03:00.0  NAME  EXTRA" for the head of a device's block; a GPU that cannot be read
-// says so on the same line, so every command names it without -v.
-std::string device_heading(const smi::DeviceSummary& device, std::string_view extra = {});
+// "GPU 0  0000:03:00.0  NAME  EXTRA" for the head of a device's block, `lead` ("host H  ") first; a
+// GPU that cannot be read says so in the heading, so every command names it without -v. What does
+// not fit output_width() beside the name (the UUID, the fault) goes on lines of its own, indented.
+std::string device_heading(const smi::DeviceSummary& device, std::string_view extra = {}, std::string_view lead = {});
 // "GPU 1 cannot be read: WHY" lines for the selected GPUs that have a fault ("" when none).
 std::string fault_lines(const std::vector<smi::DeviceSummary>& devices, const std::vector<std::uint32_t>& selected);
 // kExitReadFailure's rule: true when a selected GPU cannot be read.

@@ -18,8 +18,7 @@ Json device_json(const DeviceSource& source, std::uint32_t device, const smi::De
 
 std::string device_heading(const DeviceSource& source, std::uint32_t device, const smi::DeviceSummary& summary,
                            std::string_view extra) {
-  const std::string heading = device_heading(summary, extra);
-  return source.spans_hosts() ? fmt::format("host {}  {}", source.host_of(device), heading) : heading;
+  return device_heading(summary, extra, source.spans_hosts() ? fmt::format("host {}  ", source.host_of(device)) : std::string());
 }
 
 std::vector<std::string> with_host(const DeviceSource& source, std::uint32_t device, std::vector<std::string> cells) {

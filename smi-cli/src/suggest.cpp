@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 
 namespace hipstack::cli {
 namespace {
@@ -62,6 +63,56 @@ std::string did_you_mean(const std::vector<std::string>& suggestions) {
   std::string out = " Did you mean " + suggestions.front();
   for (std::size_t i = 1; i < suggestions.size(); ++i) out += (i + 1 == suggestions.size() ? " or " : ", ") + suggestions[i];
   return out + "?";
+}
+
+namespace {
+
+// Another tool's spelling and what hipstack-smi does it with. `after`: only after that command.
+struct Habit {
+  std::string_view typed;  // a whole word, or a prefix ending in '*'
+  std::string_view after;  // "" anywhere
+  std::string_view hint;
+};
+
+constexpr Habit kHabits[] = {
+    {"-L", "", "nvidia-smi -L lists the GPUs: hipstack-smi list"},
+    {"--list-gpus", "", "nvidia-smi --list-gpus lists the GPUs: hipstack-smi list"},
+    {"-q", "", "nvidia-smi -q prints everything: hipstack-smi static and hipstack-smi metric (-v for the sources)"},
+    {"--query", "", "nvidia-smi --query prints everything: hipstack-smi static and hipstack-smi metric (-v for the sources)"},
+    {"--query-gpu*", "",
+     "nvidia-smi's --query-gpu: hipstack-smi --nvidia-smi --query-gpu=FIELDS --format=csv, or hipstack-smi query -m FIELDS"},
+    {"-i", "", "nvidia-smi -i and amd-smi -g pick GPUs: hipstack-smi -g N (index, BDF or UUID)"},
+    {"--id*", "", "nvidia-smi --id picks GPUs: hipstack-smi -g N (index, BDF or UUID)"},
+    {"dmon", "", "nvidia-smi dmon: hipstack-smi monitor (-w SECONDS between lines, -m METRICS)"},
+    {"pmon", "", "nvidia-smi pmon: hipstack-smi process -w SECONDS"},
+    {"-d", "monitor", "nvidia-smi dmon -d sets the delay: hipstack-smi monitor -w SECONDS"},
+    {"-s", "monitor", "nvidia-smi dmon -s picks metric groups: hipstack-smi monitor -m METRICS,GROUPS (hipstack-smi catalogue)"},
+    {"--show*", "", "rocm-smi's --show options: hipstack-smi --rocm-smi --showtemp ... (or hipstack-smi metric)"},
+    {"xgmi", "", "amd-smi xgmi: hipstack-smi topology (--list for every pair)"},
+    {"firmware", "", "amd-smi firmware: hipstack-smi static -m firmware_version"},
+};
+
+bool typed_as(std::string_view arg, std::string_view typed) {
+  if (typed.ends_with('*')) return arg.starts_with(typed.substr(0, typed.size() - 1));
+  return arg == typed;
+}
+
+}  // namespace
+
+std::string foreign_habit(const std::vector<std::string_view>& args, const KnownOption& known) {
+  std::string_view command;  // the first word not an option: hipstack-smi's command, or the foreign one
+  for (const std::string_view arg : args) {
+    if (arg == "--") break;
+    const bool option = arg.starts_with("-");
+    // Words only in the command's place (a folder named "firmware" is no habit); options only where
+    // hipstack-smi has none of that name (process -i is its own).
+    if ((option && known(command, arg.substr(0, arg.find('=')))) || (!option && !command.empty())) continue;
+    for (const Habit& habit : kHabits) {
+      if (typed_as(arg, habit.typed) && (habit.after.empty() || habit.after == command)) return std::string(habit.hint);
+    }
+    if (!option) command = arg;
+  }
+  return {};
 }
 
 }  // namespace hipstack::cli

@@ -100,10 +100,5 @@ std::string column_number(double value, const ColumnUnit& unit) {
   return fmt::format("{:.{}f}", scaled, unit.decimals);
 }
 
-std::size_t display_width(std::string_view text) noexcept {
-  std::size_t width = 0;
-  for (const char c : text) width += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
-  return width;
-}
 
 }  // namespace hipstack::cli

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "text_layout.hpp"  // display_width
+
 namespace hipstack::cli {
 
 // "191.98 GiB", "50 GB/s", "45 °C", "748 W", "2100 MHz", "97.5 %", "1.24 MJ", "16 GT/s", "x16".
@@ -28,7 +30,5 @@ struct ColumnUnit {
 };
 ColumnUnit column_unit(smi::Unit unit) noexcept;
 std::string column_number(double value, const ColumnUnit& unit);
-// Columns a UTF-8 text takes on a terminal (each code point one column: no wide characters here).
-std::size_t display_width(std::string_view text) noexcept;
 
 }  // namespace hipstack::cli

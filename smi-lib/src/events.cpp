@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 
 namespace hipstack::smi {
@@ -126,10 +127,44 @@ void reading_event(const Key& key, const Reading& was, const Reading& now, const
   } else if (id == MetricId::energy_consumed || id == MetricId::temperature_junction) {
     // Followed for counters-restarted only (energy) and kept for later rules: no event of their own.
   } else if (b > a) {
-    events.push_back(make("memory-errors", device, label, value_text(was), value_text(now), fmt::format("{} rose by {}", label, b - a)));
+    events.push_back(make("memory-errors", device, label, value_text(was), value_text(now), fmt::format("{:g} more", b - a)));
   } else {
-    events.push_back(make("memory-errors-cleared", device, label, value_text(was), value_text(now), fmt::format("{} fell", label)));
+    events.push_back(make("memory-errors-cleared", device, label, value_text(was), value_text(now), fmt::format("{:g} fewer", a - b)));
   }
+}
+
+// The device-wide ECC total that sums the per-block counts of `id` (amdgpu's ras.cpp adds the
+// blocks' ce and ue into ecc_*_volatile), or none.
+std::optional<MetricId> total_of(MetricId id) {
+  if (id == MetricId::ras_correctable) return MetricId::ecc_corrected_volatile;
+  if (id == MetricId::ras_uncorrectable) return MetricId::ecc_uncorrected_volatile;
+  return std::nullopt;
+}
+
+// One hardware change is one event: a block's count that rose also raised the ECC total summing
+// it, which is then named in the block's event instead of being an event of its own.
+void fold_totals_into_blocks(std::vector<Event>& events) {
+  std::vector<bool> folded(events.size(), false);
+  for (Event& block : events) {
+    const std::size_t bracket = block.metric.find('[');
+    if (bracket == std::string::npos || !block.kind.starts_with("memory-errors")) continue;
+    const MetricInfo* info = find_metric(std::string_view(block.metric).substr(0, bracket));
+    const auto total = info != nullptr ? total_of(info->id) : std::nullopt;
+    if (!total) continue;
+    const std::string total_name(find_metric(*total)->name);
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const Event& e = events[i];
+      if (folded[i] || e.metric != total_name || e.kind != block.kind) continue;
+      block.message += fmt::format(" (the device's {} went from {} to {})", total_name, e.before, e.after);
+      folded[i] = true;
+      break;
+    }
+  }
+  std::vector<Event> kept;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (!folded[i]) kept.push_back(std::move(events[i]));
+  }
+  events = std::move(kept);
 }
 
 }  // namespace
@@ -164,6 +199,7 @@ std::vector<Event> device_events(const EventLook* before, const EventLook& after
     if (it == was.readings.end() || !it->second->ok() || !reading->ok()) continue;
     reading_event(key, *it->second, *reading, device, events);
   }
+  fold_totals_into_blocks(events);
   return events;
 }
 

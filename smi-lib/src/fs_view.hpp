@@ -40,6 +40,9 @@ class FsView {
   // errno of the open or the write (sysfs reports the driver's verdict there: EINVAL, EBUSY, ...).
   // Only the guarded mutation path (control.cpp) calls it.
   [[nodiscard]] virtual int write_text(const std::string& path, std::string_view text) const = 0;
+  // Whether the files are a recorded tree (a capture) rather than the running system's: they do not
+  // move in time, so nothing measured over a window of real time can be read from them.
+  [[nodiscard]] virtual bool recorded() const = 0;
 };
 
 // The real file system, with /sys, /proc and /dev each optionally replaced by a folder.
@@ -55,6 +58,7 @@ class RootedFs final : public FsView {
   [[nodiscard]] std::string link_target(const std::string& path) const override;
   [[nodiscard]] std::string host_path(const std::string& path) const override;
   [[nodiscard]] int write_text(const std::string& path, std::string_view text) const override;
+  [[nodiscard]] bool recorded() const override { return !sys_root_.empty(); }  // as Roots::capture
 
  private:
   // The system path of a host path inside one of the roots (inverse of host_path).

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "parse.hpp"
+#include "plausibility.hpp"
 
 namespace hipstack::smi {
 namespace {
@@ -84,14 +85,14 @@ class Checker {
       const auto critical = f_.number(s.critical);
       if (!now || !critical || *critical <= 0) continue;
       any = true;
-      const std::string reading = fmt::format("{} {}", s.name, num(*now, "C"));
-      const std::string limit = fmt::format("critical {}", num(*critical, "C"));
+      const std::string reading = fmt::format("{} {}", s.name, num(*now, "°C"));
+      const std::string limit = fmt::format("critical {}", num(*critical, "°C"));
       if (*now >= *critical) {
         add(HealthCheck::thermal_temperature, Verdict::fail, reading, limit, fmt::format("{} temperature at or above its critical limit", s.name),
             "Check cooling (airflow, fans, heatsink contact) and reduce load; the GPU throttles hard here.");
       } else if (*now >= *critical - p_.thermal_margin) {
-        add(HealthCheck::thermal_temperature, Verdict::warn, reading, fmt::format("{}, margin {}", limit, num(p_.thermal_margin, "C")),
-            fmt::format("{} temperature within {} of its critical limit", s.name, num(p_.thermal_margin, "C")),
+        add(HealthCheck::thermal_temperature, Verdict::warn, reading, fmt::format("{}, margin {}", limit, num(p_.thermal_margin, "°C")),
+            fmt::format("{} temperature within {} of its critical limit", s.name, num(p_.thermal_margin, "°C")),
             "Check cooling and ambient temperature before the GPU throttles.");
       } else {
         add(HealthCheck::thermal_temperature, Verdict::pass, reading, limit, fmt::format("{} temperature below its critical limit", s.name));
@@ -339,6 +340,42 @@ class Checker {
     }
   }
 
+  // Readings that cannot be true (plausibility.hpp): a GPU or driver that reports an impossible
+  // number cannot be vouched for in what else it says. Any impossible reading fails; a pass needs
+  // live readings judged (static facts alone say nothing of the GPU's state: a KFD topology alone
+  // stays UNKNOWN).
+  void plausible(const std::vector<Reading>& readings) {
+    std::vector<const Reading*> impossible;
+    std::size_t judged = 0;
+    for (const Reading& r : readings) {
+      const MetricInfo* info = find_metric(r.id);
+      if (r.status == Status::error && r.error_code == detail::kImplausibleErrorCode) {
+        impossible.push_back(&r);
+      } else if (r.ok() && r.number() && info != nullptr &&
+                 (info->kind == Kind::live || info->kind == Kind::counter || info->kind == Kind::window)) {
+        ++judged;
+      }
+    }
+    if (!impossible.empty()) {
+      std::vector<std::string> names;
+      for (const Reading* r : impossible) {
+        const MetricInfo* info = find_metric(r->id);
+        const std::string name = info != nullptr ? std::string(info->name) : std::to_string(static_cast<std::uint32_t>(r->id));
+        names.push_back(r->instance.empty() ? name : fmt::format("{}[{}]", name, r->instance));
+      }
+      const std::string more = impossible.size() > 1 ? fmt::format(" (and {} more)", impossible.size() - 1) : "";
+      add(HealthCheck::readings_plausible, Verdict::fail, fmt::format("{}", fmt::join(names, ", ")),
+          "within their physical and driver bounds", impossible.front()->detail + more,
+          "The driver or firmware reports values that cannot be true: compare with the vendor's tool, update the "
+          "driver and firmware, and do not trust this GPU's other readings until it reports sane values.");
+    } else if (judged > 0) {
+      add(HealthCheck::readings_plausible, Verdict::pass, fmt::format("{} live readings", judged),
+          "within their physical and driver bounds", "every reading is one the GPU can have");
+    } else {
+      unknown(HealthCheck::readings_plausible, "no live reading to judge");
+    }
+  }
+
   void set_vendor(std::string vendor) { vendor_ = std::move(vendor); }
 
  private:
@@ -488,7 +525,11 @@ HealthReport System::health(std::uint32_t device, const HealthPolicy& policy) co
   return health(device, sample(device, all), policy);
 }
 
-HealthReport System::health(std::uint32_t device, const std::vector<Reading>& readings, const HealthPolicy& policy) const {
+HealthReport System::health(std::uint32_t device, const std::vector<Reading>& sampled, const HealthPolicy& policy) const {
+  // Judged again: readings from elsewhere (a daemon's samples, a caller's own list) may not have
+  // passed System::sample's plausibility marks, and no check may use an impossible value.
+  std::vector<Reading> readings = sampled;
+  detail::mark_implausible(readings);
   const Facts facts(readings);
   HealthReport report;
   report.device = device;
@@ -521,9 +562,16 @@ HealthReport System::health(std::uint32_t device, const std::vector<Reading>& re
   check.memory();
   check.xgmi();
   check_firmware(*this, device, readings, report.findings);
-  check_compute_init(*this, device, report.findings);
+  check_compute_init(*this, device, report.findings);  // only where another check could run
+  check.plausible(readings);  // last: its pass is no sign that the GPU could be checked
   const HealthTally counts = tally(report);
-  report.overall = counts.fail > 0 ? Verdict::fail : counts.warn > 0 ? Verdict::warn : counts.pass > 0 ? Verdict::pass : Verdict::unknown;
+  // Readings that are merely possible say nothing of the GPU's health: that check's pass alone
+  // leaves a GPU none of whose other checks ran UNKNOWN (its fail still fails it).
+  const std::string plausible_check(name_of(HealthCheck::readings_plausible));
+  const bool vouched = std::any_of(report.findings.begin(), report.findings.end(), [&plausible_check](const HealthFinding& f) {
+    return f.verdict == Verdict::pass && f.check != plausible_check;
+  });
+  report.overall = counts.fail > 0 ? Verdict::fail : counts.warn > 0 ? Verdict::warn : vouched ? Verdict::pass : Verdict::unknown;
   return report;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <array>
+#include <map>
 #include <mutex>
 #include <shared_mutex>
 
@@ -12,6 +13,7 @@
 #include "control.hpp"
 #include "fs_view.hpp"
 #include "parse.hpp"
+#include "plausibility.hpp"
 #include "roots.hpp"
 #include "version.hpp"
 
@@ -39,6 +41,25 @@ bool kind_selected(Kind kind, const SampleOptions& options) {
     case Kind::window: return options.window;
   }
   return false;
+}
+
+// The static bounds the values `options` asks for are judged by (vram_total for vram_used:
+// plausibility.hpp) that the sample itself will not hold: those of a kind not asked, or not named.
+std::vector<MetricId> missing_bounds(const SampleOptions& options) {
+  std::vector<MetricId> values = options.metrics;
+  if (values.empty()) {
+    for (const MetricInfo& info : catalogue()) {
+      if (info.scope == Scope::device && kind_selected(info.kind, options)) values.push_back(info.id);
+    }
+  }
+  std::vector<MetricId> bounds;
+  for (const MetricId id : values) detail::add_plausibility_bounds(id, bounds);
+  std::erase_if(bounds, [&](MetricId id) {
+    const MetricInfo* info = find_metric(id);
+    return options.metrics.empty() ? info != nullptr && kind_selected(info->kind, options)
+                                   : std::find(values.begin(), values.end(), id) != values.end();
+  });
+  return bounds;
 }
 
 // The library's edge: every text that came from a file or a vendor library leaves it printable
@@ -76,8 +97,35 @@ struct System::Impl {
   AuditSink audit;
   // Readers share it; a mutation holds it alone (it may replace a backend and renumber devices).
   mutable std::shared_mutex mutex;
+  // Each device's static bounds (plausibility.hpp: vram_total for vram_used), read at its first
+  // sample that needs them instead of at every sample (a static read of an MI300X costs about a
+  // fifth of its live sample); read again when a value is judged against them, so a stale bound never
+  // makes an error, and emptied when the devices are renumbered.
+  mutable std::mutex bounds_mutex;
+  mutable std::map<std::uint32_t, std::vector<Reading>> bounds;
+
+  std::vector<Reading> static_bounds(std::uint32_t device, const Slot& slot, bool fresh) const {
+    const std::lock_guard lock(bounds_mutex);
+    const auto it = bounds.find(device);
+    if (it != bounds.end() && !fresh) return it->second;
+    SampleOptions statics;
+    statics.live = false;
+    statics.static_info = true;
+    detail::add_all_plausibility_bounds(statics.metrics);
+    std::vector<Reading> read;
+    slot.backend->sample(slot.local, statics, read);
+    std::erase_if(read, [&statics](const Reading& r) {
+      return std::find(statics.metrics.begin(), statics.metrics.end(), r.id) == statics.metrics.end();
+    });
+    bounds[device] = read;
+    return read;
+  }
 
   void number_devices() {
+    {
+      const std::lock_guard lock(bounds_mutex);
+      bounds.clear();
+    }
     devices.clear();
     for (const auto& backend : backends) {
       for (std::size_t i = 0; i < backend->device_count(); ++i) {
@@ -245,7 +293,29 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   std::vector<Reading> readings;
   readings.reserve(160);
   const std::string fault = slot.backend->fault(slot.local);
-  if (fault.empty()) slot.backend->sample(slot.local, options, readings);
+  if (fault.empty()) {
+    slot.backend->sample(slot.local, options, readings);
+    // Judged with the bounds the sample lacks, from the cache; a value found impossible is judged
+    // again with bounds read now. The bounds leave with the verdict.
+    const std::vector<MetricId> missing = missing_bounds(options);
+    const std::size_t asked = readings.size();
+    const auto judge = [&](bool fresh) {
+      readings.resize(asked);
+      if (!missing.empty()) {
+        for (const Reading& b : impl_->static_bounds(device, slot, fresh)) {
+          if (std::find(missing.begin(), missing.end(), b.id) != missing.end()) readings.push_back(b);
+        }
+      }
+      const std::vector<Reading> unjudged = readings;
+      detail::mark_implausible(readings);
+      const bool any = std::any_of(readings.begin(), readings.end(),
+                                   [](const Reading& r) { return r.error_code == detail::kImplausibleErrorCode; });
+      if (any && !fresh && !missing.empty()) readings = unjudged;
+      return !(any && !fresh && !missing.empty());
+    };
+    if (!judge(false)) judge(true);
+    readings.resize(asked);
+  }
   std::array<bool, 1024> seen{};
   for (const Reading& r : readings) seen[static_cast<std::uint32_t>(r.id) % 1024] = true;
   // The metrics asked for as a table by id (catalogue ids are below 1024, as for `seen`): a sampler

@@ -1,7 +1,8 @@
 // The WINDOW-kind metrics of AMD GPUs: constructed gpu_metrics sequences (two or more looks)
 // differenced into activity, busy, bandwidth and violation shares, with 32-bit wraps, restarts,
 // tables that did not change, and versions without the accumulators; then the same through
-// System::sample on a capture whose gpu_metrics file is rewritten between samples.
+// System::sample on a capture whose gpu_metrics file is rewritten between samples. Last, the
+// per-process engine shares of fdinfo: measured on a running system, never over a recorded tree.
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -11,7 +12,9 @@
 #include <vector>
 
 #include "backends/amdgpu/amdgpu.hpp"
+#include "backends/backend.hpp"
 #include "capture_helpers.hpp"
+#include "fs_view.hpp"
 #include "gpu_metrics_builder.hpp"
 
 namespace hipstack::smi {
@@ -223,6 +226,93 @@ TEST_F(WindowThroughSystem, AnUnreadableTableNamesTheFile) {
   const Reading g = reading_of(system.sample(0, activity), "graphics_active");
   EXPECT_EQ(g.status, Status::not_supported);
   EXPECT_NE(g.detail.find("card0/device/gpu_metrics"), std::string::npos) << g.detail;
+}
+
+// A capture's sysfs with a /proc of the test's own, standing in for the running system: its
+// fdinfo counters move when the test rewrites them.
+class RunningFs final : public detail::FsView {
+ public:
+  RunningFs(const std::string& sys, const std::string& proc) : real_(sys, proc, "/nonexistent-dev") {}
+  detail::FileText read_text(const std::string& path) const override { return real_.read_text(path); }
+  detail::FileBytes read_bytes(const std::string& path, std::size_t max) const override { return real_.read_bytes(path, max); }
+  std::vector<std::string> list(const std::string& path) const override { return real_.list(path); }
+  bool exists(const std::string& path) const override { return real_.exists(path); }
+  std::string link_target(const std::string& path) const override { return real_.link_target(path); }
+  std::string host_path(const std::string& path) const override { return real_.host_path(path); }
+  int write_text(const std::string&, std::string_view) const override { return EROFS; }
+  bool recorded() const override { return false; }
+
+ private:
+  detail::RootedFs real_;
+};
+
+constexpr const char* kNode = "constructed/mi300x-8gpu-spx-nps1";
+constexpr std::int32_t kPython = 51007;  // one fdinfo client, on 0000:e5:00.0, engines compute and dma
+
+// The compute engine's share of kPython among `processes`; fails the test when it is not there.
+Reading compute_share(const std::vector<ProcessInfo>& processes) {
+  for (const ProcessInfo& p : processes) {
+    if (p.pid != kPython) continue;
+    for (const Reading& r : p.readings) {
+      if (r.id == MetricId::process_engine_busy && r.instance == "compute") return r;
+    }
+  }
+  ADD_FAILURE() << "no compute share of pid " << kPython;
+  return {};
+}
+
+std::size_t device_of(const detail::Backend& backend, const std::string& bdf) {
+  for (std::size_t d = 0; d < backend.device_count(); ++d) {
+    if (backend.summary(d).bdf == bdf) return d;
+  }
+  ADD_FAILURE() << "no device " << bdf;
+  return 0;
+}
+
+TEST(ProcessWindow, ARecordedTreeMeasuresNoShareWhateverTheWindow) {
+  const System system = open_capture(kNode);
+  std::uint32_t device = 0;
+  bool found = false;
+  for (const auto& d : system.devices()) {
+    if (d.bdf == "0000:e5:00.0") device = d.index, found = true;
+  }
+  ASSERT_TRUE(found);
+  // A window, a first look and a second look: none has counters that moved in real time.
+  for (const unsigned interval_ms : {50u, 0u, 0u}) {
+    const Reading r = compute_share(system.processes(device, interval_ms));
+    EXPECT_EQ(r.status, Status::unavailable) << interval_ms << ": " << r.detail;
+    EXPECT_EQ(r.error_code, ENODATA);
+    EXPECT_NE(r.detail.find("recorded capture"), std::string::npos) << r.detail;
+  }
+}
+
+TEST(ProcessWindow, ARunningSystemMeasuresTheCountersGrowth) {
+  const ScratchDir scratch("hipstack-process-window");
+  const std::filesystem::path proc = scratch.path() / "proc";
+  std::filesystem::copy(std::string(HIPSTACK_CAPTURES_DIR) + "/" + kNode + "/proc", proc, std::filesystem::copy_options::recursive);
+  const RunningFs fs(capture_sys(kNode), proc.string());
+  detail::BackendProbe probe = detail::probe_amdgpu(fs);
+  ASSERT_NE(probe.backend, nullptr) << probe.reason;
+  const std::size_t device = device_of(*probe.backend, "0000:e5:00.0");
+  const auto rewrite = [&proc](std::uint64_t compute_ns) {
+    const auto path = proc / std::to_string(kPython) / "fdinfo" / "11";
+    std::filesystem::remove(path);
+    std::ofstream(path) << "pos:\t0\ndrm-driver:\tamdgpu\ndrm-pdev:\t0000:e5:00.0\ndrm-client-id:\t1402\n"
+                           "drm-memory-vram:\t1024 KiB\ndrm-engine-compute:\t" << compute_ns << " ns\n";
+  };
+  rewrite(1'000'000);
+  const Reading first = compute_share(probe.backend->processes(device, 0));
+  EXPECT_EQ(first.status, Status::unavailable) << first.detail;
+  EXPECT_NE(first.detail.find("needs two looks"), std::string::npos) << first.detail;
+  // Counters that stand still on a running system: the process did not use the engine.
+  const Reading idle = compute_share(probe.backend->processes(device, 0));
+  ASSERT_TRUE(idle.ok()) << idle.detail;
+  EXPECT_DOUBLE_EQ(*idle.number(), 0.0);
+  // More engine time than wall time passed (several queues): the share is capped at 100 %.
+  rewrite(1'000'000 + 3'600'000'000'000ULL);
+  const Reading busy = compute_share(probe.backend->processes(device, 0));
+  ASSERT_TRUE(busy.ok()) << busy.detail;
+  EXPECT_DOUBLE_EQ(*busy.number(), 100.0);
 }
 
 }  // namespace

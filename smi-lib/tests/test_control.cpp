@@ -226,6 +226,7 @@ class KernelFs final : public detail::FsView {
   bool exists(const std::string& path) const override { return real_.exists(path); }
   std::string link_target(const std::string& path) const override { return real_.link_target(path); }
   std::string host_path(const std::string& path) const override { return real_.host_path(path); }
+  bool recorded() const override { return false; }  // it plays the running kernel
   int write_text(const std::string& path, std::string_view text) const override {
     if (write_error != 0) return write_error;
     written_log().push_back(path + "=" + std::string(text));

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string_view>
@@ -76,6 +78,21 @@ TEST(Events, AFirstLookReportsItsXidsOnly) {
   EXPECT_EQ(events[0].after, "2");
 }
 
+TEST(Events, OneBlockErrorIsOneEventWithTheTotalNamedInIt) {
+  // amdgpu's ecc_corrected_volatile sums the blocks' correctable counts: one UMC error raises both.
+  const EventLook before = gpu("a", {number(MetricId::ras_correctable, 5, "umc"), number(MetricId::ras_correctable, 0, "gfx"),
+                                     number(MetricId::ecc_corrected_volatile, 5), number(MetricId::ecc_uncorrected_volatile, 1)});
+  const EventLook after = gpu("a", {number(MetricId::ras_correctable, 6, "umc"), number(MetricId::ras_correctable, 0, "gfx"),
+                                    number(MetricId::ecc_corrected_volatile, 6), number(MetricId::ecc_uncorrected_volatile, 2)});
+  const auto events = device_events(&before, after);
+  ASSERT_EQ(events.size(), 2u);  // the correctable error; the uncorrectable total has no block here
+  std::map<std::string, std::string> messages;
+  for (const Event& e : events) messages[e.metric] = e.message;
+  EXPECT_EQ(messages, (std::map<std::string, std::string>{
+                          {"ras_correctable[umc]", "1 more (the device's ecc_corrected_volatile went from 5 to 6)"},
+                          {"ecc_uncorrected_volatile", "1 more"}}));
+}
+
 TEST(Events, CountersRisingFallingAndRestarting) {
   const EventLook before = gpu("a", {number(MetricId::ras_correctable, 5, "umc"), number(MetricId::ras_uncorrectable, 1, "umc"),
                                      number(MetricId::energy_consumed, 1000), number(MetricId::xid_errors, 1, "48")});
@@ -85,7 +102,7 @@ TEST(Events, CountersRisingFallingAndRestarting) {
   ASSERT_EQ(kinds(events), (std::vector<std::string>{"xid", "counters-restarted", "memory-errors"}));
   EXPECT_EQ(find(events, "xid").before + "->" + find(events, "xid").after, "1->3");
   EXPECT_EQ(find(events, "memory-errors").metric, "ras_correctable[umc]");
-  EXPECT_EQ(find(events, "memory-errors").message, "ras_correctable[umc] rose by 2");
+  EXPECT_EQ(find(events, "memory-errors").message, "2 more");  // the change itself is in metric, before, after
   EXPECT_EQ(find(events, "counters-restarted").metric, "energy_consumed");
   // Energy rising and temperature moving are no events.
   const EventLook warmer = gpu("a", {number(MetricId::energy_consumed, 20), number(MetricId::temperature_junction, 80)});

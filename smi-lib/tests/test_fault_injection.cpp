@@ -45,6 +45,7 @@ class FaultyFs final : public FsView {
   std::string link_target(const std::string& path) const override { return real_.link_target(path); }
   int write_text(const std::string&, std::string_view) const override { return EROFS; }
   std::string host_path(const std::string& path) const override { return real_.host_path(path); }
+  bool recorded() const override { return true; }
 
  private:
   template <typename T>

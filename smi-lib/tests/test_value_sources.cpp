@@ -51,6 +51,42 @@ TEST(PcieLinkNow, GpuMetricsComesFirstAndTheDpmTableGivesTheMaximum) {
   EXPECT_EQ(number_of(r, "pcie_width_max"), 8.0);
 }
 
+// A scratch copy of rx7600s whose three sources of the link disagree (in the capture they agree, so
+// only this pins their order): gpu_metrics 16 GT/s x8, the DPM table's starred level 32 GT/s x16,
+// the PCI core's current_link_* 2.5 GT/s x1. Each source removed in turn hands over to the next.
+TEST(PcieLinkNow, WhereTheSourcesDisagreeGpuMetricsThenTheStarredLevelThenThePciCore) {
+  const ScratchDir scratch("hipstack-pcie-sources");
+  std::filesystem::copy(capture_sys("real/lact/rx7600s"), scratch.path() / "sys",
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  const auto device = scratch.path() / "sys/class/drm/card1/device";
+  const auto write = [&device](const char* name, const char* text) {
+    std::filesystem::remove(device / name);
+    std::ofstream(device / name) << text;
+  };
+  write("pp_dpm_pcie", "0: 2.5GT/s, x1 81Mhz\n1: 32.0GT/s, x16 306Mhz *\n");
+  write("current_link_speed", "2.5 GT/s PCIe\n");
+  write("current_link_width", "1\n");
+  const auto sample = [&scratch] {
+    OpenOptions options;
+    options.sysfs_root = (scratch.path() / "sys").string();
+    options.enable_nvml = false;
+    return System::open(options).sample(0, everything());
+  };
+  auto r = sample();
+  EXPECT_EQ(number_of(r, "pcie_speed"), 16.0);
+  EXPECT_EQ(number_of(r, "pcie_width"), 8.0);
+  EXPECT_EQ(number_of(r, "pcie_speed_max"), 32.0);  // the DPM table's top level
+  EXPECT_EQ(number_of(r, "pcie_width_max"), 16.0);
+  std::filesystem::remove(device / "gpu_metrics");
+  r = sample();
+  EXPECT_EQ(number_of(r, "pcie_speed"), 32.0);
+  EXPECT_EQ(number_of(r, "pcie_width"), 16.0);
+  write("pp_dpm_pcie", "");
+  r = sample();
+  EXPECT_EQ(number_of(r, "pcie_speed"), 2.5);
+  EXPECT_EQ(number_of(r, "pcie_width"), 1.0);
+}
+
 TEST(PcieLinkNow, ApuWithoutDpmTableUsesThePciCore) {
   // phoenix: pp_dpm_pcie is an empty file (not supported, not an error); current/max_link_* 16 x16.
   const auto r = open_capture("real/lact/phoenix").sample(0, everything());

@@ -154,6 +154,27 @@ class Guidance(unittest.TestCase):
         self.assertIn("unknown option --pcie-bx. Did you mean --pcie-bw?", run("metric", "--pcie-bx", expect=2).stderr)
         self.assertIn("unknown option --iteratons. Did you mean --iterations?", run("monitor", "--iteratons=2", expect=2).stderr)
 
+    def test_other_tools_spellings_name_the_hipstack_command(self):
+        """nvidia-smi, rocm-smi and amd-smi habits get one line naming what does it here, exit 2."""
+        for args, named in ((["-L"], "hipstack-smi list"), (["-q"], "hipstack-smi static and hipstack-smi metric"),
+                            (["--query-gpu=name,uuid", "--format=csv"], "hipstack-smi --nvidia-smi --query-gpu=FIELDS"),
+                            (["-i", "0", "metric"], "hipstack-smi -g N"), (["dmon"], "hipstack-smi monitor"),
+                            (["pmon", "-c", "1"], "hipstack-smi process -w SECONDS"),
+                            (["monitor", "-d", "2"], "hipstack-smi monitor -w SECONDS"),
+                            (["--showtemp"], "hipstack-smi --rocm-smi --showtemp"), (["xgmi"], "hipstack-smi topology"),
+                            (["firmware"], "hipstack-smi static -m firmware_version")):
+            with self.subTest(args=args):
+                proc = run(*args, expect=2)
+                self.assertIn(named, proc.stderr)
+                self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+        # hipstack-smi's own -i (process, monitor, event: iterations) is no habit: the real mistake is named.
+        proc = run("process", "-i", "3", "--bogus", expect=2)
+        self.assertIn("unknown option --bogus", proc.stderr)
+        self.assertNotIn("-g N", proc.stderr)
+        # A word in an argument's place is not a command habit.
+        proc = run("capture", "firmware", "--bogus", expect=2)
+        self.assertNotIn("amd-smi", proc.stderr)
+
     def test_mistyped_metric(self):
         root = sys_root("real/lact/rx6900xt")
         proc = run("metric", "-m", "temperatur_edge", "--sysfs-root", root, expect=2)
@@ -230,6 +251,38 @@ class Guidance(unittest.TestCase):
                 proc = subprocess.run([SMI, *args, "--sysfs-root", root], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
                 self.assertEqual(proc.returncode, 1, proc.stderr)
                 self.assertIn("cannot write the output: No space left on device", proc.stderr)
+
+
+class EveryCommandAnswers(unittest.TestCase):
+    """A command says what it has, or why it has nothing (issue 39, item 3)."""
+
+    def test_a_metric_of_any_kind_is_read_by_metric_and_static(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        table = run("metric", "-m", "vram_total", "-g", "0", "--sysfs-root", root).stdout
+        self.assertIn("vram_total", table)
+        self.assertIn("192.0 GiB", table)
+        doc = json.loads(run("static", "-m", "power_current", "-g", "0", "--json", "--sysfs-root", root).stdout)
+        self.assertEqual(list(doc["devices"][0]["metrics"]), ["power_current"])
+        self.assertEqual(doc["devices"][0]["metrics"]["power_current"]["status"], "ok")
+        csv_text = run("static", "-m", "gpu_busy", "-g", "0", "--csv", "--sysfs-root", root).stdout
+        self.assertIn(",gpu_busy,,ok,", csv_text)
+
+    def test_ras_without_ras_says_why(self):
+        out = run("ras", "-g", "0", "--sysfs-root", sys_root("constructed/mi300x-8gpu-spx-nps1")).stdout
+        self.assertIn("RAS not available: ", out)
+        self.assertNotIn("METRIC", out)
+
+    def test_event_says_what_it_watches_before_it_waits(self):
+        root = sys_root("constructed/mi300x-8gpu-spx-nps1")
+        proc = run("event", "-i", "1", "-g", "2,3", "--sysfs-root", root)
+        self.assertTrue(proc.stderr.startswith("Watching GPU 2,3 every 1 s for throttling"), proc.stderr)
+        # One sentence, wrapped to 80 columns, its continuation lines indented.
+        lines = proc.stderr.splitlines()
+        self.assertTrue(all(len(line) <= 80 for line in lines) and all(line.startswith("  ") for line in lines[1:]), lines)
+        self.assertTrue(" ".join(line.strip() for line in lines).endswith("one line per change, Ctrl-C stops."), lines)
+        for form in ("--json", "--csv"):
+            with self.subTest(form=form):
+                self.assertEqual(run("event", "-i", "1", form, "--sysfs-root", root).stderr, "")
 
 
 class Csv(unittest.TestCase):
@@ -391,8 +444,10 @@ class Partition(unittest.TestCase):
         self.assertEqual(shown(third["id"], str(gpu["index"])), [(gpu["index"], list(range(8)))])  # the GPU too
         self.assertEqual(shown(gpu["bdf"]), [(gpu["index"], list(range(8)))])  # partition 0's BDF is the GPU's
         text = run("partition", "-g", third["id"], "--sysfs-root", root).stdout
-        self.assertIn(third["id"], text)
-        self.assertNotIn(sixth["id"], text)
+        # The selected partition's row only (its ID cut in the middle to fit 80 columns, its BDF whole).
+        self.assertEqual([line.split()[0] for line in text.splitlines() if line[:1].isdigit()], ["3"], text)
+        self.assertIn(third["bdf"], text)
+        self.assertIn(third["id"][-6:], text)
 
 
 class Health(unittest.TestCase):

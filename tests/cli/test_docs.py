@@ -105,6 +105,13 @@ class ManPages(unittest.TestCase):
                    env=dict(os.environ, MANWIDTH="200", LC_ALL="C.UTF-8")).stdout
         self.assertIn("hipstack-smi query -m index,name,vram_used,vram_total,power_current", text)
         self.assertRegex(text, r"(?m)^       3\s+no such device")
+        # Every exit code of docs/cli.md's "Exit codes" table is in the page's EXIT STATUS.
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../docs/cli.md")) as f:
+            table = f.read().split("\n## Exit codes")[1].split("\n## ")[0]
+        documented = re.findall(r"(?m)^\| (\d+) \| ", table)
+        self.assertGreaterEqual(len(documented), 10, documented)
+        for code in documented:
+            self.assertRegex(text, rf"(?m)^       {code}\s+\S", f"exit code {code} is not in the man page")
 
     def test_bad_kind_is_refused(self):
         for program, _, _ in PROGRAMS:

@@ -150,6 +150,12 @@ class EventTest(unittest.TestCase):
         ]
         for item in expected:
             self.assertIn(item, seen, "\n".join(map(str, seen)))
+        # One hardware change is one event: the ECC totals summing GPU 1's block counts are named in
+        # the block's event, not printed as events of their own.
+        gpu1 = [e for e in events if e["bdf"] == "0000:27:00.0" and e["event"] == "memory-errors"]
+        self.assertEqual(sorted(e["metric"] for e in gpu1), ["ras_correctable[umc]", "ras_uncorrectable[umc]"], gpu1)
+        correctable = next(e for e in gpu1 if e["metric"] == "ras_correctable[umc]")
+        self.assertTrue(correctable["message"].startswith("6 more (the device's ecc_corrected_volatile went from "), correctable)
         order = [seen.index(item) for item in expected[2:]]
         self.assertEqual(order, sorted(order), "events out of order:\n" + "\n".join(map(str, seen)))
         for e in events:

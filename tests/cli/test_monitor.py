@@ -14,14 +14,14 @@ import datetime
 import io
 import json
 import os
-import shlex
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
 
-from smi_cli import fake_nvml_env
+from smi_cli import TmuxScreen, fake_nvml_env
 
 SMI = CAPTURES = None
 SPX, CPX = "constructed/mi300x-8gpu-spx-nps1", "constructed/mi300x-8gpu-cpx-nps1"
@@ -141,8 +141,11 @@ class ProcessWatch(unittest.TestCase):
                     self.assertNotEqual(got.get("status"), "ok", p["pid"])
         self.assertGreater(seen, 0)
         out = run("process", "--sysfs-root", root(CPX)).stdout
-        self.assertEqual(out.splitlines()[0].split(), ["GPU", "PID", "USER", "NAME", "PART", "VRAM", "GTT", "CU", "QUEUES",
-                                                       "ENGINES", "COMMAND"])
+        # In 80 columns the engines and the command line go on a line under each row (header too).
+        lines = out.splitlines()
+        self.assertEqual(lines[0].split() + lines[1].split(), ["GPU", "PID", "USER", "NAME", "PART", "VRAM", "GTT", "CU",
+                                                               "QUEUES", "ENGINES", "COMMAND"])
+        self.assertTrue(lines[1].startswith("    ENGINES"), lines[1])
         self.assertIn("python3 -u train.py", out)
 
     def test_watch_rounds_in_every_form(self):
@@ -154,48 +157,30 @@ class ProcessWatch(unittest.TestCase):
             datetime.datetime.strptime(when, "%Y-%m-%dT%H:%M:%S.%fZ")
         busy = [r for r in rows if r["metric"] == "process_engine_busy" and r["instance"]]  # processes with engines
         self.assertTrue(busy)
-        # The first look has nothing to measure busy against; the second measures since the first.
-        self.assertTrue(all(r["status"] != "ok" for r in busy if r["time"] == times[0]))
-        self.assertTrue(all(r["status"] == "ok" for r in busy if r["time"] == times[1]))
+        # A recorded capture's fdinfo counters stand still: no look measures busy (not even the
+        # second, which on a running system measures since the first), and JSON says why.
+        self.assertTrue(all(r["status"] == "unavailable" and r["value"] == "" for r in busy), busy)
         lines = run("process", "-i", "3", "-w", "0.02", "--json", "--sysfs-root", root(SPX)).stdout.splitlines()
         self.assertEqual(len(lines), 3)
         self.assertTrue(all(json.loads(line)["command"] == "process" and "time" in json.loads(line) for line in lines))
+        last = [share for d in json.loads(lines[-1])["devices"] for p in d["processes"]
+                for share in p["metrics"]["process_engine_busy"].get("instances", {}).values()]
+        self.assertTrue(last)
+        self.assertTrue(all("recorded capture" in r["detail"] and "value" not in r for r in last), last[0])
         table = run("process", "-i", "2", "-w", "0.02", "--sysfs-root", root(SPX)).stdout
         self.assertEqual(sum(line.startswith("TIME ") for line in table.splitlines()), 2)
-        self.assertRegex(table.splitlines()[1], r"^\d\d:\d\d:\d\d ")
+        rows = [line for line in table.splitlines() if line and not line.startswith((" ", "TIME "))]  # no line under a row
+        self.assertTrue(rows and all(re.match(r"^\d\d:\d\d:\d\d ", line) for line in rows), rows)
 
 
 class Terminal(unittest.TestCase):
     """The views on tmux at 80x30: no line wraps; monitor's header stays on the screen."""
     ROWS = 30
-    sessions = 0
 
     def in_tmux(self, args):
-        Terminal.sessions += 1
-        server = f"hipstack-test-{os.getpid()}-{Terminal.sessions}"  # a server of its own each time
-        tmux = ["tmux", "-L", server, "-f", "/dev/null"]
-        command = " ".join(shlex.quote(a) for a in [SMI, *args])
-        script = (f"{command}; echo \"exit=$?\"; tmux -L {server} wait-for -S ended; "
-                  f"tmux -L {server} wait-for quit")
-        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "NO_COLOR")}
-        env["TERM"] = "xterm-256color"
-        subprocess.run([*tmux, "new-session", "-d", "-x", "80", "-y", str(self.ROWS), "sh", "-c", script],
-                       check=True, env=env, timeout=30)
-        try:
-            subprocess.run([*tmux, "wait-for", "ended"], check=True, timeout=120)
-            shown = subprocess.run([*tmux, "capture-pane", "-p", "-S", "-", "-E", "-"], check=True,
-                                   capture_output=True, text=True, timeout=30).stdout.rstrip("\n").splitlines()
-            joined = subprocess.run([*tmux, "capture-pane", "-p", "-J", "-S", "-", "-E", "-"], check=True,
-                                    capture_output=True, text=True, timeout=30).stdout.rstrip("\n").splitlines()
-        finally:
-            subprocess.run([*tmux, "kill-server"], timeout=30)
-        while shown and not shown[-1].strip():
-            shown.pop()
-        while joined and not joined[-1].strip():
-            joined.pop()
+        shown, joined = TmuxScreen(80, self.ROWS).run([SMI, *args])
         self.assertEqual(shown[-1], "exit=0", shown[-5:])
-        self.assertEqual([line.rstrip() for line in shown], [line.rstrip() for line in joined],
-                         "a line wrapped at 80 columns")
+        self.assertEqual(shown, joined, "a line wrapped at 80 columns")
         return shown[:-1]
 
     def test_default_view_never_wraps(self):

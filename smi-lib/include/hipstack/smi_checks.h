@@ -29,7 +29,8 @@
   X(13, xgmi_errors,                "xgmi.errors")                     \
   X(14, ras_unreadable,             "ras.unreadable")                  \
   X(15, driver_compute_init,        "driver.compute_init")             \
-  X(16, firmware_consistent,        "firmware.consistent")
+  X(16, firmware_consistent,        "firmware.consistent")             \
+  X(17, readings_plausible,         "readings.plausible")
 /* clang-format on */
 
 #endif

@@ -10,6 +10,7 @@ bytes. A value hipstack has no source for is "N/A", as amdsmi writes it; a call 
 missing raises AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED). HIPSTACK_SYSFS_ROOT /
 HIPSTACK_PROCFS_ROOT (a capture) and HIPSTACK_NVML_LIBRARY are honoured.
 """
+import errno
 import threading
 from enum import IntEnum
 from typing import Any, Dict, List, Optional
@@ -22,6 +23,7 @@ AMDSMI_STATUS_INVAL = 1
 AMDSMI_STATUS_NOT_SUPPORTED = 2
 AMDSMI_STATUS_NOT_FOUND = 31
 AMDSMI_STATUS_NOT_INIT = 32
+AMDSMI_STATUS_UNEXPECTED_DATA = 43  # amdsmi.h: "the data read ... is not what was expected"
 AMDSMI_STATUS_UNKNOWN_ERROR = 0xFFFFFFFF
 _STATUS_TEXT = {AMDSMI_STATUS_INVAL: "AMDSMI_STATUS_INVAL - Invalid parameters",
                 AMDSMI_STATUS_NOT_SUPPORTED: "AMDSMI_STATUS_NOT_SUPPORTED - Feature not supported",
@@ -185,7 +187,11 @@ def _value(handle, kind: str, name: str) -> Any:
     reading = _readings(handle, (kind,), name).get(name)
     if reading is None or not reading.ok:
         why = f"{reading.status}: {reading.detail}" if reading is not None else "not reported"
-        raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED, f"{name} {why}")
+        # A value that cannot be true (used above total: docs/api.md "Impossible readings") is data
+        # the library read and refused, not a missing feature.
+        impossible = reading is not None and reading.status == "error" and reading.error_code == errno.ERANGE
+        raise AmdSmiLibraryException(AMDSMI_STATUS_UNEXPECTED_DATA if impossible else AMDSMI_STATUS_NOT_SUPPORTED,
+                                     f"{name} {why}")
     return reading.value
 
 

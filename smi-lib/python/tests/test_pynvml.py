@@ -4,6 +4,7 @@ fresh interpreter, since the module keeps its System between nvmlInit and nvmlSh
 Environment: HIPSTACK_SMI_LIBRARY, FAKE_NVML_FULL, FAKE_NVML_SCRIPTS_DIR, HIPSTACK_CAPTURES_DIR."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -126,6 +127,45 @@ class OnAnAmdCapture(unittest.TestCase):
                                   for p in system.processes(i)]
                 self.assertEqual(gpu["processes"], want_processes)
         self.assertEqual(sum(len(g["processes"]) for g in gpus), 7)
+
+    def test_memory_used_above_total_is_an_error_never_a_negative_free(self):
+        # A copy of the node with GPU 0's used VRAM planted above its total (206141652992 bytes):
+        # pynvml's fields are unsigned, so free = total - used must never be computed from it.
+        capture = os.path.join(os.environ["HIPSTACK_CAPTURES_DIR"], "constructed/mi300x-8gpu-spx-nps1")
+        with tempfile.TemporaryDirectory(prefix="hipstack-pynvml-") as tmp:
+            sys_root = os.path.join(tmp, "sys")
+            shutil.copytree(os.path.join(capture, "sys"), sys_root, symlinks=True)
+            used = os.path.join(sys_root, "class/drm/card0/device/mem_info_vram_used")
+            os.remove(used)
+            with open(used, "w") as f:
+                f.write("210491047936\n")
+            script = r'''
+import hipstack.amdsmi as amdsmi
+import hipstack.pynvml as pynvml
+pynvml.nvmlInit()
+for i in (0, 1):
+    try:
+        m = pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(i))
+        print(i, "pynvml", m.used, m.free, m.total)
+    except pynvml.NVMLError as e:
+        print(i, "pynvml", type(e).__name__, "cannot be" in str(e))
+amdsmi.amdsmi_init()
+for i, h in enumerate(amdsmi.amdsmi_get_processor_handles()[:2]):
+    try:
+        print(i, "amdsmi", amdsmi.amdsmi_get_gpu_vram_usage(h))
+    except amdsmi.AmdSmiLibraryException as e:
+        print(i, "amdsmi", e.get_error_code() == amdsmi.AMDSMI_STATUS_UNEXPECTED_DATA)
+'''
+            env = dict(os.environ, HIPSTACK_SYSFS_ROOT=sys_root, HIPSTACK_PROCFS_ROOT=os.path.join(capture, "proc"),
+                       HIPSTACK_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1")
+            out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "0 pynvml NVMLError_Unknown True")
+        self.assertEqual(lines[2], "0 amdsmi True")
+        # GPU 1, untouched: its figures, within its total.
+        used1, free1, total1 = (int(x) for x in lines[1].split()[2:])
+        self.assertEqual((used1 + free1, total1 > used1 >= 0), (total1, True))
+        self.assertRegex(lines[3], r"^1 amdsmi \{'vram_total': \d+, 'vram_used': \d+\}$")
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ class RecordingFs final : public FsView {
   std::string link_target(const std::string& path) const override { return inner_.link_target(path); }
   std::string host_path(const std::string& path) const override { return inner_.host_path(path); }
   int write_text(const std::string&, std::string_view) const override { return EROFS; }  // a capture never writes
+  bool recorded() const override { return inner_.recorded(); }
 
   // What was asked for, each set sorted (system paths).
   [[nodiscard]] std::set<std::string> files() const { return copy(files_); }

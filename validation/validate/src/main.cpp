@@ -20,6 +20,7 @@
 #include <system_error>
 
 #include "cli_docs.hpp"
+#include "help_format.hpp"
 #include "node.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
@@ -136,6 +137,7 @@ std::optional<int> parse_args(int argc, char** argv, Args& args) {
   app.add_flag("--list", args.list, "list the modules and what each level runs, then exit");
   app.add_flag("-q,--quiet", args.quiet, "no progress lines on stderr");
   app.add_flag("--version", args.version, "print the version and exit");
+  hipstack::cli_docs::format_help(app, "hipstack-validate");
   if (const auto code = hipstack::cli_docs::answer(argc, argv, app, program_docs, smi::library_version())) return *code;
   try {
     app.parse(argc, argv);

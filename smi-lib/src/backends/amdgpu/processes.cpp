@@ -155,9 +155,10 @@ std::vector<ProcessInfo> AmdgpuBackend::processes(std::size_t device, unsigned i
   std::uint64_t wall = now_ns();
   const std::string bdf = gpu.address.text();
 
-  // Busy percentages come from two looks: the previous call's, or one taken interval_ms ago.
+  // Busy percentages come from two looks: the previous call's, or one taken interval_ms ago. A
+  // recorded tree's counters stand still, so a window over it would measure 0 % for any process.
   std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> previous;
-  if (interval_ms > 0) {
+  if (interval_ms > 0 && !fs_.recorded()) {
     for (const auto& [pid, usage] : now) {
       for (const auto& [engine, ns] : usage.engine_ns) previous[fmt::format("{}/{}/{}", bdf, pid, engine)] = {ns, wall};
     }
@@ -196,6 +197,11 @@ std::vector<ProcessInfo> AmdgpuBackend::processes(std::size_t device, unsigned i
     if (usage.sdma) list.integer(MetricId::process_sdma_usage, *usage.sdma, kfd_dir + "/sdma_<gpu_id>");
     else list.failed(MetricId::process_sdma_usage, ENOENT, "no KFD sdma counter");
     for (const auto& [engine, ns] : usage.engine_ns) {
+      if (fs_.recorded()) {
+        list.failed(MetricId::process_engine_busy, ENODATA,
+                    "a recorded capture: its fdinfo counters do not move, so no share is measured", engine);
+        continue;
+      }
       const std::string key = fmt::format("{}/{}/{}", bdf, pid, engine);
       latest[key] = {ns, wall};
       const auto before = previous.find(key);
