@@ -38,12 +38,15 @@ class Golden(unittest.TestCase):
     def test_views(self):
         update = os.environ.get("HIPSTACK_GOLDEN_UPDATE") == "1"
         for node in NODES:
-            root = os.path.join(CAPTURES, "constructed", node, "sys")
+            # Relative to the captures' parent: paths in the output (a wrapped detail cannot be
+            # replaced by normalise) read the same in every checkout.
+            root = os.path.join(os.path.basename(CAPTURES), "constructed", node, "sys")
             for view, args in VIEWS.items():
                 with self.subTest(node=node, view=view):
                     proc = subprocess.run([SMI, "--sysfs-root", root, *args] if args[:1] != ["--nvidia-smi"]
                                           else [SMI, *args, "--sysfs-root", root],
-                                          capture_output=True, text=True, timeout=60, env=dict(os.environ, NO_COLOR="1"))
+                                          capture_output=True, text=True, timeout=60, env=dict(os.environ, NO_COLOR="1"),
+                                          cwd=os.path.dirname(CAPTURES))
                     self.assertEqual(proc.returncode, 0, proc.stderr)
                     got = normalise(proc.stdout, root)
                     path = os.path.join(GOLDEN, f"{node}.{view}.txt")
