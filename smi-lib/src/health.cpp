@@ -529,7 +529,7 @@ HealthReport System::health(std::uint32_t device, const std::vector<Reading>& sa
   // Judged again: readings from elsewhere (a daemon's samples, a caller's own list) may not have
   // passed System::sample's plausibility marks, and no check may use an impossible value.
   std::vector<Reading> readings = sampled;
-  detail::mark_implausible(readings);
+  static_cast<void>(detail::mark_implausible(readings));
   const Facts facts(readings);
   HealthReport report;
   report.device = device;

@@ -116,7 +116,8 @@ void add_all_plausibility_bounds(std::vector<MetricId>& out) {
   }
 }
 
-void mark_implausible(std::vector<Reading>& readings) {
+std::vector<std::pair<std::size_t, Reading>> mark_implausible(std::vector<Reading>& readings) {
+  std::vector<std::pair<std::size_t, Reading>> changed;
   // Ranges first, so that a bound out of its own range is not used to judge another reading.
   for (Reading& r : readings) {
     if (!r.ok()) continue;
@@ -127,6 +128,7 @@ void mark_implausible(std::vector<Reading>& readings) {
       if (range.unit != info->unit) continue;
       if (!std::isfinite(*value) || *value < range.low || *value > range.high) {
         const std::string what = r.instance.empty() ? std::string(info->name) : fmt::format("{}[{}]", info->name, r.instance);
+        changed.emplace_back(static_cast<std::size_t>(&r - readings.data()), r);
         mark(r, fmt::format("{} read {}, which cannot be: {} (read from {})", what, quantity(r, info->unit), range.rule,
                             r.detail.empty() ? "an unnamed source" : r.detail));
       }
@@ -146,11 +148,13 @@ void mark_implausible(std::vector<Reading>& readings) {
       const std::string what = r.instance.empty() ? std::string(info->name) : fmt::format("{}[{}]", info->name, r.instance);
       const std::string above = b.ratio == 1.0 ? std::string("above") : fmt::format("more than {:g} times", b.ratio);
       const MetricInfo* bound_info = find_metric(b.bound);
+      changed.emplace_back(static_cast<std::size_t>(&r - readings.data()), r);
       mark(r, fmt::format("{} read {}, {} {} {}, which cannot be: {} (read from {})", what, quantity(r, info->unit), above,
                           metric_name(b.bound), quantity(*bound, bound_info != nullptr ? bound_info->unit : info->unit), b.rule,
                           r.detail.empty() ? "an unnamed source" : r.detail));
     }
   }
+  return changed;
 }
 
 }  // namespace hipstack::smi::detail

@@ -8,6 +8,8 @@
 #include <hipstack/smi.hpp>
 
 #include <cerrno>
+#include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace hipstack::smi::detail {
@@ -24,6 +26,7 @@ void add_all_plausibility_bounds(std::vector<MetricId>& out);
 
 // Turns every ok reading of `readings` (one device's sample) that contradicts an invariant into an
 // error reading with kImplausibleErrorCode and a detail naming the value, the bound and the rule.
-void mark_implausible(std::vector<Reading>& readings);
+// Returns what it changed: each such reading's index and the reading as it was (none: all possible).
+std::vector<std::pair<std::size_t, Reading>> mark_implausible(std::vector<Reading>& readings);
 
 }  // namespace hipstack::smi::detail

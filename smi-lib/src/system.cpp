@@ -104,21 +104,26 @@ struct System::Impl {
   mutable std::mutex bounds_mutex;
   mutable std::map<std::uint32_t, std::vector<Reading>> bounds;
 
-  std::vector<Reading> static_bounds(std::uint32_t device, const Slot& slot, bool fresh) const {
+  // Appends to `out` the bounds of `device` among `wanted`, from the copy or (`fresh`) read now.
+  void append_static_bounds(std::uint32_t device, const Slot& slot, bool fresh, const std::vector<MetricId>& wanted,
+                            std::vector<Reading>& out) const {
     const std::lock_guard lock(bounds_mutex);
-    const auto it = bounds.find(device);
-    if (it != bounds.end() && !fresh) return it->second;
-    SampleOptions statics;
-    statics.live = false;
-    statics.static_info = true;
-    detail::add_all_plausibility_bounds(statics.metrics);
-    std::vector<Reading> read;
-    slot.backend->sample(slot.local, statics, read);
-    std::erase_if(read, [&statics](const Reading& r) {
-      return std::find(statics.metrics.begin(), statics.metrics.end(), r.id) == statics.metrics.end();
-    });
-    bounds[device] = read;
-    return read;
+    auto it = bounds.find(device);
+    if (it == bounds.end() || fresh) {
+      SampleOptions statics;
+      statics.live = false;
+      statics.static_info = true;
+      detail::add_all_plausibility_bounds(statics.metrics);
+      std::vector<Reading> read;
+      slot.backend->sample(slot.local, statics, read);
+      std::erase_if(read, [&statics](const Reading& r) {
+        return std::find(statics.metrics.begin(), statics.metrics.end(), r.id) == statics.metrics.end();
+      });
+      it = bounds.insert_or_assign(device, std::move(read)).first;
+    }
+    for (const Reading& b : it->second) {
+      if (std::find(wanted.begin(), wanted.end(), b.id) != wanted.end()) out.push_back(b);
+    }
   }
 
   void number_devices() {
@@ -295,25 +300,18 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   const std::string fault = slot.backend->fault(slot.local);
   if (fault.empty()) {
     slot.backend->sample(slot.local, options, readings);
-    // Judged with the bounds the sample lacks, from the cache; a value found impossible is judged
-    // again with bounds read now. The bounds leave with the verdict.
+    // Judged with the bounds the sample lacks, from the copy; a value found impossible against the
+    // copy is judged again with bounds read now. The bounds leave with the verdict.
     const std::vector<MetricId> missing = missing_bounds(options);
     const std::size_t asked = readings.size();
-    const auto judge = [&](bool fresh) {
+    if (!missing.empty()) impl_->append_static_bounds(device, slot, false, missing, readings);
+    auto changed = detail::mark_implausible(readings);
+    if (!changed.empty() && !missing.empty()) {
+      for (auto& [index, original] : changed) readings[index] = std::move(original);
       readings.resize(asked);
-      if (!missing.empty()) {
-        for (const Reading& b : impl_->static_bounds(device, slot, fresh)) {
-          if (std::find(missing.begin(), missing.end(), b.id) != missing.end()) readings.push_back(b);
-        }
-      }
-      const std::vector<Reading> unjudged = readings;
-      detail::mark_implausible(readings);
-      const bool any = std::any_of(readings.begin(), readings.end(),
-                                   [](const Reading& r) { return r.error_code == detail::kImplausibleErrorCode; });
-      if (any && !fresh && !missing.empty()) readings = unjudged;
-      return !(any && !fresh && !missing.empty());
-    };
-    if (!judge(false)) judge(true);
+      impl_->append_static_bounds(device, slot, true, missing, readings);
+      static_cast<void>(detail::mark_implausible(readings));
+    }
     readings.resize(asked);
   }
   std::array<bool, 1024> seen{};
