@@ -15,6 +15,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "text_layout.hpp"
 #include "units.hpp"
 
 namespace hipstack::cli {
@@ -193,7 +194,7 @@ std::string gpu_table(std::vector<GpuRow>& rows, bool colour_on, bool hosts) {
   if (widths[1] > name_room) {
     widths[1] = name_room;
     for (GpuRow& row : rows) {
-      if (display_width(row.cells[1]) > name_room) row.cells[1] = row.cells[1].substr(0, name_room - 1) + "…";
+      row.cells[1] = cut_end(row.cells[1], name_room);  // whole characters, not bytes
     }
   }
   const auto line = [&widths](const std::vector<std::string>& cells, const std::vector<std::string>& shown) {
