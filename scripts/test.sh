@@ -58,7 +58,9 @@ run_ctest() {
   done
   python3 "$top/tests/lib/ctest_margins.py" check --build-dir "$dir" || return 1
   ctest_runs+=("$step:$dir:$top/out/ctest-$step.xml")
-  (cd "$dir" && ctest -j "$jobs" --output-on-failure --output-junit "$top/out/ctest-$step.xml" "$@") || rc=$?
+  local output_args
+  mapfile -t output_args < <(python3 "$top/tests/lib/ctest_required.py" ctest-args)
+  (cd "$dir" && ctest -j "$jobs" --output-on-failure "${output_args[@]}" --output-junit "$top/out/ctest-$step.xml" "$@") || rc=$?
   python3 "$top/tests/lib/ctest_required.py" check --required "$top/tests/ci-required-tests.txt" \
           --build-dir "$dir" --junit "$top/out/ctest-$step.xml" "${sel[@]}" || rc=1
   return $rc

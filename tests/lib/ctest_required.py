@@ -5,7 +5,9 @@ check: after `ctest --output-junit JUNIT [-L REGEX] [-LE REGEX]` in BUILD_DIR, e
 required list (tests/ci-required-tests.txt) that this label selection includes must be registered in
 BUILD_DIR and have run and passed. A test skipped (exit 77, a failed fixture, a missing program),
 disabled, absent from ctest's report or not registered at all fails, named with ctest's reason and
-the tail of its output. The list must also be complete: a test BUILD_DIR registers without the label
+the tail of its output; so does a test program that passed but skipped some of its cases (gtest's
+GTEST_SKIP and Python's skipTest exit 0: their summaries in the output give them away, which is why
+ctest must keep the tail of a passed test's output: `ctest $(ctest_required.py ctest-args)`). The list must also be complete: a test BUILD_DIR registers without the label
 `gpu` or `long` that the list lacks, or whose labels differ from the list's, fails too.
 
     ctest_required.py check --required FILE --build-dir DIR --junit FILE [-L REGEX] [-LE REGEX]
@@ -14,6 +16,9 @@ regenerate: write the list from what the given build folders register (a normal 
 a fuzz build; scripts/test.sh configures both), leaving out the labels `gpu` and `long`.
 
     ctest_required.py regenerate --required FILE --build-dir build-ci --build-dir build-fuzz
+
+ctest-args: the ctest arguments the check needs (one per line): keep the last 64 KiB of each passed
+test's output, where the skip summaries are (ctest keeps the first 1 KiB by default).
 
 Exit status: 0 all required tests of the selection passed, 1 one or more did not (or the list is
 stale), 2 bad arguments or unreadable input.
@@ -26,6 +31,10 @@ import sys
 import xml.etree.ElementTree as ET
 
 EXEMPT_LABELS = {"gpu", "long"}  # need a GPU machine or run by hand: never required of CI
+CTEST_ARGS = ["--test-output-size-passed", "65536", "--test-output-truncation", "head"]
+# Cases skipped inside a test program that exits 0: gtest's "[  SKIPPED ] Suite.Case" lines and
+# Python unittest's closing "OK (skipped=N)".
+INNER_SKIP = re.compile(r"^\[  SKIPPED \] .*$|^(?:OK|FAILED) \(.*\bskipped=\d+.*$", re.M)
 TAIL_LINES = 15
 
 HEADER = """\
@@ -162,6 +171,9 @@ def check(args):
             continue
         status, message, out, _ = results[name]
         if status == "run":
+            inner = INNER_SKIP.search(out)
+            if inner:
+                problems.append(f"{name}: required but some of its cases were skipped ({inner.group(0).strip()}); output:\n" + tail(out))
             continue
         what = {"notrun": "skipped", "disabled": "disabled", "fail": "failed"}.get(status, f"status {status!r}")
         problems.append(f"{name}: required but {what}" + (f" ({message})" if message else "") + "; output:\n" + tail(out))
@@ -206,7 +218,11 @@ def main(argv):
     r = sub.add_parser("regenerate")
     r.add_argument("--required", required=True)
     r.add_argument("--build-dir", action="append", required=True)
+    sub.add_parser("ctest-args")
     args = parser.parse_args(argv)
+    if args.command == "ctest-args":
+        print("\n".join(CTEST_ARGS))
+        return 0
     try:
         return check(args) if args.command == "check" else regenerate(args)
     except InputError as e:

@@ -95,6 +95,44 @@ class CheckerTest(unittest.TestCase):
         self.assertIn("t.skip: required but skipped", out)
         self.assertNotIn("t.gpu", out)  # label gpu: never required
 
+    def test_cases_skipped_inside_a_passing_program_fail(self):
+        gtest = "[==========] 3 tests ran.\n[  PASSED  ] 2 tests.\n[  SKIPPED ] 1 test, listed below:\n[  SKIPPED ] Info.OwnedNodes\n"
+        rc, out = self.run_checker(junit(case("t.pass", out=gtest), case("t.skip"), case("t.chroot")))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("t.pass: required but some of its cases were skipped ([  SKIPPED ] 1 test, listed below:)", out)
+        unittest_out = "test_a (x.T) ... ok\ntest_b (x.T) ... skipped 'no D-Bus'\n\nOK (skipped=1)\n"
+        rc, out = self.run_checker(junit(case("t.pass"), case("t.skip", out=unittest_out), case("t.chroot")))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("t.skip: required but some of its cases were skipped (OK (skipped=1))", out)
+        # A case whose name says "skipped" is no skip.
+        rc, out = self.run_checker(junit(case("t.pass", out="test_skipped_pages_are_counted ... ok\n\nOK\n"), case("t.skip"),
+                                         case("t.chroot")))
+        self.assertEqual(rc, 0, out)
+
+    def test_a_real_skip_inside_a_long_passing_output_fails(self):
+        # ctest keeps only the first 1 KiB of a passed test's output unless told otherwise: with
+        # the arguments scripts/test.sh takes from the checker, the closing summary is kept.
+        src, build = os.path.join(self.tmp.name, "inner-src"), os.path.join(self.tmp.name, "inner-build")
+        os.makedirs(src, exist_ok=True)
+        with open(os.path.join(src, "CMakeLists.txt"), "w") as f:
+            f.write(textwrap.dedent("""\
+                cmake_minimum_required(VERSION 3.25)
+                project(inner_skip NONE)
+                enable_testing()
+                add_test(NAME t.gtest COMMAND sh -c "seq 1 20000; echo '[  SKIPPED ] Suite.Case'")
+                """))
+        subprocess.run(["cmake", "-S", src, "-B", build], check=True, capture_output=True)
+        args = subprocess.run([sys.executable, CHECKER, "ctest-args"], check=True, capture_output=True, text=True).stdout.split()
+        xml = os.path.join(self.tmp.name, "inner.xml")
+        subprocess.run(["ctest", "--test-dir", build, *args, "--output-junit", xml], capture_output=True)
+        required = os.path.join(self.tmp.name, "inner-required.txt")
+        with open(required, "w") as f:
+            f.write("t.gtest -\n")
+        p = subprocess.run([sys.executable, CHECKER, "check", "--required", required, "--build-dir", build, "--junit", xml],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("t.gtest: required but some of its cases were skipped ([  SKIPPED ] Suite.Case)", p.stderr)
+
     def test_disabled_and_failed_fail(self):
         rc, out = self.run_checker(junit(case("t.pass", "disabled"), case("t.skip", "fail"), case("t.chroot")))
         self.assertEqual(rc, 1, out)
