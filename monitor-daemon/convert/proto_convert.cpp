@@ -72,19 +72,21 @@ void add_readings(const std::vector<smi::Reading>& readings, const std::vector<s
   }
 }
 
+std::string peer_text(const std::string& text) { return smi::holds_raw_bytes(text) ? smi::printable_text(text) : text; }
+
 std::optional<smi::Reading> from_proto(const pb::Reading& r) {
   const smi::MetricInfo* info = smi::find_metric(r.metric());
   if (info == nullptr) return std::nullopt;
   smi::Reading reading;
   reading.id = info->id;
-  reading.instance = r.instance();
+  reading.instance = peer_text(r.instance());
   reading.status = from_proto(r.status());
   reading.error_code = r.error_code();
-  reading.detail = r.detail();
+  reading.detail = peer_text(r.detail());
   switch (r.value_case()) {
     case pb::Reading::kInteger: reading.value = static_cast<std::int64_t>(r.integer()); break;
     case pb::Reading::kReal: reading.value = r.real(); break;
-    case pb::Reading::kText: reading.value = r.text(); break;
+    case pb::Reading::kText: reading.value = peer_text(r.text()); break;
     case pb::Reading::VALUE_NOT_SET: break;
   }
   return reading;
@@ -113,12 +115,12 @@ void to_proto(const smi::DeviceSummary& device, pb::Device* out) {
 smi::DeviceSummary from_proto(const pb::Device& device) {
   smi::DeviceSummary s;
   s.index = device.index();
-  s.vendor = device.vendor();
-  s.backend = device.backend();
-  s.bdf = device.bdf();
-  s.uuid = device.uuid();
-  s.name = device.name();
-  s.fault = device.fault();
+  s.vendor = peer_text(device.vendor());
+  s.backend = peer_text(device.backend());
+  s.bdf = peer_text(device.bdf());
+  s.uuid = peer_text(device.uuid());
+  s.name = peer_text(device.name());
+  s.fault = peer_text(device.fault());
   s.partition_count = device.partition_count();
   return s;
 }
@@ -141,7 +143,8 @@ smi::HealthReport from_proto(const pb::DeviceHealth& health, std::uint32_t devic
   report.device = device;
   report.overall = from_proto(health.verdict());
   for (const pb::HealthFinding& f : health.findings()) {
-    report.findings.push_back({f.check(), from_proto(f.verdict()), f.reading(), f.threshold(), f.message(), f.remediation()});
+    report.findings.push_back({peer_text(f.check()), from_proto(f.verdict()), peer_text(f.reading()), peer_text(f.threshold()),
+                               peer_text(f.message()), peer_text(f.remediation())});
   }
   return report;
 }
@@ -154,7 +157,7 @@ void to_proto(const smi::Partition& partition, pb::Partition* out) {
 }
 
 smi::Partition from_proto(const pb::Partition& partition) {
-  return {partition.index(), partition.id(), partition.bdf(), from_proto(partition.readings())};
+  return {partition.index(), peer_text(partition.id()), peer_text(partition.bdf()), from_proto(partition.readings())};
 }
 
 void to_proto(const smi::Event& event, std::chrono::system_clock::time_point found, std::uint64_t sequence, pb::Event* out) {
@@ -171,10 +174,10 @@ void to_proto(const smi::Event& event, std::chrono::system_clock::time_point fou
 }
 
 smi::Event from_proto(const pb::Event& e) {
-  smi::Event event{e.kind(), {}, e.metric(), e.before(), e.after(), e.message()};
+  smi::Event event{peer_text(e.kind()), {}, peer_text(e.metric()), peer_text(e.before()), peer_text(e.after()), peer_text(e.message())};
   event.device.index = e.device_index();
-  event.device.bdf = e.bdf();
-  event.device.uuid = e.uuid();
+  event.device.bdf = peer_text(e.bdf());
+  event.device.uuid = peer_text(e.uuid());
   return event;
 }
 

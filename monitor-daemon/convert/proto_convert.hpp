@@ -22,6 +22,12 @@ using Readings = google::protobuf::RepeatedPtrField<pb::Reading>;
 // Enums, each from one table. A value this build does not know (a newer peer's) reads as the
 // library's least-claiming one: not_supported for a status, unknown for a verdict.
 pb::ReadingStatus to_proto(smi::Status status);
+// Text from a peer (a daemon answering a client, a client's request), printable as text from files
+// leaves the library: unchanged when it already is (the daemon's text is), else smi::printable_text.
+// Every from_proto below applies it to every string, so a hostile peer's controls never reach a
+// screen or a page through what they return; code that reads a message's strings itself uses it.
+std::string peer_text(const std::string& text);
+
 smi::Status from_proto(pb::ReadingStatus status);
 pb::Verdict to_proto(smi::Verdict verdict);
 smi::Verdict from_proto(pb::Verdict verdict);

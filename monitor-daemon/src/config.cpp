@@ -119,6 +119,9 @@ bool apply_sampling_key(Config& config, const std::string& key, const std::strin
   } else if (key == "procfs_root") {
     config.procfs_root = value;
   } else if (key == "host") {
+    if (smi::holds_raw_bytes(value)) {
+      throw std::runtime_error(fmt::format("{}: host must be printable UTF-8 text, got \"{}\"", where, smi::printable_text(value)));
+    }
     config.host = value;
   } else if (key == "health_policy") {
     config.health_policy = value;

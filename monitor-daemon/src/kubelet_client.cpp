@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
+#include <hipstack/smi.hpp>
 
 #include <stdexcept>
 
@@ -10,24 +11,34 @@
 namespace hipstack::smid {
 namespace {
 
+// The kubelet is a peer: every name it sends leaves here printable (smi::printable_text), as text
+// from files leaves the library, so no output (page, gRPC reply, terminal) carries its raw bytes.
 std::vector<ContainerDevices> containers_of(const v1::PodResources& pod) {
+  const auto text = [](const std::string& raw) { return smi::printable_text(raw); };
   std::vector<ContainerDevices> out;
   for (const v1::ContainerResources& container : pod.containers()) {
-    ContainerDevices held{pod.name(), pod.namespace_(), container.name(), {}};
+    ContainerDevices held{text(pod.name()), text(pod.namespace_()), text(container.name()), {}};
     for (const v1::ContainerDevices& devices : container.devices()) {
-      for (const std::string& id : devices.device_ids()) held.devices.push_back({devices.resource_name(), id, "", "", {}});
+      for (const std::string& id : devices.device_ids()) held.devices.push_back({text(devices.resource_name()), text(id), "", "", {}});
     }
     for (const v1::DynamicResource& claim : container.dynamic_resources()) {
       for (const v1::ClaimResource& resource : claim.claim_resources()) {
-        HeldDevice device{resource.driver_name(), resource.device_name(),
-                          fmt::format("{}/{}", claim.claim_namespace(), claim.claim_name()), resource.pool_name(), {}};
-        for (const v1::CDIDevice& cdi : resource.cdi_devices()) device.cdi_devices.push_back(cdi.name());
+        HeldDevice device{text(resource.driver_name()), text(resource.device_name()),
+                          text(fmt::format("{}/{}", claim.claim_namespace(), claim.claim_name())), text(resource.pool_name()), {}};
+        for (const v1::CDIDevice& cdi : resource.cdi_devices()) device.cdi_devices.push_back(text(cdi.name()));
         held.devices.push_back(std::move(device));
       }
     }
     if (!held.devices.empty()) out.push_back(std::move(held));
   }
   return out;
+}
+
+// The kubelet's error message as our errors quote it: printable, and no longer than a line or two.
+std::string peer_message(const grpc::Status& status) {
+  constexpr std::size_t kMaxBytes = 512;
+  const std::string& message = status.error_message();
+  return smi::printable_text(message.substr(0, kMaxBytes)) + (message.size() > kMaxBytes ? "..." : "");
 }
 
 }  // namespace
@@ -57,7 +68,7 @@ std::vector<ContainerDevices> KubeletClient::list() {
   const grpc::Status status = stub_->lister->List(&context, v1::ListPodResourcesRequest(), &reply);
   if (!status.ok()) {
     throw std::runtime_error(fmt::format("kubelet pod-resources List on {}: {} ({})", socket_path_,
-                                         status.error_message(), static_cast<int>(status.error_code())));
+                                         peer_message(status), static_cast<int>(status.error_code())));
   }
   std::vector<ContainerDevices> out;
   for (const v1::PodResources& pod : reply.pod_resources()) {
@@ -85,7 +96,7 @@ std::optional<std::vector<ContainerDevices>> KubeletClient::get(const std::strin
                        (status.error_code() == grpc::StatusCode::UNKNOWN && message.find("disabled") != std::string::npos);
   if (!status.ok()) {
     throw std::runtime_error(fmt::format("kubelet pod-resources Get {}/{} on {}: {} ({})", namespace_name, pod, socket_path_,
-                                         message, static_cast<int>(status.error_code())));
+                                         peer_message(status), static_cast<int>(status.error_code())));
   }
   return containers_of(reply.pod_resources());
 }

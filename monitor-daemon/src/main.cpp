@@ -42,7 +42,8 @@ constexpr const char* kVersion = HIPSTACK_VERSION;  // the project version, from
 
 std::string hostname() {
   char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("unknown");
+  // The kernel takes any bytes for a host name (sethostname): printable, as every label.
+  return ::gethostname(name, sizeof name - 1) == 0 ? smi::printable_text(name) : std::string("unknown");
 }
 
 // What requests are answered from; replaced whole on a reload while requests may be running.

@@ -51,7 +51,11 @@ void family(std::string& out, const std::string& name, const char* type, std::st
 
 }  // namespace
 
+// Prometheus reads a page as UTF-8 (a label value that is not fails the whole scrape) and people
+// read it on terminals: text that did not come through an edge that made it printable (the
+// library's, a peer's) is made printable here, so no page carries raw bytes.
 std::string escape_label_value(std::string_view value) {
+  if (smi::holds_raw_bytes(value)) return escape_label_value(smi::printable_text(value));
   std::string out;
   out.reserve(value.size());
   for (const char c : value) {
@@ -64,6 +68,7 @@ std::string escape_label_value(std::string_view value) {
 }
 
 std::string escape_help(std::string_view text) {
+  if (smi::holds_raw_bytes(text)) return escape_help(smi::printable_text(text));
   std::string out;
   for (const char c : text) {
     if (c == '\\') out += "\\\\";

@@ -64,6 +64,8 @@ class MetricsPage {
 };
 
 // Label value escaping (backslash, double quote, newline) and HELP escaping (backslash, newline).
+// Text holding raw bytes (a control character, invalid UTF-8) is first made smi::printable_text, so
+// a page is always valid UTF-8 without terminal controls.
 std::string escape_label_value(std::string_view value);
 std::string escape_help(std::string_view text);
 

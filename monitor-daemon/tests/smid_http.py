@@ -119,3 +119,19 @@ def parse_metrics(body):
 
 def series(samples, name, **labels):
     return [(l, v) for n, l, v in samples if n == name and all(l.get(k) == w for k, w in labels.items())]
+
+
+def monitor_stubs(proto_dir, out):
+    """Generates the Python modules of hipstack.monitor.v1 (monitor.proto, local.proto) into `out`
+    and puts it on sys.path; returns (monitor_pb2, monitor_pb2_grpc)."""
+    import sys
+    from grpc_tools import protoc
+    include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
+    if not os.path.isdir(include):
+        include = "/usr/include"  # Debian: the well-known types live with libprotobuf-dev
+    for name in ("hipstack/monitor/v1/monitor.proto", "hipstack/monitor/v1/local.proto"):
+        if protoc.main(["protoc", "-I" + proto_dir, "-I" + include, "--python_out=" + out, "--grpc_python_out=" + out, name]) != 0:
+            raise RuntimeError("protoc failed on " + name)
+    sys.path.insert(0, out)
+    from hipstack.monitor.v1 import monitor_pb2, monitor_pb2_grpc
+    return monitor_pb2, monitor_pb2_grpc

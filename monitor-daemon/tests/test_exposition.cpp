@@ -292,16 +292,25 @@ TEST(Escaping, LabelValues) {
   EXPECT_EQ(escape_label_value("plain"), "plain");
   EXPECT_EQ(escape_label_value(R"(a\b)"), R"(a\\b)");
   EXPECT_EQ(escape_label_value(R"(say "hi")"), R"(say \"hi\")");
-  EXPECT_EQ(escape_label_value("two\nlines"), R"(two\nlines)");
-  EXPECT_EQ(escape_label_value("\\\"\n"), R"(\\\"\n)");
   EXPECT_EQ(escape_label_value(""), "");
   EXPECT_EQ(escape_label_value("µ°C ünïcödé"), "µ°C ünïcödé");  // UTF-8 passes through
 }
 
-TEST(Escaping, HelpEscapesBackslashAndNewlineButNotQuotes) {
+// Text with raw bytes (controls, invalid UTF-8) reads back as smi::printable_text writes it, as
+// every text that came through the library does: "\xNN", with a raw backslash doubled.
+TEST(Escaping, RawBytesReadBackAsPrintableText) {
+  EXPECT_EQ(escape_label_value("two\nlines"), R"(two\\x0alines)");
+  EXPECT_EQ(escape_label_value("\x1b[31mred\xff\xfe"), R"(\\x1b[31mred\\xff\\xfe)");
+  EXPECT_EQ(escape_label_value("a\\b\x07"), R"(a\\\\b\\x07)");
+  EXPECT_EQ(escape_label_value("c1 \xc2\x9b end"), R"(c1 \\xc2\\x9b end)");  // U+009B, the C1 CSI
+  EXPECT_EQ(escape_label_value("cut \xe2\x82"), R"(cut \\xe2\\x82)");         // a truncated sequence
+  EXPECT_EQ(escape_help("line one\nline two"), R"(line one\\x0aline two)");
+  EXPECT_EQ(escape_help("bell\x07"), R"(bell\\x07)");
+}
+
+TEST(Escaping, HelpEscapesBackslashButNotQuotes) {
   EXPECT_EQ(escape_help("plain text."), "plain text.");
   EXPECT_EQ(escape_help(R"(C:\path)"), R"(C:\\path)");
-  EXPECT_EQ(escape_help("line one\nline two"), R"(line one\nline two)");
   EXPECT_EQ(escape_help(R"(check="overall")"), R"(check="overall")");
 }
 
@@ -318,13 +327,13 @@ TEST(Escaping, HostileLabelValuesRoundTripThroughThePage) {
   // Every sample line parsed (no raw newline split one), and the labels decode to the originals.
   for (const Sample& s : page.samples) {
     if (s.name.rfind("hipstack_gpu_", 0) == 0) {
-      EXPECT_EQ(s.labels.at("model"), hostile_name) << s.line;
+      EXPECT_EQ(s.labels.at("model"), smi::printable_text(hostile_name)) << s.line;
     }
-    EXPECT_EQ(s.labels.count("host") ? s.labels.at("host") : hostile_host, hostile_host) << s.line;
+    EXPECT_EQ(s.labels.count("host") ? s.labels.at("host") : smi::printable_text(hostile_host), smi::printable_text(hostile_host)) << s.line;
   }
-  EXPECT_EQ(find(page, "hipstack_gpu_info").at(0).labels.at("vbios_version"), hostile_text);
-  EXPECT_EQ(find(page, "hipstack_gpu_firmware_version_info").at(0).labels.at("ip"), "a\"b\\c\nd");
-  EXPECT_EQ(find(page, "hipstack_gpu_health", {{"check", hostile_check}}).size(), 1u);
+  EXPECT_EQ(find(page, "hipstack_gpu_info").at(0).labels.at("vbios_version"), smi::printable_text(hostile_text));
+  EXPECT_EQ(find(page, "hipstack_gpu_firmware_version_info").at(0).labels.at("ip"), smi::printable_text("a\"b\\c\nd"));
+  EXPECT_EQ(find(page, "hipstack_gpu_health", {{"check", smi::printable_text(hostile_check)}}).size(), 1u);
   EXPECT_EQ(find(page, "hipstack_smid_build_info").at(0).labels.at("version"), "1.0\"beta\\");
   // HELP lines escape nothing but backslash and newline: the health HELP keeps its quotes.
   EXPECT_NE(page.help.at("hipstack_gpu_health").find(R"(check="overall")"), std::string::npos);

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "commands.hpp"
+#include "proto_convert.hpp"
 #include "units.hpp"
 
 namespace hipstack::cli {
@@ -46,11 +47,29 @@ const pb::JobFigure* find_figure(const pb::JobGpu& gpu, std::string_view name) {
 
 // What happened to the job, in a line: "job 4711 (user alice): started ..., stopped ... (wall 1h02m)".
 std::string job_heading(const pb::Job& job) {
-  std::string line = fmt::format("job {}", smi::printable_text(job.id()));
-  if (!job.user().empty()) line += fmt::format(" (user {})", smi::printable_text(job.user()));
+  std::string line = fmt::format("job {}", job.id());
+  if (!job.user().empty()) line += fmt::format(" (user {})", job.user());
   line += fmt::format(": started {}", utc_iso(from_unix_ms(job.started_unix_ms())));
   if (job.running()) return line + ", running";
   return line + fmt::format(", stopped {}", utc_iso(from_unix_ms(job.stopped_unix_ms())));
+}
+
+// A daemon's answer as every view prints it: each string made printable where it is received
+// (proto::peer_text), so tables, CSV and JSON alike show a hostile daemon's text as text.
+pb::Job printable_job(pb::Job job) {
+  const auto fix = [](std::string* text) { *text = proto::peer_text(*text); };
+  for (std::string* text : {job.mutable_id(), job.mutable_user(), job.mutable_started_by(), job.mutable_stopped_by()}) fix(text);
+  for (std::string& problem : *job.mutable_problems()) fix(&problem);
+  for (pb::JobGpu& gpu : *job.mutable_gpus()) {
+    for (std::string* text : {gpu.mutable_uuid(), gpu.mutable_bdf(), gpu.mutable_name(), gpu.mutable_health_start(),
+                              gpu.mutable_health_start_summary(), gpu.mutable_health_end(), gpu.mutable_health_end_summary()}) {
+      fix(text);
+    }
+    for (pb::JobFigure& f : *gpu.mutable_figures()) {
+      for (std::string* text : {f.mutable_name(), f.mutable_instance(), f.mutable_unit(), f.mutable_source(), f.mutable_why()}) fix(text);
+    }
+  }
+  return job;
 }
 
 Json job_json(const pb::Job& job) {
@@ -127,11 +146,13 @@ std::optional<WallClock::time_point> parse_since(const std::string& text, WallCl
   return WallClock::from_time_t(::timegm(&tm));
 }
 
-int print_job(const pb::Job& job, const JobOptions& options, Format format) {
+int print_job(const pb::Job& answered, const JobOptions& options, Format format) {
+  const pb::Job job = printable_job(answered);
   if (format == Format::json) {
     Json doc = document("job " + options.action);
     doc["job"] = job_json(job);
     if (options.action == "stop") doc["already_stopped"] = job.already_stopped();
+    if (options.action == "start") doc["already_running"] = job.already_running();
     print_json(doc);
     return kExitOk;
   }
@@ -149,28 +170,31 @@ int print_job(const pb::Job& job, const JobOptions& options, Format format) {
   if (options.action == "start") {
     std::string gpus;
     for (const pb::JobGpu& gpu : job.gpus()) gpus += fmt::format("{}{}", gpus.empty() ? "" : ", ", gpu.index());
-    print(fmt::format("{}, on GPU {}\n", job_heading(job), gpus));
+    print(fmt::format("{}, on GPU {}{}\n", job_heading(job), gpus,
+                      job.already_running() ? " (it was running already with these GPUs: this start changed nothing)" : ""));
     return kExitOk;
   }
   std::string out = job_heading(job);
   if (options.action == "stop" && job.already_stopped()) out += " (it had stopped before this call)";
   out += "\n";
   for (const pb::JobGpu& gpu : job.gpus()) {
-    out += fmt::format("\nGPU {}  {}  {}  {}\n", gpu.index(), gpu.bdf(), smi::printable_text(gpu.name()), gpu.uuid());
-    out += fmt::format("  health at start: {} ({})\n", gpu.health_start(), smi::printable_text(gpu.health_start_summary()));
-    if (!job.running()) out += fmt::format("  health at stop:  {} ({})\n", gpu.health_end(), smi::printable_text(gpu.health_end_summary()));
+    out += fmt::format("\nGPU {}  {}  {}  {}\n", gpu.index(), gpu.bdf(), gpu.name(), gpu.uuid());
+    out += fmt::format("  health at start: {} ({})\n", gpu.health_start(), gpu.health_start_summary());
+    if (!job.running()) out += fmt::format("  health at stop:  {} ({})\n", gpu.health_end(), gpu.health_end_summary());
     Table table({"  FIGURE", "VALUE", "FROM"});
     for (const pb::JobFigure& f : gpu.figures()) {
-      table.add({"  " + figure_name(f), figure_value(f), smi::printable_text(f.known() ? f.source() : f.why())});
+      table.add({"  " + figure_name(f), figure_value(f), f.known() ? f.source() : f.why()});
     }
     out += table.str();
   }
-  for (const std::string& problem : job.problems()) out += fmt::format("problem: {}\n", smi::printable_text(problem));
+  for (const std::string& problem : job.problems()) out += fmt::format("problem: {}\n", problem);
   print(out);
   return job.problems().empty() ? kExitOk : kExitReadFailure;
 }
 
-int print_job_list(const pb::ListJobsResponse& jobs, Format format) {
+int print_job_list(const pb::ListJobsResponse& answered, Format format) {
+  pb::ListJobsResponse jobs = answered;
+  for (pb::Job& job : *jobs.mutable_jobs()) job = printable_job(std::move(job));
   if (format == Format::json) {
     Json doc = document("job list");
     doc["jobs"] = Json::array();
@@ -207,7 +231,7 @@ int print_job_list(const pb::ListJobsResponse& jobs, Format format) {
   Table table({"JOB", "USER", "STARTED", "STOPPED", "GPUS", "ENERGY", "BUSY"});
   for (const pb::Job& job : jobs.jobs()) {
     const auto [energy, busy] = totals(job);
-    table.add({smi::printable_text(job.id()), smi::printable_text(job.user()), utc_iso(from_unix_ms(job.started_unix_ms())),
+    table.add({job.id(), job.user(), utc_iso(from_unix_ms(job.started_unix_ms())),
                job.running() ? "running" : utc_iso(from_unix_ms(job.stopped_unix_ms())), std::to_string(job.gpus_size()),
                energy ? fmt::format("{:.1f} J", *energy) : "unknown", busy ? fmt::format("{:.1f} %", *busy) : "unknown"});
   }

@@ -15,6 +15,15 @@
 
 namespace hipstack::cli {
 
+std::string printable(std::string_view text) { return smi::holds_raw_bytes(text) ? smi::printable_text(text) : std::string(text); }
+
+void Table::add(std::vector<std::string> row) {
+  for (std::string& cell : row) {
+    if (smi::holds_raw_bytes(cell)) cell = smi::printable_text(cell);
+  }
+  rows_.push_back(std::move(row));
+}
+
 std::string Table::str(std::size_t width) const {
   constexpr std::size_t kGap = 2;
   constexpr std::size_t kMiddleFloor = 13;  // a cut identifier keeps 6 characters at each end
@@ -197,15 +206,16 @@ Json device_json(const smi::DeviceSummary& device) {
 
 std::string device_heading(const smi::DeviceSummary& device, std::string_view extra, std::string_view lead) {
   const std::size_t width = output_width();
-  std::string out = fmt::format("{}GPU {}  {}  {}", lead, device.index, device.bdf.empty() ? "N/A" : device.bdf,
-                                device.name.empty() ? "(name unreadable)" : device.name);
+  std::string out = fmt::format("{}GPU {}  {}  {}", printable(lead), device.index, device.bdf.empty() ? "N/A" : printable(device.bdf),
+                                device.name.empty() ? "(name unreadable)" : printable(device.name));
   // What does not fit beside the name goes on lines of its own, indented under it.
   if (!extra.empty()) {
-    out += display_width(out) + 2 + display_width(extra) <= width ? "  " : "\n  ";
-    out += extra;
+    const std::string shown = printable(extra);
+    out += display_width(out) + 2 + display_width(shown) <= width ? "  " : "\n  ";
+    out += shown;
   }
   if (!device.fault.empty()) {
-    const std::string fault = "CANNOT BE READ: " + device.fault;
+    const std::string fault = "CANNOT BE READ: " + printable(device.fault);
     const std::size_t line_start = out.rfind('\n') == std::string::npos ? 0 : out.rfind('\n') + 1;
     if (display_width(std::string_view(out).substr(line_start)) + 2 + display_width(fault) <= width) return out + "  " + fault + "\n";
     return out + "\n" + hanging_lines("  ", fault, 4, width);
@@ -237,6 +247,7 @@ Json document(std::string_view command) {
 }
 
 std::string csv_field(std::string_view text) {
+  if (smi::holds_raw_bytes(text)) return csv_field(smi::printable_text(text));
   if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
   std::string out = "\"";
   for (const char c : text) {

@@ -32,7 +32,9 @@ class Table {
     fits_.at(column) = how;
     return *this;
   }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Each cell is made printable (printable() below): a table never carries raw bytes, whatever
+  // the source of its text.
+  void add(std::vector<std::string> row);
   // The table in at most `width` columns where its columns' Fit allows (0: as wide as its cells).
   [[nodiscard]] std::string str(std::size_t width = 0) const;
   [[nodiscard]] bool empty() const { return rows_.empty(); }
@@ -42,6 +44,12 @@ class Table {
   std::vector<Fit> fits_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+// Text as every output edge writes it (table cells, CSV fields, headings, event lines): unchanged
+// when it is printable already (text from the library and from hipstack-smid is), else
+// smi::printable_text. So text from any source (a peer, a job store) never brings a control
+// character, a bidirectional override or invalid UTF-8 to the screen (docs/security.md).
+std::string printable(std::string_view text);
 
 // Value as people read it: numbers without trailing zeros, text as is, "N/A" when not ok.
 std::string value_text(const smi::Reading& reading);

@@ -260,23 +260,34 @@ static std::size_t utf8_sequence(std::string_view text, std::size_t i) noexcept 
   return length;
 }
 
-// C1 controls are U+0080..U+009F, encoded as C2 80..C2 9F.
-static bool is_c1_control(std::string_view text, std::size_t i, std::size_t length) noexcept {
-  return length == 2 && static_cast<unsigned char>(text[i]) == 0xC2 && static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+// Characters written as "\xNN" although valid UTF-8: the C1 controls U+0080..U+009F (C2 80..C2 9F)
+// and the bidirectional embeddings, overrides and isolates U+202A..U+202E (E2 80 AA..AE) and
+// U+2066..U+2069 (E2 81 A6..A9), which reorder how a terminal shows the text around them (a
+// "FAIL" shown as "LIAF", a column moved).
+static bool is_escaped_character(std::string_view text, std::size_t i, std::size_t length) noexcept {
+  const auto byte = [&text, i](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  if (length == 2) return byte(0) == 0xC2 && byte(1) <= 0x9F;
+  if (length != 3 || byte(0) != 0xE2) return false;
+  return (byte(1) == 0x80 && byte(2) >= 0xAA && byte(2) <= 0xAE) || (byte(1) == 0x81 && byte(2) >= 0xA6 && byte(2) <= 0xA9);
 }
 
 static bool is_control(unsigned char c) noexcept { return c < 0x20 || c == 0x7F; }
 
-bool is_printable_text(std::string_view raw) noexcept {
+// Whether every character is valid UTF-8 and no control; a backslash fails only when it counts.
+static bool all_printable(std::string_view raw, bool backslash_counts) noexcept {
   for (std::size_t i = 0; i < raw.size();) {
     const auto c = static_cast<unsigned char>(raw[i]);
-    if (c == '\\' || is_control(c)) return false;
+    if ((backslash_counts && c == '\\') || is_control(c)) return false;
     const std::size_t length = utf8_sequence(raw, i);
-    if (length == 0 || is_c1_control(raw, i, length)) return false;
+    if (length == 0 || is_escaped_character(raw, i, length)) return false;
     i += length;
   }
   return true;
 }
+
+bool is_printable_text(std::string_view raw) noexcept { return all_printable(raw, true); }
+
+bool holds_raw_bytes(std::string_view raw) noexcept { return !all_printable(raw, false); }
 
 std::string printable_text(std::string_view raw) {
   if (is_printable_text(raw)) return std::string(raw);
@@ -297,10 +308,9 @@ std::string printable_text(std::string_view raw) {
     } else if (length == 0 || is_control(c)) {
       escape(c);
       ++i;
-    } else if (is_c1_control(raw, i, length)) {
-      escape(c);
-      escape(static_cast<unsigned char>(raw[i + 1]));
-      i += 2;
+    } else if (is_escaped_character(raw, i, length)) {
+      for (std::size_t k = 0; k < length; ++k) escape(static_cast<unsigned char>(raw[i + k]));
+      i += length;
     } else {
       out.append(raw.substr(i, length));
       i += length;
@@ -323,5 +333,7 @@ std::string normalise_bdf(std::string_view bdf) {
 }
 
 std::string printable_text(std::string_view raw) { return detail::printable_text(raw); }
+
+bool holds_raw_bytes(std::string_view text) noexcept { return detail::holds_raw_bytes(text); }
 
 }  // namespace hipstack::smi

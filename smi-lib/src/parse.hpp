@@ -63,10 +63,14 @@ std::vector<std::string_view> split_fields(std::string_view text, char separator
 // Text read from a file or a vendor library, made safe for every output (terminal, JSON, CSV,
 // Prometheus labels, protobuf and D-Bus strings, all of which need valid UTF-8 and none of which
 // should carry terminal controls): valid UTF-8 stays, a backslash becomes "\\", and each control
-// character (C0, DEL, C1) and each byte that is not part of valid UTF-8 becomes "\xNN", so the
-// raw bytes can still be read back in hex. Applied once, where readings leave the library.
+// character (C0, DEL, C1), each bidirectional override or isolate (U+202A..E, U+2066..9) and each
+// byte that is not part of valid UTF-8 becomes "\xNN", so the raw bytes can still be read back in
+// hex. Applied once, where readings leave the library.
 std::string printable_text(std::string_view raw);
 // True when printable_text would return the text unchanged (the common case: no copy needed).
 bool is_printable_text(std::string_view raw) noexcept;
+// True when the text holds a control character or a byte that is not part of valid UTF-8: what
+// printable_text writes as "\xNN" (a backslash does not count).
+bool holds_raw_bytes(std::string_view raw) noexcept;
 
 }  // namespace hipstack::smi::detail

@@ -139,9 +139,17 @@ TEST(PrintableText, ValidUtf8StaysControlsAndBadBytesBecomeHex) {
   EXPECT_EQ(printable_text("\xed\xa0\x80"), "\\xed\\xa0\\x80");                     // UTF-16 surrogate
   EXPECT_EQ(printable_text("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");            // above U+10FFFF
   EXPECT_EQ(printable_text("\xc2\x9b" "2J"), "\\xc2\\x9b2J");                       // C1 CSI
+  // Bidirectional overrides and isolates reorder what a terminal shows: "FAIL" behind U+202E.
+  EXPECT_EQ(printable_text("\xe2\x80\xae" "LIAF"), "\\xe2\\x80\\xaeLIAF");
+  EXPECT_EQ(printable_text("a\xe2\x81\xa6" "b\xe2\x81\xa9"), "a\\xe2\\x81\\xa6b\\xe2\\x81\\xa9");
+  EXPECT_EQ(printable_text("\xe2\x80\xa9\xe2\x80\xaf"), "\xe2\x80\xa9\xe2\x80\xaf");  // U+2029, U+202F: not overrides
   EXPECT_EQ(printable_text("C:\\x41"), "C:\\\\x41");  // a literal backslash cannot pose as an escape
   EXPECT_FALSE(is_printable_text("\\"));
   EXPECT_TRUE(is_printable_text(""));
+  // holds_raw_bytes: what printable_text would escape, a backslash aside.
+  EXPECT_FALSE(holds_raw_bytes("C:\\x41 \xc3\xa4"));
+  EXPECT_FALSE(holds_raw_bytes(""));
+  for (const char* raw : {"\x1b[2J", "a\nb", "\xff", "\xc2\x9b", "\xe2\x80\xae", "\xe2\x82", "\x7f"}) EXPECT_TRUE(holds_raw_bytes(raw)) << raw;
   // Every byte comes out as valid UTF-8 without controls (backslashes aside, which it adds).
   for (int c = 0; c < 256; ++c) {
     std::string out = printable_text(std::string(1, static_cast<char>(c)) + "\xe2\x82");

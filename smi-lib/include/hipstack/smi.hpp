@@ -247,6 +247,10 @@ HIPSTACK_SMI_CXX_API bool selector_names(std::string_view selector, std::string_
 // valid UTF-8 stays, a backslash doubles, control characters and invalid bytes become "\xNN".
 // For programs that echo what they were given (a selector in an error message).
 HIPSTACK_SMI_CXX_API std::string printable_text(std::string_view raw);
+// True when text holds a control character or bytes that are not valid UTF-8 (what printable_text
+// writes as "\xNN"; a backslash does not count): an output's last check on text that should have
+// come through an edge already (a peer's, a configuration's).
+HIPSTACK_SMI_CXX_API bool holds_raw_bytes(std::string_view text) noexcept;
 
 struct DeviceSummary {
   std::uint32_t index = 0;  // position in System::devices(), stable for one System
