@@ -152,6 +152,18 @@ Match match_held_device(const HeldDevice& device, const std::vector<GpuKeys>& gp
                                     device.resource)};
 }
 
+std::size_t cap_held(std::vector<ContainerDevices>& held) {
+  std::size_t dropped = 0;
+  for (std::size_t i = kMaxHeldContainers; i < held.size(); ++i) dropped += std::max<std::size_t>(held[i].devices.size(), 1);
+  if (held.size() > kMaxHeldContainers) held.resize(kMaxHeldContainers);
+  for (ContainerDevices& container : held) {
+    if (container.devices.size() <= kMaxDevicesPerContainer) continue;
+    dropped += container.devices.size() - kMaxDevicesPerContainer;
+    container.devices.resize(kMaxDevicesPerContainer);
+  }
+  return dropped;
+}
+
 void match_holders(const std::vector<ContainerDevices>& held, const std::vector<GpuKeys>& gpus, Attribution& out) {
   for (const ContainerDevices& container : held) {
     for (const HeldDevice& device : container.devices) {

@@ -94,6 +94,7 @@ struct Attribution {
   bool kubelet_ok = false;     // its last answer came
   std::string kubelet_error;   // why not
   std::chrono::system_clock::time_point kubelet_at{};  // when the holders were last read
+  std::size_t kubelet_dropped = 0;  // container devices past the caps (kMaxHeldContainers...), not attributed
   std::vector<GpuHolder> holders;
   std::vector<UnmatchedDevice> unmatched;
   bool processes = false;      // processes were scanned
@@ -101,6 +102,13 @@ struct Attribution {
   std::vector<ContainerUse> containers;
   std::string directory_error;  // the kubelet's log folders could not be read: names unknown
 };
+
+// What the daemon takes from a kubelet's answer, whatever it lists (a node runs at most a few
+// hundred pods; a hostile or broken kubelet may list 100k): the rest is counted, not kept.
+inline constexpr std::size_t kMaxHeldContainers = 4096;
+inline constexpr std::size_t kMaxDevicesPerContainer = 64;
+// Trims `held` to the caps; returns the devices dropped (a container dropped counts its devices).
+std::size_t cap_held(std::vector<ContainerDevices>& held);
 
 // The holders of each GPU device the kubelet lists, and the devices that match no GPU.
 void match_holders(const std::vector<ContainerDevices>& held, const std::vector<GpuKeys>& gpus, Attribution& out);

@@ -22,6 +22,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kCallDeadline{5000};  // each List or Get
+constexpr std::size_t kMaxGetsPerLook = 4;                 // more new pods than this: one List instead
 
 struct Changes {
   bool relist = false;  // the socket was re-created (a kubelet restart) or events were lost
@@ -55,6 +56,7 @@ struct AttributionWatcher::Shared {
   // The thread's own state.
   std::unique_ptr<KubeletClient> client;
   std::vector<ContainerDevices> held;  // the kubelet's last answer, kept up to date by Get
+  std::size_t held_dropped = 0;        // what the caps left out of it (cap_held)
   Attribution working;
   int inotify = -1, socket_watch = -1, pods_watch = -1;
   bool complete = false;  // the last match had every GPU's identity and partitions
@@ -97,6 +99,7 @@ struct AttributionWatcher::Shared {
   void list_kubelet() {
     try {
       held = client->list();
+      held_dropped = cap_held(held);
       retry = std::chrono::milliseconds(0);
       working.kubelet_ok = true;
       working.kubelet_error.clear();
@@ -104,6 +107,7 @@ struct AttributionWatcher::Shared {
     } catch (const std::exception& e) {
       // No answer: the holders are not known now, rather than the last ones shown as current.
       held.clear();
+      held_dropped = 0;
       working.kubelet_ok = false;
       working.kubelet_error = e.what();
       // Asked again soon, then less and less often, up to the interval: a kubelet that was
@@ -115,6 +119,12 @@ struct AttributionWatcher::Shared {
   void match() {
     working.holders.clear();
     working.unmatched.clear();
+    held_dropped += cap_held(held);  // Gets add to what List gave
+    if (held_dropped != working.kubelet_dropped && held_dropped > 0) {
+      std::fprintf(stderr, "hipstack-smid: the kubelet lists more than %zu containers or %zu devices in one: %zu devices not attributed\n",
+                   kMaxHeldContainers, kMaxDevicesPerContainer, held_dropped);
+    }
+    working.kubelet_dropped = held_dropped;
     match_holders(held, keys(), working);
   }
 
@@ -142,6 +152,7 @@ struct AttributionWatcher::Shared {
     if (!active()) {
       complete = true;  // nothing to match: the next look is on the timer
       held.clear();
+      held_dropped = 0;
       working = Attribution{};
       working.looked_at = std::chrono::system_clock::now();
       publish();
@@ -161,9 +172,16 @@ struct AttributionWatcher::Shared {
     if (!active()) return;
     if (!working.kubelet) return full_look();  // the kubelet came since the last look: a whole look now
     // Once the kubelet has said it offers no Get, each new pod is a List.
-    bool relist = changes.relist || (client->unimplemented() && !changes.created.empty());
+    // Many new pods at once, or a Get that is slow, and one List answers for all of them: a slow
+    // kubelet holds a look up for at most about two call deadlines, not one per pod.
+    bool relist = changes.relist || (client->unimplemented() && !changes.created.empty()) || changes.created.size() > kMaxGetsPerLook;
+    const auto gets_began = std::chrono::steady_clock::now();
     for (const ContainerName& pod : changes.created) {
       if (relist) break;
+      if (std::chrono::steady_clock::now() - gets_began > kCallDeadline) {
+        relist = true;
+        break;
+      }
       try {
         const auto found = client->get(pod.pod, pod.namespace_name);
         erase_pod(held, pod);
@@ -222,7 +240,7 @@ struct AttributionWatcher::Shared {
   }
 
   void run() {
-    name_thread("smid-attribution");
+    name_thread("smid-attrib");
     auto next_look = Clock::now();
     auto next_match = Clock::time_point::max();
     for (;;) {

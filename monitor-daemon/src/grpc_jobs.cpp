@@ -16,6 +16,9 @@ namespace {
 
 constexpr std::uint32_t kDefaultListLimit = 100;
 constexpr std::uint32_t kMaxListLimit = 1000;
+// A ListJobs reply's jobs: at most 1 MiB (1000 jobs of 8 GPUs take about 3.7 MB unbounded), well
+// under the 4 MiB a gRPC client takes by default.
+constexpr std::size_t kMaxListBytes = 1024 * 1024;
 
 grpc::Status status_of(const JobRequestError& e) {
   switch (e.kind()) {
@@ -91,9 +94,26 @@ grpc::ServerUnaryReactor* MonitorService::run_job_call(grpc::CallbackServerConte
     reactor->Finish({grpc::StatusCode::PERMISSION_DENIED, fmt::format("{}: {}", what, caller.denial)});
     return reactor;
   }
+  // Readers: at most kMaxReaderCallsPerPeer waiting or running per caller, so one client's flood
+  // cannot fill the readers' queue for everyone; starts and stops have a queue of their own.
+  PeerSlots::Slot slot;
+  if (!needs_admin) {
+    slot = reader_calls_.take(caller.peer);
+    if (!slot) {
+      reactor->Finish({grpc::StatusCode::RESOURCE_EXHAUSTED,
+                       fmt::format("{}: this client has {} job reads waiting: retry when they are answered", what, kMaxReaderCallsPerPeer)});
+      return reactor;
+    }
+  }
   const grpc::Status busy{grpc::StatusCode::RESOURCE_EXHAUSTED, fmt::format("{}: other job calls are waiting: retry", what)};
-  const bool queued = jobs_queue_.post([reactor, busy, call = std::move(call), caller = std::move(caller)](bool run) {
+  WorkQueue& queue = needs_admin ? job_admin_queue_ : jobs_queue_;
+  const bool queued = queue.post([context, reactor, busy, what, slot, call = std::move(call), caller = std::move(caller)](bool run) {
     if (!run) return reactor->Finish(busy);
+    // A call its client gave up on while it waited is not carried out: a start the prolog no
+    // longer waits for would otherwise run with nobody told (a retry then finds it running).
+    if (context->IsCancelled() || context->deadline() < std::chrono::system_clock::now()) {
+      return reactor->Finish({grpc::StatusCode::DEADLINE_EXCEEDED, fmt::format("{}: the client gave up before it ran: nothing done", what)});
+    }
     try {
       reactor->Finish(call(caller));
     } catch (const JobRequestError& e) {
@@ -116,9 +136,11 @@ grpc::ServerUnaryReactor* MonitorService::StartJob(grpc::CallbackServerContext* 
     return reactor;
   }
   return run_job_call(context, true, "StartJob", [this, request, out, devices = std::move(devices)](const Caller& caller) {
-    const JobRecord job = jobs_->start(request->id(), devices, request->user(), caller.who);
-    std::fprintf(stderr, "hipstack-smid: job %s started for %s on %zu GPU(s)\n", job.id.c_str(), caller.who.c_str(), job.gpus.size());
+    bool again = false;
+    const JobRecord job = jobs_->start(request->id(), devices, request->user(), caller.who, again);
+    if (!again) std::fprintf(stderr, "hipstack-smid: job %s started for %s on %zu GPU(s)\n", job.id.c_str(), caller.who.c_str(), job.gpus.size());
     fill_job(job, out);
+    out->set_already_running(again);
     return grpc::Status::OK;
   });
 }
@@ -155,7 +177,18 @@ grpc::ServerUnaryReactor* MonitorService::ListJobs(grpc::CallbackServerContext* 
                                   : request->since_unix_ms() > std::numeric_limits<std::int64_t>::max() / 1000000
                                       ? std::numeric_limits<std::int64_t>::max()
                                       : request->since_unix_ms() * 1000000;
-    for (const JobRecord& job : jobs_->list(since_ns, limit, truncated)) fill_job(job, out->add_jobs(), true);
+    // A page of at most kMaxListBytes, whatever the jobs hold: the rest is `truncated`, as past the limit.
+    std::size_t bytes = 0;
+    for (const JobRecord& job : jobs_->list(since_ns, limit, truncated)) {
+      pb::Job one;
+      fill_job(job, &one, true);
+      bytes += one.ByteSizeLong();
+      if (bytes > kMaxListBytes && out->jobs_size() > 0) {
+        truncated = true;
+        break;
+      }
+      *out->add_jobs() = std::move(one);
+    }
     out->set_truncated(truncated);
     return grpc::Status::OK;
   });

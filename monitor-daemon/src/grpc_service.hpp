@@ -95,8 +95,13 @@ class MonitorService final : public pb::Monitor::CallbackService {
   WorkQueue history_pages_{2, 32, std::chrono::seconds(2)};
   // Mutations: one at a time (they write to the device and may wait for it); a few wait.
   WorkQueue mutations_queue_{1, 4, std::chrono::seconds(60)};
-  // Job calls wait on the job store's disk (its busy timeout is 2 s): one at a time, 32 wait.
+  // Job calls wait on the job store's disk (its busy timeout is 2 s). Starts and stops (the admin's:
+  // a prolog waits on them) have a queue of their own, so reads never hold them up; each queue one
+  // at a time, 32 wait; a reader has at most kMaxReaderCallsPerPeer calls waiting or running.
+  static constexpr std::size_t kMaxReaderCallsPerPeer = 4;
   WorkQueue jobs_queue_{1, 32, std::chrono::seconds(10)};
+  WorkQueue job_admin_queue_{1, 32, std::chrono::seconds(10)};
+  PeerSlots reader_calls_{kMaxReaderCallsPerPeer};
 };
 
 }  // namespace hipstack::smid

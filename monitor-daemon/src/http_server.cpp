@@ -51,13 +51,16 @@ const char* reason(int status) {
 // a client that does not read loses its connection rather than holding its slot. False when the
 // answer did not go out whole (timeout, client gone).
 bool respond(int fd, const HttpResponse& r, bool keep_alive = false, bool head_only = false) {
-  const std::size_t body_size = r.body.size() + (r.shared_prefix ? r.shared_prefix->size() : 0);
+  std::size_t body_size = r.body.size();
+  for (const auto& part : r.shared_parts) body_size += part ? part->size() : 0;
   const std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
                                        r.status, reason(r.status), r.content_type, body_size,
                                        keep_alive ? "keep-alive" : "close");
   std::vector<std::string_view> parts{head};
   if (!head_only) {
-    if (r.shared_prefix) parts.emplace_back(*r.shared_prefix);
+    for (const auto& part : r.shared_parts) {
+      if (part) parts.emplace_back(*part);
+    }
     parts.emplace_back(r.body);
   }
   const auto deadline = Clock::now() + std::chrono::milliseconds(kSendTimeoutMs);
@@ -66,7 +69,7 @@ bool respond(int fd, const HttpResponse& r, bool keep_alive = false, bool head_o
   std::size_t total = 0;
   for (const std::string_view part : parts) total += part.size();
   while (sent < total) {
-    iovec left[3];
+    std::vector<iovec> left(parts.size());
     std::size_t count = 0;
     std::size_t skip = sent;
     for (const std::string_view part : parts) {
@@ -78,7 +81,7 @@ bool respond(int fd, const HttpResponse& r, bool keep_alive = false, bool head_o
       skip = 0;
     }
     msghdr message{};
-    message.msg_iov = left;
+    message.msg_iov = left.data();
     message.msg_iovlen = count;
     const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;

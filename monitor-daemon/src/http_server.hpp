@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace hipstack::smid {
 
@@ -13,8 +14,8 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
-  // Sent before `body` when set: a page part shared by many responses is not copied for each.
-  std::shared_ptr<const std::string> shared_prefix;
+  // Sent before `body`, in order: page parts shared by many responses are not copied for each.
+  std::vector<std::shared_ptr<const std::string>> shared_parts;
 };
 
 // A text/plain answer.

@@ -29,11 +29,24 @@ const Sampler::View* view_of(const std::vector<Sampler::View>& views, const std:
 
 }  // namespace
 
+namespace {
+constexpr const char* kOff = "job accounting is off in the daemon's configuration (job_db = off)";
+
+// The rows a read left out (JobStore::take_bad_rows), in the log.
+void log_bad_rows(JobStore& store) {
+  for (const std::string& row : store.take_bad_rows()) std::fprintf(stderr, "hipstack-smid: %s\n", row.c_str());
+}
+}  // namespace
+
 JobAccounting::JobAccounting(JobAccountingOptions options, SamplerSource source)
     : options_(std::move(options)), source_(std::move(source)) {
   try {
+    if (options_.db_path.empty()) throw std::runtime_error(kOff);
     store_ = std::make_unique<JobStore>(options_.db_path);
-    for (JobRecord& job : store_->running()) {
+    reader_ = std::make_unique<JobStore>(options_.db_path);
+    auto resumed = store_->running();
+    log_bad_rows(*store_);
+    for (JobRecord& job : resumed) {
       for (const std::string& problem : job.problems) std::fprintf(stderr, "hipstack-smid: %s\n", problem.c_str());
       std::string id = job.id;
       running_.emplace(std::move(id), std::move(job));
@@ -41,8 +54,9 @@ JobAccounting::JobAccounting(JobAccountingOptions options, SamplerSource source)
     if (!running_.empty()) std::fprintf(stderr, "hipstack-smid: job accounting resumed %zu running job(s)\n", running_.size());
   } catch (const std::exception& e) {
     store_.reset();
+    reader_.reset();
     store_error_ = e.what();
-    std::fprintf(stderr, "hipstack-smid: job accounting is unavailable: %s\n", store_error_.c_str());
+    if (!options_.db_path.empty()) std::fprintf(stderr, "hipstack-smid: job accounting is unavailable: %s\n", store_error_.c_str());
   }
   publish_gpu_jobs();
   thread_ = std::thread([this] { run(); });
@@ -58,19 +72,40 @@ JobAccounting::~JobAccounting() {
 }
 
 JobStore& JobAccounting::store() {
-  if (!store_) throw JobRequestError(JobRequestError::Kind::unavailable, "job accounting is unavailable: " + store_error_);
+  if (!store_) {
+    throw JobRequestError(JobRequestError::Kind::unavailable, options_.db_path.empty() ? store_error_ : "job accounting is unavailable: " + store_error_);
+  }
   return *store_;
 }
 
 JobRecord JobAccounting::start(const std::string& id, const std::vector<std::uint32_t>& devices, const std::string& user,
-                               const std::string& who) {
+                               const std::string& who, bool& again) {
   check_job_id(id);
   check_job_user(user);
   const auto sampler = source_();
   const auto views = sampler->views();
   std::lock_guard lock(mutex_);
   JobStore& jobs = store();
-  if (running_.contains(id)) throw JobRequestError(JobRequestError::Kind::exists, fmt::format("job {} is running", id));
+  again = false;
+  if (const auto found = running_.find(id); found != running_.end()) {
+    // The same start again (a prolog whose first call timed out after the daemon had started the
+    // job): the running job, not an error, so the retry succeeds and the job is accounted once.
+    std::vector<std::uint32_t> held;
+    for (const JobGpuUsage& gpu : found->second.gpus) held.push_back(gpu.index);
+    std::vector<std::uint32_t> asked = devices;
+    if (asked.empty()) {
+      for (const Sampler::View& view : views) {
+        if (view.snapshot) asked.push_back(view.snapshot->device.index);
+      }
+    }
+    std::sort(held.begin(), held.end());
+    std::sort(asked.begin(), asked.end());
+    if (held == asked && found->second.user == user) {
+      again = true;
+      return found->second;
+    }
+    throw JobRequestError(JobRequestError::Kind::exists, fmt::format("job {} is running on other GPUs or for another user", id));
+  }
   if (running_.size() >= kMaxRunning) {
     throw JobRequestError(JobRequestError::Kind::exhausted, fmt::format("{} jobs are running: stop one first", running_.size()));
   }
@@ -91,6 +126,7 @@ JobRecord JobAccounting::start(const std::string& id, const std::vector<std::uin
   if (job.gpus.empty()) throw JobRequestError(JobRequestError::Kind::invalid, "no GPU to account: the daemon samples none");
   if (!jobs.insert(job)) {
     const auto stored = jobs.get(id);
+    log_bad_rows(jobs);
     throw JobRequestError(JobRequestError::Kind::exists,
                           fmt::format("job {} was accounted already (started {} ns after the epoch): an id is accounted once",
                                       id, stored ? stored->started_ns : 0));
@@ -108,6 +144,7 @@ JobRecord JobAccounting::stop(const std::string& id, const std::string& who, boo
   const auto found = running_.find(id);
   if (found == running_.end()) {
     auto stored = jobs.get(id);
+    log_bad_rows(jobs);
     if (!stored) throw JobRequestError(JobRequestError::Kind::not_found, fmt::format("no job {}", id));
     already = true;
     return std::move(*stored);
@@ -133,21 +170,38 @@ JobRecord JobAccounting::stop(const std::string& id, const std::string& who, boo
   return job;
 }
 
+JobStore& JobAccounting::reader() {
+  if (!reader_) {
+    std::lock_guard lock(mutex_);
+    store();  // throws unavailable, saying why
+  }
+  return *reader_;
+}
+
 JobRecord JobAccounting::get(const std::string& id) {
   check_job_id(id);
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto found = running_.find(id); found != running_.end()) return found->second;
+  }
+  std::lock_guard read(reader_mutex_);
+  auto stored = reader().get(id);
+  log_bad_rows(*reader_);
+  if (!stored) throw JobRequestError(JobRequestError::Kind::not_found, fmt::format("no job {}", id));
+  // Started (or stopped) between the two looks: what runs now is current.
   std::lock_guard lock(mutex_);
   if (const auto found = running_.find(id); found != running_.end()) return found->second;
-  auto stored = store().get(id);
-  if (!stored) throw JobRequestError(JobRequestError::Kind::not_found, fmt::format("no job {}", id));
   return std::move(*stored);
 }
 
 std::vector<JobRecord> JobAccounting::list(std::int64_t since_ns, std::size_t limit, bool& truncated) {
-  std::lock_guard lock(mutex_);
-  auto jobs = store().list(since_ns, limit + 1);
+  std::lock_guard read(reader_mutex_);
+  auto jobs = reader().list(since_ns, limit + 1);
+  log_bad_rows(*reader_);
   truncated = jobs.size() > limit;
   if (truncated) jobs.resize(limit);
   // A running job's stored usage is at most one poll old; the one here is current.
+  std::lock_guard lock(mutex_);
   for (JobRecord& job : jobs) {
     if (const auto found = running_.find(job.id); found != running_.end()) job = found->second;
   }

@@ -26,7 +26,7 @@ namespace hipstack::smid {
 
 
 struct JobAccountingOptions {
-  std::string db_path;       // the job store
+  std::string db_path;       // the job store; "" = none (job_db = off: the mapping folder alone)
   std::string mapping_dir;   // "" : none
   std::chrono::milliseconds poll{500};   // how often the sampler's new samples are counted
   double max_gap_s = 10;     // samples further apart stand for no time (JobGpuUsage::fold)
@@ -49,10 +49,19 @@ class JobAccounting {
   [[nodiscard]] const std::string& unavailable() const noexcept { return store_error_; }
 
   // Starts accounting `devices` (indices into the sampler's views; all when empty) for job `id`.
-  JobRecord start(const std::string& id, const std::vector<std::uint32_t>& devices, const std::string& user, const std::string& who);
+  // Starting a running job again with the same GPUs and user returns it as it runs, with `again`
+  // set (a prolog retried after its first call timed out); with others it is refused (exists).
+  JobRecord start(const std::string& id, const std::vector<std::uint32_t>& devices, const std::string& user, const std::string& who,
+                  bool& again);
+  JobRecord start(const std::string& id, const std::vector<std::uint32_t>& devices, const std::string& user, const std::string& who) {
+    bool again = false;
+    return start(id, devices, user, who, again);
+  }
   // Stops job `id` after counting the samples taken so far. A job stopped before is returned as
   // it was, with `already` set (an epilog run twice).
   JobRecord stop(const std::string& id, const std::string& who, bool& already);
+  // Reads: the store's rows through a connection of their own (SQLite's WAL lets them read while
+  // the writer writes), so a slow list never holds up a start or a stop; running jobs as they are.
   [[nodiscard]] JobRecord get(const std::string& id);
   [[nodiscard]] std::vector<JobRecord> list(std::int64_t since_ns, std::size_t limit, bool& truncated);
   [[nodiscard]] std::shared_ptr<const GpuJobs> gpu_jobs() const;
@@ -64,12 +73,15 @@ class JobAccounting {
   void count_and_save(const Sampler& sampler);  // every running job's new samples, written through; mutex_ held
   void publish_gpu_jobs();  // mutex_ held
   JobStore& store();        // mutex_ held; throws unavailable
+  JobStore& reader();       // reader_mutex_ held (mutex_ not); throws unavailable
 
   JobAccountingOptions options_;
   SamplerSource source_;
   std::string store_error_;
   mutable std::mutex mutex_;
   std::unique_ptr<JobStore> store_;
+  std::mutex reader_mutex_;              // taken before mutex_ when both are held, never after
+  std::unique_ptr<JobStore> reader_;     // the reads' connection; null when store_ is
   std::map<std::string, JobRecord> running_;
   GpuJobs mapped_;                            // the mapping folder's, as last read
   // running_ and mapped_ together, for /metrics: under a mutex of its own, so that a scrape never

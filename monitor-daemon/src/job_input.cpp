@@ -7,30 +7,49 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cctype>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 namespace hipstack::smid {
 namespace {
 
-void check_text(const std::string& text, const char* what, std::size_t max_bytes, bool may_be_empty) {
-  if (text.empty() && !may_be_empty) throw JobRequestError(JobRequestError::Kind::invalid, fmt::format("{}: empty", what));
-  if (text.size() > max_bytes) {
-    throw JobRequestError(JobRequestError::Kind::invalid, fmt::format("{}: {} bytes, more than {}", what, text.size(), max_bytes));
-  }
+// What is wrong with an id or user, or nothing: no exception, so a file of junk lines costs no
+// more than a file of good ones.
+std::optional<std::string> text_problem(const std::string& text, const char* what, std::size_t max_bytes, bool may_be_empty) {
+  if (text.empty()) return may_be_empty ? std::nullopt : std::optional<std::string>(fmt::format("{}: empty", what));
+  if (text.size() > max_bytes) return fmt::format("{}: {} bytes, more than {}", what, text.size(), max_bytes);
+  // A leading '-' reads as an option to the commands that take ids (`job stop -rf`, scripts).
+  if (text.front() == '-') return fmt::format("{}: begins with '-'", what);
   for (std::size_t i = 0; i < text.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
     const bool allowed = std::isalnum(c) != 0 || c == '.' || c == '_' || c == '-' || c == '+' || c == ':' || c == '@';
-    if (!allowed) {
-      throw JobRequestError(JobRequestError::Kind::invalid,
-                            fmt::format("{}: byte {} (0x{:02x}) is not a letter, digit or one of ._-+:@", what, i, c));
-    }
+    if (!allowed) return fmt::format("{}: byte {} (0x{:02x}) is not a letter, digit or one of ._-+:@", what, i, c);
   }
+  return std::nullopt;
+}
+
+void check_text(const std::string& text, const char* what, std::size_t max_bytes, bool may_be_empty) {
+  if (auto problem = text_problem(text, what, max_bytes, may_be_empty)) throw JobRequestError(JobRequestError::Kind::invalid, *problem);
 }
 
 constexpr std::size_t kMaxMappingFileBytes = 64 * 1024;
 constexpr std::size_t kMaxJobsPerGpu = 256;
+// A look reads at most one file per GPU (of at most kMaxMappingFileBytes) and lists at most this
+// many entries; what it skips is said once per file or kind, with a count, never once per line:
+// a folder of junk costs a look no more than a folder of good files.
+constexpr std::size_t kMaxMappingEntries = 4096;
+constexpr std::size_t kNamedForeign = 4;
+
+// True when `name` is the index of one of `devices` written as std::to_string writes it.
+bool names_a_gpu(std::string_view name, const std::map<std::uint32_t, std::string>& devices) {
+  std::uint32_t index = 0;
+  const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), index);
+  return error == std::errc() && end == name.data() + name.size() && std::to_string(index) == name && devices.contains(index);
+}
 
 }  // namespace
 
@@ -53,17 +72,12 @@ GpuJobs read_job_mapping(const std::string& dir, const std::map<std::uint32_t, s
     problems.push_back(fmt::format("{}: cannot list the folder: {}", dir, std::strerror(errno)));
     return out;
   }
-  while (const dirent* entry = ::readdir(listing)) {
-    const std::string name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    const bool is_index = !name.empty() && name.size() <= 5 && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
-    const auto device = is_index ? devices.find(static_cast<std::uint32_t>(std::stoul(name))) : devices.end();
-    if (device == devices.end()) {
-      problems.push_back(fmt::format("{}/{}: not the index of a GPU here: skipped", dir, smi::printable_text(name)));
-      continue;
-    }
+  // Each GPU's file is opened by its name, so junk beside it costs the listing below, not the look.
+  for (const auto& [index, key] : devices) {
+    const std::string name = std::to_string(index);
     // O_NONBLOCK: a FIFO put there does not hang the read; O_NOFOLLOW: a link is not followed.
     const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) continue;
     struct stat info {};
     if (fd < 0 || ::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) ||
         static_cast<std::size_t>(info.st_size) > kMaxMappingFileBytes) {
@@ -76,8 +90,9 @@ GpuJobs read_job_mapping(const std::string& dir, const std::map<std::uint32_t, s
     for (ssize_t n; size < text.size() && (n = ::read(fd, text.data() + size, text.size() - size)) > 0;) size += static_cast<std::size_t>(n);
     ::close(fd);
     text.resize(std::min(size, kMaxMappingFileBytes));
-    std::set<std::string>& jobs = out[device->second];
-    std::size_t line_number = 0;
+    std::set<std::string>& jobs = out[key];
+    std::size_t line_number = 0, refused = 0;
+    std::string first_refused;  // the first bad line, named; the others counted
     for (std::size_t pos = 0; pos < text.size();) {
       std::size_t end = text.find('\n', pos);
       if (end == std::string::npos) end = text.size();
@@ -87,10 +102,8 @@ GpuJobs read_job_mapping(const std::string& dir, const std::map<std::uint32_t, s
       while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
       line.erase(0, std::min(line.find_first_not_of(" \t"), line.size()));
       if (line.empty()) continue;
-      try {
-        check_job_id(line);
-      } catch (const JobRequestError& e) {
-        problems.push_back(fmt::format("{}/{}:{}: {}: skipped", dir, name, line_number, e.what()));
+      if (const auto problem = text_problem(line, "job id", kMaxJobIdBytes, false)) {
+        if (refused++ == 0) first_refused = fmt::format("{}/{}:{}: {}: skipped", dir, name, line_number, *problem);
         continue;
       }
       if (jobs.size() >= kMaxJobsPerGpu) {
@@ -99,9 +112,33 @@ GpuJobs read_job_mapping(const std::string& dir, const std::map<std::uint32_t, s
       }
       jobs.insert(std::move(line));
     }
-    if (jobs.empty()) out.erase(device->second);
+    if (refused > 1) first_refused += fmt::format(" (and {} more bad lines)", refused - 1);
+    if (refused > 0) problems.push_back(std::move(first_refused));
+    if (jobs.empty()) out.erase(key);
+  }
+  // The other names, said (a typo, a GPU this node does not have): counted, the first few in name
+  // order named, the listing itself bounded.
+  std::size_t foreign = 0, entries = 0;
+  std::set<std::string> foreign_names;
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    if (++entries > kMaxMappingEntries) {
+      problems.push_back(fmt::format("{}: more than {} entries: the rest not looked at", dir, kMaxMappingEntries));
+      break;
+    }
+    if (names_a_gpu(name, devices)) continue;
+    ++foreign;
+    foreign_names.insert(smi::printable_text(name.substr(0, 64)));
+    if (foreign_names.size() > kNamedForeign) foreign_names.erase(std::prev(foreign_names.end()));
   }
   ::closedir(listing);
+  if (foreign > 0) {
+    std::string named;
+    for (const std::string& n : foreign_names) named += (named.empty() ? "" : ", ") + n;
+    problems.push_back(fmt::format("{}: {} {} not the index of a GPU here ({}{}): skipped", dir, foreign, foreign == 1 ? "name is" : "names are",
+                                   named, foreign > foreign_names.size() ? ", ..." : ""));
+  }
   return out;
 }
 

@@ -40,8 +40,11 @@ std::string gpu_key(const smi::DeviceSummary& device);
 
 // The job-mapping folder (dcgm-exporter's --hpc-job-mapping-dir): a file per GPU, named by the
 // GPU's index, with its job ids one per line. Bounded: files over 64 KiB, names that are not an
-// index, links and non-regular files are skipped; an id that check_job_id refuses is skipped.
-// `devices` maps an index to its GPU key. Returns the jobs by GPU key; `problems` says what was skipped.
+// index, links and non-regular files are skipped; an id that check_job_id refuses is skipped;
+// at most 4096 entries are listed and 256 jobs taken per GPU. `devices` maps an index to its GPU
+// key. Returns the jobs by GPU key; `problems` says what was skipped, at most a line per file plus
+// two (the names that are not an index, counted; entries past the cap), so its size does not grow
+// with the junk.
 GpuJobs read_job_mapping(const std::string& dir, const std::map<std::uint32_t, std::string>& devices,
                          std::vector<std::string>& problems);
 

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <utility>
 #include <variant>
+
+#include "job_input.hpp"
 
 namespace hipstack::smid {
 namespace {
@@ -97,9 +101,35 @@ class Transaction {
 
 constexpr const char* kJobColumns = "SELECT id, user, started_by, stopped_by, started_ns, stopped_ns FROM jobs ";
 
+// Whether `path` (the store, or its folder) may hold the daemon's records: not a link, owned by the
+// daemon's user or root, writable by nobody else (sshd's StrictModes, for one file and its folder).
+// A store another user made, or one in a folder others write to (a 1777 /tmp), could be theirs to
+// forge or swap. Throws JobStoreError naming what is wrong; a path that does not exist passes.
+void check_owner_and_mode(const std::string& path, const std::string& store, bool folder) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return;
+  if (S_ISLNK(info.st_mode)) {
+    throw JobStoreError(fmt::format("{}: {} is a symbolic link: the store is never opened through a link", store, path));
+  }
+  if (folder != S_ISDIR(info.st_mode) || (!folder && !S_ISREG(info.st_mode))) {
+    throw JobStoreError(fmt::format("{}: {} is not a {}", store, path, folder ? "folder" : "regular file"));
+  }
+  const uid_t me = ::geteuid();
+  if (info.st_uid != me && info.st_uid != 0) {
+    throw JobStoreError(fmt::format("{}: {} is owned by uid {}, not by the daemon's user (uid {}) or root", store, path, info.st_uid, me));
+  }
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    throw JobStoreError(fmt::format("{}: {} is writable by {} (mode {:04o}): only the daemon's user may write it", store, path,
+                                    (info.st_mode & S_IWOTH) != 0 ? "every user" : "its group", info.st_mode & 07777));
+  }
+}
+
 }  // namespace
 
 JobStore::JobStore(const std::string& path) : path_(path) {
+  const auto slash = path.rfind('/');
+  check_owner_and_mode(slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash), path, true);
+  check_owner_and_mode(path, path, false);
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_FULLMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     const std::string why = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
@@ -222,11 +252,35 @@ std::vector<JobRecord> JobStore::query_jobs(const char* sql, const std::variant<
     job.stopped_by = statement.text(3);
     job.started_ns = statement.integer(4);
     job.stopped_ns = statement.integer(5);
+    // A row is checked as a request is (the file may have been edited, or written by another
+    // program): a bad one is reported and left out, never passed on to a page or a reply.
+    std::string bad;
+    try {
+      check_job_id(job.id);
+      check_job_user(job.user);
+    } catch (const JobRequestError& e) {
+      bad = e.what();
+    }
+    if (bad.empty() && (job.started_ns <= 0 || job.stopped_ns < 0 || (job.stopped_ns != 0 && job.stopped_ns < job.started_ns))) {
+      bad = fmt::format("started {} ns and stopped {} ns after the epoch are no job's times", job.started_ns, job.stopped_ns);
+    }
+    if (!bad.empty()) {
+      if (bad_rows_.size() < kMaxBadRows) {
+        bad_rows_.push_back(fmt::format("{}: the row of job \"{}\" is not valid ({}): left out", path_,
+                                        smi::printable_text(job.id.substr(0, 64)), bad));
+      }
+      continue;
+    }
+    for (std::string* text : {&job.started_by, &job.stopped_by}) {
+      if (smi::holds_raw_bytes(*text)) *text = smi::printable_text(*text);
+    }
     out.push_back(std::move(job));
   }
   for (JobRecord& job : out) load_gpus(job);
   return out;
 }
+
+std::vector<std::string> JobStore::take_bad_rows() { return std::exchange(bad_rows_, {}); }
 
 std::optional<JobRecord> JobStore::get(const std::string& id) {
   auto found = query_jobs("WHERE id = ?1", id, 1);

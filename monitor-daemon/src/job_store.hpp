@@ -59,6 +59,10 @@ class JobStore {
   [[nodiscard]] std::vector<JobRecord> running();
   // Deletes the jobs that stopped before `before_ns`; returns how many.
   std::size_t prune(std::int64_t before_ns);
+  // The rows the reads since the last call left out, and why (an id or user a request could not
+  // have, impossible times): at most kMaxBadRows, for the caller to log.
+  std::vector<std::string> take_bad_rows();
+  static constexpr std::size_t kMaxBadRows = 16;
 
  private:
   void migrate();
@@ -70,6 +74,7 @@ class JobStore {
 
   std::string path_;
   sqlite3* db_ = nullptr;
+  std::vector<std::string> bad_rows_;
 };
 
 }  // namespace hipstack::smid

@@ -234,7 +234,8 @@ void add_gauge_figures(const JobGpuUsage& u, std::vector<JobFigure>& out) {
   for (const GaugeSource& g : kGauges) {
     const auto stats = u.gauges.find(std::string(g.stem));
     const bool known = stats != u.gauges.end() && stats->second.count > 0;
-    const std::string source = fmt::format("{} over the job's u.samples", name_of(g.metric));
+    std::string source = fmt::format("{} over the job's samples", name_of(g.metric));
+    if (g.fallback != g.metric) source += fmt::format(" ({} where a sample had no {})", name_of(g.fallback), name_of(g.metric));
     const std::string why = known ? "" : missing_reason(u, g.metric);
     if (!g.mean.empty()) {
       out.push_back({std::string(g.mean), "", std::string(g.unit),
@@ -252,7 +253,7 @@ void add_throttle_figures(const JobGpuUsage& u, std::vector<JobFigure>& out) {
   if (u.throttle_seen_s > 0) {
     const auto any = u.throttle_s.find("any");
     out.push_back({"throttle_time", "", "s", any == u.throttle_s.end() ? 0.0 : any->second,
-                   "time between u.samples whose throttle_status named a slowdown", ""});
+                   "time between samples whose throttle_status named a slowdown", ""});
     for (const auto& [reason, seconds] : u.throttle_s) {
       if (reason != "any") out.push_back({"throttle_time", reason, "s", seconds, "throttle_status reason", ""});
     }
@@ -262,8 +263,8 @@ void add_throttle_figures(const JobGpuUsage& u, std::vector<JobFigure>& out) {
 }
 
 void add_violation_figures(const JobGpuUsage& u, double sampled, std::vector<JobFigure>& out) {
-  // Violation time per reason: NVML's own u.counters (seconds), or the AMD firmware's residency
-  // u.counters against its sample count, times the sampled time.
+  // Violation time per reason: NVML's own counters (seconds), or the AMD firmware's residency
+  // counters against its sample count, times the sampled time.
   const std::string nvml_prefix = fmt::format("{}/", name_of(MetricId::violation_time));
   const std::string amd_prefix = fmt::format("{}/", name_of(MetricId::violation_residency));
   const auto accumulated = u.counters.find(std::string(name_of(MetricId::violation_accumulation_count)));
@@ -273,7 +274,7 @@ void add_violation_figures(const JobGpuUsage& u, double sampled, std::vector<Job
     if (u.samples == 0) break;
     if (key.starts_with(nvml_prefix)) {
       out.push_back({"violation_time", key.substr(nvml_prefix.size()), "s", counter.growth,
-                     "growth of violation_time (NVML violation status) over the job's u.samples", ""});
+                     "growth of violation_time (NVML violation status) over the job's samples", ""});
       violation_known = true;
     } else if (amd_known && key.starts_with(amd_prefix)) {
       out.push_back({"violation_time", key.substr(amd_prefix.size()), "s", counter.growth / accumulated->second.growth * sampled,
@@ -284,7 +285,7 @@ void add_violation_figures(const JobGpuUsage& u, double sampled, std::vector<Job
   if (!violation_known) {
     out.push_back({"violation_time", "", "s", std::nullopt, "",
                    u.samples == 0 ? "no sample was taken during the job"
-                   : accumulated != u.counters.end() ? "the firmware counted no u.samples during the job"
+                   : accumulated != u.counters.end() ? "the firmware counted no samples during the job"
                                                    : fmt::format("neither {} nor {}", missing_reason(u, MetricId::violation_time),
                                                                  missing_reason(u, MetricId::violation_accumulation_count))});
   }
@@ -304,12 +305,12 @@ void add_counter_figures(const JobGpuUsage& u, std::vector<JobFigure>& out) {
       if (key != metric && counter.growth > 0) instances.emplace_back(key.substr(metric.size() + 1), counter.growth);
     }
     if (c.figure.empty() || c.metric == MetricId::energy_consumed) continue;
-    const std::string source = fmt::format("growth of {} over the job's u.samples", metric);
+    const std::string source = fmt::format("growth of {} over the job's samples", metric);
     out.push_back({std::string(c.figure), "", std::string(c.unit), u.samples > 0 ? total : std::nullopt,
                    total && u.samples > 0 ? source : "", total && u.samples > 0 ? "" : missing_reason(u, c.metric)});
     for (const auto& [instance, growth] : instances) out.push_back({std::string(c.figure), instance, std::string(c.unit), growth, source, ""});
   }
-  out.push_back({"counter_resets", "", "", static_cast<double>(resets), "u.counters that went back during the job (not counted as use)", ""});
+  out.push_back({"counter_resets", "", "", static_cast<double>(resets), "counters that went back during the job (not counted as use)", ""});
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -76,7 +77,8 @@ HttpResponse answer(Runtime& rt, const std::string& path) {
     auto parts = rt.page.render_parts(served->sampler->views(),
                                       {served->host, kVersion, served->profile, served->sampler->attribution(),
                                        rt.jobs ? rt.jobs->gpu_jobs() : nullptr});
-    return {200, "text/plain; version=0.0.4; charset=utf-8", std::move(parts.status), std::move(parts.samples)};
+    // The shared parts first (the sample's families, then the attribution's), this request's last.
+    return {200, "text/plain; version=0.0.4; charset=utf-8", std::move(parts.status), {std::move(parts.samples), std::move(parts.attribution)}};
   }
   if (path == "/healthz") return plain_text(200, "ok\n");
   if (path == "/readyz") {
@@ -149,9 +151,10 @@ void install(Runtime& rt, Prepared p) {
   }
   if (!rt.started) {
     rt.started = true;
-    if (rt.config.job_db != "off") {
+    // The mapping folder's jobs are hpc_job labels with or without a store (dcgm-exporter needs none).
+    if (rt.config.job_db != "off" || !rt.config.job_mapping_dir.empty()) {
       JobAccountingOptions jobs;
-      jobs.db_path = rt.config.job_db;
+      jobs.db_path = rt.config.job_db == "off" ? "" : rt.config.job_db;
       jobs.mapping_dir = rt.config.job_mapping_dir;
       // Every sample is counted well before the history ring (history_length samples) drops it.
       jobs.poll = std::clamp(rt.config.fast_interval / 2, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
@@ -160,6 +163,7 @@ void install(Runtime& rt, Prepared p) {
       jobs.retention = rt.config.job_retention;
       rt.jobs = std::make_unique<JobAccounting>(jobs, [&rt]() -> std::shared_ptr<const Sampler> { return rt.current()->sampler; });
       if (rt.jobs->unavailable().empty()) std::fprintf(stderr, "hipstack-smid: job accounting in %s\n", rt.config.job_db.c_str());
+      if (!jobs.mapping_dir.empty()) std::fprintf(stderr, "hipstack-smid: job mapping folder %s\n", jobs.mapping_dir.c_str());
     }
     if (rt.config.grpc_listen != "off") {
       rt.grpc = std::make_unique<GrpcServer>(
@@ -328,14 +332,70 @@ int blocked_signals_fd() {
   return signal_fd;
 }
 
+// How long the start may take to find the GPUs. Discovery reads sysfs, where a read can hang (a
+// hung driver; a FIFO planted where a file should be), and the read deadline of samples does not
+// apply to it: past this the daemon ends, saying why, rather than hang with no listener.
+constexpr std::chrono::seconds kDiscoveryDeadline{8};
+
+// Runs `work` (a start's discovery) on a thread of its own within kDiscoveryDeadline, while SIGTERM
+// and SIGINT still end the process: its signals are blocked (read through signal_fd), so a start
+// stuck in a read would otherwise ignore them. Ends the process when the deadline passes (exit 1)
+// or a stop signal comes (exit 0); rethrows what `work` threw.
+void run_within_discovery_deadline(int signal_fd, std::function<void()> work) {
+  struct Shared {
+    int done = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    std::function<void()> work;
+    std::exception_ptr error;
+  };
+  auto shared = std::make_shared<Shared>();
+  if (shared->done < 0) throw std::runtime_error("eventfd failed");
+  shared->work = std::move(work);
+  std::thread([shared] {
+    try {
+      shared->work();
+    } catch (...) {
+      shared->error = std::current_exception();
+    }
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t n = ::write(shared->done, &one, sizeof one);
+  }).detach();  // may stay in a blocking read: the process then ends without waiting for it
+  const auto deadline = std::chrono::steady_clock::now() + kDiscoveryDeadline;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      std::fprintf(stderr, "hipstack-smid: finding the GPUs took longer than %lld s: a read of the GPUs' files is stuck "
+                           "(a hung driver, or a FIFO where a file should be); exiting\n",
+                   static_cast<long long>(kDiscoveryDeadline.count()));
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
+    pollfd fds[2] = {{shared->done, POLLIN, 0}, {signal_fd, POLLIN, 0}};
+    if (::poll(fds, 2, static_cast<int>(left)) < 0) continue;  // EINTR
+    if ((fds[1].revents & POLLIN) != 0) {
+      signalfd_siginfo info{};
+      if (::read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info) && info.ssi_signo != SIGHUP) {
+        std::fprintf(stderr, "hipstack-smid: stopped (signal %u) while finding the GPUs\n", info.ssi_signo);
+        std::fflush(stderr);
+        std::_Exit(0);
+      }
+    }
+    if ((fds[0].revents & POLLIN) != 0) {
+      ::close(shared->done);
+      if (shared->error) std::rethrow_exception(shared->error);
+      return;
+    }
+  }
+}
+
 // --once: one sample of every GPU, its /metrics page on stdout.
-[[noreturn]] void run_once(Config config) {
+[[noreturn]] void run_once(Config config, int signal_fd) {
   if (config.host.empty()) config.host = hostname();
   config.attribution = Config::Attribution::off;  // one page of samples: no kubelet, no process scan
   smi::OpenOptions open;
   open.sysfs_root = config.sysfs_root;
   open.procfs_root = config.procfs_root;
-  auto system = std::make_shared<const smi::System>(smi::System::open(open));
+  std::shared_ptr<const smi::System> system;
+  run_within_discovery_deadline(signal_fd, [&system, &open] { system = std::make_shared<const smi::System>(smi::System::open(open)); });
   Sampler sampler(system, config);
   while (!sampler.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const std::string page = render_metrics(sampler.views(), {config.host, kVersion, config.metrics_profile, nullptr});
@@ -442,9 +502,11 @@ int run(int argc, char** argv) {
     return 2;
   }
   raise_descriptor_limit();
-  if (args.once) run_once(std::move(initial));
+  if (args.once) run_once(std::move(initial), signal_fd);
   Runtime rt;
-  install(rt, prepare(rt, std::move(initial), "", nullptr));
+  std::optional<Prepared> first;
+  run_within_discovery_deadline(signal_fd, [&rt, &first, &initial] { first = prepare(rt, std::move(initial), "", nullptr); });
+  install(rt, std::move(*first));
   serve(rt, signal_fd, load);
 }
 

@@ -293,6 +293,9 @@ void render_attribution(std::string& out, const std::vector<Sampler::View>& view
   if (!a.kubelet) return;
   family(out, "hipstack_smid_kubelet_up", "gauge", "1 when the kubelet's pod-resources API answered the last look, else 0.",
          {{"", a.kubelet_ok ? 1.0 : 0.0}});
+  family(out, "hipstack_smid_attribution_dropped_devices", "gauge",
+         "Container devices the kubelet listed past the daemon's caps (4096 containers, 64 devices each): not attributed.",
+         {{"", static_cast<double>(a.kubelet_dropped)}});
   family(out, "hipstack_smid_attribution_unmatched_devices", "gauge",
          "GPU devices the kubelet says a container holds that match no GPU or partition here (the daemon's log and gRPC "
          "GetAttribution name them).",
@@ -307,15 +310,15 @@ void render_duration(std::string& out, std::chrono::steady_clock::time_point sta
 std::string render_metrics(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
   const auto start = std::chrono::steady_clock::now();
   std::string out = render_samples(views, context);
-  render_status(out, views, context);
   render_attribution(out, views, context);
+  render_status(out, views, context);
   render_duration(out, start);
   return out;
 }
 
 std::string MetricsPage::render(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
   const Parts parts = render_parts(views, context);
-  return *parts.samples + parts.status;
+  return *parts.samples + *parts.attribution + parts.status;
 }
 
 MetricsPage::Parts MetricsPage::render_parts(const std::vector<Sampler::View>& views, const ExpositionContext& context) {
@@ -334,12 +337,26 @@ MetricsPage::Parts MetricsPage::render_parts(const std::vector<Sampler::View>& v
     // Rendered outside the lock: concurrent first scrapes of a new sample may each render it.
     samples = std::make_shared<const std::string>(render_samples(views, context));
     std::lock_guard lock(mutex_);
-    key_ = std::move(key);
+    key_ = key;
     samples_ = samples;
   }
-  Parts parts{samples, {}};
+  // Whose work is on each GPU: as large as the kubelet's answer, so rendered once per look too.
+  AttributionKey attribution_key{key, context.attribution, context.jobs};
+  std::shared_ptr<const std::string> attribution;
+  {
+    std::lock_guard lock(mutex_);
+    if (attribution_ && attribution_key == attribution_key_) attribution = attribution_;
+  }
+  if (!attribution) {
+    auto text = std::make_shared<std::string>();
+    render_attribution(*text, views, context);
+    attribution = std::move(text);
+    std::lock_guard lock(mutex_);
+    attribution_key_ = std::move(attribution_key);
+    attribution_ = attribution;
+  }
+  Parts parts{samples, attribution, {}};
   render_status(parts.status, views, context);
-  render_attribution(parts.status, views, context);
   render_duration(parts.status, start);
   return parts;
 }

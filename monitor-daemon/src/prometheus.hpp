@@ -34,13 +34,15 @@ std::string render_metrics(const std::vector<Sampler::View>& views, const Exposi
 std::string container_family_name(const smi::MetricInfo& info);
 
 // The same page, with the families that change only when a sample does (every catalogue metric,
-// health, build info) rendered once per sample and reused; GPU up, sample age, the attribution
-// and the scrape duration are written for each request. Safe to call from several threads.
+// health, build info) rendered once per sample, and the attribution once per sample or attribution
+// look, and reused; GPU up, sample age and the scrape duration are written for each request. Safe
+// to call from several threads.
 class MetricsPage {
  public:
   struct Parts {
-    std::shared_ptr<const std::string> samples;  // shared by every request until the next sample
-    std::string status;                           // up, sample age, scrape duration: this request's
+    std::shared_ptr<const std::string> samples;      // shared by every request until the next sample
+    std::shared_ptr<const std::string> attribution;  // likewise, until the next sample or attribution look
+    std::string status;                               // up, sample age, scrape duration: this request's
   };
   Parts render_parts(const std::vector<Sampler::View>& views, const ExpositionContext& context);
   std::string render(const std::vector<Sampler::View>& views, const ExpositionContext& context);
@@ -58,9 +60,17 @@ class MetricsPage {
     SeriesProfile profile = SeriesProfile::full;
     bool operator==(const Key&) const = default;
   };
+  struct AttributionKey {
+    Key samples;
+    std::shared_ptr<const Attribution> attribution;
+    std::shared_ptr<const GpuJobs> jobs;
+    bool operator==(const AttributionKey&) const = default;
+  };
   std::mutex mutex_;
   Key key_;
   std::shared_ptr<const std::string> samples_;
+  AttributionKey attribution_key_;
+  std::shared_ptr<const std::string> attribution_;
 };
 
 // Label value escaping (backslash, double quote, newline) and HELP escaping (backslash, newline).

@@ -46,4 +46,16 @@ void WorkQueue::work() {
   }
 }
 
+PeerSlots::Slot PeerSlots::take(const std::string& peer) {
+  std::lock_guard lock(mutex_);
+  std::size_t& held = held_[peer];
+  if (held >= max_) return nullptr;
+  ++held;
+  // The slot's pointer is only a token; its deleter gives the slot back.
+  return Slot(static_cast<void*>(this), [this, peer](void*) {
+    std::lock_guard given_back(mutex_);
+    if (const auto found = held_.find(peer); found != held_.end() && --found->second == 0) held_.erase(found);
+  });
+}
+
 }  // namespace hipstack::smid

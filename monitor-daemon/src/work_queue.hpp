@@ -9,7 +9,10 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -44,6 +47,24 @@ class WorkQueue {
   std::deque<Waiting> queue_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+};
+
+// How many calls each peer may have waiting or running at once in a shared queue, so that one
+// client's flood leaves room for the others. take() hands out a slot, or nothing when the peer
+// holds `max` already; the slot is given back when its last copy goes.
+class PeerSlots {
+ public:
+  using Slot = std::shared_ptr<void>;
+  explicit PeerSlots(std::size_t max) : max_(max) {}
+  PeerSlots(const PeerSlots&) = delete;
+  PeerSlots& operator=(const PeerSlots&) = delete;
+
+  [[nodiscard]] Slot take(const std::string& peer);
+
+ private:
+  const std::size_t max_;
+  std::mutex mutex_;
+  std::map<std::string, std::size_t> held_;
 };
 
 }  // namespace hipstack::smid

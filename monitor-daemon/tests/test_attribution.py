@@ -24,7 +24,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from smid_http import daemon_log, http_get, parse_metrics, series, wait_ready  # noqa: E402
+from smid_http import daemon_log, http_get, monitor_stubs, parse_metrics, series, wait_ready  # noqa: E402
 
 SMID = SMI = CAPTURES = PROTO = FAKE_NVML = NVML_SCRIPTS = None
 pb = rpc = grpc = None
@@ -61,17 +61,6 @@ def smi_json(capture_dir, *args, env=None):
 
 def nvidia_env(script):
     return dict(os.environ, HIPSTACK_NVML_LIBRARY=FAKE_NVML, HIPSTACK_FAKE_NVML_SCRIPT=os.path.join(NVML_SCRIPTS, script))
-
-
-def generate_stubs(out):
-    from grpc_tools import protoc
-    include = os.path.join(os.path.dirname(protoc.__file__), "_proto")
-    if not os.path.isdir(include):
-        include = "/usr/include"
-    for name in ("hipstack/monitor/v1/monitor.proto", "hipstack/monitor/v1/local.proto"):
-        if protoc.main(["protoc", "-I" + PROTO, "-I" + include, "--python_out=" + out, "--grpc_python_out=" + out, name]) != 0:
-            raise RuntimeError("protoc failed on " + name)
-    sys.path.insert(0, out)
 
 
 def wait_for(what, check, timeout=15.0, log=lambda: ""):
@@ -446,18 +435,76 @@ class AttributionTest(unittest.TestCase):
         self.assertEqual(caught.exception.code(), grpc.StatusCode.FAILED_PRECONDITION)
         self.assertIn("attribution = off", caught.exception.details())
 
-    def test_the_page_with_attribution_passes_promtool(self):
+    def test_a_kubelet_listing_100k_pods_is_capped(self):
+        """Issue 40: a kubelet listing 100,000 pods made /metrics 22.8 MB and the daemon 224 MB. The
+        daemon takes 4096 containers of an answer, counts the rest, and the page stays under 2 MB."""
+        node = Node(self, SPX)
+        bdf0 = smi_json(node.capture, "list")["devices"][0]["bdf"]
+        node.say([plugin("p%d" % i, "ml", "c", "amd.com/gpu", [bdf0]) for i in range(100000)])
+        node.start_kubelet()
+        node.start_daemon()
+
+        def dropped():
+            values = [v for _, v in series(node.samples(), "hipstack_smid_attribution_dropped_devices")]
+            return values if values and values[0] > 0 else None
+        self.assertEqual(wait_for("the dropped count", dropped, timeout=60, log=node.stderr), [100000 - 4096])
+        page = node.page()
+        self.assertLess(len(page.encode()), 2 * 1024 * 1024)
+        self.assertEqual(len(series(parse_metrics(page), "hipstack_gpu_attribution_info")), 4096)
+        self.assertIn("95904 devices not attributed", node.stderr())
+
+    def test_raw_bytes_in_every_text_source_leave_the_page_printable(self):
+        """Terminal escapes, C1 controls and invalid UTF-8 in the files the library reads, in the
+        kubelet's answers (a peer) and in the configuration's host label: the page stays valid UTF-8
+        without a control character, promtool takes it, and each value reads back as the library's
+        printable text (api.md, "Text"), the same as hipstack-smi's JSON."""
         promtool = shutil.which("promtool")
         self.assertIsNotNone(promtool, "promtool is required (scripts/deps.sh installs prometheus)")
         node = Node(self, CPX)
-        node.say([plugin('q"uote', "ml", "worker", "amd.com/gpu", ["0000:05:00.0"])])
+        device = os.path.join(node.capture, "sys", "class", "drm", "card0", "device")
+        planted = {"product_name": b"MI300X \x1b[31mOAM\xff\n", "vbios_version": b"113-\xc2\x9b2J-\x07\xe2\x82\n",
+                   "power_dpm_force_performance_level": b"\x1b]0;owned\x07auto\xfe\n"}
+        for name, raw in planted.items():
+            with open(os.path.join(device, name), "wb") as f:
+                f.write(raw)
+        node.say([plugin('q"uote\x1b[2J', "ml\u009b", "wor\x07ker\nx", "amd.com/gpu", ["0000:05:00.0"])])
         node.start_kubelet()
+
+        # The configuration's own label: refused at start, naming the file's line, exit 2.
+        bad = os.path.join(node.dir, "bad-host.conf")
+        with open(bad, "wb") as f:
+            f.write(b"fast_interval_ms = 100\nhost = node\x1b[2J\xff\n")
+        refused = subprocess.run([SMID, "--config", bad, "--sysfs-root", os.path.join(node.capture, "sys"), "--http-listen",
+                                  "127.0.0.1:0", "--grpc-listen", "off"], capture_output=True, timeout=60)
+        self.assertEqual(refused.returncode, 2, refused.stderr)
+        self.assertIn(b"bad-host.conf:2: host must be printable UTF-8 text, got \"node\\x1b[2J\\xff\"", refused.stderr)
+
         node.start_daemon()
         wait_for("holders", node.holders, log=node.stderr)
         wait_for("container series", lambda: series(node.samples(), "hipstack_container_gpu_processes"), log=node.stderr)
-        result = subprocess.run([promtool, "check", "metrics"], input=node.page(), capture_output=True, text=True, timeout=30)
+        status, _, _ = http_get(node.port, "/metrics")  # decodes as strict UTF-8: raises on invalid bytes
+        self.assertEqual(status, 200)
+        page = node.page()
+        controls = sorted({"%02x" % ord(c) for c in page if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F})
+        self.assertEqual(controls, [], "control characters on the page")
+        result = subprocess.run([promtool, "check", "metrics"], input=page, capture_output=True, text=True, timeout=30)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertIn(('q"uote'), {h[2] for h in node.holders()})
+
+        samples = parse_metrics(page)
+        info = series(samples, "hipstack_gpu_info", gpu="0")
+        self.assertEqual(len(info), 1, info)
+        self.assertEqual(info[0][0]["product_name"], "MI300X \\x1b[31mOAM\\xff")
+        self.assertEqual(info[0][0]["vbios_version"], "113-\\xc2\\x9b2J-\\x07\\xe2\\x82")
+        level = [l["performance_level"] for l, v in series(samples, "hipstack_gpu_performance_level", gpu="0") if v == 1]
+        self.assertEqual(level, ["\\x1b]0;owned\\x07auto\\xfe"])
+        static = {d["index"]: d for d in smi_json(node.capture, "static")["devices"]}[0]["metrics"]
+        self.assertEqual(info[0][0]["product_name"], static["product_name"]["value"])
+        self.assertEqual(info[0][0]["vbios_version"], static["vbios_version"]["value"])
+        self.assertEqual({h[2:5] for h in node.holders()}, {('q"uote\\x1b[2J', "ml\\xc2\\x9b", "wor\\x07ker\\x0ax")})
+        # The same names through gRPC, as a client would print them.
+        answer = node.stub.GetAttribution(pb.GetAttributionRequest())
+        self.assertEqual({(h.pod, h.namespace, h.container) for h in answer.holders},
+                         {('q"uote\\x1b[2J', "ml\\xc2\\x9b", "wor\\x07ker\\x0ax")})
 
 
 def main():
@@ -467,9 +514,7 @@ def main():
     grpc = grpc_module
     stubs = tempfile.mkdtemp(prefix="smid-attribution-stubs-")
     try:
-        generate_stubs(stubs)
-        from hipstack.monitor.v1 import monitor_pb2, monitor_pb2_grpc
-        pb, rpc = monitor_pb2, monitor_pb2_grpc
+        pb, rpc = monitor_stubs(PROTO, stubs)
         unittest.main(argv=[sys.argv[0]] + sys.argv[7:], verbosity=2)
     finally:
         shutil.rmtree(stubs, True)

@@ -1,5 +1,6 @@
 // Job accounting's rules without a daemon: how samples are counted (job_usage.hpp), how the store
 // keeps and migrates jobs (job_store.hpp), and how the job-mapping folder is read (job_accounting.hpp).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -193,6 +194,13 @@ TEST(JobUsage, WithoutAnEnergyCounterThePowerIsIntegrated) {
   EXPECT_EQ(figure(f, "energy").value, 350.0);  // trapezoids: 150 + 200
   EXPECT_NE(figure(f, "energy").source.find("power integrated"), std::string::npos);
   EXPECT_EQ(figure(f, "power_mean").value, 200.0);  // power_current stands in for power_average
+  // Sources are sentences for people: no code leaks into them ("over the job's u.samples" did).
+  for (const auto& one : f) {
+    EXPECT_EQ(one.source.find("u."), std::string::npos) << one.name << ": " << one.source;
+    EXPECT_EQ(one.why.find("u."), std::string::npos) << one.name << ": " << one.why;
+  }
+  // The value came from power_current: the source says so, not only power_average.
+  EXPECT_EQ(figure(f, "power_mean").source, "mean of power_average over the job's samples (power_current where a sample had no power_average)");
 }
 
 TEST(JobUsage, NoSampleMeansUnknownNotZero) {
@@ -366,6 +374,59 @@ TEST_F(JobStoreTest, ALinkIsNotFollowed) {
   EXPECT_EQ(fs::file_size(target), 0u);
 }
 
+// Issue 40: a jobs.db made by `nobody` in a 1777 folder was taken by the root daemon, and a linked
+// folder gave SQLite's "unable to open database file". Each is refused, naming what is wrong.
+TEST_F(JobStoreTest, AStoreOthersCouldWriteOrSwapIsRefusedSayingWhy) {
+  const auto refusal = [](const std::string& store) {
+    try {
+      JobStore opened(store);
+    } catch (const JobStoreError& e) {
+      return std::string(e.what());
+    }
+    return std::string("opened");
+  };
+  const fs::path shared = dir_ / "shared";
+  fs::create_directory(shared);
+  fs::permissions(shared, fs::perms::all | fs::perms::sticky_bit);  // 1777, as /tmp
+  EXPECT_NE(refusal((shared / "jobs.db").string()).find("is writable by every user (mode 1777)"), std::string::npos)
+      << refusal((shared / "jobs.db").string());
+  EXPECT_FALSE(fs::exists(shared / "jobs.db"));
+  fs::create_directory_symlink(dir_, dir_ / "linked");
+  EXPECT_NE(refusal((dir_ / "linked" / "jobs.db").string()).find("linked is a symbolic link"), std::string::npos);
+  std::ofstream(path()).close();
+  fs::permissions(path(), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_write);
+  EXPECT_NE(refusal(path()).find("is writable by its group (mode 0620)"), std::string::npos) << refusal(path());
+  fs::permissions(path(), fs::perms::owner_read | fs::perms::owner_write);
+  if (::geteuid() != 0) GTEST_SKIP() << "making a file another user's needs root";
+  ASSERT_EQ(::chown(path().c_str(), 65534, 65534), 0);
+  EXPECT_NE(refusal(path()).find("is owned by uid 65534, not by the daemon's user (uid 0) or root"), std::string::npos) << refusal(path());
+}
+
+// Issue 40: rows were not checked when read: an id with ESC reached hpc_job raw, one with \xff
+// made promtool reject the page and ListJobs fail for everyone. A bad row is left out and said.
+TEST_F(JobStoreTest, RowsAreCheckedWhenReadAndABadOneLeftOutSayingWhy) {
+  {
+    JobStore store(path());
+    ASSERT_TRUE(store.insert(job("good", 10)));
+  }
+  sql("INSERT INTO jobs (id, user, started_by, started_ns) VALUES (char(27) || '[2Jevil', 'alice', 'uid 0', 20);"
+      "INSERT INTO jobs (id, user, started_by, started_ns) VALUES (CAST(X'41FF' AS TEXT), 'alice', 'uid 0', 30);"
+      "INSERT INTO jobs (id, user, started_by, started_ns, stopped_ns) VALUES ('backwards', 'alice', 'uid 0', 50, 40);"
+      "INSERT INTO jobs (id, user, started_by, started_ns) VALUES ('4712', 'al ice', 'uid' || char(7), 60);");
+  JobStore store(path());
+  const auto jobs = store.list(0, 100);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].id, "good");
+  const auto bad = store.take_bad_rows();
+  ASSERT_EQ(bad.size(), 4u);
+  EXPECT_NE(bad[0].find("the row of job \"4712\" is not valid (user: byte 2 (0x20)"), std::string::npos) << bad[0];
+  EXPECT_NE(bad[1].find("the row of job \"backwards\" is not valid (started 50 ns and stopped 40 ns"), std::string::npos) << bad[1];
+  EXPECT_NE(bad[2].find("the row of job \"A\\xff\" is not valid (job id: byte 1 (0xff)"), std::string::npos) << bad[2];
+  EXPECT_NE(bad[3].find("the row of job \"\\x1b[2Jevil\" is not valid (job id: byte 0 (0x1b)"), std::string::npos) << bad[3];
+  EXPECT_TRUE(store.take_bad_rows().empty());
+  EXPECT_FALSE(store.get("backwards"));
+}
+
 TEST_F(JobStoreTest, ADamagedRowIsReportedAndTheRestRead) {
   {
     JobStore store(path());
@@ -431,7 +492,7 @@ TEST_F(JobStoreTest, StoppingWritesTheSamplesSinceTheLastLook) {
 TEST(JobIds, OnlyPlainIdsAreTaken) {
   for (const char* good : {"4711", "4711_3", "4711+1", "job.a-b:c@d"}) EXPECT_NO_THROW(check_job_id(good)) << good;
   for (const std::string& bad : {std::string(), std::string("a b"), std::string("a\"b"), std::string("x\ny"), std::string(129, '1'),
-                                std::string("a/b")}) {
+                                std::string("a/b"), std::string("-rf"), std::string("--help")}) {
     EXPECT_THROW(check_job_id(bad), JobRequestError) << bad;
   }
   EXPECT_NO_THROW(check_job_user(""));
@@ -467,8 +528,7 @@ TEST_F(JobStoreTest, TheMappingFolderIsReadAsDcgmExporterWritesIt) {
     return std::any_of(problems.begin(), problems.end(), [&text](const std::string& p) { return p.find(text) != std::string::npos; });
   };
   EXPECT_TRUE(said("/0:4: job id: byte 3"));
-  EXPECT_TRUE(said("/7: not the index of a GPU here"));
-  EXPECT_TRUE(said("/notes.txt: not the index"));
+  EXPECT_TRUE(said("/map: 2 names are not the index of a GPU here (7, notes.txt): skipped"));
   EXPECT_TRUE(said("/2: not a regular file of at most 65536 bytes"));
   EXPECT_TRUE(said("/3: not a regular file"));
   EXPECT_TRUE(said("/4: not a regular file"));
@@ -476,6 +536,30 @@ TEST_F(JobStoreTest, TheMappingFolderIsReadAsDcgmExporterWritesIt) {
   problems.clear();
   EXPECT_TRUE(read_job_mapping((dir_ / "none").string(), devices, problems).empty());
   EXPECT_TRUE(said("cannot open the folder"));
+}
+
+// A folder of junk (issue 40: one 64,000-byte file of "!\n" made 32,000 problem lines, each looked
+// up in the list of the ones already logged): a line per file or kind, with a count.
+TEST_F(JobStoreTest, AMappingFolderOfJunkGivesALinePerKind) {
+  const fs::path map = dir_ / "junk";
+  fs::create_directory(map);
+  std::string junk;
+  while (junk.size() < 64000) junk += "!\n";
+  for (const char* gpu : {"0", "1"}) std::ofstream(map / gpu) << junk << "4711\n-rf\n";
+  for (int i = 0; i < 5000; ++i) std::ofstream(map / fmt::format("x{:05}", i)) << "";
+  const std::map<std::uint32_t, std::string> devices{{0, "GPU-a"}, {1, "GPU-b"}};
+  std::vector<std::string> problems;
+  const GpuJobs jobs = read_job_mapping(map.string(), devices, problems);
+  ASSERT_EQ(problems.size(), 4u) << fmt::format("{}", fmt::join(problems, "\n"));
+  EXPECT_EQ(jobs.at("GPU-a"), std::set<std::string>{"4711"});
+  EXPECT_EQ(jobs.at("GPU-b"), std::set<std::string>{"4711"});
+  const auto said = [&problems](const std::string& text) {
+    return std::any_of(problems.begin(), problems.end(), [&text](const std::string& p) { return p.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("/junk/0:1: job id: byte 0 (0x21) is not a letter, digit or one of ._-+:@: skipped (and 32000 more bad lines)"));
+  EXPECT_TRUE(said("/junk/1:1: job id: byte 0 (0x21)"));
+  EXPECT_TRUE(said("/junk: more than 4096 entries: the rest not looked at"));
+  EXPECT_TRUE(said("names are not the index of a GPU here ("));
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """hipstack-smid with a GPU whose sysfs read blocks (a FIFO in place of a hwmon file): the other
 GPUs' answers go on, the stuck one is reported stale and down past read_deadline_ms, signals and
-reloads are not held up, and stuck readers do not pile up.
+reloads are not held up, and stuck readers do not pile up. A FIFO in a file the start reads to find
+the GPUs ends the start after its deadline, naming why; a stop signal stops it meanwhile.
 
 Usage: test_stuck_device.py HIPSTACK_SMID CAPTURES_DIR [unittest arguments]
 
@@ -179,6 +180,35 @@ class StuckDeviceTests(DaemonTest):
         promtool_check(self, body)
         up = series(parse_metrics(body), "hipstack_gpu_up")
         self.assertEqual(len([1 for l, v in up if l["bdf"] != stuck_bdf and v == 1]), 7)
+
+    def test_a_fifo_in_a_discovery_file_ends_the_start_with_the_reason(self):
+        """Issue 40: unique_id as a FIFO hung the start forever, with no listener and SIGTERM
+        ignored (signals are read through a signalfd once the start begins). Now the start ends
+        after its discovery deadline (8 s) naming why, exit 1; and a stop signal still stops it."""
+        path = os.path.join(self.root, "class/drm", self.CARD, "device/unique_id")
+        with open(path, "rb") as f:
+            original = f.read()
+
+        def put_back():
+            with open(path + ".orig", "wb") as f:
+                f.write(original)
+            os.replace(path + ".orig", path)
+        self.addCleanup(put_back)  # after the daemons' stops (cleanups run last in, first out)
+        self.make_fifo(path)
+        conf = self.config("fast_interval_ms = 100\n")
+        d = base.Daemon(self, sysfs=self.root, config=conf)
+        self.assertLess(self.assert_exits(d, 1, 15.0), 15.0)
+        self.assertIn("finding the GPUs took longer than 8 s: a read of the GPUs' files is stuck", d.stderr())
+        # SIGTERM while it waits on the FIFO: it ends at once. Sent once the discovery thread runs
+        # (the process has a second thread), so the signal reaches the signalfd, not the default action.
+        d = base.Daemon(self, sysfs=self.root, config=conf)
+        deadline = time.monotonic() + 10
+        while len(os.listdir("/proc/%d/task" % d.pid)) < 2:
+            self.assertLess(time.monotonic(), deadline, "no discovery thread:\n" + d.stderr())
+            time.sleep(0.02)
+        d.signal(signal.SIGTERM)
+        self.assertLess(self.assert_exits(d, 0, 3.0), 3.0)
+        self.assertIn("stopped (signal 15) while finding the GPUs", d.stderr())
 
 
 if __name__ == "__main__":
