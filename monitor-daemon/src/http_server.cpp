@@ -68,8 +68,8 @@ bool respond(int fd, const HttpResponse& r, bool keep_alive = false, bool head_o
   std::size_t sent = 0;
   std::size_t total = 0;
   for (const std::string_view part : parts) total += part.size();
+  std::vector<iovec> left(parts.size());  // refilled for each sendmsg, allocated once
   while (sent < total) {
-    std::vector<iovec> left(parts.size());
     std::size_t count = 0;
     std::size_t skip = sent;
     for (const std::string_view part : parts) {

@@ -341,7 +341,7 @@ MetricsPage::Parts MetricsPage::render_parts(const std::vector<Sampler::View>& v
     samples_ = samples;
   }
   // Whose work is on each GPU: as large as the kubelet's answer, so rendered once per look too.
-  AttributionKey attribution_key{key, context.attribution, context.jobs};
+  AttributionKey attribution_key{std::move(key), context.attribution, context.jobs};
   std::shared_ptr<const std::string> attribution;
   {
     std::lock_guard lock(mutex_);
