@@ -4,12 +4,24 @@
 
 #include <cstddef>
 
+// The System is shared with the threads of calls abandoned at the read deadline (c_api_deadline.hpp):
+// closing the handle leaves it to the last of them.
 struct hipstack_smi_system {
-  hipstack::smi::System system;
+  std::shared_ptr<hipstack::smi::System> system;
+  mutable hipstack::smi::c_api::ReadDeadline deadline;
+
+  // read(system) within the deadline; `device` names the GPU the call reads (ReadDeadline::kNode for
+  // the whole node), `extra` a wait the call asks for.
+  template <typename Read>
+  auto bounded(std::uint32_t device, Read read, std::chrono::milliseconds extra = {}) const {
+    const std::string what = device == hipstack::smi::c_api::ReadDeadline::kNode ? "the node" : fmt::format("GPU {}", device);
+    return deadline.run(device, what, extra, [shared = system, read = std::move(read)] { return read(std::as_const(*shared)); });
+  }
 };
 
 struct hipstack_smi_event_watch {
-  hipstack::smi::EventWatch watch;
+  std::shared_ptr<hipstack::smi::EventWatch> watch;
+  hipstack::smi::c_api::ReadDeadline deadline;
 };
 
 namespace hipstack::smi::c_api {
@@ -80,11 +92,17 @@ hipstack_smi_metric_info c_metric(const MetricInfo& m) {
 
 std::string text_or_empty(const char* s) { return s != nullptr ? s : ""; }
 
-// The C options as the C++ ones; the audit callback is wrapped so it sees C strings.
-hipstack_smi_result open_options(const hipstack_smi_open_options* in, OpenOptions& out) {
+// The C options as the C++ ones and the read deadline; the audit callback is wrapped so it sees C strings.
+hipstack_smi_result open_options(const hipstack_smi_open_options* in, OpenOptions& out, std::chrono::milliseconds& deadline) {
+  deadline = std::chrono::milliseconds(HIPSTACK_SMI_DEFAULT_READ_DEADLINE_MS);
   if (in == nullptr) return HIPSTACK_SMI_OK;
   hipstack_smi_open_options c{};
   if (const auto r = copy_in(in, c, "open options"); r != HIPSTACK_SMI_OK) return r;
+  if (c.read_deadline_ms == HIPSTACK_SMI_NO_READ_DEADLINE) {
+    deadline = std::chrono::milliseconds(0);
+  } else if (c.read_deadline_ms != 0) {
+    deadline = std::chrono::milliseconds(c.read_deadline_ms);
+  }
   out.sysfs_root = text_or_empty(c.sysfs_root);
   out.procfs_root = text_or_empty(c.procfs_root);
   out.devfs_root = text_or_empty(c.devfs_root);
@@ -189,6 +207,7 @@ const char* hipstack_smi_result_string(hipstack_smi_result result) {
     case HIPSTACK_SMI_ERROR_INTERNAL: return "internal error";
     case HIPSTACK_SMI_ERROR_INSUFFICIENT_SIZE: return "buffer too small";
     case HIPSTACK_SMI_ERROR_NOT_FOUND: return "not found";
+    case HIPSTACK_SMI_ERROR_TIMED_OUT: return "timed out";
   }
   return "unknown result";
 }
@@ -232,8 +251,12 @@ hipstack_smi_result hipstack_smi_open(const hipstack_smi_open_options* options, 
   *system = nullptr;
   return guarded([&] {
     OpenOptions open;
-    if (const auto r = open_options(options, open); r != HIPSTACK_SMI_OK) return r;
-    *system = new hipstack_smi_system{System::open(open)};
+    std::chrono::milliseconds limit{};
+    if (const auto r = open_options(options, open, limit); r != HIPSTACK_SMI_OK) return r;
+    ReadDeadline deadline(limit);
+    auto opened = deadline.run(ReadDeadline::kNode, "finding the GPUs", {},
+                               [open] { return std::make_shared<System>(System::open(open)); });
+    *system = new hipstack_smi_system{std::move(opened), std::move(deadline)};
     return HIPSTACK_SMI_OK;
   });
 }
@@ -241,17 +264,19 @@ hipstack_smi_result hipstack_smi_open(const hipstack_smi_open_options* options, 
 void hipstack_smi_close(hipstack_smi_system* system) { delete system; }
 
 hipstack_smi_result hipstack_smi_get_devices(const hipstack_smi_system* system, hipstack_smi_list** devices) {
-  return give_list(system, devices, [&] { return make_list(HIPSTACK_SMI_LIST_DEVICES, system->system.devices()); });
+  return give_list(system, devices, [&] {
+    return make_list(HIPSTACK_SMI_LIST_DEVICES, system->bounded(ReadDeadline::kNode, [](const System& s) { return s.devices(); }));
+  });
 }
 
 hipstack_smi_result hipstack_smi_get_backends(const hipstack_smi_system* system, hipstack_smi_list** backends) {
-  return give_list(system, backends, [&] { return make_list(HIPSTACK_SMI_LIST_BACKENDS, system->system.backends()); });
+  return give_list(system, backends, [&] { return make_list(HIPSTACK_SMI_LIST_BACKENDS, system->system->backends()); });
 }
 
 hipstack_smi_result hipstack_smi_device_count(const hipstack_smi_system* system, uint32_t* count) {
   if (system == nullptr || count == nullptr) return null_argument("system and count");
   return guarded([&] {
-    *count = static_cast<uint32_t>(system->system.devices().size());
+    *count = static_cast<uint32_t>(system->bounded(ReadDeadline::kNode, [](const System& s) { return s.devices(); }).size());
     return HIPSTACK_SMI_OK;
   });
 }
@@ -259,7 +284,7 @@ hipstack_smi_result hipstack_smi_device_count(const hipstack_smi_system* system,
 hipstack_smi_result hipstack_smi_device_resolve(const hipstack_smi_system* system, const char* selector, uint32_t* device) {
   if (system == nullptr || selector == nullptr || device == nullptr) return null_argument("system, selector and device");
   return guarded([&] {
-    *device = system->system.resolve(selector);
+    *device = system->system->resolve(selector);
     return HIPSTACK_SMI_OK;
   });
 }
@@ -267,7 +292,7 @@ hipstack_smi_result hipstack_smi_device_resolve(const hipstack_smi_system* syste
 hipstack_smi_result hipstack_smi_device_get_fault(const hipstack_smi_system* system, uint32_t device, char* buffer, size_t* size) {
   if (system == nullptr || size == nullptr) return null_argument("system and size");
   return guarded([&] {
-    const std::string fault = system->system.fault(device);
+    const std::string fault = system->bounded(device, [device](const System& s) { return s.fault(device); });
     const std::size_t needed = fault.size() + 1;
     const std::size_t capacity = buffer != nullptr ? *size : 0;
     *size = needed;
@@ -306,26 +331,37 @@ hipstack_smi_result hipstack_smi_sample_device(const hipstack_smi_system* system
       }
       o.metrics.push_back(static_cast<MetricId>(c.metrics[i]));
     }
-    return make_list(HIPSTACK_SMI_LIST_READINGS, system->system.sample(device, o));
+    // amdgpu's pcie_bw read blocks one second; a first window look waits window_ms.
+    const auto extra = std::chrono::milliseconds(o.window_ms) + (o.pcie_throughput ? std::chrono::seconds(1) : std::chrono::seconds(0));
+    return make_list(HIPSTACK_SMI_LIST_READINGS, system->bounded(device, [device, o](const System& s) { return s.sample(device, o); }, extra));
   });
 }
 
 hipstack_smi_result hipstack_smi_get_partitions(const hipstack_smi_system* system, uint32_t device, hipstack_smi_list** partitions) {
-  return give_list(system, partitions, [&] { return make_list(HIPSTACK_SMI_LIST_PARTITIONS, system->system.partitions(device)); });
+  return give_list(system, partitions, [&] {
+    return make_list(HIPSTACK_SMI_LIST_PARTITIONS, system->bounded(device, [device](const System& s) { return s.partitions(device); }));
+  });
 }
 
 hipstack_smi_result hipstack_smi_get_processes(const hipstack_smi_system* system, uint32_t device, uint32_t interval_ms,
                                                hipstack_smi_list** processes) {
-  return give_list(system, processes,
-                   [&] { return make_list(HIPSTACK_SMI_LIST_PROCESSES, system->system.processes(device, interval_ms)); });
+  return give_list(system, processes, [&] {
+    return make_list(HIPSTACK_SMI_LIST_PROCESSES,
+                     system->bounded(device, [device, interval_ms](const System& s) { return s.processes(device, interval_ms); },
+                                     std::chrono::milliseconds(interval_ms)));
+  });
 }
 
 hipstack_smi_result hipstack_smi_get_links(const hipstack_smi_system* system, hipstack_smi_list** links) {
-  return give_list(system, links, [&] { return make_list(HIPSTACK_SMI_LIST_LINKS, system->system.links()); });
+  return give_list(system, links, [&] {
+    return make_list(HIPSTACK_SMI_LIST_LINKS, system->bounded(ReadDeadline::kNode, [](const System& s) { return s.links(); }));
+  });
 }
 
 hipstack_smi_result hipstack_smi_get_bad_pages(const hipstack_smi_system* system, uint32_t device, hipstack_smi_list** bad_pages) {
-  return give_list(system, bad_pages, [&] { return make_list(HIPSTACK_SMI_LIST_BAD_PAGES, system->system.bad_pages(device)); });
+  return give_list(system, bad_pages, [&] {
+    return make_list(HIPSTACK_SMI_LIST_BAD_PAGES, system->bounded(device, [device](const System& s) { return s.bad_pages(device); }));
+  });
 }
 
 hipstack_smi_result hipstack_smi_health_policy_init(hipstack_smi_health_policy* policy) {
@@ -351,7 +387,8 @@ hipstack_smi_result hipstack_smi_check_health(const hipstack_smi_system* system,
   }
   if (overall == nullptr) return null_argument("overall");
   return give_list(system, findings, [&] {
-    HealthReport report = system->system.health(device, policy_of(c));
+    HealthReport report =
+        system->bounded(device, [device, policy = policy_of(c)](const System& s) { return s.health(device, policy); });
     *overall = static_cast<hipstack_smi_verdict>(report.overall);
     return make_list(HIPSTACK_SMI_LIST_HEALTH_FINDINGS, std::move(report.findings));
   });
@@ -364,13 +401,17 @@ hipstack_smi_result hipstack_smi_event_watch_open(const hipstack_smi_open_option
   if (selector_count > 0 && selectors == nullptr) return null_argument("selectors (with selector_count > 0)");
   return guarded([&] {
     OpenOptions open;
-    if (const auto r = open_options(options, open); r != HIPSTACK_SMI_OK) return r;
+    std::chrono::milliseconds limit{};
+    if (const auto r = open_options(options, open, limit); r != HIPSTACK_SMI_OK) return r;
     std::vector<std::string> chosen;
     for (std::size_t i = 0; i < selector_count; ++i) {
       if (selectors[i] == nullptr) return null_argument("a selector");
       chosen.emplace_back(selectors[i]);
     }
-    *watch = new hipstack_smi_event_watch{EventWatch(open, std::move(chosen))};
+    ReadDeadline deadline(limit);
+    auto opened = deadline.run(ReadDeadline::kNode, "the event watch's first look", {},
+                               [open, chosen] { return std::make_shared<EventWatch>(open, chosen); });
+    *watch = new hipstack_smi_event_watch{std::move(opened), std::move(deadline)};
     return HIPSTACK_SMI_OK;
   });
 }
@@ -380,7 +421,8 @@ hipstack_smi_result hipstack_smi_event_watch_poll(hipstack_smi_event_watch* watc
   *events = nullptr;
   if (watch == nullptr) return null_argument("watch");
   return guarded([&] {
-    *events = make_list(HIPSTACK_SMI_LIST_EVENTS, watch->watch.poll()).release();
+    auto news = watch->deadline.run(ReadDeadline::kNode, "the event watch's look", {}, [shared = watch->watch] { return shared->poll(); });
+    *events = make_list(HIPSTACK_SMI_LIST_EVENTS, std::move(news)).release();
     return HIPSTACK_SMI_OK;
   });
 }
@@ -396,7 +438,9 @@ hipstack_smi_result hipstack_smi_control(hipstack_smi_system* system, uint32_t d
   if (const auto r = copy_in(request, c, "control request"); r != HIPSTACK_SMI_OK) return r;
   if (const auto r = check_size(result, "control result"); r != HIPSTACK_SMI_OK) return r;
   return guarded([&] {
-    auto list = make_control_list(run_control(system->system, device, c));
+    // Not bounded: a write abandoned half-way would leave the caller not knowing the GPU's state;
+    // settle_timeout_ms bounds the wait for the driver.
+    auto list = make_control_list(run_control(*system->system, device, c));
     const ControlResult& r = std::get<ControlResult>(list->items);
     const hipstack_smi_control_result filled{sizeof filled,
                                              static_cast<hipstack_smi_control_outcome>(r.outcome),

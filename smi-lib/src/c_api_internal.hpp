@@ -2,6 +2,8 @@
 // the size-prefixed struct rules and the list object.
 #pragma once
 
+#include "c_api_deadline.hpp"
+
 #include <hipstack/events.hpp>
 #include <hipstack/smi.h>
 #include <hipstack/smi.hpp>
@@ -9,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -49,6 +52,8 @@ hipstack_smi_result guarded(Fn&& fn) noexcept {
       case Error::Code::read_failure: return fail(HIPSTACK_SMI_ERROR_READ_FAILURE, e.what());
     }
     return fail(HIPSTACK_SMI_ERROR_INTERNAL, e.what());
+  } catch (const TimedOut& e) {
+    return fail(HIPSTACK_SMI_ERROR_TIMED_OUT, e.what());
   } catch (const std::bad_alloc&) {
     return fail(HIPSTACK_SMI_ERROR_NO_MEMORY, "out of memory");
   } catch (const std::exception& e) {
@@ -60,6 +65,8 @@ hipstack_smi_result guarded(Fn&& fn) noexcept {
 // its first version; when one grows, specialise this with the offset of its first new field.
 template <typename T>
 inline constexpr std::size_t first_version_size = sizeof(T);
+template <>
+inline constexpr std::size_t first_version_size<hipstack_smi_open_options> = offsetof(hipstack_smi_open_options, read_deadline_ms);
 
 template <typename T>
 hipstack_smi_result check_size(const T* s, const char* what) {

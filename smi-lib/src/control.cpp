@@ -144,6 +144,12 @@ std::string canonical_mode(std::string_view text, std::span<const std::string_vi
   return {};
 }
 
+ControlResult refuse_control(const DeviceSummary& summary, RefusalReason reason, int error_code, std::string message,
+                             const Actor& actor, const AuditSink& audit) {
+  ControlResult result;
+  return Guard(summary, actor, audit, result).refuse(reason, error_code, std::move(message));
+}
+
 ControlResult guarded_control(const FsView& fs, const Backend& backend, std::size_t local, const DeviceSummary& summary,
                               const ControlRequest& request, const ControlOptions& options, const Actor& actor,
                               const AuditSink& audit) {

@@ -68,6 +68,10 @@ ControlResult guarded_control(const FsView& fs, const Backend& backend, std::siz
                               const ControlRequest& request, const ControlOptions& options, const Actor& actor,
                               const AuditSink& audit);
 
+// A refusal before any plan (the System could not be held): recorded like every other refusal.
+ControlResult refuse_control(const DeviceSummary& summary, RefusalReason reason, int error_code, std::string message,
+                             const Actor& actor, const AuditSink& audit);
+
 // "SPX" for "spx", "" when text is not one of the names.
 std::string canonical_mode(std::string_view text, std::span<const std::string_view> names);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <array>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -96,7 +97,7 @@ struct System::Impl {
   std::vector<Slot> devices;
   AuditSink audit;
   // Readers share it; a mutation holds it alone (it may replace a backend and renumber devices).
-  mutable std::shared_mutex mutex;
+  mutable std::shared_timed_mutex mutex;
   // Each device's static bounds (plausibility.hpp: vram_total for vram_used), read at its first
   // sample that needs them instead of at every sample (a static read of an MI300X costs about a
   // fifth of its live sample); read again when a value is judged against them, so a stale bound never
@@ -162,7 +163,17 @@ struct System::Impl {
   }
 
   ControlResult control(std::uint32_t device, const detail::ControlRequest& request, const ControlOptions& options) {
-    std::unique_lock lock(mutex);
+    // A read stuck in the kernel (a wedged driver) holds the shared lock for good: a change gives up
+    // after the settle timeout instead of waiting on it forever (the C API abandons such reads).
+    std::unique_lock lock(mutex, std::defer_lock);
+    if (!lock.try_lock_for(std::chrono::milliseconds(options.settle_timeout_ms))) {
+      const std::shared_lock readers(mutex);  // shared with the stuck read: no wait on it
+      return detail::refuse_control(slot(device).summary, RefusalReason::timed_out, ETIMEDOUT,
+                                    fmt::format("other calls held the GPUs for {} ms (a read stuck in a hung driver?); "
+                                                "nothing was written",
+                                                options.settle_timeout_ms),
+                                    detail::current_actor(), audit);
+    }
     const Slot& target = slot(device);
     ControlResult result = detail::guarded_control(*fs, *target.backend, target.local, target.summary, request, options,
                                                    detail::current_actor(), audit);

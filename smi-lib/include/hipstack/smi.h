@@ -58,7 +58,8 @@ typedef enum hipstack_smi_result {
   HIPSTACK_SMI_ERROR_NO_MEMORY = 4,
   HIPSTACK_SMI_ERROR_INTERNAL = 5,
   HIPSTACK_SMI_ERROR_INSUFFICIENT_SIZE = 6, /* *size says how much is needed */
-  HIPSTACK_SMI_ERROR_NOT_FOUND = 7          /* no such metric, list item or reading */
+  HIPSTACK_SMI_ERROR_NOT_FOUND = 7,         /* no such metric, list item or reading */
+  HIPSTACK_SMI_ERROR_TIMED_OUT = 8          /* a read ran past the read deadline (open options) */
 } hipstack_smi_result;
 
 typedef enum hipstack_smi_status {
@@ -185,7 +186,16 @@ typedef struct hipstack_smi_open_options {
   const char* nvml_library; /* NULL or "": $HIPSTACK_NVML_LIBRARY, else libnvidia-ml.so.1 */
   hipstack_smi_audit_fn audit; /* NULL: no audit */
   void* audit_user_data;
+  /* How long a call that reads the GPUs may take (plus any wait it asks for: a window, an interval)
+   * before it answers HIPSTACK_SMI_ERROR_TIMED_OUT; the read goes on in the background and later
+   * calls about that GPU answer TIMED_OUT at once until it returns. 0 (or a struct without this
+   * field): HIPSTACK_SMI_DEFAULT_READ_DEADLINE_MS; HIPSTACK_SMI_NO_READ_DEADLINE: calls wait as long
+   * as the kernel takes. Control calls are not bounded (docs/api.md, "Read deadline"). */
+  uint32_t read_deadline_ms;
 } hipstack_smi_open_options;
+
+#define HIPSTACK_SMI_DEFAULT_READ_DEADLINE_MS 10000u
+#define HIPSTACK_SMI_NO_READ_DEADLINE 0xffffffffu
 
 typedef struct hipstack_smi_system hipstack_smi_system;
 typedef struct hipstack_smi_list hipstack_smi_list;

@@ -10,6 +10,8 @@ NVIDIA GPUs, through libhipstack-smi's C API (docs/python.md).
 
 Every reading has a status ("ok", "not_supported", "unavailable", "error"): a metric the GPU does not
 provide is a value, not an exception. Calls that fail raise hipstack.Error (a subclass per cause).
+Every call that reads the GPUs has a deadline (read_deadline_ms, 10 s unless set): a read stuck in a
+hung driver raises hipstack.TimedOut instead of hanging the program.
 """
 import ctypes
 from dataclasses import dataclass, field
@@ -17,7 +19,8 @@ from typing import List, Optional, Sequence, Union
 
 from . import _capi
 
-__all__ = ["System", "EventWatch", "Error", "InvalidArgument", "NoSuchDevice", "ReadFailure", "NotFound",
+__all__ = ["System", "EventWatch", "Error", "InvalidArgument", "NoSuchDevice", "ReadFailure", "NotFound", "TimedOut",
+           "NO_READ_DEADLINE",
            "Device", "Backend", "Reading", "Partition", "Process", "Link", "BadPage", "HealthFinding",
            "HealthReport", "Event", "ControlResult", "MetricInfo", "catalogue", "metric", "health_checks",
            "version"]
@@ -60,8 +63,15 @@ class NotFound(Error, LookupError):
     pass
 
 
+class TimedOut(Error, TimeoutError):
+    """A read ran past the read deadline, or the GPU's previous read has not returned yet (a hung
+    driver): the call gave up; the read goes on in the background."""
+
+
+NO_READ_DEADLINE = _capi.NO_READ_DEADLINE  # read_deadline_ms that lets calls wait as long as the kernel takes
+
 _ERRORS = {_capi.ERROR_INVALID_ARGUMENT: InvalidArgument, _capi.ERROR_NO_SUCH_DEVICE: NoSuchDevice,
-           _capi.ERROR_READ_FAILURE: ReadFailure, _capi.ERROR_NOT_FOUND: NotFound}
+           _capi.ERROR_READ_FAILURE: ReadFailure, _capi.ERROR_NOT_FOUND: NotFound, _capi.ERROR_TIMED_OUT: TimedOut}
 
 
 def _check(result: int) -> None:
@@ -293,12 +303,21 @@ def _readings(handle) -> List[Reading]:
     return _items(handle, _reading)
 
 
-def _options(sysfs_root, procfs_root, devfs_root, nvml_library, amdgpu, nvml, keep_vendor_init) -> _capi.OpenOptions:
+def _options(sysfs_root, procfs_root, devfs_root, nvml_library, amdgpu, nvml, keep_vendor_init,
+             read_deadline_ms) -> _capi.OpenOptions:
     flags = (0 if amdgpu else _capi.OPEN_NO_AMDGPU) | (0 if nvml else _capi.OPEN_NO_NVML)
     flags |= _capi.OPEN_KEEP_VENDOR_INIT if keep_vendor_init else 0
     encode = lambda s: s.encode() if s else None  # noqa: E731
+    if read_deadline_ms is None:
+        deadline = 0  # the library's default
+    elif isinstance(read_deadline_ms, int) and not isinstance(read_deadline_ms, bool) and 1 <= read_deadline_ms <= NO_READ_DEADLINE:
+        deadline = read_deadline_ms
+    else:
+        raise InvalidArgument(_capi.ERROR_INVALID_ARGUMENT,
+                              f"read_deadline_ms must be None, an int from 1 to {NO_READ_DEADLINE} or NO_READ_DEADLINE, "
+                              f"not {read_deadline_ms!r}")
     return _capi.OpenOptions(flags=flags, sysfs_root=encode(sysfs_root), procfs_root=encode(procfs_root),
-                             devfs_root=encode(devfs_root), nvml_library=encode(nvml_library))
+                             devfs_root=encode(devfs_root), nvml_library=encode(nvml_library), read_deadline_ms=deadline)
 
 
 class _Owned:
@@ -327,14 +346,17 @@ class System(_Owned):
     """The GPUs of this machine (or of a recorded capture). Safe to use from several threads.
 
     sysfs_root, procfs_root, devfs_root: read these in place of /sys, /proc, /dev (a capture);
-    nvml_library: the NVML to load; amdgpu=False / nvml=False leave a backend out."""
+    nvml_library: the NVML to load; amdgpu=False / nvml=False leave a backend out;
+    read_deadline_ms: how long a call that reads the GPUs may take before it raises TimedOut (None:
+    the library's default, 10 s; NO_READ_DEADLINE: as long as the kernel takes)."""
 
     def __init__(self, sysfs_root: Optional[str] = None, procfs_root: Optional[str] = None,
                  devfs_root: Optional[str] = None, nvml_library: Optional[str] = None, amdgpu: bool = True,
-                 nvml: bool = True, keep_vendor_init: bool = False):
+                 nvml: bool = True, keep_vendor_init: bool = False, read_deadline_ms: Optional[int] = None):
         lib = _library()
         self._handle = ctypes.c_void_p()
-        options = _options(sysfs_root, procfs_root, devfs_root, nvml_library, amdgpu, nvml, keep_vendor_init)
+        options = _options(sysfs_root, procfs_root, devfs_root, nvml_library, amdgpu, nvml, keep_vendor_init,
+                           read_deadline_ms)
         _check(lib.hipstack_smi_open(ctypes.byref(options), ctypes.byref(self._handle)))
 
     _closer = "hipstack_smi_close"
@@ -457,7 +479,8 @@ class EventWatch(_Owned):
         lib = _library()
         options = _options(open_options.pop("sysfs_root", None), open_options.pop("procfs_root", None),
                            open_options.pop("devfs_root", None), open_options.pop("nvml_library", None),
-                           open_options.pop("amdgpu", True), open_options.pop("nvml", True), False)
+                           open_options.pop("amdgpu", True), open_options.pop("nvml", True), False,
+                           open_options.pop("read_deadline_ms", None))
         if open_options:
             raise InvalidArgument(_capi.ERROR_INVALID_ARGUMENT, f"unknown options: {', '.join(open_options)}")
         chosen = (ctypes.c_char_p * len(selectors))(*[s.encode() for s in selectors])

@@ -19,6 +19,8 @@ ERROR_NO_MEMORY = 4
 ERROR_INTERNAL = 5
 ERROR_INSUFFICIENT_SIZE = 6
 ERROR_NOT_FOUND = 7
+ERROR_TIMED_OUT = 8
+NO_READ_DEADLINE = 0xFFFFFFFF  # HIPSTACK_SMI_NO_READ_DEADLINE
 
 STATUS_NAMES = ("ok", "not_supported", "unavailable", "error")  # hipstack_smi_status, by value
 TYPE_INTEGER, TYPE_REAL, TYPE_TEXT = 0, 1, 2
@@ -69,7 +71,7 @@ class OpenOptions(Sized):
     c_name = "hipstack_smi_open_options"
     _fields_ = [("struct_size", _u32), ("flags", _u32), ("sysfs_root", _c_char_p), ("procfs_root", _c_char_p),
                 ("devfs_root", _c_char_p), ("nvml_library", _c_char_p), ("audit", AUDIT_FN),
-                ("audit_user_data", ctypes.c_void_p)]
+                ("audit_user_data", ctypes.c_void_p), ("read_deadline_ms", _u32)]
 
 
 class DeviceInfo(Sized):

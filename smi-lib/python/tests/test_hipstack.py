@@ -5,8 +5,10 @@ HIPSTACK_CAPTURES_DIR."""
 import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
+import time
 import unittest
 
 import hipstack
@@ -166,6 +168,93 @@ class Changing(unittest.TestCase):
                 system.control(2, "overclock")
         with open(os.path.join(sys_root, "class/drm/card32/device/current_compute_partition")) as f:
             self.assertEqual(f.read(), "SPX\n")
+
+
+class ReadDeadline(unittest.TestCase):
+    """A FIFO stands in for a file of a wedged driver (its open blocks until a writer comes): every call
+    that reads gives up at the read deadline, which is on by default."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="hipstack-python-deadline-")
+        self.fifos = []
+
+    def tearDown(self):
+        for path in self.fifos:
+            self.release(path, "0\n")
+        shutil.rmtree(self.root)
+
+    def copy(self, name):
+        sys_root = os.path.join(self.root, name)
+        shutil.copytree(os.path.join(CAPTURES, "real/lact/rx6900xt/sys"), sys_root, symlinks=True)
+        return sys_root
+
+    def plant(self, sys_root, name):
+        path = os.path.join(sys_root, "class/drm/card0/device", name)
+        if os.path.exists(path):
+            os.remove(path)
+        os.mkfifo(path)
+        self.fifos.append(path)
+        return path
+
+    def release(self, path, text):
+        """Gives a reader blocked on the FIFO `text` and leaves a regular file with it in its place."""
+        if not stat.S_ISFIFO(os.lstat(path).st_mode):
+            return
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # no reader waits
+            fd = None
+        with open(path + ".regular", "w") as f:
+            f.write(text)
+        os.replace(path + ".regular", path)
+        if fd is not None:
+            os.write(fd, text.encode())
+            os.close(fd)
+
+    def test_open_gives_up_on_a_fifo_in_each_discovery_file(self):
+        # The capture has no `device` file; a real GPU's folder has one.
+        for name in ("vendor", "device", "uevent", "unique_id"):
+            with self.subTest(name):
+                sys_root = self.copy(name)  # one each: a released read goes on in its own copy
+                self.plant(sys_root, name)
+                start = time.monotonic()
+                with self.assertRaisesRegex(hipstack.TimedOut, "finding the GPUs: no answer within 300 ms"):
+                    hipstack.System(sysfs_root=sys_root, read_deadline_ms=300)
+                self.assertLess(time.monotonic() - start, 5)
+
+    def test_on_by_default(self):
+        sys_root = self.copy("default")
+        self.plant(sys_root, "vendor")
+        with self.assertRaises(TimeoutError) as caught:  # hipstack.TimedOut is one
+            hipstack.System(sysfs_root=sys_root)
+        self.assertIsInstance(caught.exception, hipstack.TimedOut)
+        self.assertIn("no answer within 10000 ms", str(caught.exception))
+
+    def test_a_stuck_sample_then_the_gpu_answers_again(self):
+        sys_root = self.copy("sample")
+        with hipstack.System(sysfs_root=sys_root, read_deadline_ms=300) as system:
+            fifo = self.plant(sys_root, "gpu_busy_percent")
+            with self.assertRaisesRegex(hipstack.TimedOut, "GPU 0: no answer within 300 ms"):
+                system.sample(0)
+            with self.assertRaisesRegex(hipstack.TimedOut, "has not returned yet"):
+                system.sample(0, metrics=["gpu_busy"])
+            with self.assertRaises(hipstack.TimedOut):
+                system.health(0)
+            self.assertEqual(len(system.devices()), 1)  # the node's list still answers
+            self.release(fifo, "42\n")
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    (busy,) = system.sample(0, metrics=["gpu_busy"])
+                    break
+                except hipstack.TimedOut:
+                    self.assertLess(time.monotonic(), deadline, "the released read did not end")
+            self.assertEqual((busy.status, busy.value), ("ok", 42.0))
+
+    def test_bad_deadlines_are_refused(self):
+        for bad in (0, -1, 1.5, True, "100", hipstack.NO_READ_DEADLINE + 1):
+            with self.subTest(bad), self.assertRaisesRegex(hipstack.InvalidArgument, "read_deadline_ms must be"):
+                hipstack.System(sysfs_root=os.path.join(CAPTURES, "real/lact/rx6900xt/sys"), read_deadline_ms=bad)
 
 
 if __name__ == "__main__":

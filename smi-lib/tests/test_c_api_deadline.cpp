@@ -1,0 +1,235 @@
+// The C API's read deadline (hipstack_smi_open_options.read_deadline_ms, docs/api.md): a FIFO stands
+// in for a file of a wedged driver (its open blocks until a writer comes). A call past the deadline
+// answers TIMED_OUT, later calls about that GPU answer at once, the other GPUs and a change are not
+// held up, and once the read returns the GPU answers again.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <hipstack/smi.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "capture_helpers.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using hipstack::smi::testing::ScratchDir;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kDeadlineMs = 300;
+
+// A copy of the 8-GPU capture to plant FIFOs in.
+class DeadlineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::copy(std::string(HIPSTACK_CAPTURES_DIR) + "/constructed/mi300x-8gpu-spx-nps1/sys", sys_,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  }
+
+  hipstack_smi_open_options options(std::uint32_t deadline_ms) const {
+    hipstack_smi_open_options o = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_open_options);
+    o.sysfs_root = sys_string_.c_str();
+    o.flags = HIPSTACK_SMI_OPEN_NO_NVML;
+    o.read_deadline_ms = deadline_ms;
+    return o;
+  }
+
+  // The device folder of card0 of the copy, GPU 0000:05:00.0 (its uevent's PCI_SLOT_NAME).
+  fs::path device_dir() const { return sys_ / "class/drm/card0/device"; }
+  static constexpr const char* kBdf = "0000:05:00.0";
+
+  // Puts a FIFO where `file` is; release() gives the blocked reader `text` and leaves a regular file
+  // with it in place, so the GPU reads normally again.
+  class Fifo {
+   public:
+    explicit Fifo(fs::path file) : file_(std::move(file)) {
+      fs::remove(file_);
+      EXPECT_EQ(::mkfifo(file_.c_str(), 0600), 0) << file_;
+    }
+    ~Fifo() { release("0\n"); }
+    Fifo(const Fifo&) = delete;
+    Fifo& operator=(const Fifo&) = delete;
+
+    void release(const std::string& text) {
+      if (released_) return;
+      released_ = true;
+      // Succeeds only while a reader waits in open(); none waiting: no read to release.
+      const int fd = ::open(file_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      const fs::path regular = file_.string() + ".regular";
+      std::ofstream(regular) << text;
+      fs::rename(regular, file_);
+      if (fd >= 0) {
+        EXPECT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+        ::close(fd);
+      }
+    }
+
+   private:
+    fs::path file_;
+    bool released_ = false;
+  };
+
+  ScratchDir scratch_{"hipstack-c-deadline"};
+  fs::path sys_ = scratch_.path() / "sys";
+  std::string sys_string_ = sys_.string();
+};
+
+std::string last_error() { return hipstack_smi_last_error(); }
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// The reading of gpu_busy (the file gpu_busy_percent) in a sample, or the call's result when it failed.
+hipstack_smi_result busy_percent(const hipstack_smi_system* system, std::uint32_t device, double& value) {
+  hipstack_smi_metric_info info = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_metric_info);
+  EXPECT_EQ(hipstack_smi_metric_by_name("gpu_busy", &info), HIPSTACK_SMI_OK);
+  hipstack_smi_sample_options what = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_sample_options);
+  what.metrics = &info.id;
+  what.metric_count = 1;
+  hipstack_smi_list* readings = nullptr;
+  const hipstack_smi_result result = hipstack_smi_sample_device(system, device, &what, &readings);
+  if (result != HIPSTACK_SMI_OK) return result;
+  hipstack_smi_reading r = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_reading);
+  EXPECT_EQ(hipstack_smi_list_find_reading(readings, info.id, "", &r), HIPSTACK_SMI_OK);
+  value = r.status == HIPSTACK_SMI_STATUS_OK ? r.real : -1;
+  hipstack_smi_list_free(readings);
+  return result;
+}
+
+hipstack_smi_control_outcome dry_run_power_cap(hipstack_smi_system* system, std::uint32_t device, hipstack_smi_refusal_reason& reason) {
+  hipstack_smi_control_request request = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_control_request);
+  request.kind = HIPSTACK_SMI_CONTROL_POWER_CAP;
+  request.flags = HIPSTACK_SMI_CONTROL_DRY_RUN;
+  request.value = 500;
+  request.settle_timeout_ms = 200;
+  hipstack_smi_control_result result = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_control_result);
+  hipstack_smi_list* writes = nullptr;
+  EXPECT_EQ(hipstack_smi_control(system, device, &request, &result, &writes), HIPSTACK_SMI_OK) << last_error();
+  hipstack_smi_list_free(writes);
+  reason = result.reason;
+  return result.outcome;
+}
+
+TEST_F(DeadlineTest, OpenGivesUpOnAFifoInEveryDiscoveryFile) {
+  for (const char* name : {"vendor", "device", "uevent", "unique_id"}) {
+    SCOPED_TRACE(name);
+    // A copy each (of a one-GPU capture, small): a released read goes on discovering in its own
+    // copy, away from the next FIFO. The capture has no `device` file; a real GPU's folder has one.
+    ScratchDir own("hipstack-c-deadline-open");
+    const fs::path sys = own.path() / "sys";
+    fs::copy(std::string(HIPSTACK_CAPTURES_DIR) + "/real/lact/rx6900xt/sys", sys,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    Fifo fifo(sys / "class/drm/card0/device" / name);
+    hipstack_smi_open_options o = options(kDeadlineMs);
+    const std::string root = sys.string();
+    o.sysfs_root = root.c_str();
+    hipstack_smi_system* system = reinterpret_cast<hipstack_smi_system*>(0x1);
+    const auto start = Clock::now();
+    ASSERT_EQ(hipstack_smi_open(&o, &system), HIPSTACK_SMI_ERROR_TIMED_OUT) << last_error();
+    EXPECT_LT(seconds_since(start), 5.0);
+    EXPECT_EQ(system, nullptr);
+    EXPECT_NE(last_error().find("finding the GPUs: no answer within 300 ms"), std::string::npos) << last_error();
+    EXPECT_STREQ(hipstack_smi_result_string(HIPSTACK_SMI_ERROR_TIMED_OUT), "timed out");
+  }
+}
+
+TEST_F(DeadlineTest, AStuckGpuAnswersAtOnceAndHoldsUpNothingElse) {
+  const hipstack_smi_open_options o = options(kDeadlineMs);
+  hipstack_smi_system* system = nullptr;
+  ASSERT_EQ(hipstack_smi_open(&o, &system), HIPSTACK_SMI_OK) << last_error();
+  std::uint32_t stuck = 0;
+  ASSERT_EQ(hipstack_smi_device_resolve(system, kBdf, &stuck), HIPSTACK_SMI_OK);
+  const std::uint32_t other = stuck == 0 ? 1 : 0;
+  Fifo fifo(device_dir() / "gpu_busy_percent");
+
+  double busy = 0;
+  ASSERT_EQ(busy_percent(system, stuck, busy), HIPSTACK_SMI_ERROR_TIMED_OUT);
+  EXPECT_NE(last_error().find(fmt::format("GPU {}: no answer within 300 ms", stuck)), std::string::npos) << last_error();
+  // Later calls about that GPU do not wait again: the read is still running.
+  EXPECT_EQ(busy_percent(system, stuck, busy), HIPSTACK_SMI_ERROR_TIMED_OUT);
+  EXPECT_NE(last_error().find("has not returned yet"), std::string::npos) << last_error();
+  hipstack_smi_list* partitions = nullptr;
+  EXPECT_EQ(hipstack_smi_get_partitions(system, stuck, &partitions), HIPSTACK_SMI_ERROR_TIMED_OUT);
+  EXPECT_EQ(partitions, nullptr);
+  // The other GPUs and the node answer.
+  EXPECT_EQ(busy_percent(system, other, busy), HIPSTACK_SMI_OK) << last_error();
+  EXPECT_GE(busy, 0);
+  std::uint32_t count = 0;
+  EXPECT_EQ(hipstack_smi_device_count(system, &count), HIPSTACK_SMI_OK) << last_error();
+  EXPECT_EQ(count, 8u);
+  // A change does not wait on the stuck read (it holds the System shared): refused in time.
+  hipstack_smi_refusal_reason reason = HIPSTACK_SMI_REASON_NONE;
+  EXPECT_EQ(dry_run_power_cap(system, other, reason), HIPSTACK_SMI_CONTROL_REFUSED);
+  EXPECT_EQ(reason, HIPSTACK_SMI_REASON_TIMED_OUT);
+
+  // The read returns: the GPU answers again (with what the file now holds), and a change is planned.
+  fifo.release("37\n");
+  const auto start = Clock::now();
+  hipstack_smi_result result = HIPSTACK_SMI_ERROR_TIMED_OUT;
+  while (result == HIPSTACK_SMI_ERROR_TIMED_OUT && seconds_since(start) < 10) {
+    result = busy_percent(system, stuck, busy);
+    if (result == HIPSTACK_SMI_ERROR_TIMED_OUT) std::this_thread::yield();
+  }
+  ASSERT_EQ(result, HIPSTACK_SMI_OK) << last_error();
+  EXPECT_EQ(busy, 37);
+  EXPECT_EQ(dry_run_power_cap(system, other, reason), HIPSTACK_SMI_CONTROL_PLANNED) << hipstack_smi_reason_name(reason);
+  hipstack_smi_close(system);
+}
+
+// Closing the handle while a read is stuck leaves the System to that read's thread.
+TEST_F(DeadlineTest, CloseWhileAReadIsStuck) {
+  const hipstack_smi_open_options o = options(kDeadlineMs);
+  hipstack_smi_system* system = nullptr;
+  ASSERT_EQ(hipstack_smi_open(&o, &system), HIPSTACK_SMI_OK) << last_error();
+  std::uint32_t stuck = 0;
+  ASSERT_EQ(hipstack_smi_device_resolve(system, kBdf, &stuck), HIPSTACK_SMI_OK);
+  Fifo fifo(device_dir() / "gpu_busy_percent");
+  double busy = 0;
+  ASSERT_EQ(busy_percent(system, stuck, busy), HIPSTACK_SMI_ERROR_TIMED_OUT);
+  hipstack_smi_close(system);
+  fifo.release("5\n");  // the abandoned read ends and drops the last reference (ASan: no use after free)
+}
+
+TEST_F(DeadlineTest, NoDeadlineWaitsForTheKernel) {
+  const hipstack_smi_open_options o = options(HIPSTACK_SMI_NO_READ_DEADLINE);
+  hipstack_smi_system* system = nullptr;
+  ASSERT_EQ(hipstack_smi_open(&o, &system), HIPSTACK_SMI_OK) << last_error();
+  std::uint32_t device = 0;
+  ASSERT_EQ(hipstack_smi_device_resolve(system, kBdf, &device), HIPSTACK_SMI_OK);
+  const fs::path file = device_dir() / "gpu_busy_percent";
+  fs::remove(file);
+  ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+  // The writer's open waits for the reader: the value arrives whenever the sample reaches it.
+  std::thread writer([&file] { std::ofstream(file) << "61\n"; });
+  double busy = 0;
+  EXPECT_EQ(busy_percent(system, device, busy), HIPSTACK_SMI_OK) << last_error();
+  EXPECT_EQ(busy, 61);
+  // A sample that never opened the FIFO leaves the writer waiting: a reader of our own ends it.
+  const int unblock = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  writer.join();
+  if (unblock >= 0) ::close(unblock);
+  hipstack_smi_close(system);
+}
+
+// A caller built against the header before read_deadline_ms: its struct is accepted (the default
+// deadline applies); anything shorter is refused.
+TEST_F(DeadlineTest, OpenOptionsOfTheFirstVersion) {
+  hipstack_smi_open_options o = options(0);
+  o.struct_size = offsetof(hipstack_smi_open_options, read_deadline_ms);
+  hipstack_smi_system* system = nullptr;
+  ASSERT_EQ(hipstack_smi_open(&o, &system), HIPSTACK_SMI_OK) << last_error();
+  hipstack_smi_close(system);
+  o.struct_size -= 1;
+  EXPECT_EQ(hipstack_smi_open(&o, &system), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().find("first version"), std::string::npos) << last_error();
+}
+
+}  // namespace
