@@ -23,7 +23,7 @@ pick() {
 }
 smid=$(pick hipstack-smid monitor-daemon)
 smi=$(pick hipstack-smi smi-cli)
-export HIPSTACK_SMI_REMOTE=$(pick hipstack-smi-remote smi-cli)
+export HIPSTACK_SMI_REMOTE=$(pick hipstack-smi-remote libexec/hipstack)
 [ -d "$dir/lib" ] && export LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 work=$(mktemp -d "${TMPDIR:-/tmp}/smi-cli-bench-XXXXXX")
 pid=

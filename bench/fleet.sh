@@ -28,7 +28,7 @@ for tool in ip prometheus promtool prometheus-node-exporter curl python3; do
 done
 smid=$build/monitor-daemon/hipstack-smid
 smi=$build/smi-cli/hipstack-smi
-export HIPSTACK_SMI_REMOTE=$build/smi-cli/hipstack-smi-remote
+export HIPSTACK_SMI_REMOTE=$build/libexec/hipstack/hipstack-smi-remote
 capture=${4:-$repo/captures/constructed/mi300x-8gpu-faults/sys}
 rules=$repo/containers/prometheus/hipstack-rules.yaml
 [ -x "$smid" ] && [ -x "$smi" ] && [ -x "$HIPSTACK_SMI_REMOTE" ] || { echo "fleet.sh: no daemon or CLI under $build" >&2; exit 2; }

@@ -10,7 +10,7 @@ set -eu
 build=$(cd "${1:?usage: $0 BUILD DIR}" && pwd) dir=${2:?usage: $0 BUILD DIR}
 src=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$dir/lib" "$dir/bench"
-cp "$build/smi-cli/hipstack-smi" "$build/smi-cli/hipstack-smi-remote" "$build/monitor-daemon/hipstack-smid" \
+cp "$build/smi-cli/hipstack-smi" "$build/libexec/hipstack/hipstack-smi-remote" "$build/monitor-daemon/hipstack-smid" \
    "$build/bench/nvml_floor" "$dir/"
 cp "$src/bench/nvidia_daemon.sh" "$src/bench/cli_daemon.sh" "$src/bench/nvml_layout_probe.py" "$src/bench/nvidia_job.sh" "$dir/bench/"
 for program in "$dir/hipstack-smi" "$dir/hipstack-smi-remote" "$dir/hipstack-smid" "$dir/nvml_floor"; do
