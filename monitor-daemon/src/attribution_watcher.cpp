@@ -22,7 +22,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kCallDeadline{5000};  // each List or Get
-constexpr std::size_t kMaxGetsPerLook = 4;                 // more new pods than this: one List instead
+constexpr std::size_t kMaxGetsPerLook = 16;                // more new pods than this: one List instead
+constexpr std::chrono::milliseconds kRetryFirst{250};      // the first look again after a call failed
 
 struct Changes {
   bool relist = false;  // the socket was re-created (a kubelet restart) or events were lost
@@ -60,7 +61,7 @@ struct AttributionWatcher::Shared {
   Attribution working;
   int inotify = -1, socket_watch = -1, pods_watch = -1;
   bool complete = false;  // the last match had every GPU's identity and partitions
-  std::chrono::milliseconds retry{0};  // after a List that failed: when to look again (0: on the timer)
+  std::chrono::milliseconds retry{0};  // after a call that failed: when to look again (0: on the timer)
 
   ~Shared() {
     if (inotify >= 0) ::close(inotify);
@@ -112,7 +113,7 @@ struct AttributionWatcher::Shared {
       working.kubelet_error = e.what();
       // Asked again soon, then less and less often, up to the interval: a kubelet that was
       // starting when its socket appeared answers within a second or two.
-      retry = std::min(std::max(retry * 2, std::chrono::milliseconds(250)), interval);
+      retry = std::min(std::max(retry * 2, kRetryFirst), interval);
     }
   }
 
@@ -171,24 +172,29 @@ struct AttributionWatcher::Shared {
   void apply(const Changes& changes) {
     if (!active()) return;
     if (!working.kubelet) return full_look();  // the kubelet came since the last look: a whole look now
-    // Once the kubelet has said it offers no Get, each new pod is a List.
-    // Many new pods at once, or a Get that is slow, and one List answers for all of them: a slow
-    // kubelet holds a look up for at most about two call deadlines, not one per pod.
+    // Once the kubelet has said it offers no Get, each new pod is a List; so are many new pods at
+    // once. Otherwise each new pod is a Get, all at once within one deadline; a Get that fails
+    // (slow, refused) leaves the pods to a List in a look of its own, soon: a slow kubelet holds a
+    // look up for one call deadline at most.
     bool relist = changes.relist || (client->unimplemented() && !changes.created.empty()) || changes.created.size() > kMaxGetsPerLook;
-    const auto gets_began = std::chrono::steady_clock::now();
-    for (const ContainerName& pod : changes.created) {
-      if (relist) break;
-      if (std::chrono::steady_clock::now() - gets_began > kCallDeadline) {
-        relist = true;
-        break;
-      }
-      try {
-        const auto found = client->get(pod.pod, pod.namespace_name);
-        erase_pod(held, pod);
-        if (found) held.insert(held.end(), found->begin(), found->end());
+    if (!relist && !changes.created.empty()) {
+      std::vector<PodName> pods;
+      for (const ContainerName& pod : changes.created) pods.push_back({pod.pod, pod.namespace_name});
+      const std::vector<PodAnswer> answers = client->get_all(pods);
+      bool failed = false;
+      for (std::size_t i = 0; i < answers.size(); ++i) {
+        if (!answers[i].error.empty()) {
+          failed = true;
+          continue;
+        }
+        erase_pod(held, changes.created[i]);
+        if (answers[i].found) held.insert(held.end(), answers[i].found->begin(), answers[i].found->end());
         working.kubelet_at = std::chrono::system_clock::now();
-      } catch (const std::exception&) {
-        relist = true;  // Get refused or not offered: List tells the same and more
+      }
+      if (failed && client->unimplemented()) {
+        relist = true;  // Get not offered (a quick answer): List tells the same and more, now
+      } else if (failed) {
+        retry = kRetryFirst;
       }
     }
     for (const ContainerName& pod : changes.removed) erase_pod(held, pod);

@@ -4,6 +4,8 @@
 #include <grpcpp/grpcpp.h>
 #include <hipstack/smi.hpp>
 
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 
 #include "kubelet/podresources/v1/api.grpc.pb.h"
@@ -78,27 +80,68 @@ std::vector<ContainerDevices> KubeletClient::list() {
 }
 
 std::optional<std::vector<ContainerDevices>> KubeletClient::get(const std::string& pod, const std::string& namespace_name) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + deadline_);
-  v1::GetPodResourcesRequest request;
-  request.set_pod_name(pod);
-  request.set_pod_namespace(namespace_name);
-  v1::GetPodResourcesResponse reply;
-  const grpc::Status status = stub_->lister->Get(&context, request, &reply);
-  // The kubelet answers an unknown pod, and a Get its feature gate turns off, with plain errors
-  // (status UNKNOWN): their messages tell them apart.
-  const std::string& message = status.error_message();
-  if (status.error_code() == grpc::StatusCode::NOT_FOUND ||
-      (status.error_code() == grpc::StatusCode::UNKNOWN && message.find("not found") != std::string::npos)) {
-    return std::nullopt;
+  PodAnswer answer = std::move(get_all({{pod, namespace_name}}).front());
+  if (!answer.error.empty()) throw std::runtime_error(answer.error);
+  return std::move(answer.found);
+}
+
+std::vector<PodAnswer> KubeletClient::get_all(const std::vector<PodName>& pods) {
+  struct Call {
+    grpc::ClientContext context;
+    v1::GetPodResourcesRequest request;
+    v1::GetPodResourcesResponse reply;
+    grpc::Status status;
+  };
+  std::vector<std::unique_ptr<Call>> calls;
+  std::mutex mutex;
+  std::condition_variable all_done;
+  std::size_t done = 0;
+  const auto deadline = std::chrono::system_clock::now() + deadline_;
+  for (const PodName& pod : pods) {
+    auto call = std::make_unique<Call>();
+    call->context.set_deadline(deadline);
+    call->request.set_pod_name(pod.pod);
+    call->request.set_pod_namespace(pod.namespace_name);
+    Call& c = *call;
+    calls.push_back(std::move(call));
+    stub_->lister->async()->Get(&c.context, &c.request, &c.reply, [&c, &mutex, &all_done, &done](grpc::Status status) {
+      std::lock_guard lock(mutex);
+      c.status = std::move(status);
+      ++done;
+      all_done.notify_one();
+    });
   }
-  get_unimplemented_ = status.error_code() == grpc::StatusCode::UNIMPLEMENTED ||
-                       (status.error_code() == grpc::StatusCode::UNKNOWN && message.find("disabled") != std::string::npos);
-  if (!status.ok()) {
-    throw std::runtime_error(fmt::format("kubelet pod-resources Get {}/{} on {}: {} ({})", namespace_name, pod, socket_path_,
-                                         peer_message(status), static_cast<int>(status.error_code())));
+  {
+    // Each call ends by its deadline; should gRPC be late, the calls are cancelled, and the wait
+    // goes on until every callback has run (they use this frame).
+    std::unique_lock lock(mutex);
+    if (!all_done.wait_until(lock, deadline + std::chrono::seconds(1), [&] { return done == calls.size(); })) {
+      for (const auto& call : calls) call->context.TryCancel();
+      all_done.wait(lock, [&] { return done == calls.size(); });
+    }
   }
-  return containers_of(reply.pod_resources());
+  std::vector<PodAnswer> answers;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const grpc::Status& status = calls[i]->status;
+    // The kubelet answers an unknown pod, and a Get its feature gate turns off, with plain errors
+    // (status UNKNOWN): their messages tell them apart.
+    const std::string& message = status.error_message();
+    PodAnswer answer;
+    if (status.ok()) {
+      answer.found = containers_of(calls[i]->reply.pod_resources());
+    } else if (status.error_code() == grpc::StatusCode::NOT_FOUND ||
+               (status.error_code() == grpc::StatusCode::UNKNOWN && message.find("not found") != std::string::npos)) {
+      answer.found = std::nullopt;
+    } else {
+      get_unimplemented_ = get_unimplemented_ || status.error_code() == grpc::StatusCode::UNIMPLEMENTED ||
+                           (status.error_code() == grpc::StatusCode::UNKNOWN && message.find("disabled") != std::string::npos);
+      answer.error = fmt::format("kubelet pod-resources Get {}/{} on {}: {} ({})", smi::printable_text(pods[i].namespace_name),
+                                 smi::printable_text(pods[i].pod), socket_path_, peer_message(status),
+                                 static_cast<int>(status.error_code()));
+    }
+    answers.push_back(std::move(answer));
+  }
+  return answers;
 }
 
 }  // namespace hipstack::smid

@@ -28,6 +28,19 @@ struct ContainerDevices {
   bool operator==(const ContainerDevices&) const = default;
 };
 
+// A pod by its name and namespace.
+struct PodName {
+  std::string pod;
+  std::string namespace_name;
+};
+
+// What Get answered for one pod: its containers that hold a device (nullopt: the kubelet does not
+// know the pod), or why there is no answer.
+struct PodAnswer {
+  std::optional<std::vector<ContainerDevices>> found;
+  std::string error;  // "" when the kubelet answered
+};
+
 // Answers are bounded (kMaxReplyBytes; the kubelet's own limit is the same 16 MiB) and each call
 // has a deadline. Calls throw std::runtime_error naming the socket and the gRPC status.
 class KubeletClient {
@@ -45,6 +58,9 @@ class KubeletClient {
   // Throws std::runtime_error also when the kubelet does not offer Get (the KubeletPodResourcesGet
   // feature gate off); unimplemented() then says so.
   [[nodiscard]] std::optional<std::vector<ContainerDevices>> get(const std::string& pod, const std::string& namespace_name);
+  // Get for each pod, all at once and within one deadline: a slow kubelet costs one deadline,
+  // whatever the number of pods. One answer per pod, in order.
+  [[nodiscard]] std::vector<PodAnswer> get_all(const std::vector<PodName>& pods);
   [[nodiscard]] bool unimplemented() const noexcept { return get_unimplemented_; }
   [[nodiscard]] const std::string& socket_path() const noexcept { return socket_path_; }
 

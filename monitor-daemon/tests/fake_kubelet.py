@@ -23,7 +23,9 @@ import json
 import os
 import shutil
 import sys
+import threading
 import tempfile
+import time
 from concurrent import futures
 
 
@@ -73,6 +75,8 @@ def main():
                         resource.cdi_devices.add(name=name)
         return message
 
+    in_flight, peak, in_flight_lock = [0], [0], threading.Lock()
+
     class Lister(rpc.PodResourcesListerServicer):
         def List(self, request, context):
             record("List")
@@ -81,6 +85,18 @@ def main():
         def Get(self, request, context):
             record("Get %s/%s" % (request.pod_namespace, request.pod_name))
             current = state()
+            # "get_delay_s": each Get answers that late; CALL_LOG.peak holds the most Gets in
+            # progress at once.
+            with in_flight_lock:
+                in_flight[0] += 1
+                peak[0] = max(peak[0], in_flight[0])
+                with open(call_log + ".peak", "w") as f:
+                    f.write("%d\n" % peak[0])
+            try:
+                time.sleep(current.get("get_delay_s", 0))
+            finally:
+                with in_flight_lock:
+                    in_flight[0] -= 1
             mode = current.get("get", "ok")
             if mode == "unimplemented":
                 context.abort(grpc.StatusCode.UNIMPLEMENTED, "Method not found: v1.PodResourcesLister/Get")
@@ -97,7 +113,7 @@ def main():
 
     if os.path.exists(socket_path):
         os.unlink(socket_path)
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=32))
     rpc.add_PodResourcesListerServicer_to_server(Lister(), server)
     server.add_insecure_port("unix:" + socket_path)
     server.start()
