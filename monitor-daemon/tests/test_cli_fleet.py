@@ -142,7 +142,9 @@ class FleetCliTest(unittest.TestCase):
                 self.assertLess(took, 1.5 + 5, "a host that does not answer held the command up")
                 said = done.stdout if not fmt else done.stderr
                 for host in (hung, closed):
-                    self.assertIn("host %s: NO ANSWER: cannot reach hipstack-smid at %s within 1500 ms" % (host, host), said)
+                    self.assertIn("host %s: NO ANSWER: cannot reach hipstack-smid at %s" % (host, host), said)
+                self.assertIn("host %s: NO ANSWER: cannot reach hipstack-smid at %s within 1500 ms" % (hung, hung), said)
+                self.assertIn("host %s: NO ANSWER: cannot reach hipstack-smid at %s: the connection failed" % (closed, closed), said)
                 self.assertIn("host %s: NO ANSWER: no socket at %s" % (gone, gone[len("unix://"):]), said)
                 self.assertNotIn("host %s:" % a, said)
                 if fmt == ["--json"]:
@@ -155,6 +157,30 @@ class FleetCliTest(unittest.TestCase):
                     self.assertEqual(len(done.stdout.splitlines()), 1 + 8)
                 else:
                     self.assertEqual(done.stdout.count("host %s  GPU " % a), 8)
+
+    def test_4096_hosts_end_within_the_commands_deadline(self):
+        """Issue 40: 4,096 unreachable hosts with --host-timeout-ms 2000 took 32.7 s (256 asked at a
+        time, each waiting its own 2 s). Every host's connection now begins at the command's start,
+        so the whole command ends within 3 x --host-timeout-ms whatever the number of hosts."""
+        a = self.start(SPX)
+        closed = self.closed_port().rsplit(":", 1)[1]
+        silent = [self.silent_listener() for _ in range(32)]
+        hosts = [a] + silent + ["127.0.%d.%d:%s" % (2 + i // 250, 1 + i % 250, closed) for i in range(4096 - 33)]
+        hostfile = os.path.join(self.dir, "hosts")
+        with open(hostfile, "w") as f:
+            f.write("\n".join(hosts) + "\n")
+        started = time.monotonic()
+        done = self.smi("--hostfile", hostfile, "--host-timeout-ms", "2000", "--json", "list", timeout=120)
+        took = time.monotonic() - started
+        print("4,096 hosts (1 answering, 32 silent, 4,063 refusing), --host-timeout-ms 2000: %.1f s" % took)
+        self.assertEqual(done.returncode, EXIT_HOST_UNREACHABLE, done.stderr[-2000:])
+        doc = json.loads(done.stdout)
+        self.assertEqual(doc["hosts"][0], {"host": a, "answered": True, "gpus": 8, "problem": None})
+        self.assertEqual([d["host"] for d in doc["devices"]], [a] * 8)
+        self.assertEqual(len(doc["hosts"]), 4096)
+        self.assertEqual([h["host"] for h in doc["hosts"] if h["answered"]], [a])
+        self.assertEqual(done.stderr.count("NO ANSWER"), 4095)
+        self.assertLess(took, 3 * 2.0 + 4, "the command ran past its deadline")
 
     def test_a_host_that_fails_mid_command(self):
         """Host b lists its GPUs, then one of them has no current sample (its reads block on a FIFO,

@@ -66,10 +66,12 @@ def spoil(message):
 class HostileProxy(grpc.GenericRpcHandler):
     """Forwards each Monitor call to the real daemon and spoils its answer."""
 
-    def __init__(self, upstream):
+    def __init__(self, upstream, delay_s=0.0, hostile=True):
         self.channel = grpc.insecure_channel(upstream)
         self.service_descriptor = pb.DESCRIPTOR.services_by_name["Monitor"]
         self.calls = []
+        self.delay_s = delay_s  # each unary answer this late (a slow host)
+        self.hostile = hostile
 
     def service(self, details):
         name = details.method.rsplit("/", 1)[-1]
@@ -101,11 +103,13 @@ class HostileProxy(grpc.GenericRpcHandler):
         forward = self.channel.unary_unary(details.method, request_type.SerializeToString, response_type.FromString)
 
         def unary(request, context):
+            time.sleep(self.delay_s)
             try:
                 answer = forward(request, timeout=30)
             except grpc.RpcError as e:
-                context.abort(e.code(), e.details() + HOSTILE)
-            spoil(answer)
+                context.abort(e.code(), e.details() + (HOSTILE if self.hostile else ""))
+            if self.hostile:
+                spoil(answer)
             return answer
         return grpc.unary_unary_rpc_method_handler(unary, request_type.FromString, response_type.SerializeToString)
 
@@ -140,6 +144,13 @@ class HostilePeerTest(unittest.TestCase):
         cls.server.start()
         cls.addClassCleanup(cls.server.stop, None)
         cls.host = "unix://" + cls.socket
+        cls.upstream = upstream
+        # A slow host: each call answered in 1.5 s (honestly).
+        cls.slow_server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), handlers=[HostileProxy(upstream, 1.5, False)])
+        cls.slow_host = "unix://" + os.path.join(cls.dir, "slow.sock")
+        cls.slow_server.add_insecure_port(cls.slow_host)
+        cls.slow_server.start()
+        cls.addClassCleanup(cls.slow_server.stop, None)
 
     def smi(self, *args):
         return subprocess.run([SMI, "--host", self.host] + list(args), capture_output=True, timeout=60)
@@ -172,6 +183,24 @@ class HostilePeerTest(unittest.TestCase):
         r = self.smi("job", "stop", "--id", "4711")
         self.assert_printable("job stop", r.stdout + r.stderr)
         self.assertIn("\\x1b[2J", r.stdout.decode(), r.stderr.decode())
+
+    def test_a_slow_host_costs_its_budget_once(self):
+        """Issue 40: a host answering each call in 4.5 s (timeout 5 s) made `partition` take 36 s for
+        4 GPUs, a call per GPU each within its own timeout. --host-timeout-ms is now the host's budget
+        for the whole command: the slow host is named once it is spent, the other host is shown in
+        full, and the command ends within 3 x --host-timeout-ms."""
+        for command in (["partition"], ["--json", "static"], ["query", "--partitions", "-m", "compute_partition"]):
+            with self.subTest(command=command):
+                started = time.monotonic()
+                r = subprocess.run([SMI, "--host", "%s,%s" % (self.slow_host, self.upstream), "--host-timeout-ms", "2000"]
+                                   + command, capture_output=True, text=True, timeout=120)
+                took = time.monotonic() - started
+                print("%s over a host answering in 1.5 s per call, --host-timeout-ms 2000: %.1f s" % (" ".join(command), took))
+                self.assertEqual(r.returncode, 9, r.stderr)
+                said = r.stderr if "--json" in command else r.stdout
+                self.assertRegex(said, r"host %s: NO ANSWER: .*(are used up|Deadline Exceeded)" % re.escape(self.slow_host))
+                self.assertNotIn("host %s: NO ANSWER" % self.upstream, said)
+                self.assertLess(took, 3 * 2.0 + 3, "the slow host held the command up past its deadline")
 
     def test_events_print_no_raw_control(self):
         for fmt in ([], ["--csv"], ["--json"]):

@@ -355,11 +355,16 @@ int run_static(const DeviceSource& system, const CommonOptions& options) {
   const auto devices = system.devices();
   Json doc = document("static");
   doc["devices"] = Json::array();
-  for (const std::uint32_t index : selected_devices(system, options)) {
+  // Every GPU's readings, then every GPU's partitions: a fleet asks each of them of all hosts at once.
+  const std::vector<std::uint32_t> selected = selected_devices(system, options);
+  auto readings = system.sample_all(selected, with_named_metrics(what, options));
+  const auto partitions = system.partitions_all(selected);
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const std::uint32_t index = selected[i];
     Json d = device_json(system, index, devices[index]);
-    d["metrics"] = readings_json(filter(system.sample(index, with_named_metrics(what, options)), options));
+    d["metrics"] = readings_json(filter(std::move(readings[i]), options));
     d["partition_list"] = Json::array();
-    for (const smi::Partition& p : system.partitions(index)) {
+    for (const smi::Partition& p : partitions[i]) {
       Json pj;
       pj["index"] = p.index;
       pj["id"] = p.id;

@@ -48,6 +48,13 @@ class DeviceSource {
     return out;
   }
   [[nodiscard]] virtual std::vector<smi::Partition> partitions(std::uint32_t device) const = 0;
+  // Several devices' partitions, in the order of `devices` (a fleet asks every host at once).
+  [[nodiscard]] virtual std::vector<std::vector<smi::Partition>> partitions_all(const std::vector<std::uint32_t>& devices) const {
+    std::vector<std::vector<smi::Partition>> out;
+    out.reserve(devices.size());
+    for (const std::uint32_t device : devices) out.push_back(partitions(device));
+    return out;
+  }
   // policy_file: health thresholds ("" = defaults); a remote source uses the daemon's.
   [[nodiscard]] virtual smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const = 0;
   // Several devices' reports, in the order of `devices` (one call to a daemon for all of them).

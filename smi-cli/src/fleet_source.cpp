@@ -274,6 +274,18 @@ std::vector<smi::Partition> FleetSource::partitions(std::uint32_t device) const 
   return out;
 }
 
+std::vector<std::vector<smi::Partition>> FleetSource::partitions_all(const std::vector<std::uint32_t>& devices) const {
+  std::vector<std::vector<smi::Partition>> out(devices.size());
+  const std::vector<Batch> asked = batches(devices);
+  for_each_parallel(asked.size(), kParallelHosts, [&](std::size_t i) {
+    const Batch& b = asked[i];
+    std::vector<std::vector<smi::Partition>> answer;
+    if (!ask(*b.member, [&](const DeviceSource& s) { answer = s.partitions_all(b.handles); })) return;
+    for (std::size_t k = 0; k < b.positions.size() && k < answer.size(); ++k) out[b.positions[k]] = std::move(answer[k]);
+  });
+  return out;
+}
+
 std::optional<double> FleetSource::sample_age_s(std::uint32_t device) const {
   const auto [member, own] = locate(device);
   return member->source == nullptr ? std::nullopt : member->source->sample_age_s(own);

@@ -1,7 +1,8 @@
 // Several hipstack-smid's GPUs as one DeviceSource: `hipstack-smi --host a,b,c` and `--hostfile`.
-// Every host is asked at once, each request within the link's deadline (remote_source.hpp); a
-// host that does not answer, or stops answering mid-command, is named, never waited for twice, and
-// never ends the command for the others (docs/cli.md, "Many hosts").
+// Every host is asked at once (up to kParallelHosts at a time), within the host's whole-command
+// deadline and the command's (remote_source.hpp); a host that does not answer, or stops answering
+// mid-command, is named, never waited for twice, and never ends the command for the others
+// (docs/cli.md, "Many hosts").
 #pragma once
 
 #include <cstddef>
@@ -41,6 +42,7 @@ class FleetSource final : public DeviceSource {
   [[nodiscard]] std::vector<std::vector<smi::Reading>> sample_all(const std::vector<std::uint32_t>& devices,
                                                                   const smi::SampleOptions& what) const override;
   [[nodiscard]] std::vector<smi::Partition> partitions(std::uint32_t device) const override;
+  [[nodiscard]] std::vector<std::vector<smi::Partition>> partitions_all(const std::vector<std::uint32_t>& devices) const override;
   [[nodiscard]] smi::HealthReport health(std::uint32_t device, const std::string& policy_file) const override;
   [[nodiscard]] std::vector<smi::HealthReport> health_all(const std::vector<std::uint32_t>& devices,
                                                           const std::string& policy_file) const override;

@@ -160,20 +160,33 @@ int run_bad_pages(const LocalSource& system, const CommonOptions& options) {
 
 namespace hipstack::cli {
 
-Json partition_json(const DeviceSource& system, const std::vector<std::uint32_t>& selected) {
+namespace {
+
+// The partition modes of a GPU (the readings `partition` shows above its partitions).
+smi::SampleOptions partition_modes() {
   using smi::MetricId;
-  const auto devices = system.devices();
   smi::SampleOptions modes;
   modes.static_info = true;
   modes.live = false;
   modes.metrics = {MetricId::compute_partition, MetricId::compute_partition_available, MetricId::memory_partition,
                    MetricId::memory_partition_available, MetricId::mig_mode};
+  return modes;
+}
+
+}  // namespace
+
+Json partition_json(const DeviceSource& system, const std::vector<std::uint32_t>& selected) {
+  const auto devices = system.devices();
+  // Every GPU's modes, then every GPU's partitions: a fleet asks each of them of all hosts at once.
+  const auto modes = system.sample_all(selected, partition_modes());
+  const auto partitions = system.partitions_all(selected);
   Json out = Json::array();
-  for (const std::uint32_t index : selected) {
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const std::uint32_t index = selected[i];
     Json d = device_json(system, index, devices.at(index));
-    d["modes"] = readings_json(system.sample(index, modes));
+    d["modes"] = readings_json(modes[i]);
     d["partition_list"] = Json::array();
-    for (const smi::Partition& p : system.partitions(index)) {
+    for (const smi::Partition& p : partitions[i]) {
       d["partition_list"].push_back({{"index", p.index}, {"id", p.id}, {"bdf", p.bdf}, {"metrics", readings_json(p.readings)}});
     }
     out.push_back(std::move(d));
@@ -189,15 +202,14 @@ int run_partition(const DeviceSource& system, const CommonOptions& options) {
   std::string csv = csv_header(system, "device,bdf,partition,id,metric,status,value,unit\n");
   std::string text;
   const std::size_t width = output_width();
-  smi::SampleOptions modes;
-  modes.static_info = true;
-  modes.live = false;
-  modes.metrics = {MetricId::compute_partition, MetricId::compute_partition_available, MetricId::memory_partition,
-                   MetricId::memory_partition_available, MetricId::mig_mode};
-  for (const std::uint32_t index : selected_devices(system, options)) {
+  const std::vector<std::uint32_t> selected = selected_devices(system, options);
+  const auto modes = system.sample_all(selected, partition_modes());
+  const auto partitions = system.partitions_all(selected);
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const std::uint32_t index = selected[i];
     const smi::DeviceSummary& device = devices[index];
-    const auto mode_readings = system.sample(index, modes);
-    const auto parts = system.partitions(index);
+    const std::vector<smi::Reading>& mode_readings = modes[i];
+    const std::vector<smi::Partition>& parts = partitions[i];
     Json d = device_json(system, index, device);
     d["modes"] = readings_json(mode_readings);
     d["partition_list"] = Json::array();

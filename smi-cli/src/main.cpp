@@ -259,8 +259,9 @@ void define_global_options(CLI::App& app, Invocation& in) {
                                             "as several --host")
       ->type_name("FILE");
   app.add_option("--host-timeout-ms", in.host_timeout_ms,
-                 "With --host/--hostfile: how long a host has to answer each request (connecting, then each call; "
-                 "default 5000); over several hosts one that has not is named, asked nothing more, and the exit code is 9")
+                 "With --host/--hostfile: each host's time for the whole command (connecting and every call draw on it; "
+                 "default 5000); nothing is asked after 3 times this; over several hosts one that has not answered is "
+                 "named, asked nothing more, and the exit code is 9")
       ->check(CLI::Range(100u, 600'000u));
   app.add_option("--tls-ca", in.tls_ca, "With --host HOST:PORT: CA (PEM) that signed the daemon's certificate; TLS on")
       ->check(CLI::ExistingFile);

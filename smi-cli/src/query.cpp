@@ -84,10 +84,11 @@ Rows gather_rows(const DeviceSource& source, const CommonOptions& options, const
   }
   Rows out;
   auto sampled = what.metrics.empty() ? std::vector<std::vector<smi::Reading>>(selected.size()) : source.sample_all(selected, what);
+  auto partitions = query.partitions ? source.partitions_all(selected) : std::vector<std::vector<smi::Partition>>{};
   for (std::size_t i = 0; i < selected.size(); ++i) {
     const std::uint32_t index = selected[i];
     out.readings[index] = std::move(sampled[i]);
-    if (query.partitions) out.partitions[index] = source.partitions(index);
+    if (query.partitions) out.partitions[index] = std::move(partitions[i]);
     else out.rows.push_back({index, nullptr});
   }
   for (const std::uint32_t index : query.partitions ? selected : std::vector<std::uint32_t>{}) {

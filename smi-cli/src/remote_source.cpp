@@ -32,35 +32,73 @@ std::string read_file(const std::string& path, const char* what) {
   return text.str();
 }
 
-// hipstack.monitor.v1 over gRPC, with TLS for HOST:PORT when asked.
+// The gRPC target of a host: unix:PATH for unix://PATH.
+std::string target_of(const std::string& host) {
+  return host.starts_with("unix://") ? "unix:" + host.substr(7) : host;
+}
+
+// The credentials for the hosts: TLS for HOST:PORT when asked (the files read once for a fleet).
+std::shared_ptr<grpc::ChannelCredentials> credentials_for(const RemoteOptions& options) {
+  if (options.tls_ca.empty()) {
+    if (!options.tls_cert.empty()) throw smi::Error(smi::Error::Code::invalid_argument, "--tls-cert needs --tls-ca and a HOST:PORT");
+    return grpc::InsecureChannelCredentials();
+  }
+  grpc::SslCredentialsOptions tls;
+  tls.pem_root_certs = read_file(options.tls_ca, "--tls-ca");
+  if (!options.tls_cert.empty()) {
+    tls.pem_cert_chain = read_file(options.tls_cert, "--tls-cert");
+    tls.pem_private_key = read_file(options.tls_key, "--tls-key");
+  }
+  return grpc::SslCredentials(tls);
+}
+
+// A channel to one host.
+std::shared_ptr<grpc::Channel> open_channel(const std::string& host, const std::shared_ptr<grpc::ChannelCredentials>& tls) {
+  const std::string target = target_of(host);
+  if (target.starts_with("unix:") && ::access(target.c_str() + 5, F_OK) != 0) {
+    throw smi::Error(smi::Error::Code::read_failure, fmt::format("no socket at {} (is hipstack-smid running?)", target.substr(5)));
+  }
+  if (target.starts_with("unix:") && tls == nullptr) {
+    throw smi::Error(smi::Error::Code::invalid_argument, "--tls-cert needs --tls-ca and a HOST:PORT");
+  }
+  return grpc::CreateChannel(target, target.starts_with("unix:") ? grpc::InsecureChannelCredentials() : tls);
+}
+
+// hipstack.monitor.v1 over gRPC. The host has timeout_ms for its whole command: connecting and
+// every call draw on that one budget (the time spent waiting for other hosts does not count), and
+// nothing is asked past the command's own deadline.
 class GrpcLink final : public DaemonLink {
  public:
-  explicit GrpcLink(const RemoteOptions& options) : options_(options) {
-    std::string target = options.host;
-    if (target.starts_with("unix://")) target = "unix:" + target.substr(7);  // unix:///run/... -> unix:/run/...
-    if (target.starts_with("unix:") && ::access(target.c_str() + 5, F_OK) != 0) {
-      throw smi::Error(smi::Error::Code::read_failure,
-                       fmt::format("no socket at {} (is hipstack-smid running?)", target.substr(5)));
-    }
-    std::shared_ptr<grpc::ChannelCredentials> credentials;
-    if (target.starts_with("unix:") || options.tls_ca.empty()) {
-      if (!options.tls_cert.empty()) throw smi::Error(smi::Error::Code::invalid_argument, "--tls-cert needs --tls-ca and a HOST:PORT");
-      credentials = grpc::InsecureChannelCredentials();
-    } else {
-      grpc::SslCredentialsOptions tls;
-      tls.pem_root_certs = read_file(options.tls_ca, "--tls-ca");
-      if (!options.tls_cert.empty()) {
-        tls.pem_cert_chain = read_file(options.tls_cert, "--tls-cert");
-        tls.pem_private_key = read_file(options.tls_key, "--tls-key");
+  explicit GrpcLink(const RemoteOptions& options) : options_(options), left_(options.timeout_ms) {
+    if (std::chrono::system_clock::now() >= options.command_deadline()) throw smi::Error(smi::Error::Code::read_failure, not_asked());
+    const Spending connecting(*this);
+    channel_ = open_channel(options.host, tls_or_null(options));
+    // A connection refused (or a TLS handshake the daemon refused) fails at once rather than at
+    // the deadline: a fleet of dead hosts costs no more than the silent ones.
+    for (auto state = channel_->GetState(true); state != GRPC_CHANNEL_READY; state = channel_->GetState(true)) {
+      if (state == GRPC_CHANNEL_TRANSIENT_FAILURE) {
+        throw smi::Error(smi::Error::Code::read_failure,
+                         fmt::format("cannot reach hipstack-smid at {}: the connection failed (refused, no route, or TLS refused)",
+                                     options.host));
       }
-      credentials = grpc::SslCredentials(tls);
-    }
-    channel_ = grpc::CreateChannel(target, credentials);
-    if (!channel_->WaitForConnected(deadline())) {
-      throw smi::Error(smi::Error::Code::read_failure,
-                       fmt::format("cannot reach hipstack-smid at {} within {} ms", options.host, options.timeout_ms));
+      if (!channel_->WaitForStateChange(state, connecting.deadline)) {
+        throw smi::Error(smi::Error::Code::read_failure,
+                         fmt::format("cannot reach hipstack-smid at {} within {} ms", options.host, options.timeout_ms));
+      }
     }
     stub_ = pb::Monitor::NewStub(channel_);
+  }
+
+  // Why a host is not asked: the command's deadline passed while other hosts were.
+  std::string not_asked() const {
+    return fmt::format("not asked: the command's deadline ({} ms, {} x --host-timeout-ms) passed while other hosts were asked",
+                       RemoteOptions::kCommandTimeouts * options_.timeout_ms, RemoteOptions::kCommandTimeouts);
+  }
+
+  // The credentials of one host: none needed for a unix socket (given TLS options are refused).
+  static std::shared_ptr<grpc::ChannelCredentials> tls_or_null(const RemoteOptions& options) {
+    if (target_of(options.host).starts_with("unix:")) return options.tls_cert.empty() ? grpc::InsecureChannelCredentials() : nullptr;
+    return credentials_for(options);
   }
 
   // Prints the daemon's events as they come (WatchEvents), until the stream ends: an error then.
@@ -95,7 +133,8 @@ class GrpcLink final : public DaemonLink {
   // `job start|stop|show|list`: one call; its refusal is printed with the daemon's reason.
   int job(const JobOptions& options, const CommonOptions& common) const {
     grpc::ClientContext context;
-    context.set_deadline(deadline());
+    const Spending calling(*this);
+    context.set_deadline(calling.deadline);
     grpc::Status status;
     if (options.action == "list") {
       pb::ListJobsRequest request;
@@ -139,8 +178,16 @@ class GrpcLink final : public DaemonLink {
 
   Outcome call(const char* method, const google::protobuf::MessageLite& request,
                google::protobuf::MessageLite& response) const override {
+    if (std::chrono::system_clock::now() >= options_.command_deadline()) {
+      return {static_cast<int>(grpc::StatusCode::DEADLINE_EXCEEDED), not_asked()};
+    }
+    const Spending calling(*this);
+    if (calling.deadline <= std::chrono::system_clock::now()) {
+      return {static_cast<int>(grpc::StatusCode::DEADLINE_EXCEEDED),
+              fmt::format("{}: its {} ms (--host-timeout-ms, for the whole command) are used up", method, options_.timeout_ms)};
+    }
     grpc::ClientContext context;
-    context.set_deadline(deadline());
+    context.set_deadline(calling.deadline);
     const grpc::Status status = invoke(context, method, request, response);
     return {static_cast<int>(status.error_code()), status.error_message()};
   }
@@ -170,11 +217,32 @@ class GrpcLink final : public DaemonLink {
     }
     return {grpc::StatusCode::UNIMPLEMENTED, fmt::format("hipstack-smi does not call {} over gRPC", method)};
   }
-  std::chrono::system_clock::time_point deadline() const {
-    return std::chrono::system_clock::now() + std::chrono::milliseconds(options_.timeout_ms);
+  // One draw on the host's budget: `deadline` is what is left of it (and of the command's), and
+  // the time until the object goes is taken from it.
+  struct Spending {
+    explicit Spending(const GrpcLink& of)
+        : link(of),
+          began(std::chrono::system_clock::now()),
+          deadline(std::min(began + of.budget_left(), of.options_.command_deadline())) {}
+    ~Spending() { link.spend(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now() - began)); }
+    Spending(const Spending&) = delete;
+    Spending& operator=(const Spending&) = delete;
+    const GrpcLink& link;
+    const std::chrono::system_clock::time_point began;
+    const std::chrono::system_clock::time_point deadline;
+  };
+  std::chrono::milliseconds budget_left() const {
+    std::lock_guard lock(mutex_);
+    return left_;
+  }
+  void spend(std::chrono::milliseconds spent) const {
+    std::lock_guard lock(mutex_);
+    left_ = std::max(left_ - spent, std::chrono::milliseconds(0));
   }
 
   RemoteOptions options_;
+  mutable std::mutex mutex_;
+  mutable std::chrono::milliseconds left_;  // of the host's timeout_ms; guarded by mutex_
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<pb::Monitor::Stub> stub_;
 };

@@ -1,6 +1,7 @@
 // A DeviceSource answered by hipstack-smid's gRPC API (hipstack.monitor.v1): `hipstack-smi --host`.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,12 +15,19 @@ struct RemoteOptions {
   std::string tls_ca;   // PEM file: verify the daemon's certificate (TCP); empty = plaintext
   std::string tls_cert; // PEM files: client certificate for mutual TLS
   std::string tls_key;
-  // Connecting, and then each call, is answered within this or fails (the event stream, once
-  // connected, runs on). Over a fleet every host is asked at once, and one that failed is asked
-  // nothing more: a command costs at most a few times this (docs/cli.md, "Many hosts").
+  // A host's whole command (connecting and every call) is answered within this from when the host
+  // is first asked, or fails (the event stream, once connected, runs on); a refused connection
+  // fails at once. Nothing is asked past `started` + kCommandTimeouts x timeout_ms: a command over
+  // any number of hosts ends by then (docs/cli.md, "Many hosts").
   unsigned timeout_ms = 5000;
   // --host a,b,... or --hostfile: every host, asked together (fleet_source.hpp); empty for one host.
   std::vector<std::string> fleet;
+  std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
+
+  static constexpr unsigned kCommandTimeouts = 3;
+  [[nodiscard]] std::chrono::system_clock::time_point command_deadline() const {
+    return started + kCommandTimeouts * std::chrono::milliseconds(timeout_ms);
+  }
 };
 
 // Connects (waiting at most timeout_ms); throws smi::Error(read_failure) naming the host.
