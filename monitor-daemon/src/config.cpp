@@ -167,6 +167,10 @@ bool apply_node_key(Config& config, const std::string& key, const std::string& v
     config.job_mapping_dir = value;
   } else if (key == "job_retention_days") {
     config.job_retention = std::chrono::hours(24 * parse_count(value, where, 0, 36500));
+  } else if (key == "job_save_interval_s") {
+    config.job_save_interval = std::chrono::seconds(parse_count(value, where, 1, 3600));
+  } else if (key == "job_max_running_days") {
+    config.job_max_running = std::chrono::hours(24 * parse_count(value, where, 0, 3650));
   } else {
     return false;
   }

@@ -62,6 +62,8 @@ struct Config {
   std::string job_db = "off";
   std::string job_mapping_dir;                    // dcgm-exporter's job-mapping folder; "" = none
   std::chrono::hours job_retention{24 * 90};      // stopped jobs are deleted after this; 0 = kept
+  std::chrono::seconds job_save_interval{30};     // a running job's usage is written at most this often
+  std::chrono::hours job_max_running{24 * 30};    // a job running longer is stopped by the daemon; 0 = never
   std::string health_policy;                      // HealthPolicy file; "" = defaults
   // health_policy's thresholds, read and checked by load_config: a configuration that names a
   // missing or malformed file is refused as a whole (at start, or by a reload that keeps the old one).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "thread_name.hpp"
 
@@ -39,7 +40,7 @@ void log_bad_rows(JobStore& store) {
 }  // namespace
 
 JobAccounting::JobAccounting(JobAccountingOptions options, SamplerSource source)
-    : options_(std::move(options)), source_(std::move(source)) {
+    : options_(std::move(options)), source_(std::move(source)), next_save_(Clock::now() + options_.save_every) {
   try {
     if (options_.db_path.empty()) throw std::runtime_error(kOff);
     store_ = std::make_unique<JobStore>(options_.db_path);
@@ -143,15 +144,23 @@ JobRecord JobAccounting::stop(const std::string& id, const std::string& who, boo
   JobStore& jobs = store();
   const auto found = running_.find(id);
   if (found == running_.end()) {
+    already = true;
+    if (const auto unwritten = unwritten_.find(id); unwritten != unwritten_.end()) return unwritten->second;
     auto stored = jobs.get(id);
     log_bad_rows(jobs);
     if (!stored) throw JobRequestError(JobRequestError::Kind::not_found, fmt::format("no job {}", id));
-    already = true;
     return std::move(*stored);
   }
-  JobRecord job = found->second;
-  const auto views = sampler->views();
-  count_samples(job, *sampler, views);
+  already = false;
+  return finish(found, who, *sampler);
+}
+
+JobRecord JobAccounting::finish(std::map<std::string, JobRecord>::iterator found, const std::string& who, const Sampler& sampler) {
+  JobRecord job = std::move(found->second);
+  running_.erase(found);
+  unsaved_.erase(job.id);
+  const auto views = sampler.views();
+  count_samples(job, sampler, views);
   for (JobGpuUsage& gpu : job.gpus) {
     std::size_t position = 0;
     if (const Sampler::View* view = view_of(views, usage_key(gpu), position)) {
@@ -163,11 +172,43 @@ JobRecord JobAccounting::stop(const std::string& id, const std::string& who, boo
   }
   job.stopped_ns = now_ns();
   job.stopped_by = who;
-  jobs.finish(job);  // throws before anything changes here when the store fails
-  running_.erase(found);
+  try {
+    store().finish(job);
+  } catch (const JobStoreError& e) {
+    // The job is stopped here all the same: it must not hold a running slot, or a full disk would
+    // leave every job running and block every start. Its record is written again each poll.
+    std::fprintf(stderr, "hipstack-smid: job %s stopped, but its record is not written yet (tried again each poll): %s\n",
+                 job.id.c_str(), e.what());
+    unwritten_.insert_or_assign(job.id, job);
+  }
   publish_gpu_jobs();
-  already = false;
   return job;
+}
+
+void JobAccounting::retry_unwritten() {
+  for (auto it = unwritten_.begin(); it != unwritten_.end();) {
+    try {
+      store_->finish(it->second);
+      std::fprintf(stderr, "hipstack-smid: job %s: its stop is written now\n", it->first.c_str());
+      it = unwritten_.erase(it);
+    } catch (const JobStoreError&) {
+      return;  // the store still refuses: said once at the stop
+    }
+  }
+}
+
+void JobAccounting::expire_old_jobs(const Sampler& sampler) {
+  if (options_.max_running.count() == 0) return;
+  const std::int64_t oldest = now_ns() - std::chrono::duration_cast<std::chrono::nanoseconds>(options_.max_running).count();
+  const std::string who = fmt::format("hipstack-smid: running longer than {} h (job_max_running_days)", options_.max_running.count());
+  for (auto it = running_.begin(); it != running_.end();) {
+    const auto next = std::next(it);
+    if (it->second.started_ns < oldest) {
+      std::fprintf(stderr, "hipstack-smid: job %s stopped: %s\n", it->first.c_str(), who.c_str() + std::strlen("hipstack-smid: "));
+      finish(it, who, sampler);
+    }
+    it = next;
+  }
 }
 
 JobStore& JobAccounting::reader() {
@@ -183,6 +224,7 @@ JobRecord JobAccounting::get(const std::string& id) {
   {
     std::lock_guard lock(mutex_);
     if (const auto found = running_.find(id); found != running_.end()) return found->second;
+    if (const auto found = unwritten_.find(id); found != unwritten_.end()) return found->second;
   }
   std::lock_guard read(reader_mutex_);
   auto stored = reader().get(id);
@@ -204,6 +246,7 @@ std::vector<JobRecord> JobAccounting::list(std::int64_t since_ns, std::size_t li
   std::lock_guard lock(mutex_);
   for (JobRecord& job : jobs) {
     if (const auto found = running_.find(job.id); found != running_.end()) job = found->second;
+    if (const auto found = unwritten_.find(job.id); found != unwritten_.end()) job = found->second;
   }
   return jobs;
 }
@@ -241,7 +284,11 @@ void JobAccounting::run() {
     wake_.wait_for(lock, options_.poll, [this] { return stopping_; });
     if (stopping_) break;
     const auto sampler = source_();
-    count_and_save(*sampler);
+    if (store_) {
+      retry_unwritten();
+      expire_old_jobs(*sampler);
+    }
+    count_and_save(*sampler, false);
     if (store_ && options_.retention.count() > 0 && Clock::now() >= next_prune) {
       next_prune = Clock::now() + std::chrono::hours(1);
       try {
@@ -275,22 +322,43 @@ void JobAccounting::run() {
       }
     }
   }
-  // Stopping: the samples taken since the last look are written too.
-  count_and_save(*source_());
+  // Stopping: the samples taken since the last write are written too.
+  count_and_save(*source_(), true);
 }
 
-void JobAccounting::count_and_save(const Sampler& sampler) {
+void JobAccounting::count_and_save(const Sampler& sampler, bool now) {
   if (!store_ || running_.empty()) return;
   const auto views = sampler.views();
   for (auto& [id, job] : running_) {
-    if (!count_samples(job, sampler, views)) continue;
+    if (count_samples(job, sampler, views)) unsaved_.insert(id);
+  }
+  if (unsaved_.empty() || (!now && Clock::now() < next_save_)) return;
+  next_save_ = Clock::now() + options_.save_every;
+  std::string error;
+  std::size_t failed = 0;
+  for (auto it = unsaved_.begin(); it != unsaved_.end();) {
     try {
-      store_->save_usage(job);
+      store_->save_usage(running_.at(*it));
+      it = unsaved_.erase(it);
     } catch (const JobStoreError& e) {
-      // Kept in memory and written with the next sample; the log says the disk refused.
-      std::fprintf(stderr, "hipstack-smid: job %s: %s\n", id.c_str(), e.what());
+      // Kept in memory (and unsaved) and written with the next round.
+      error = e.what();
+      ++failed;
+      ++it;
     }
   }
+  report_save(error, failed);
+}
+
+void JobAccounting::report_save(const std::string& error, std::size_t jobs) {
+  if (error == save_error_) return;
+  if (error.empty()) {
+    std::fprintf(stderr, "hipstack-smid: the running jobs' usage is written again\n");
+  } else {
+    std::fprintf(stderr, "hipstack-smid: the usage of %zu running job(s) could not be written (kept in memory, tried again "
+                         "every job_save_interval_s): %s\n", jobs, error.c_str());
+  }
+  save_error_ = error;
 }
 
 }  // namespace hipstack::smid

@@ -161,6 +161,8 @@ void install(Runtime& rt, Prepared p) {
       // A sample later than this after the previous one means the daemon was not sampling in between.
       jobs.max_gap_s = std::chrono::duration<double>(5 * rt.config.fast_interval + rt.config.read_deadline).count();
       jobs.retention = rt.config.job_retention;
+      jobs.save_every = rt.config.job_save_interval;
+      jobs.max_running = rt.config.job_max_running;
       rt.jobs = std::make_unique<JobAccounting>(jobs, [&rt]() -> std::shared_ptr<const Sampler> { return rt.current()->sampler; });
       if (rt.jobs->unavailable().empty()) std::fprintf(stderr, "hipstack-smid: job accounting in %s\n", rt.config.job_db.c_str());
       if (!jobs.mapping_dir.empty()) std::fprintf(stderr, "hipstack-smid: job mapping folder %s\n", jobs.mapping_dir.c_str());
@@ -188,7 +190,8 @@ void install(Runtime& rt, Prepared p) {
              before.grpc_flood_burst_bytes != rt.config.grpc_flood_burst_bytes ||
              before.grpc_flood_bytes_per_second != rt.config.grpc_flood_bytes_per_second ||
              before.grpc_flood_refuse != rt.config.grpc_flood_refuse || before.job_db != rt.config.job_db ||
-             before.job_mapping_dir != rt.config.job_mapping_dir || before.job_retention != rt.config.job_retention) {
+             before.job_mapping_dir != rt.config.job_mapping_dir || before.job_retention != rt.config.job_retention ||
+             before.job_save_interval != rt.config.job_save_interval || before.job_max_running != rt.config.job_max_running) {
     std::fprintf(stderr, "hipstack-smid: gRPC, TLS, admin, D-Bus and job settings changed: they apply at the next restart\n");
   }
 }

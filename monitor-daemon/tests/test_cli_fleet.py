@@ -180,7 +180,11 @@ class FleetCliTest(unittest.TestCase):
         self.assertEqual(len(doc["hosts"]), 4096)
         self.assertEqual([h["host"] for h in doc["hosts"] if h["answered"]], [a])
         self.assertEqual(done.stderr.count("NO ANSWER"), 4095)
-        self.assertLess(took, 3 * 2.0 + 4, "the command ran past its deadline")
+        # Under AddressSanitizer the 4,096 channels' set-up and the normal exit (destructors and the
+        # leak check, which a release build skips) take 10-15 s of CPU more on two cores.
+        with open(SMI, "rb") as f:
+            slack = 30 if b"__asan_init" in f.read() else 4
+        self.assertLess(took, 3 * 2.0 + slack, "the command ran past its deadline")
 
     def test_a_host_that_fails_mid_command(self):
         """Host b lists its GPUs, then one of them has no current sample (its reads block on a FIFO,

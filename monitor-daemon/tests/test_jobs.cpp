@@ -296,6 +296,18 @@ class JobStoreTest : public ::testing::Test {
     sqlite3_close(db);
     return version;
   }
+  // A job's stopped_ns as the file holds it (read-only: JobStore's constructor writes).
+  std::int64_t stopped_ns_stored(const std::string& id) const {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open_v2(path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    sqlite3_prepare_v2(db, "SELECT stopped_ns FROM jobs WHERE id = ?1", -1, &stmt, nullptr);
+    sqlite3_bind_text(stmt, 1, id.c_str(), -1, SQLITE_TRANSIENT);
+    const std::int64_t value = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return value;
+  }
   void sql(const std::string& text) const {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path().c_str(), &db), SQLITE_OK);
@@ -487,6 +499,103 @@ TEST_F(JobStoreTest, StoppingWritesTheSamplesSinceTheLastLook) {
   ASSERT_TRUE(stored);
   EXPECT_TRUE(stored->running());
   EXPECT_GE(stored->gpus.at(0).samples, 3);
+}
+
+// The accounting of a one-GPU capture, sampled every 20 ms and looked at every 10 ms.
+struct LiveAccounting {
+  std::shared_ptr<Sampler> sampler;
+  explicit LiveAccounting() {
+    smi::OpenOptions open;
+    open.sysfs_root = std::string(HIPSTACK_CAPTURES_DIR) + "/real/lact/rx6900xt/sys";
+    auto system = std::make_shared<const smi::System>(smi::System::open(open));
+    Config config;
+    config.fast_interval = std::chrono::milliseconds(20);
+    sampler = std::make_shared<Sampler>(system, config);
+    while (!sampler->ready()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  JobAccountingOptions options(const std::string& path) const {
+    JobAccountingOptions o;
+    o.db_path = path;
+    o.poll = std::chrono::milliseconds(10);
+    return o;
+  }
+};
+
+// Waits (bounded) until `done` holds.
+template <typename Done>
+bool eventually(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// Issue 40: every look rewrote every running job (1,024 8-GPU jobs: 42.6 MB/s). A running job is
+// written at most every save_every, and at the daemon's stop.
+TEST_F(JobStoreTest, RunningJobsAreWrittenAtABoundedRate) {
+  LiveAccounting live;
+  JobAccountingOptions options = live.options(path());
+  options.save_every = std::chrono::hours(1);
+  {
+    JobAccounting jobs(options, [&live] { return live.sampler; });
+    jobs.start("1", {}, "", "test");
+    ASSERT_TRUE(eventually([&] { return jobs.get("1").gpus.at(0).samples >= 5; }));  // counted in memory
+    JobStore store(path());
+    EXPECT_EQ(store.get("1")->gpus.at(0).samples, 0) << "a look wrote the running job before save_every";
+  }
+  JobStore store(path());
+  EXPECT_GE(store.get("1")->gpus.at(0).samples, 5) << "the daemon's stop did not write what it counted";
+}
+
+// Issue 40: on a full disk a failed stop left the job running forever (1,024 of them blocked every
+// start). The job is stopped all the same and its record written once the store takes it.
+TEST_F(JobStoreTest, AStopTheStoreRefusesIsStoppedAndWrittenLater) {
+  LiveAccounting live;
+  JobAccounting jobs(live.options(path()), [&live] { return live.sampler; });
+  jobs.start("1", {}, "", "test");
+  sqlite3* blocker = nullptr;  // another writer holding the database: every write of the daemon fails
+  ASSERT_EQ(sqlite3_open(path().c_str(), &blocker), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(blocker, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(blocker);
+  bool already = true;
+  const JobRecord stopped = jobs.stop("1", "epilog", already);
+  EXPECT_FALSE(already);
+  EXPECT_FALSE(stopped.running());
+  EXPECT_FALSE(jobs.get("1").running()) << "the job is stopped here although the store has not taken it";
+  EXPECT_EQ(stopped_ns_stored("1"), 0);
+  const JobRecord again = jobs.stop("1", "epilog", already);  // an epilog run twice
+  EXPECT_TRUE(already);
+  EXPECT_EQ(again.stopped_ns, stopped.stopped_ns);
+  ASSERT_EQ(sqlite3_exec(blocker, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(blocker);
+  ASSERT_TRUE(eventually([&] { return stopped_ns_stored("1") != 0; })) << "the stop was never written";
+  const auto written = JobStore(path()).get("1");
+  EXPECT_EQ(written->stopped_ns, stopped.stopped_ns);
+  EXPECT_EQ(written->stopped_by, "epilog");
+}
+
+// A job whose stop never comes (an epilog that did not run) is stopped after job_max_running_days.
+TEST_F(JobStoreTest, AJobRunningLongerThanTheMaximumIsStopped) {
+  LiveAccounting live;
+  const auto views = live.sampler->views();
+  {
+    JobStore store(path());
+    JobRecord old = job("old", 0);
+    old.started_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         (std::chrono::system_clock::now() - std::chrono::hours(2)).time_since_epoch()).count();
+    old.gpus.at(0).uuid = gpu_key(views.at(0).snapshot->device);
+    ASSERT_TRUE(store.insert(old));
+    JobRecord young = job("young", old.started_ns + std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::minutes(90)).count());
+    young.gpus.at(0).uuid = old.gpus.at(0).uuid;
+    ASSERT_TRUE(store.insert(young));
+  }
+  JobAccountingOptions options = live.options(path());
+  options.max_running = std::chrono::hours(1);
+  JobAccounting jobs(options, [&live] { return live.sampler; });
+  ASSERT_TRUE(eventually([&] { return !JobStore(path()).get("old")->running(); }));
+  EXPECT_EQ(JobStore(path()).get("old")->stopped_by, "hipstack-smid: running longer than 1 h (job_max_running_days)");
+  EXPECT_TRUE(jobs.get("young").running());
 }
 
 TEST(JobIds, OnlyPlainIdsAreTaken) {
