@@ -37,7 +37,7 @@ std::string target_of(const std::string& host) {
   return host.starts_with("unix://") ? "unix:" + host.substr(7) : host;
 }
 
-// The credentials for the hosts: TLS for HOST:PORT when asked (the files read once for a fleet).
+// The credentials for a HOST:PORT host: TLS when asked.
 std::shared_ptr<grpc::ChannelCredentials> credentials_for(const RemoteOptions& options) {
   if (options.tls_ca.empty()) {
     if (!options.tls_cert.empty()) throw smi::Error(smi::Error::Code::invalid_argument, "--tls-cert needs --tls-ca and a HOST:PORT");
