@@ -127,6 +127,11 @@ class JobTests(base.GrpcTest):
         self.assertEqual(f["counter_resets"], 0)
         self.assertEqual(gpu.health_start, gpu.health_end)
         self.assertIn(gpu.health_end, ("PASS", "WARN", "FAIL", "UNKNOWN"))
+        # What the job keeps per GPU (jobs.md, "Size"): a fixed set of figures, whatever the job's length.
+        with sqlite3.connect(self.db) as db:
+            stored = db.execute("SELECT length(usage) FROM job_gpus WHERE job_id = '4711'").fetchone()[0]
+        print("the stored usage of one GPU: %d bytes" % stored)
+        self.assertLess(stored, 8192)
         # What people read: job show prints the same numbers; job list has the job.
         shown = self.smi("job", "show", "4711")
         self.assertEqual(shown.returncode, 0, shown.stderr)
