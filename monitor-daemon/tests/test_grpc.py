@@ -54,7 +54,7 @@ def generate_stubs(out):
 class Daemon:
     """One hipstack-smid with its gRPC API on a unix socket; stopped by PID in the cleanup."""
 
-    def __init__(self, test, sysfs, config_text="", grpc_listen=None, nofile=None):
+    def __init__(self, test, sysfs, config_text="", grpc_listen=None, nofile=None, preexec=None):
         self.dir = tempfile.mkdtemp(prefix="smid-grpc-")
         test.addCleanup(shutil.rmtree, self.dir, True)
         self.socket = os.path.join(self.dir, "smid.sock")
@@ -65,9 +65,10 @@ class Daemon:
         cmd = [SMID, "--config", config, "--sysfs-root", sysfs, "--http-listen", "127.0.0.1:0",
                "--grpc-listen", grpc_listen or "unix:" + self.socket]
         # nofile: the descriptor limit (soft and hard) the daemon starts with, as systemd's LimitNOFILE.
+        # preexec: run in the daemon's process before it starts (a mount namespace of its own).
         limit = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))) if nofile else None
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log,
-                                     preexec_fn=limit)
+                                     preexec_fn=preexec or limit)
         test.addCleanup(self.stop)
         self.target = "unix://" + self.socket
         deadline = time.monotonic() + 15
@@ -118,8 +119,8 @@ def value_of(reading):
 class GrpcTest(unittest.TestCase):
     sysfs = None
 
-    def start(self, config_text="", sysfs=None, grpc_listen=None, nofile=None):
-        self.daemon = Daemon(self, sysfs or self.sysfs or capture(SPX), config_text, grpc_listen, nofile)
+    def start(self, config_text="", sysfs=None, grpc_listen=None, nofile=None, preexec=None):
+        self.daemon = Daemon(self, sysfs or self.sysfs or capture(SPX), config_text, grpc_listen, nofile, preexec)
         channel = grpc.insecure_channel(self.daemon.target)
         self.addCleanup(channel.close)
         grpc.channel_ready_future(channel).result(timeout=10)

@@ -9,6 +9,7 @@ Usage: test_jobs.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR PROTO_DIR [unittest 
 Needs root (a client runs as nobody to be refused): exits 77 otherwise. Every daemon is started
 and stopped (by PID) by the test that uses it.
 """
+import ctypes
 import json
 import os
 import shutil
@@ -389,6 +390,44 @@ class JobTests(base.GrpcTest):
         self.assertEqual((again.running, again.already_running, again.started_unix_ms), (True, True, first.started_unix_ms))
         self.assert_code(base.grpc.StatusCode.ALREADY_EXISTS, self.stub.StartJob,
                          base.pb.StartJobRequest(id="retried", devices=["0"], user="eve"), contains="another user")
+
+    def test_a_full_disk_stops_jobs_all_the_same(self):
+        """Issue 40: on a full disk a failed stop left the job running forever (1,024 such jobs block
+        every start), and each running job logged every look. The daemon runs in a mount namespace
+        of its own with its job store on a 200 KB tmpfs (needs root, as CI runs)."""
+        disk = os.path.join(self.state, "disk")
+        os.mkdir(disk, 0o750)
+        libc = ctypes.CDLL(None, use_errno=True)
+        clone_newns, ms_rec, ms_private = 0x00020000, 0x4000, 0x40000
+
+        def small_tmpfs():  # in the daemon's process, before it starts
+            if libc.unshare(clone_newns) != 0 or libc.mount(b"none", b"/", None, ms_rec | ms_private, None) != 0 or \
+                    libc.mount(b"tmpfs", disk.encode(), b"tmpfs", 0, b"size=200k,mode=0750") != 0:
+                raise OSError(ctypes.get_errno(), "a tmpfs for the job store")
+        self.start("job_db = %s/jobs.db\njob_save_interval_s = 1\n" % disk, sysfs=self.root, preexec=small_tmpfs)
+        started = 0
+        for i in range(1, 500):
+            r = self.smi("job", "start", "--id", "j%d" % i)
+            if r.returncode != 0:
+                break
+            started = i
+        self.assertIn("database or disk is full", r.stderr)
+        self.assertGreater(started, 0)
+        stopped = self.smi("job", "stop", "--id", "j1", "--json")
+        self.assertEqual(stopped.returncode, 0, stopped.stderr)
+        self.assertFalse(json.loads(stopped.stdout)["job"]["running"])
+        self.assertFalse(self.stub.GetJob(base.pb.GetJobRequest(id="j1")).running)
+        self.assertIn("job j1 stopped, but its record is not written yet", self.daemon.stderr())
+        # Grown: the stop is written, and jobs start again.
+        subprocess.run(["nsenter", "-t", str(self.daemon.proc.pid), "-m", "mount", "-o", "remount,size=4m", disk], check=True)
+        deadline = time.monotonic() + 15
+        while "job j1: its stop is written now" not in self.daemon.stderr():
+            self.assertLess(time.monotonic(), deadline, self.daemon.stderr())
+            time.sleep(0.05)
+        self.assertEqual(self.smi("job", "start", "--id", "after").returncode, 0)
+        # One line when the running jobs' writes began failing, not one per job and look.
+        self.assertLessEqual(self.daemon.stderr().count("running job(s) could not be written"), 2, self.daemon.stderr())
+        print("a 200 KB job store took %d job(s) before it was full" % started)
 
     def test_without_a_usable_store_the_daemon_runs_and_says_why(self):
         unavailable = base.grpc.StatusCode.UNAVAILABLE
