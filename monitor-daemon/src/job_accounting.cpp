@@ -107,8 +107,11 @@ JobRecord JobAccounting::start(const std::string& id, const std::vector<std::uin
     }
     throw JobRequestError(JobRequestError::Kind::exists, fmt::format("job {} is running on other GPUs or for another user", id));
   }
-  if (running_.size() >= kMaxRunning) {
-    throw JobRequestError(JobRequestError::Kind::exhausted, fmt::format("{} jobs are running: stop one first", running_.size()));
+  // Stops the store has not taken yet count too: what the daemon holds in memory stays bounded.
+  if (running_.size() + unwritten_.size() >= kMaxRunning) {
+    throw JobRequestError(JobRequestError::Kind::exhausted,
+                          fmt::format("{} jobs are running and {} stopped ones wait for the store: stop one first",
+                                      running_.size(), unwritten_.size()));
   }
   JobRecord job;
   job.id = id;
