@@ -46,8 +46,11 @@ print(json.dumps(out))
 
 
 def write(path, text):
-    with open(path, "w") as f:
+    """Replaces a file whole: the daemon reads the capture while the test changes it, and a file
+    truncated and then written could be read empty in between (a sysfs read never is)."""
+    with open(path + ".new", "w") as f:
         f.write(text)
+    os.replace(path + ".new", path)
 
 
 def figures(gpu):
