@@ -1,4 +1,5 @@
 #include "commands.hpp"
+#include "nvidia_smi_fields.hpp"
 #include "table_values.hpp"
 #include "text_layout.hpp"
 
@@ -602,6 +603,24 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
                                 {"cost", std::string(smi::cost_name(m.cost))},
                                 {"instance", std::string(m.instance_label)},
                                 {"help", std::string(m.help)}});
+      Json foreign = Json::array();
+      for (const NvidiaSmiField* f : nvidia_smi_fields_of(m.id)) foreign.push_back(std::string(f->name));
+      doc["metrics"].back()["nvidia_smi"] = std::move(foreign);
+    }
+    // The other tools' names (docs/nvidia-smi-compat.md is generated from this list).
+    doc["nvidia_smi_fields"] = Json::array();
+    for (const NvidiaSmiField& f : nvidia_smi_gpu_fields()) {
+      Json from = Json::array();
+      for (const smi::MetricId id : f.from) from.push_back(std::string(smi::find_metric(id)->name));
+      doc["nvidia_smi_fields"].push_back({{"name", std::string(f.name)},
+                                          {"aliases", Json(nvidia_smi_aliases(f))},
+                                          {"unit", std::string(f.unit)},
+                                          {"from", std::move(from)},
+                                          {"instance", f.form == NvidiaSmiForm::reason ? "" : std::string(f.instance)},
+                                          {"reason", f.form == NvidiaSmiForm::reason ? std::string(f.instance) : ""},
+                                          {"answered", f.form != NvidiaSmiForm::none},
+                                          {"missing", std::string(f.missing)},
+                                          {"note", std::string(f.note)}});
     }
     doc["groups"] = Json::array();
     for (const smi::MetricGroup& g : smi::metric_groups()) {

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <hipstack/smi.hpp>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -178,10 +179,20 @@ int exit_now(int code) {
   return code;
 }
 
-// `--nvidia-smi --query-gpu=... --format=csv`: opened and ended as every other command.
+// `--nvidia-smi ...`: opened and ended as every other command.
 int run_nvidia_smi(int argc, char** argv, int compat_flag) {
   NvidiaSmiRequest request;
-  if (const auto error = parse_nvidia_smi_args(argc, argv, compat_flag, request)) return nvidia_smi_usage(*error);
+  if (const auto refusal = parse_nvidia_smi_args(argc, argv, compat_flag, request)) return refuse_nvidia_smi(*refusal);
+  if (!nvidia_smi_needs_gpus(request)) return run_nvidia_smi_help(request);
+  if (request.loop) {
+    // A loop ends on SIGINT or SIGTERM, taken with sigtimedwait between rounds: blocked here,
+    // before any thread starts, so that every thread inherits the mask and none is killed.
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stops, nullptr);
+  }
   request.open.vendor_shutdown = false;
 #ifdef HIPSTACK_CLI_NORMAL_EXIT
   request.open.vendor_shutdown = true;
@@ -193,7 +204,7 @@ int run_nvidia_smi(int argc, char** argv, int compat_flag) {
     return exit_stuck(kExitReadFailure);
   }
   const LocalSource local(*system);
-  const int code = run_nvidia_smi_query(local, request);
+  const int code = run_nvidia_smi_request(local, request);
   return local.any_stuck() ? exit_stuck(code) : exit_now(code);
 }
 
@@ -271,7 +282,7 @@ void define_global_options(CLI::App& app, Invocation& in) {
   app.add_flag("--rocm-smi", in.rocm_smi_mode, "rocm-smi's options follow (--showtemp, --showuse, ...); alone: the default view")
       ->group("Compatibility (instead of a command)");
   app.add_flag("--nvidia-smi", in.nvidia_smi_mode,
-               "nvidia-smi's query options follow: --query-gpu=FIELDS --format=csv[,noheader][,nounits]")
+               "nvidia-smi's command line follows: --query-gpu=FIELDS, --query-compute-apps=FIELDS, -L, --help-query-gpu; -i, -f, -l, -lms, --format=csv[,noheader][,nounits]")
       ->group("Compatibility (instead of a command)");
 }
 

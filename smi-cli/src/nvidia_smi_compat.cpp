@@ -1,106 +1,36 @@
-// `hipstack-smi --nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]`: the query that
-// scripts written for NVIDIA nodes make, answered for every GPU hipstack sees, AMD included, with
-// nvidia-smi's field names, header, separators and number forms (docs/nvidia-smi-compat.md).
+// `hipstack-smi --nvidia-smi ...`: the nvidia-smi command lines scripts written for NVIDIA nodes
+// run, answered for every GPU hipstack sees, AMD included, with nvidia-smi's field names, headers,
+// separators, number forms, messages and exit codes (docs/nvidia-smi-compat.md). The fields and
+// their sources are one table (nvidia_smi_fields.cpp).
 #include "nvidia_smi_compat.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
+#include <cerrno>
 #include <cstdio>
-#include <optional>
+#include <cstring>
+#include <thread>
 
 #include "commands.hpp"
+#include "nvidia_smi_fields.hpp"
+#include "render.hpp"
 #include "suggest.hpp"
 
 namespace hipstack::cli {
-
-// How nvidia-smi prints a field's value.
-enum class NvidiaSmiForm {
-  text,         // as read
-  whole,        // integer ("35")
-  two_places,   // "69.97"
-  mib,          // bytes as whole MiB, rounded up as nvidia-smi does (615.3 MiB reserved prints 616 on an H200)
-  mib_free,     // vram_free; where the driver gives only total and used (amdgpu), total - used
-  total,        // a count; an instanced one (amdgpu's RAS blocks) summed over its instances
-  bus_id,       // "00000000:18:00.0"
-  enabled,      // "Enabled" / "Disabled"
-  pcie_gen,     // GT/s as the PCIe generation ("5")
-  index,        // the device's index
-  uuid,         // the device's UUID
-  name,         // the device's marketing name
-  count,        // how many GPUs
-};
-
-struct NvidiaSmiField {
-  std::string_view name;
-  std::string_view unit;              // nvidia-smi's header unit ("MiB"), empty for none
-  std::initializer_list<smi::MetricId> from;  // the first the GPU provides
-  NvidiaSmiForm form;
-};
-
 namespace {
 
-using smi::MetricId;
-using Form = NvidiaSmiForm;
-using Field = NvidiaSmiField;
+using Mode = NvidiaSmiRequest::Mode;
 
-// nvidia-smi's names (nvidia-smi --help-query-gpu). `from` lists the catalogue metric(s) with the
-// same meaning; on AMD the closest one (temperature.gpu: the junction sensor, as amd-smi's "hotspot").
-constexpr std::initializer_list<MetricId> kNone = {};
-const Field kNvidiaSmiFields[] = {
-    {"index", "", kNone, Form::index},
-    {"count", "", kNone, Form::count},
-    {"name", "", kNone, Form::name},
-    {"uuid", "", kNone, Form::uuid},
-    {"serial", "", {MetricId::serial_number}, Form::text},
-    {"pci.bus_id", "", {MetricId::bdf}, Form::bus_id},
-    {"driver_version", "", {MetricId::driver_version}, Form::text},
-    {"vbios_version", "", {MetricId::vbios_version}, Form::text},
-    {"temperature.gpu", "", {MetricId::temperature_junction, MetricId::temperature_edge}, Form::whole},
-    {"temperature.memory", "", {MetricId::temperature_memory}, Form::whole},
-    {"power.draw", "W", {MetricId::power_average, MetricId::power_current}, Form::two_places},
-    {"power.draw.average", "W", {MetricId::power_average}, Form::two_places},
-    {"power.draw.instant", "W", {MetricId::power_current}, Form::two_places},
-    {"power.limit", "W", {MetricId::power_cap}, Form::two_places},
-    {"enforced.power.limit", "W", {MetricId::power_cap}, Form::two_places},
-    {"power.default_limit", "W", {MetricId::power_cap_default}, Form::two_places},
-    {"power.min_limit", "W", {MetricId::power_cap_min}, Form::two_places},
-    {"power.max_limit", "W", {MetricId::power_cap_max}, Form::two_places},
-    {"clocks.sm", "MHz", {MetricId::clock_sm, MetricId::clock_sclk}, Form::whole},
-    {"clocks.gr", "MHz", {MetricId::clock_sclk}, Form::whole},
-    {"clocks.mem", "MHz", {MetricId::clock_mclk}, Form::whole},
-    {"clocks.video", "MHz", {MetricId::clock_video, MetricId::clock_vclk}, Form::whole},
-    {"clocks.max.sm", "MHz", {MetricId::clock_sm_max, MetricId::clock_sclk_max}, Form::whole},
-    {"clocks.max.mem", "MHz", {MetricId::clock_mclk_max}, Form::whole},
-    {"utilization.gpu", "%", {MetricId::gpu_busy}, Form::whole},
-    {"utilization.memory", "%", {MetricId::memory_busy}, Form::whole},
-    {"memory.total", "MiB", {MetricId::vram_total}, Form::mib},
-    {"memory.used", "MiB", {MetricId::vram_used}, Form::mib},
-    {"memory.free", "MiB", {MetricId::vram_free}, Form::mib_free},
-    {"memory.reserved", "MiB", {MetricId::vram_reserved}, Form::mib},
-    {"fan.speed", "%", {MetricId::fan_pwm}, Form::whole},
-    {"pstate", "", {MetricId::performance_state}, Form::text},
-    {"pcie.link.gen.current", "", {MetricId::pcie_speed}, Form::pcie_gen},
-    {"pcie.link.gen.max", "", {MetricId::pcie_speed_max}, Form::pcie_gen},
-    {"pcie.link.width.current", "", {MetricId::pcie_width}, Form::whole},
-    {"pcie.link.width.max", "", {MetricId::pcie_width_max}, Form::whole},
-    {"persistence_mode", "", {MetricId::persistence_mode}, Form::enabled},
-    {"mig.mode.current", "", {MetricId::mig_mode}, Form::enabled},
-    {"ecc.mode.current", "", {MetricId::ecc_mode}, Form::enabled},
-    // amdgpu counts errors per RAS block since the driver loaded: their sum is the volatile total.
-    {"ecc.errors.corrected.volatile.total", "", {MetricId::ecc_corrected_volatile, MetricId::ras_correctable}, Form::total},
-    {"ecc.errors.uncorrected.volatile.total", "", {MetricId::ecc_uncorrected_volatile, MetricId::ras_uncorrectable},
-     Form::total},
-    {"ecc.errors.corrected.aggregate.total", "", {MetricId::ecc_corrected_aggregate}, Form::whole},
-    {"ecc.errors.uncorrected.aggregate.total", "", {MetricId::ecc_uncorrected_aggregate}, Form::whole},
-};
-
-const Field* find_field(std::string_view name) {
-  const auto it = std::find_if(std::begin(kNvidiaSmiFields), std::end(kNvidiaSmiFields), [name](const Field& f) { return f.name == name; });
-  return it == std::end(kNvidiaSmiFields) ? nullptr : &*it;
-}
+// nvidia-smi's exit codes (nvidia-smi(1), "RETURN VALUE").
+constexpr int kNvidiaSmiBadArguments = 2;
+constexpr int kNvidiaSmiNoDevice = 6;
+constexpr std::chrono::seconds kDefaultLoop{5};  // -l without a number
+constexpr unsigned kProcessScanMs = 0;           // the process list as it stands: no busy window
 
 std::vector<std::string> split(std::string_view text) {
   std::vector<std::string> out;
@@ -115,164 +45,317 @@ std::vector<std::string> split(std::string_view text) {
   return out;
 }
 
-// Parses argv; an error message when the request is not one we answer.
+NvidiaSmiRefusal bad_field(std::string_view name, std::span<const NvidiaSmiField> table) {
+  std::vector<std::string> known;
+  for (const NvidiaSmiField& f : table) known.emplace_back(f.name);
+  const std::string hint = did_you_mean(closest_words(name, known));
+  return {fmt::format("Field \"{}\" is not a valid field to query.\n\n", printable(name)), kNvidiaSmiBadArguments,
+          hint.empty() ? std::string() : fmt::format("hipstack-smi --nvidia-smi:{}", hint)};
+}
+
+NvidiaSmiRefusal unsupported(std::string_view arg) {
+  return {"", kNvidiaSmiBadArguments,
+          fmt::format("hipstack-smi --nvidia-smi: \"{}\" is not answered: --query-gpu, --query-compute-apps, -L, "
+                      "--help-query-gpu, --help-query-compute-apps with --format, -i, -f, -l, -lms "
+                      "(docs/nvidia-smi-compat.md)",
+                      printable(arg))};
+}
+
+// A loop interval: whole seconds (-l) or milliseconds (-lms), at least 1.
+std::optional<std::chrono::milliseconds> interval(std::string_view text, bool milliseconds) {
+  if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  const long n = std::stol(std::string(text));
+  if (n < 1) return std::nullopt;
+  return milliseconds ? std::chrono::milliseconds(n) : std::chrono::milliseconds(n * 1000);
+}
+
+// The GPUs -i names, in hipstack's order, each once; nullopt when one names none.
+std::optional<std::vector<std::uint32_t>> selected(const LocalSource& source, const std::vector<std::string>& ids) {
+  std::vector<std::uint32_t> out;
+  if (ids.empty()) {
+    for (std::uint32_t i = 0; i < source.devices().size(); ++i) out.push_back(i);
+    return out;
+  }
+  for (const std::string& id : ids) {
+    // nvidia-smi's own bus-id form has an 8-digit domain ("00000000:18:00.0").
+    const std::string selector = id.find(':') != std::string::npos ? smi::normalise_bdf(id) : id;
+    try {
+      for (const std::uint32_t index : source.resolve_all(selector)) out.push_back(index);
+    } catch (const smi::Error&) {
+      return std::nullopt;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string header(const NvidiaSmiRequest& request) {
+  std::vector<std::string> names;
+  for (const NvidiaSmiField* f : request.fields) {
+    names.push_back(f->unit.empty() ? std::string(f->name) : fmt::format("{} [{}]", f->name, f->unit));
+  }
+  return fmt::format("{}\n", fmt::join(names, ", "));
+}
+
+std::string line(const std::vector<std::string>& cells) {
+  std::vector<std::string> shown;
+  for (const std::string& c : cells) shown.push_back(printable(c));
+  return fmt::format("{}\n", fmt::join(shown, ", "));
+}
+
+smi::SampleOptions sample_of(const NvidiaSmiRequest& request) {
+  smi::SampleOptions what;
+  what.identity = what.static_info = what.live = true;
+  for (const NvidiaSmiField* f : request.fields) {
+    for (const smi::MetricId id : nvidia_smi_metrics(*f)) {
+      if (std::find(what.metrics.begin(), what.metrics.end(), id) == what.metrics.end()) what.metrics.push_back(id);
+    }
+  }
+  return what;
+}
+
+std::string gpu_rows(const LocalSource& source, const NvidiaSmiRequest& request, const std::vector<std::uint32_t>& gpus) {
+  const auto devices = source.devices();
+  const smi::SampleOptions what = sample_of(request);
+  const std::string stamp = nvidia_smi_timestamp();
+  std::string out;
+  for (const std::uint32_t index : gpus) {
+    const auto readings = what.metrics.empty() ? std::vector<smi::Reading>{} : source.sample(index, what);
+    const NvidiaSmiRow row{devices.at(index), readings, devices.size(), stamp};
+    std::vector<std::string> cells;
+    for (const NvidiaSmiField* f : request.fields) cells.push_back(nvidia_smi_value(*f, row, request.units));
+    out += line(cells);
+  }
+  return out;
+}
+
+// The program a process runs, as nvidia-smi names it: argv[0] (cmdline's first word), else comm.
+std::string program(const smi::ProcessInfo& p) {
+  const std::string first = p.command_line.substr(0, p.command_line.find(' '));
+  return first.empty() ? p.name : first;
+}
+
+std::string app_rows(const LocalSource& source, const NvidiaSmiRequest& request, const std::vector<std::uint32_t>& gpus) {
+  const auto devices = source.devices();
+  smi::SampleOptions what = sample_of(request);
+  std::erase(what.metrics, smi::MetricId::process_vram);  // a process's, not the GPU's
+  const std::string stamp = nvidia_smi_timestamp();
+  std::string out;
+  for (const std::uint32_t index : gpus) {
+    const auto processes = source.processes(index, kProcessScanMs);
+    if (!processes || processes->empty()) continue;
+    const auto readings = what.metrics.empty() ? std::vector<smi::Reading>{} : source.sample(index, what);
+    const NvidiaSmiRow gpu{devices.at(index), readings, devices.size(), stamp};
+    for (const smi::ProcessInfo& p : *processes) {
+      const NvidiaSmiRow process{devices.at(index), p.readings, devices.size(), stamp};
+      std::vector<std::string> cells;
+      for (const NvidiaSmiField* f : request.fields) {
+        if (f->name == "pid") cells.push_back(std::to_string(p.pid));
+        else if (f->name == "process_name") cells.push_back(program(p));
+        else if (f->name == "used_gpu_memory") cells.push_back(nvidia_smi_value(*f, process, request.units));
+        else cells.push_back(nvidia_smi_value(*f, gpu, request.units));
+      }
+      out += line(cells);
+    }
+  }
+  return out;
+}
+
+std::string list_rows(const LocalSource& source, const std::vector<std::uint32_t>& gpus) {
+  const auto devices = source.devices();
+  std::string out;
+  for (const std::uint32_t index : gpus) {
+    const smi::DeviceSummary& d = devices.at(index);
+    out += fmt::format("GPU {}: {} (UUID: {})\n", d.index, printable(d.name.empty() ? "[N/A]" : d.name),
+                       printable(d.uuid.empty() ? "[N/A]" : d.uuid));
+  }
+  return out;
+}
+
+// Where the output goes: stdout, or the -f file, created or emptied, never through a link.
+class Output {
+ public:
+  explicit Output(const std::string& path) {
+    if (path.empty()) return;
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd_ < 0) error_ = fmt::format("cannot write {}: {}", printable(path), std::strerror(errno));
+  }
+  ~Output() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  [[nodiscard]] const std::string& error() const { return error_; }
+  bool write(const std::string& text) {
+    if (fd_ < 0) {
+      print(text);
+      return std::fflush(stdout) == 0;
+    }
+    for (std::size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+ private:
+  int fd_ = -1;
+  std::string error_;
+};
+
+// Waits until `until` or a SIGINT / SIGTERM (blocked by the caller); true when a signal came.
+bool stopped_before(std::chrono::steady_clock::time_point until, const sigset_t& stops) {
+  for (;;) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::nanoseconds::zero()) return false;
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+    const timespec wait{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+    const int got = sigtimedwait(&stops, nullptr, &wait);
+    if (got == SIGINT || got == SIGTERM) return true;
+    if (got < 0 && errno == EAGAIN) return false;
+  }
+}
+
 }  // namespace
 
-std::optional<std::string> parse_nvidia_smi_args(int argc, char** argv, int compat_flag, NvidiaSmiRequest& request) {
-  bool have_format = false;
+std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int compat_flag, NvidiaSmiRequest& request) {
+  bool have_query = false;
   for (int i = 1; i < argc; ++i) {
     if (i == compat_flag) continue;
     const std::string_view arg = argv[i];
-    // "--key=value" or "--key value"
+    // "--key=value" or "--key value" (and the short forms "-i value")
     auto value_of = [&](std::string_view key) -> std::optional<std::string> {
       if (arg.starts_with(key) && arg.size() > key.size() && arg[key.size()] == '=') return std::string(arg.substr(key.size() + 1));
       if (arg == key && i + 1 < argc) return std::string(argv[++i]);
       return std::nullopt;
     };
     if (auto v = value_of("--query-gpu")) {
+      request.mode = Mode::query_gpu;
+      have_query = true;
       for (const std::string& name : split(*v)) {
-        const Field* field = find_field(name);
-        if (field == nullptr) {
-          std::vector<std::string> known;
-          for (const Field& f : kNvidiaSmiFields) known.emplace_back(f.name);
-          return fmt::format("field \"{}\" is not one hipstack answers.{}", name, did_you_mean(closest_words(name, known)));
-        }
+        const NvidiaSmiField* field = find_nvidia_smi_field(nvidia_smi_gpu_fields(), name);
+        if (field == nullptr) return bad_field(name, nvidia_smi_gpu_fields());
         request.fields.push_back(field);
       }
+    } else if (auto a = value_of("--query-compute-apps")) {
+      request.mode = Mode::query_apps;
+      have_query = true;
+      for (const std::string& name : split(*a)) {
+        const NvidiaSmiField* field = find_nvidia_smi_field(nvidia_smi_app_fields(), name);
+        if (field == nullptr) return bad_field(name, nvidia_smi_app_fields());
+        request.fields.push_back(field);
+      }
+    } else if (arg == "-L" || arg == "--list-gpus") {
+      request.mode = Mode::list;
+      have_query = true;
+    } else if (arg == "--help-query-gpu") {
+      request.mode = Mode::help_gpu;
+      have_query = true;
+    } else if (arg == "--help-query-compute-apps") {
+      request.mode = Mode::help_apps;
+      have_query = true;
     } else if (auto f = value_of("--format")) {
       const auto parts = split(*f);
-      if (parts.empty() || parts.front() != "csv") return "only --format=csv is supported (as nvidia-smi's queries)";
-      for (std::size_t k = 1; k < parts.size(); ++k) {
-        if (parts[k] == "noheader") request.header = false;
-        else if (parts[k] == "nounits") request.units = false;
-        else return fmt::format("unknown format option \"{}\" (noheader, nounits)", parts[k]);
+      for (const std::string& part : parts) {
+        if (part == "noheader") request.header = false;
+        else if (part == "nounits") request.units = false;
+        else if (part != "csv") return NvidiaSmiRefusal{"Format modifier is not recognized.\n", kNvidiaSmiBadArguments, ""};
       }
-      have_format = true;
     } else if (auto ids = arg == "-i" ? value_of("-i") : value_of("--id")) {
       for (const std::string& id : split(*ids)) request.ids.push_back(id);
+    } else if (auto file = arg == "-f" ? value_of("-f") : value_of("--filename")) {
+      request.file = *file;
+    } else if (arg == "-l" || arg.starts_with("--loop=") || arg == "--loop") {
+      std::string text = arg.starts_with("--loop=") ? std::string(arg.substr(7)) : std::string();
+      if (text.empty() && i + 1 < argc && argv[i + 1][0] != '-') text = argv[++i];
+      request.loop = text.empty() ? std::optional<std::chrono::milliseconds>(kDefaultLoop) : interval(text, false);
+      if (!request.loop) return NvidiaSmiRefusal{fmt::format("Invalid loop value \"{}\".\n", printable(text)), kNvidiaSmiBadArguments, ""};
+    } else if (auto ms = arg == "-lms" ? value_of("-lms") : value_of("--loop-ms")) {
+      request.loop = interval(*ms, true);
+      if (!request.loop) return NvidiaSmiRefusal{fmt::format("Invalid loop value \"{}\".\n", printable(*ms)), kNvidiaSmiBadArguments, ""};
     } else if (auto root = value_of("--sysfs-root")) {
       request.open.sysfs_root = *root;
     } else if (auto proc = value_of("--procfs-root")) {
       request.open.procfs_root = *proc;
     } else {
-      return fmt::format("unsupported argument \"{}\"", arg);
+      return unsupported(arg);
     }
   }
-  if (request.fields.empty()) return "give --query-gpu=FIELD,...";
-  if (!have_format) return "give --format=csv (nvidia-smi requires it with --query-gpu)";
+  if (!have_query) return unsupported("(no query)");
+  if ((request.mode == Mode::query_gpu || request.mode == Mode::query_apps) && request.fields.empty()) {
+    return NvidiaSmiRefusal{"No fields were given to query.\n", kNvidiaSmiBadArguments, ""};
+  }
   return std::nullopt;
 }
 
-namespace {
-
-std::string bus_id(const std::string& bdf) {
-  // "0000:18:00.0" -> "00000000:18:00.0", upper-case hex as nvidia-smi prints it.
-  std::string out = bdf.size() == 12 ? "0000" + bdf : bdf;
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
+int refuse_nvidia_smi(const NvidiaSmiRefusal& refusal) {
+  print(refusal.message);
+  std::fflush(stdout);
+  if (!refusal.hint.empty()) std::fprintf(stderr, "%s\n", refusal.hint.c_str());
+  return refusal.exit_code;
 }
 
-std::string pcie_generation(double gts) {
-  // Per-lane rates of PCIe 1.0 to 6.0.
-  constexpr double kRates[] = {2.5, 5, 8, 16, 32, 64};
-  for (std::size_t g = 0; g < std::size(kRates); ++g) {
-    if (std::fabs(gts - kRates[g]) < 0.01) return std::to_string(g + 1);
-  }
-  return "[N/A]";
+bool nvidia_smi_needs_gpus(const NvidiaSmiRequest& request) {
+  return request.mode != Mode::help_gpu && request.mode != Mode::help_apps;
 }
 
-std::string value(const Field& field, const smi::DeviceSummary& device, const std::vector<smi::Reading>& readings,
-                  std::size_t count, bool units) {
-  switch (field.form) {
-    case Form::index: return std::to_string(device.index);
-    case Form::count: return std::to_string(count);
-    case Form::name: return device.name.empty() ? "[N/A]" : device.name;
-    case Form::uuid: return device.uuid.empty() ? "[N/A]" : device.uuid;
-    default: break;
-  }
-  const std::string unit = units && !field.unit.empty() ? fmt::format(" {}", field.unit) : std::string();
-  const auto find = [&readings](MetricId id) -> const smi::Reading* {
-    const auto it = std::find_if(readings.begin(), readings.end(),
-                                 [id](const smi::Reading& r) { return r.id == id && r.instance.empty() && r.ok(); });
-    return it == readings.end() ? nullptr : &*it;
-  };
-  if (field.form == Form::total) {
-    for (const MetricId id : field.from) {
-      double sum = 0;
-      bool any = false;
-      for (const smi::Reading& r : readings) {
-        if (r.id != id || !r.ok() || !r.number()) continue;
-        sum += *r.number();
-        any = true;
-      }
-      if (any) return fmt::format("{:.0f}", sum);
+int run_nvidia_smi_help(const NvidiaSmiRequest& request) {
+  const bool gpu = request.mode == Mode::help_gpu;
+  std::string out = fmt::format(
+      "The fields hipstack-smi --nvidia-smi answers for \"{}\" (the names of nvidia-smi 580),\n"
+      "and where each value comes from. \"[N/A]\": hipstack has no figure for it, for the reason given.\n",
+      gpu ? "--query-gpu" : "--query-compute-apps");
+  for (const NvidiaSmiField& f : gpu ? nvidia_smi_gpu_fields() : nvidia_smi_app_fields()) {
+    std::string names = fmt::format("\"{}\"", f.name);
+    for (const std::string& alias : nvidia_smi_aliases(f)) names += fmt::format(" or \"{}\"", alias);
+    std::vector<std::string> sources;
+    for (const smi::MetricId id : f.from) sources.emplace_back(smi::find_metric(id)->name);
+    std::string how;
+    if (f.form == NvidiaSmiForm::none) {
+      how = fmt::format("prints {}: {}", f.missing, f.note);
+    } else if (!sources.empty()) {
+      how = fmt::format("from {}{}{}", fmt::join(sources, f.form == NvidiaSmiForm::pci_ids ? " and " : ", else "),
+                        f.note.empty() ? "" : "; ", f.note);
+    } else {
+      how = std::string(f.note);
     }
-    return "[N/A]";
-  }
-  const smi::Reading* reading = nullptr;
-  for (const MetricId id : field.from) {
-    if ((reading = find(id)) != nullptr) break;
-  }
-  if (reading == nullptr && field.form == Form::mib_free) {
-    const smi::Reading* total = find(MetricId::vram_total);
-    const smi::Reading* used = find(MetricId::vram_used);
-    if (total == nullptr || used == nullptr) return "[N/A]";
-    const double free = std::max(0.0, *total->number() - *used->number());
-    return fmt::format("{:.0f}{}", std::ceil(free / (1024.0 * 1024.0)), unit);
-  }
-  if (reading == nullptr) return "[N/A]";
-  const std::optional<double> number = reading->number();
-  switch (field.form) {
-    case Form::text: return value_text(*reading);
-    case Form::bus_id: return bus_id(value_text(*reading));
-    case Form::enabled: return value_text(*reading) == "enabled" ? "Enabled" : "Disabled";
-    case Form::pcie_gen: return number ? pcie_generation(*number) : "[N/A]";
-    case Form::whole: return number ? fmt::format("{:.0f}{}", *number, unit) : "[N/A]";
-    case Form::two_places: return number ? fmt::format("{:.2f}{}", *number, unit) : "[N/A]";
-    case Form::mib:
-    case Form::mib_free: return number ? fmt::format("{:.0f}{}", std::ceil(*number / (1024.0 * 1024.0)), unit) : "[N/A]";
-    default: return "[N/A]";
-  }
-}
-
-}  // namespace
-
-int nvidia_smi_usage(const std::string& what) {
-  std::fprintf(stderr, "hipstack-smi --nvidia-smi: %s\nsupported: --query-gpu=FIELD,... --format=csv[,noheader][,nounits] "
-                       "[-i|--id=INDEX,...] [--sysfs-root DIR] [--procfs-root DIR] (docs/nvidia-smi-compat.md)\n",
-               what.c_str());
-  return kExitBadArguments;
-}
-
-int run_nvidia_smi_query(const LocalSource& source, const NvidiaSmiRequest& request) {
-  CommonOptions options;
-  options.gpus = request.ids;
-  const auto selected = selected_devices(source, options);
-  const auto devices = source.devices();
-  smi::SampleOptions what;
-  what.identity = true;
-  what.static_info = true;
-  what.live = true;
-  for (const Field* f : request.fields) {
-    what.metrics.insert(what.metrics.end(), f->from.begin(), f->from.end());
-    if (f->form == Form::mib_free) what.metrics.insert(what.metrics.end(), {MetricId::vram_total, MetricId::vram_used});
-  }
-  std::string out;
-  if (request.header) {
-    std::vector<std::string> names;
-    for (const Field* f : request.fields) {
-      names.push_back(request.units && !f->unit.empty() ? fmt::format("{} [{}]", f->name, f->unit) : std::string(f->name));
-    }
-    out += fmt::format("{}\n", fmt::join(names, ", "));
-  }
-  for (const std::uint32_t index : selected) {
-    const auto readings = what.metrics.empty() ? std::vector<smi::Reading>{} : source.sample(index, what);
-    std::vector<std::string> cells;
-    for (const Field* f : request.fields) cells.push_back(value(*f, devices.at(index), readings, devices.size(), request.units));
-    out += fmt::format("{}\n", fmt::join(cells, ", "));
+    out += fmt::format("\n{}\n    {}\n", names, how);
   }
   print(out);
-  return finish_with_faults(source, selected);
+  return kExitOk;
+}
+
+int run_nvidia_smi_request(const LocalSource& source, const NvidiaSmiRequest& request) {
+  const auto gpus = selected(source, request.ids);
+  if (!gpus || gpus->empty()) return refuse_nvidia_smi({"No devices were found\n", kNvidiaSmiNoDevice, ""});
+  Output output(request.file);
+  if (!output.error().empty()) {
+    std::fprintf(stderr, "hipstack-smi --nvidia-smi: %s\n", output.error().c_str());
+    return kExitReadFailure;
+  }
+  sigset_t stops;
+  sigemptyset(&stops);
+  sigaddset(&stops, SIGINT);
+  sigaddset(&stops, SIGTERM);
+  const bool csv = request.mode == Mode::query_gpu || request.mode == Mode::query_apps;
+  if (csv && request.header && !output.write(header(request))) return kExitReadFailure;
+  const auto start = std::chrono::steady_clock::now();
+  for (long round = 1;; ++round) {
+    const std::string rows = request.mode == Mode::query_gpu    ? gpu_rows(source, request, *gpus)
+                             : request.mode == Mode::query_apps ? app_rows(source, request, *gpus)
+                                                                : list_rows(source, *gpus);
+    if (!output.write(rows)) {
+      std::fprintf(stderr, "hipstack-smi --nvidia-smi: writing the output failed: %s\n", std::strerror(errno));
+      return kExitReadFailure;
+    }
+    if (!request.loop || stopped_before(start + round * *request.loop, stops)) break;
+  }
+  return finish_with_faults(source, *gpus);
 }
 
 }  // namespace hipstack::cli

@@ -1,9 +1,11 @@
-// `hipstack-smi --nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]`: nvidia-smi's
-// query for scripts written for NVIDIA nodes, answered for every GPU (docs/nvidia-smi-compat.md).
+// `hipstack-smi --nvidia-smi ...`: nvidia-smi's command line for the scripts written for NVIDIA
+// nodes, answered for every GPU (docs/nvidia-smi-compat.md): --query-gpu, --query-compute-apps,
+// -L, --help-query-gpu, --help-query-compute-apps, with -i, -f, -l / -lms and --format.
 #pragma once
 
 #include <hipstack/smi.hpp>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,16 +16,30 @@ namespace hipstack::cli {
 
 struct NvidiaSmiField;
 struct NvidiaSmiRequest {
-  std::vector<const NvidiaSmiField*> fields;  // --query-gpu, in order
+  enum class Mode { query_gpu, query_apps, list, help_gpu, help_apps };
+  Mode mode = Mode::query_gpu;
+  std::vector<const NvidiaSmiField*> fields;  // --query-gpu / --query-compute-apps, in order
   bool header = true;                         // --format=csv without noheader
   bool units = true;                          // --format=csv without nounits
   std::vector<std::string> ids;               // -i / --id
+  std::string file;                           // -f / --filename: written instead of stdout
+  std::optional<std::chrono::milliseconds> loop;  // -l SEC / -lms MS: repeat until SIGINT or SIGTERM
   smi::OpenOptions open;                      // --sysfs-root, --procfs-root
 };
 
-// argv[compat_flag] is "--nvidia-smi". The reason when the arguments are not a query we answer.
-std::optional<std::string> parse_nvidia_smi_args(int argc, char** argv, int compat_flag, NvidiaSmiRequest& request);
-int nvidia_smi_usage(const std::string& what);  // prints what and the supported form; exit 2
-int run_nvidia_smi_query(const LocalSource& source, const NvidiaSmiRequest& request);
+// What a command line nvidia-smi itself refuses gets: its words on stdout and its exit code.
+struct NvidiaSmiRefusal {
+  std::string message;  // nvidia-smi's, with its line ends
+  int exit_code;
+  std::string hint;     // hipstack's advice for stderr ("did you mean ..."), may be empty
+};
+
+// argv[compat_flag] is "--nvidia-smi". A refusal when the arguments are not a request we answer.
+std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int compat_flag, NvidiaSmiRequest& request);
+int refuse_nvidia_smi(const NvidiaSmiRefusal& refusal);
+// The modes that need no GPU (the help texts).
+bool nvidia_smi_needs_gpus(const NvidiaSmiRequest& request);
+int run_nvidia_smi_help(const NvidiaSmiRequest& request);
+int run_nvidia_smi_request(const LocalSource& source, const NvidiaSmiRequest& request);
 
 }  // namespace hipstack::cli

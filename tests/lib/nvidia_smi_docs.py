@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""The field table of docs/nvidia-smi-compat.md, generated from `hipstack-smi catalogue --json`
+(whose nvidia_smi_fields list is smi-cli/src/nvidia_smi_fields.cpp), between the markers
+<!-- nvidia-smi fields: begin --> and <!-- nvidia-smi fields: end -->.
+
+Usage: nvidia_smi_docs.py HIPSTACK_SMI DOC --check   (exit 1 and a diff when the table drifted)
+       nvidia_smi_docs.py HIPSTACK_SMI DOC --write   (rewrites the table in place)
+"""
+import difflib
+import json
+import subprocess
+import sys
+
+BEGIN, END = "<!-- nvidia-smi fields: begin -->", "<!-- nvidia-smi fields: end -->"
+
+
+def cell(text):
+    return text.replace("|", "\\|")
+
+
+def table(smi):
+    doc = json.loads(subprocess.run([smi, "catalogue", "--json"], capture_output=True, text=True, check=True,
+                                    timeout=60).stdout)
+    fields = doc["nvidia_smi_fields"]
+    answered = sum(f["answered"] for f in fields)
+    lines = [BEGIN, "",
+             f"{len(fields)} fields ({sum(len(f['aliases']) for f in fields)} aliases besides); hipstack has a figure "
+             f"for {answered}, the other {len(fields) - answered} print nvidia-smi's \"not available\" for the reason given.",
+             "", "| field (aliases) | unit | hipstack's figure | notes |", "|---|---|---|---|"]
+    for f in fields:
+        names = f"`{f['name']}`" + "".join(f" `{a}`" for a in f["aliases"])
+        if f["answered"]:
+            source = " else ".join(f"`{m}`" for m in f["from"]) or "-"
+            if f["instance"]:
+                source += f" (`{f['instance']}`)"
+            if f["reason"]:
+                source += f" (reason `{f['reason']}`)"
+        else:
+            source = f"`{f['missing']}`"
+        lines.append(f"| {names} | {f['unit'] or '-'} | {source} | {cell(f['note'])} |")
+    lines += ["", END]
+    return "\n".join(lines)
+
+
+def main():
+    smi, path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+    text = open(path, encoding="utf-8").read()
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    wanted = text[:start] + table(smi) + text[end:]
+    if mode == "--write":
+        open(path, "w", encoding="utf-8").write(wanted)
+        return 0
+    if wanted != text:
+        sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), wanted.splitlines(True), path, "generated"))
+        print(f"{path}: the field table is not what the catalogue says; run {sys.argv[0]} {smi} {path} --write")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
