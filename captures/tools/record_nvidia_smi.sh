@@ -46,6 +46,14 @@ run bad-field nvidia-smi --query-gpu=index,no.such.field --format=csv
 run bad-format nvidia-smi --query-gpu=index --format=json
 run no-format nvidia-smi --query-gpu=index
 run bad-id nvidia-smi --query-gpu=index -i 7 --format=csv
+run bad-loop nvidia-smi --query-gpu=index --format=csv -l x
+run bad-loop-ms nvidia-smi --query-gpu=index --format=csv -lms 0
+run no-fields nvidia-smi --query-gpu= --format=csv
+run dmon-bad-select nvidia-smi dmon -s z -c 1
+run dmon-bad-count nvidia-smi dmon -c x
+run dmon-bad-delay nvidia-smi dmon -d 0 -c 1
+run dmon-bad-option nvidia-smi dmon -o X -c 1
+run dmon-o-t nvidia-smi dmon -o T -c 1
 bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | head -1)
 uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1)
 run id-bus nvidia-smi --query-gpu=index,pci.bus_id --format=csv -i "$bus"

@@ -56,7 +56,7 @@ NvidiaSmiRefusal bad_field(std::string_view name, std::span<const NvidiaSmiField
 NvidiaSmiRefusal unsupported(std::string_view arg) {
   return {"", kNvidiaSmiBadArguments,
           fmt::format("hipstack-smi --nvidia-smi: \"{}\" is not answered: --query-gpu, --query-compute-apps, -L, "
-                      "--help-query-gpu, --help-query-compute-apps with --format, -i, -f, -l, -lms "
+                      "--help-query-gpu, --help-query-compute-apps with --format, -i, -f, -l, -lms; dmon "
                       "(docs/nvidia-smi-compat.md)",
                       printable(arg))};
 }
@@ -175,6 +175,17 @@ std::string list_rows(const LocalSource& source, const std::vector<std::uint32_t
   return out;
 }
 
+std::string dmon_rows(const LocalSource& source, const NvidiaSmiRequest& request, const std::vector<std::uint32_t>& gpus) {
+  smi::SampleOptions what;
+  what.identity = what.static_info = false;
+  what.live = true;
+  what.pcie_throughput = request.dmon.select.find('t') != std::string::npos;
+  what.metrics = dmon_metrics(request.dmon);
+  std::string out;
+  for (const std::uint32_t index : gpus) out += dmon_line(request.dmon, index, source.sample(index, what));
+  return out;
+}
+
 // Where the output goes: stdout, or the -f file, created or emptied, never through a link.
 class Output {
  public:
@@ -221,6 +232,47 @@ bool stopped_before(std::chrono::steady_clock::time_point until, const sigset_t&
   }
 }
 
+// `dmon [-i ID,...] [-d SEC] [-c COUNT] [-s pucvmet] [-o DT] [-f FILE]`.
+std::optional<NvidiaSmiRefusal> parse_dmon_args(int argc, char** argv, int first, int compat_flag, NvidiaSmiRequest& request) {
+  request.mode = Mode::dmon;
+  request.loop = std::chrono::seconds(1);
+  for (int i = first; i < argc; ++i) {
+    if (i == compat_flag) continue;
+    const std::string_view arg = argv[i];
+    auto value_of = [&](std::string_view short_key, std::string_view long_key) -> std::optional<std::string> {
+      if (arg.starts_with(long_key) && arg.size() > long_key.size() && arg[long_key.size()] == '=') {
+        return std::string(arg.substr(long_key.size() + 1));
+      }
+      if ((arg == short_key || arg == long_key) && i + 1 < argc) return std::string(argv[++i]);
+      return std::nullopt;
+    };
+    if (auto ids = value_of("-i", "--id")) {
+      for (const std::string& id : split(*ids)) request.ids.push_back(id);
+    } else if (auto delay = value_of("-d", "--delay")) {
+      request.loop = interval(*delay, false);
+      if (!request.loop) return NvidiaSmiRefusal{fmt::format("Invalid delay \"{}\".\n", printable(*delay)), kNvidiaSmiBadArguments, ""};
+    } else if (auto count = value_of("-c", "--count")) {
+      const auto rounds = interval(*count, true);
+      if (!rounds) return NvidiaSmiRefusal{fmt::format("Invalid count \"{}\".\n", printable(*count)), kNvidiaSmiBadArguments, ""};
+      request.count = rounds->count();
+    } else if (auto select = value_of("-s", "--select")) {
+      request.dmon.select = *select;
+    } else if (auto options = value_of("-o", "--options")) {
+      request.dmon.time_columns = *options;
+    } else if (auto file = value_of("-f", "--filename")) {
+      request.file = *file;
+    } else if (auto root = value_of("--sysfs-root", "--sysfs-root")) {
+      request.open.sysfs_root = *root;
+    } else if (auto proc = value_of("--procfs-root", "--procfs-root")) {
+      request.open.procfs_root = *proc;
+    } else {
+      return unsupported(fmt::format("dmon {}", arg));
+    }
+  }
+  if (const auto refusal = dmon_refusal(request.dmon)) return NvidiaSmiRefusal{*refusal + "\n", kNvidiaSmiBadArguments, ""};
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int compat_flag, NvidiaSmiRequest& request) {
@@ -228,6 +280,7 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
   for (int i = 1; i < argc; ++i) {
     if (i == compat_flag) continue;
     const std::string_view arg = argv[i];
+    if (arg == "dmon" && !have_query) return parse_dmon_args(argc, argv, i + 1, compat_flag, request);
     // "--key=value" or "--key value" (and the short forms "-i value")
     auto value_of = [&](std::string_view key) -> std::optional<std::string> {
       if (arg.starts_with(key) && arg.size() > key.size() && arg[key.size()] == '=') return std::string(arg.substr(key.size() + 1));
@@ -344,16 +397,18 @@ int run_nvidia_smi_request(const LocalSource& source, const NvidiaSmiRequest& re
   sigaddset(&stops, SIGTERM);
   const bool csv = request.mode == Mode::query_gpu || request.mode == Mode::query_apps;
   if (csv && request.header && !output.write(header(request))) return kExitReadFailure;
+  if (request.mode == Mode::dmon && !output.write(dmon_header(request.dmon))) return kExitReadFailure;
   const auto start = std::chrono::steady_clock::now();
   for (long round = 1;; ++round) {
     const std::string rows = request.mode == Mode::query_gpu    ? gpu_rows(source, request, *gpus)
                              : request.mode == Mode::query_apps ? app_rows(source, request, *gpus)
+                             : request.mode == Mode::dmon       ? dmon_rows(source, request, *gpus)
                                                                 : list_rows(source, *gpus);
     if (!output.write(rows)) {
       std::fprintf(stderr, "hipstack-smi --nvidia-smi: writing the output failed: %s\n", std::strerror(errno));
       return kExitReadFailure;
     }
-    if (!request.loop || stopped_before(start + round * *request.loop, stops)) break;
+    if (!request.loop || (request.count && round >= *request.count) || stopped_before(start + round * *request.loop, stops)) break;
   }
   return finish_with_faults(source, *gpus);
 }

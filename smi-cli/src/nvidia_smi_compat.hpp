@@ -1,6 +1,6 @@
 // `hipstack-smi --nvidia-smi ...`: nvidia-smi's command line for the scripts written for NVIDIA
 // nodes, answered for every GPU (docs/nvidia-smi-compat.md): --query-gpu, --query-compute-apps,
-// -L, --help-query-gpu, --help-query-compute-apps, with -i, -f, -l / -lms and --format.
+// -L, --help-query-gpu, --help-query-compute-apps, with -i, -f, -l / -lms and --format; dmon.
 #pragma once
 
 #include <hipstack/smi.hpp>
@@ -11,19 +11,22 @@
 #include <vector>
 
 #include "device_source.hpp"
+#include "nvidia_smi_dmon.hpp"
 
 namespace hipstack::cli {
 
 struct NvidiaSmiField;
 struct NvidiaSmiRequest {
-  enum class Mode { query_gpu, query_apps, list, help_gpu, help_apps };
+  enum class Mode { query_gpu, query_apps, list, help_gpu, help_apps, dmon };
   Mode mode = Mode::query_gpu;
   std::vector<const NvidiaSmiField*> fields;  // --query-gpu / --query-compute-apps, in order
   bool header = true;                         // --format=csv without noheader
   bool units = true;                          // --format=csv without nounits
   std::vector<std::string> ids;               // -i / --id
   std::string file;                           // -f / --filename: written instead of stdout
-  std::optional<std::chrono::milliseconds> loop;  // -l SEC / -lms MS: repeat until SIGINT or SIGTERM
+  std::optional<std::chrono::milliseconds> loop;  // -l SEC / -lms MS / dmon -d SEC: repeat until SIGINT or SIGTERM
+  std::optional<long> count;                  // dmon -c: this many rounds
+  DmonRequest dmon;                           // dmon -s, -o
   smi::OpenOptions open;                      // --sysfs-root, --procfs-root
 };
 

@@ -239,6 +239,35 @@ class OtherModes(unittest.TestCase):
         self.assertIn("cannot write", proc.stderr)
         self.assertEqual(open(victim).read(), "keep\n")
 
+    def test_dmon_columns_are_nvidia_smis(self):
+        root = sys_root(FAULTS)
+        for args, record in ((["-s", "pucvmet"], "dmon-s.txt"), ([], "dmon.txt"), (["-o", "DT"], "dmon-o.txt")):
+            with self.subTest(args=args):
+                theirs = open(recorded(record)).read().splitlines()
+                ours = run("--nvidia-smi", "dmon", "-c", "2", "-i", "1,6", *args, "--sysfs-root", root).stdout.splitlines()
+                self.assertEqual(ours[:2], theirs[:2])  # the two header lines, byte for byte
+                self.assertEqual(len(ours), 2 + 2 * 2)  # two rounds of two GPUs
+                for line in ours[2:]:
+                    self.assertEqual(len(line), len(theirs[2]), line)  # every column 7 wide, as nvidia-smi's
+                    self.assertTrue(line.endswith(" "), line)
+        doc = {d["index"]: d["metrics"] for d in json.loads(run("metric", "--json", "--sysfs-root", root).stdout)["devices"]}
+        ours = run("--nvidia-smi", "dmon", "-s", "pucvmet", "-c", "1", "--sysfs-root", root).stdout.splitlines()
+        names = ours[0][1:].split()
+        for line in ours[2:]:
+            cells = dict(zip(names, line.split()))
+            m = doc[int(cells["gpu"])]
+            value = lambda name: m[name]["value"] if m.get(name, {}).get("status") == "ok" else None  # noqa: E731
+            power = value("power_average") if value("power_average") is not None else value("power_current")
+            self.assertEqual(cells["pwr"], str(int(power)))
+            self.assertEqual(cells["gtemp"], f"{value('temperature_junction'):.0f}")
+            self.assertEqual(cells["sm"], f"{value('gpu_busy'):.0f}")
+            self.assertEqual(cells["mclk"], f"{value('clock_mclk'):.0f}")
+            self.assertEqual(cells["pclk"], f"{value('clock_sclk'):.0f}")
+            self.assertEqual(cells["fb"], str(value("vram_used") // 2**20))
+            self.assertEqual(cells["jpg"], "-")  # no figure: nvidia-smi's dash
+        proc = run("--nvidia-smi", "dmon", "-s", "pz", "--sysfs-root", root, expect=2)
+        self.assertEqual(proc.stdout, 'Invalid metric "z" for -s.\n')
+
     def test_help_query_gpu_lists_every_field_and_its_source(self):
         text = run("--nvidia-smi", "--help-query-gpu").stdout
         table, doc = catalogue_fields()
