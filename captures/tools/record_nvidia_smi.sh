@@ -54,6 +54,8 @@ run dmon-bad-count nvidia-smi dmon -c x
 run dmon-bad-delay nvidia-smi dmon -d 0 -c 1
 run dmon-bad-option nvidia-smi dmon -o X -c 1
 run dmon-o-t nvidia-smi dmon -o T -c 1
+run q-bad-display nvidia-smi -q -d BOGUS
+run mixed-modes nvidia-smi --query-gpu=index --format=csv -q
 bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | head -1)
 uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1)
 run id-bus nvidia-smi --query-gpu=index,pci.bus_id --format=csv -i "$bus"

@@ -53,10 +53,15 @@ NvidiaSmiRefusal bad_field(std::string_view name, std::span<const NvidiaSmiField
           hint.empty() ? std::string() : fmt::format("hipstack-smi --nvidia-smi:{}", hint)};
 }
 
+// nvidia-smi's answer to two modes in one command line (-q with --query-gpu, ...).
+NvidiaSmiRefusal mixed_modes() {
+  return {"Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n", kNvidiaSmiBadArguments, ""};
+}
+
 NvidiaSmiRefusal unsupported(std::string_view arg) {
   return {"", kNvidiaSmiBadArguments,
           fmt::format("hipstack-smi --nvidia-smi: \"{}\" is not answered: --query-gpu, --query-compute-apps, -L, "
-                      "--help-query-gpu, --help-query-compute-apps with --format, -i, -f, -l, -lms; dmon "
+                      "-q [-d ...], --help-query-gpu, --help-query-compute-apps with --format, -i, -f, -l, -lms; dmon "
                       "(docs/nvidia-smi-compat.md)",
                       printable(arg))};
 }
@@ -186,6 +191,34 @@ std::string dmon_rows(const LocalSource& source, const NvidiaSmiRequest& request
   return out;
 }
 
+std::string report(const LocalSource& source, const NvidiaSmiRequest& request, const std::vector<std::uint32_t>& gpus) {
+  const auto devices = source.devices();
+  smi::SampleOptions what;
+  what.identity = what.static_info = what.live = true;
+  what.metrics = nvidia_smi_report_metrics(request.report);
+  what.metrics.insert(what.metrics.end(), {smi::MetricId::bdf, smi::MetricId::driver_version, smi::MetricId::cuda_driver_version});
+  const std::string stamp = nvidia_smi_timestamp();
+  std::string body;
+  std::string driver, cuda;
+  for (const std::uint32_t index : gpus) {
+    const auto readings = source.sample(index, what);
+    const NvidiaSmiRow row{devices.at(index), readings, devices.size(), stamp};
+    const auto text_of = [&readings](smi::MetricId id) {
+      const auto it = std::find_if(readings.begin(), readings.end(), [id](const smi::Reading& r) { return r.id == id && r.ok(); });
+      return it == readings.end() ? std::string() : value_text(*it);
+    };
+    if (driver.empty()) driver = text_of(smi::MetricId::driver_version);
+    if (cuda.empty()) cuda = text_of(smi::MetricId::cuda_driver_version);
+    const bool pids = request.report.sections.empty() ||
+                      std::find(request.report.sections.begin(), request.report.sections.end(), "PIDS") != request.report.sections.end();
+    const auto processes = pids ? source.processes(index, kProcessScanMs) : std::nullopt;
+    const NvidiaSmiField* bus = find_nvidia_smi_field(nvidia_smi_gpu_fields(), "pci.bus_id");
+    body += fmt::format("GPU {}\n", printable(nvidia_smi_value(*bus, row, false)));
+    body += nvidia_smi_report_gpu(request.report, row, processes);
+  }
+  return nvidia_smi_report_header(driver, cuda, devices.size()) + body;
+}
+
 // Where the output goes: stdout, or the -f file, created or emptied, never through a link.
 class Output {
  public:
@@ -288,6 +321,7 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
       return std::nullopt;
     };
     if (auto v = value_of("--query-gpu")) {
+      if (have_query) return mixed_modes();
       request.mode = Mode::query_gpu;
       have_query = true;
       for (const std::string& name : split(*v)) {
@@ -296,6 +330,7 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
         request.fields.push_back(field);
       }
     } else if (auto a = value_of("--query-compute-apps")) {
+      if (have_query) return mixed_modes();
       request.mode = Mode::query_apps;
       have_query = true;
       for (const std::string& name : split(*a)) {
@@ -304,12 +339,22 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
         request.fields.push_back(field);
       }
     } else if (arg == "-L" || arg == "--list-gpus") {
+      if (have_query) return mixed_modes();
       request.mode = Mode::list;
       have_query = true;
+    } else if (arg == "-q" || arg == "--query") {
+      if (have_query) return mixed_modes();
+      request.mode = Mode::report;
+      have_query = true;
+    } else if (auto display = arg == "-d" ? value_of("-d") : value_of("--display")) {
+      for (const std::string& section : split(*display)) request.report.sections.push_back(section);
+      if (const auto refusal = nvidia_smi_report_refusal(request.report)) return NvidiaSmiRefusal{*refusal, kNvidiaSmiBadArguments, ""};
     } else if (arg == "--help-query-gpu") {
+      if (have_query) return mixed_modes();
       request.mode = Mode::help_gpu;
       have_query = true;
     } else if (arg == "--help-query-compute-apps") {
+      if (have_query) return mixed_modes();
       request.mode = Mode::help_apps;
       have_query = true;
     } else if (auto f = value_of("--format")) {
@@ -403,6 +448,7 @@ int run_nvidia_smi_request(const LocalSource& source, const NvidiaSmiRequest& re
     const std::string rows = request.mode == Mode::query_gpu    ? gpu_rows(source, request, *gpus)
                              : request.mode == Mode::query_apps ? app_rows(source, request, *gpus)
                              : request.mode == Mode::dmon       ? dmon_rows(source, request, *gpus)
+                             : request.mode == Mode::report     ? report(source, request, *gpus)
                                                                 : list_rows(source, *gpus);
     if (!output.write(rows)) {
       std::fprintf(stderr, "hipstack-smi --nvidia-smi: writing the output failed: %s\n", std::strerror(errno));

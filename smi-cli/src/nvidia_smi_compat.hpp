@@ -1,6 +1,6 @@
 // `hipstack-smi --nvidia-smi ...`: nvidia-smi's command line for the scripts written for NVIDIA
 // nodes, answered for every GPU (docs/nvidia-smi-compat.md): --query-gpu, --query-compute-apps,
-// -L, --help-query-gpu, --help-query-compute-apps, with -i, -f, -l / -lms and --format; dmon.
+// -L, -q [-d ...], --help-query-gpu, --help-query-compute-apps, with -i, -f, -l / -lms and --format; dmon.
 #pragma once
 
 #include <hipstack/smi.hpp>
@@ -12,12 +12,13 @@
 
 #include "device_source.hpp"
 #include "nvidia_smi_dmon.hpp"
+#include "nvidia_smi_q.hpp"
 
 namespace hipstack::cli {
 
 struct NvidiaSmiField;
 struct NvidiaSmiRequest {
-  enum class Mode { query_gpu, query_apps, list, help_gpu, help_apps, dmon };
+  enum class Mode { query_gpu, query_apps, list, help_gpu, help_apps, dmon, report };
   Mode mode = Mode::query_gpu;
   std::vector<const NvidiaSmiField*> fields;  // --query-gpu / --query-compute-apps, in order
   bool header = true;                         // --format=csv without noheader
@@ -27,6 +28,7 @@ struct NvidiaSmiRequest {
   std::optional<std::chrono::milliseconds> loop;  // -l SEC / -lms MS / dmon -d SEC: repeat until SIGINT or SIGTERM
   std::optional<long> count;                  // dmon -c: this many rounds
   DmonRequest dmon;                           // dmon -s, -o
+  NvidiaSmiReport report;                     // -q -d
   smi::OpenOptions open;                      // --sysfs-root, --procfs-root
 };
 

@@ -158,7 +158,7 @@ class QueryGpu(unittest.TestCase):
         # Without --format nvidia-smi answers in CSV with its header, as here.
         self.assertEqual(open(recorded("no-format.txt")).read(), "index\n0\n")
         self.assertEqual(run("--nvidia-smi", "--query-gpu=index", "-i", "3", "--sysfs-root", root).stdout, "index\n3\n")
-        for bad in (["-q"], ["--format=csv"], ["--query-gpu=index", "-l", "x"], ["--query-gpu=index", "-lms", "0"]):
+        for bad in (["-pm", "1"], ["--format=csv"], ["--query-gpu=index", "-l", "x"], ["--query-gpu=index", "-lms", "0"]):
             with self.subTest(args=bad):
                 proc = run("--nvidia-smi", *bad, "--sysfs-root", root, expect=2)
                 self.assertTrue(proc.stdout or "hipstack-smi --nvidia-smi:" in proc.stderr, proc)
@@ -267,6 +267,40 @@ class OtherModes(unittest.TestCase):
             self.assertEqual(cells["jpg"], "-")  # no figure: nvidia-smi's dash
         proc = run("--nvidia-smi", "dmon", "-s", "pz", "--sysfs-root", root, expect=2)
         self.assertEqual(proc.stdout, 'Invalid metric "z" for -s.\n')
+
+    def test_query_report_has_nvidia_smis_layout(self):
+        """-q -d with every section: the same lines as nvidia-smi's report, label for label at the
+        same indentation and column (values aside); each value the query field's."""
+        env = fake_nvml_env(self, "h200.txt")
+        empty = tempfile.mkdtemp(prefix="no-amd-")
+        self.addCleanup(os.rmdir, empty)
+        sections = "MEMORY,UTILIZATION,TEMPERATURE,POWER,CLOCK,ECC,PIDS,PERFORMANCE"
+        proc = subprocess.run([SMI, "--nvidia-smi", "-q", "-d", sections, "--sysfs-root", empty], capture_output=True,
+                              text=True, env=env, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        labels = lambda text: [line.split(": ")[0] for line in text.splitlines()]  # noqa: E731
+        self.assertEqual(labels(proc.stdout), labels(open(recorded("q-d-all.txt")).read()))
+        lines = {}
+        for line in proc.stdout.splitlines():
+            if ": " in line:
+                label, value = line.rsplit(": ", 1)
+                lines.setdefault(label, value)  # the first: FB memory's Total, not BAR1's
+        query = subprocess.run([SMI, "--nvidia-smi", "--query-gpu=memory.total,power.max_limit,temperature.gpu,pstate",
+                                "--format=csv,noheader", "--sysfs-root", empty], capture_output=True, text=True, env=env,
+                               timeout=60, check=True).stdout.strip().split(", ")
+        self.assertIn(f"        Total{' ' * 42}", lines)
+        self.assertEqual(lines[f"        Total{' ' * 42}"], query[0])
+        self.assertEqual(lines[f"        Max Power Limit{' ' * 32}"], query[1])
+        self.assertEqual(lines[f"        GPU Current Temp{' ' * 31}"], query[2] + " C")
+        self.assertEqual(lines[f"    Performance State{' ' * 34}"], query[3])
+        # One section, on AMD GPUs: only its lines, N/A where there is no figure.
+        out = run("--nvidia-smi", "-q", "-d", "TEMPERATURE", "-i", "2", "--sysfs-root", sys_root(FAULTS)).stdout
+        self.assertEqual([l.strip().split(" ")[0] for l in out.splitlines() if l.startswith("    ")][:2], ["Temperature", "GPU"])
+        self.assertNotIn("Power Readings", out)
+        bdf = json.loads(run("list", "--json", "--sysfs-root", sys_root(FAULTS)).stdout)["devices"][2]["bdf"]
+        self.assertIn(f"GPU 0000{bdf.upper()}\n", out)
+        proc = run("--nvidia-smi", "-q", "-d", "BOGUS", "--sysfs-root", sys_root(FAULTS), expect=2)
+        self.assertTrue(proc.stdout.startswith("Invalid combination of input arguments."), proc.stdout)
 
     def test_help_query_gpu_lists_every_field_and_its_source(self):
         text = run("--nvidia-smi", "--help-query-gpu").stdout

@@ -231,7 +231,7 @@ class Query(unittest.TestCase):
         self.assertTrue(out[2].startswith("6, 00000000:C7:00.0, "), out[2])
         # What nvidia-smi itself refuses is refused in its words (test_nvidia_smi_compat.py); what
         # it takes but hipstack does not answer is named on stderr.
-        for bad in (["--format=csv"], ["--query-gpu=index", "-q"], ["dmon", "-c", "1"]):
+        for bad in (["--format=csv"], ["--query-gpu=index", "-pm", "1"], ["dmon", "-c", "1", "-x"]):
             with self.subTest(args=bad):
                 proc = run("--nvidia-smi", *bad, "--sysfs-root", root, expect=2)
                 self.assertIn("hipstack-smi --nvidia-smi:", proc.stderr)
