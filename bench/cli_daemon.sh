@@ -5,6 +5,8 @@
 #   all     hipstack-smi metric --json                        (the local daemon, every live metric)
 #   grpc    hipstack-smi --host unix://SOCKET metric --json -m FIELDS   (hipstack-smi-remote)
 #   direct  hipstack-smi --direct metric --json -m FIELDS     (opens NVML / reads sysfs itself)
+#   compat  hipstack-smi --nvidia-smi --query-gpu=FIELDS --format=csv   (the local daemon, nvidia-smi's form)
+#   compatd hipstack-smi --nvidia-smi --direct --query-gpu=FIELDS --format=csv   (reads itself)
 #   nvsmi   nvidia-smi --query-gpu=SAME FIELDS --format=csv   (NVIDIA machines only)
 # Prints each one's median and p90 wall time (ms, from fork to exit; bash's EPOCHREALTIME) and the ratios
 # against the daemon path.
@@ -50,17 +52,20 @@ done
 for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
 export HIPSTACK_SMID_SOCKET=$work/smid.sock
 
-ways=(daemon all grpc direct)
+ways=(daemon all grpc direct compat compatd)
 run_daemon() { "$smi" metric --json -m "$fields"; }
 run_grpc() { "$smi" --host "unix://$work/smid.sock" metric --json -m "$fields"; }
 run_direct() { "$smi" --direct "${root[@]}" metric --json -m "$fields"; }
 run_nvsmi() { nvidia-smi --query-gpu="$nv_fields" --format=csv; }
+run_compat() { "$smi" --nvidia-smi --query-gpu="$nv_fields" --format=csv; }
+run_compatd() { "$smi" --nvidia-smi --direct "${root[@]}" --query-gpu="$nv_fields" --format=csv; }
 run_all() { "$smi" metric --json; }  # every live metric of every GPU, from the daemon
 if [ -z "$capture" ] && command -v nvidia-smi >/dev/null; then ways+=(nvsmi); fi
 
 # The daemon path must really be the daemon's answer (sample_age_s), the direct one must not.
 run_daemon | grep -q '"sample_age_s"' || { echo "the daemon did not answer hipstack-smi"; exit 1; }
 run_direct | grep -q '"sample_age_s"' && { echo "--direct was answered by the daemon"; exit 1; }
+[ -n "$capture" ] && { HIPSTACK_SMID_SOCKET=/nonexistent run_compat >/dev/null 2>&1 && { echo "the compat path read the GPUs itself"; exit 1; }; }
 gpus=$("$smi" --json list | grep -c '"index"')
 echo "== $gpus GPU(s)${capture:+ (capture $capture)}; $rounds rounds, ways interleaved; fields: $fields"
 for way in "${ways[@]}"; do run_$way >/dev/null 2>&1; done  # warm the page cache

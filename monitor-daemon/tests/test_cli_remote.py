@@ -75,6 +75,30 @@ class RemoteCliTest(unittest.TestCase):
         env["HIPSTACK_SMID_SOCKET"] = socket
         return subprocess.run([SMI] + list(args), capture_output=True, text=True, timeout=30, env=env)
 
+    def test_nvidia_smi_mode_answers_from_the_local_daemon(self):
+        """hipstack-smi --nvidia-smi asks the node's daemon as `metric` does and prints what a local
+        read of the same GPUs prints (the capture does not change between the two); a request
+        that reads processes, and --direct, read the GPUs instead (here: the machine's own, none)."""
+        capture = os.path.join(CAPTURES, "constructed/mi300x-8gpu-faults/sys")
+        socket = self.start(capture)[len("unix://"):]
+        fields = ("--query-gpu=index,name,uuid,pci.bus_id,pci.device_id,memory.total,memory.used,power.draw,"
+                  "temperature.gpu,clocks.sm,utilization.gpu,ecc.errors.corrected.volatile.total,clocks_event_reasons.active")
+        for args in ([fields, "--format=csv"], [fields, "--format=csv,noheader,nounits", "-i", "1,00000000:C7:00.0"],
+                     ["-L"], ["-q", "-d", "MEMORY,TEMPERATURE,POWER,CLOCK,ECC"], ["dmon", "-s", "pucvme", "-c", "1"]):
+            with self.subTest(args=args):
+                answered = self.smi_here(socket, "--nvidia-smi", *args)
+                local = self.smi("--nvidia-smi", *args, "--sysfs-root", capture)
+                self.assertEqual(answered.returncode, local.returncode, answered.stderr)
+                strip = lambda text: re.sub(r"Timestamp +: .*", "", text)  # noqa: E731  (-q's time)
+                self.assertEqual(strip(answered.stdout), strip(local.stdout))
+                # The capture's GPUs, which only the daemon reads here (the machine has none).
+                self.assertIn({"-q": "GPU 00000000:E5:00.0", "dmon": "\n    7 "}.get(args[0], "MI300X"), answered.stdout)
+        for args in (["--direct", fields], ["--query-compute-apps=pid,gpu_name"], ["-q"]):
+            with self.subTest(args=args):
+                own = self.smi_here(socket, "--nvidia-smi", *args).stdout
+                self.assertNotIn("MI300X", own)
+                self.assertNotIn("00000000:E5:00.0", own)
+
     def test_read_only_commands_answer_from_the_local_daemon(self):
         """Without --host, a read-only command asks the node's daemon (its socket named by
         HIPSTACK_SMID_SOCKET here) and prints what a local read of the same GPUs prints; --direct,

@@ -193,6 +193,20 @@ int run_nvidia_smi(int argc, char** argv, int compat_flag) {
     sigaddset(&stops, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stops, nullptr);
   }
+  // As `metric`: the node's hipstack-smid answers from its latest samples, unless the request
+  // reads processes, chooses its files or NVML, or says --direct.
+  if (!request.direct && !chooses_what_to_read(request.open) && !nvidia_smi_reads_processes(request)) {
+    std::string why_not;
+    if (const auto daemon = connect_local_daemon(local_daemon_socket(), why_not)) {
+      try {
+        return exit_now(run_nvidia_smi_request(*daemon, nullptr, request));
+      } catch (const smi::Error& e) {
+        std::fprintf(stderr, "hipstack-smi: hipstack-smid at unix:%s failed: %s (--direct reads the GPUs)\n",
+                     local_daemon_socket().c_str(), e.what());
+        return exit_now(kExitReadFailure);
+      }
+    }
+  }
   request.open.vendor_shutdown = false;
 #ifdef HIPSTACK_CLI_NORMAL_EXIT
   request.open.vendor_shutdown = true;
@@ -204,7 +218,7 @@ int run_nvidia_smi(int argc, char** argv, int compat_flag) {
     return exit_stuck(kExitReadFailure);
   }
   const LocalSource local(*system);
-  const int code = run_nvidia_smi_request(local, request);
+  const int code = run_nvidia_smi_request(local, &local, request);
   return local.any_stuck() ? exit_stuck(code) : exit_now(code);
 }
 

@@ -77,7 +77,7 @@ std::optional<std::chrono::milliseconds> interval(std::string_view text, bool mi
 }
 
 // The GPUs -i names, in hipstack's order, each once; nullopt when one names none.
-std::optional<std::vector<std::uint32_t>> selected(const LocalSource& source, const std::vector<std::string>& ids) {
+std::optional<std::vector<std::uint32_t>> selected(const DeviceSource& source, const std::vector<std::string>& ids) {
   std::vector<std::uint32_t> out;
   if (ids.empty()) {
     for (std::uint32_t i = 0; i < source.devices().size(); ++i) out.push_back(i);
@@ -122,14 +122,15 @@ smi::SampleOptions sample_of(const NvidiaSmiRequest& request) {
   return what;
 }
 
-std::string gpu_rows(const LocalSource& source, const NvidiaSmiRequest& request, const std::vector<std::uint32_t>& gpus) {
+std::string gpu_rows(const DeviceSource& source, const NvidiaSmiRequest& request, const std::vector<std::uint32_t>& gpus) {
   const auto devices = source.devices();
   const smi::SampleOptions what = sample_of(request);
   const std::string stamp = nvidia_smi_timestamp();
+  // One sample of every GPU at once: through hipstack-smid, one round trip for all of them.
+  const auto sampled = what.metrics.empty() ? std::vector<std::vector<smi::Reading>>(gpus.size()) : source.sample_all(gpus, what);
   std::string out;
-  for (const std::uint32_t index : gpus) {
-    const auto readings = what.metrics.empty() ? std::vector<smi::Reading>{} : source.sample(index, what);
-    const NvidiaSmiRow row{devices.at(index), readings, devices.size(), stamp};
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const NvidiaSmiRow row{devices.at(gpus[i]), sampled.at(i), devices.size(), stamp};
     std::vector<std::string> cells;
     for (const NvidiaSmiField* f : request.fields) cells.push_back(nvidia_smi_value(*f, row, request.units));
     out += line(cells);
@@ -169,7 +170,7 @@ std::string app_rows(const LocalSource& source, const NvidiaSmiRequest& request,
   return out;
 }
 
-std::string list_rows(const LocalSource& source, const std::vector<std::uint32_t>& gpus) {
+std::string list_rows(const DeviceSource& source, const std::vector<std::uint32_t>& gpus) {
   const auto devices = source.devices();
   std::string out;
   for (const std::uint32_t index : gpus) {
@@ -180,18 +181,20 @@ std::string list_rows(const LocalSource& source, const std::vector<std::uint32_t
   return out;
 }
 
-std::string dmon_rows(const LocalSource& source, const NvidiaSmiRequest& request, const std::vector<std::uint32_t>& gpus) {
+std::string dmon_rows(const DeviceSource& source, const NvidiaSmiRequest& request, const std::vector<std::uint32_t>& gpus) {
   smi::SampleOptions what;
   what.identity = what.static_info = false;
   what.live = true;
   what.pcie_throughput = request.dmon.select.find('t') != std::string::npos;
   what.metrics = dmon_metrics(request.dmon);
+  const auto sampled = source.sample_all(gpus, what);
   std::string out;
-  for (const std::uint32_t index : gpus) out += dmon_line(request.dmon, index, source.sample(index, what));
+  for (std::size_t i = 0; i < gpus.size(); ++i) out += dmon_line(request.dmon, gpus[i], sampled.at(i));
   return out;
 }
 
-std::string report(const LocalSource& source, const NvidiaSmiRequest& request, const std::vector<std::uint32_t>& gpus) {
+std::string report(const DeviceSource& source, const LocalSource* local, const NvidiaSmiRequest& request,
+                   const std::vector<std::uint32_t>& gpus) {
   const auto devices = source.devices();
   smi::SampleOptions what;
   what.identity = what.static_info = what.live = true;
@@ -211,7 +214,7 @@ std::string report(const LocalSource& source, const NvidiaSmiRequest& request, c
     if (cuda.empty()) cuda = text_of(smi::MetricId::cuda_driver_version);
     const bool pids = request.report.sections.empty() ||
                       std::find(request.report.sections.begin(), request.report.sections.end(), "PIDS") != request.report.sections.end();
-    const auto processes = pids ? source.processes(index, kProcessScanMs) : std::nullopt;
+    const auto processes = pids && local != nullptr ? local->processes(index, kProcessScanMs) : std::nullopt;
     const NvidiaSmiField* bus = find_nvidia_smi_field(nvidia_smi_gpu_fields(), "pci.bus_id");
     body += fmt::format("GPU {}\n", printable(nvidia_smi_value(*bus, row, false)));
     body += nvidia_smi_report_gpu(request.report, row, processes);
@@ -294,6 +297,8 @@ std::optional<NvidiaSmiRefusal> parse_dmon_args(int argc, char** argv, int first
       request.dmon.time_columns = *options;
     } else if (auto file = value_of("-f", "--filename")) {
       request.file = *file;
+    } else if (arg == "--direct") {
+      request.direct = true;
     } else if (auto root = value_of("--sysfs-root", "--sysfs-root")) {
       request.open.sysfs_root = *root;
     } else if (auto proc = value_of("--procfs-root", "--procfs-root")) {
@@ -376,6 +381,8 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
     } else if (auto ms = arg == "-lms" ? value_of("-lms") : value_of("--loop-ms")) {
       request.loop = interval(*ms, true);
       if (!request.loop) return NvidiaSmiRefusal{fmt::format("Invalid loop value \"{}\".\n", printable(*ms)), kNvidiaSmiBadArguments, ""};
+    } else if (arg == "--direct") {
+      request.direct = true;
     } else if (auto root = value_of("--sysfs-root")) {
       request.open.sysfs_root = *root;
     } else if (auto proc = value_of("--procfs-root")) {
@@ -428,7 +435,14 @@ int run_nvidia_smi_help(const NvidiaSmiRequest& request) {
   return kExitOk;
 }
 
-int run_nvidia_smi_request(const LocalSource& source, const NvidiaSmiRequest& request) {
+bool nvidia_smi_reads_processes(const NvidiaSmiRequest& request) {
+  const auto& sections = request.report.sections;
+  return request.mode == Mode::query_apps ||
+         (request.mode == Mode::report && (sections.empty() || std::find(sections.begin(), sections.end(), "PIDS") != sections.end())) ||
+         (request.mode == Mode::dmon && request.dmon.select.find('t') != std::string::npos);  // a measurement of its own
+}
+
+int run_nvidia_smi_request(const DeviceSource& source, const LocalSource* local, const NvidiaSmiRequest& request) {
   const auto gpus = selected(source, request.ids);
   if (!gpus || gpus->empty()) return refuse_nvidia_smi({"No devices were found\n", kNvidiaSmiNoDevice, ""});
   Output output(request.file);
@@ -446,9 +460,9 @@ int run_nvidia_smi_request(const LocalSource& source, const NvidiaSmiRequest& re
   const auto start = std::chrono::steady_clock::now();
   for (long round = 1;; ++round) {
     const std::string rows = request.mode == Mode::query_gpu    ? gpu_rows(source, request, *gpus)
-                             : request.mode == Mode::query_apps ? app_rows(source, request, *gpus)
+                             : request.mode == Mode::query_apps ? app_rows(*local, request, *gpus)
                              : request.mode == Mode::dmon       ? dmon_rows(source, request, *gpus)
-                             : request.mode == Mode::report     ? report(source, request, *gpus)
+                             : request.mode == Mode::report     ? report(source, local, request, *gpus)
                                                                 : list_rows(source, *gpus);
     if (!output.write(rows)) {
       std::fprintf(stderr, "hipstack-smi --nvidia-smi: writing the output failed: %s\n", std::strerror(errno));

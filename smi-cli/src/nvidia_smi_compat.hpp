@@ -30,6 +30,7 @@ struct NvidiaSmiRequest {
   DmonRequest dmon;                           // dmon -s, -o
   NvidiaSmiReport report;                     // -q -d
   smi::OpenOptions open;                      // --sysfs-root, --procfs-root
+  bool direct = false;                        // --direct: read the GPUs even when hipstack-smid runs
 };
 
 // What a command line nvidia-smi itself refuses gets: its words on stdout and its exit code.
@@ -45,6 +46,11 @@ int refuse_nvidia_smi(const NvidiaSmiRefusal& refusal);
 // The modes that need no GPU (the help texts).
 bool nvidia_smi_needs_gpus(const NvidiaSmiRequest& request);
 int run_nvidia_smi_help(const NvidiaSmiRequest& request);
-int run_nvidia_smi_request(const LocalSource& source, const NvidiaSmiRequest& request);
+// Whether the request needs this process's own read (a process list, a PCIe measurement): the
+// node's hipstack-smid answers the rest.
+bool nvidia_smi_reads_processes(const NvidiaSmiRequest& request);
+// `local` is the GPUs read by this process, null when `source` is the node's daemon (then the
+// request must not read processes).
+int run_nvidia_smi_request(const DeviceSource& source, const LocalSource* local, const NvidiaSmiRequest& request);
 
 }  // namespace hipstack::cli
