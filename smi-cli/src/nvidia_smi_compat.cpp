@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -29,6 +30,13 @@ using Mode = NvidiaSmiRequest::Mode;
 // nvidia-smi's exit codes (nvidia-smi(1), "RETURN VALUE").
 constexpr int kNvidiaSmiBadArguments = 2;
 constexpr int kNvidiaSmiNoDevice = 6;
+constexpr int kNvidiaSmiCommandLine = 255;  // dmon's "Failed to process command line"
+// nvidia-smi 580's words (captures/recorded/nvidia-smi-580-h100/*.txt).
+constexpr std::string_view kBadLoop =
+    "Provided [-l(ms) | --loop(-ms)=] value is incorrect. Loop frequency must be greater than 0.\n\n";
+constexpr std::string_view kBadCount = "Invalid value for number of samples to be displayed\n\n";
+constexpr std::string_view kBadDelay = "Collection delay/interval should be between 1 second and 600 seconds\n\n";
+constexpr long kMaxDelaySeconds = 600;
 constexpr std::chrono::seconds kDefaultLoop{5};  // -l without a number
 constexpr unsigned kProcessScanMs = 0;           // the process list as it stands: no busy window
 
@@ -53,9 +61,10 @@ NvidiaSmiRefusal bad_field(std::string_view name, std::span<const NvidiaSmiField
           hint.empty() ? std::string() : fmt::format("hipstack-smi --nvidia-smi:{}", hint)};
 }
 
-// nvidia-smi's answer to two modes in one command line (-q with --query-gpu, ...).
-NvidiaSmiRefusal mixed_modes() {
-  return {"Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n", kNvidiaSmiBadArguments, ""};
+// nvidia-smi's answer to a second mode in one command line (-q after --query-gpu, ...).
+NvidiaSmiRefusal mixed_modes(std::string_view arg) {
+  return {fmt::format("ERROR: Option {} is not recognized. Please run 'nvidia-smi -h' for help.\n\n", printable(arg)),
+          kNvidiaSmiBadArguments, ""};
 }
 
 NvidiaSmiRefusal unsupported(std::string_view arg) {
@@ -286,10 +295,11 @@ std::optional<NvidiaSmiRefusal> parse_dmon_args(int argc, char** argv, int first
       for (const std::string& id : split(*ids)) request.ids.push_back(id);
     } else if (auto delay = value_of("-d", "--delay")) {
       request.loop = interval(*delay, false);
-      if (!request.loop) return NvidiaSmiRefusal{fmt::format("Invalid delay \"{}\".\n", printable(*delay)), kNvidiaSmiBadArguments, ""};
+      // nvidia-smi says so and exits 0 without monitoring (recorded: dmon-bad-delay.txt).
+      if (!request.loop || *request.loop > std::chrono::seconds(kMaxDelaySeconds)) return NvidiaSmiRefusal{std::string(kBadDelay), 0, ""};
     } else if (auto count = value_of("-c", "--count")) {
       const auto rounds = interval(*count, true);
-      if (!rounds) return NvidiaSmiRefusal{fmt::format("Invalid count \"{}\".\n", printable(*count)), kNvidiaSmiBadArguments, ""};
+      if (!rounds) return NvidiaSmiRefusal{std::string(kBadCount), 0, ""};  // exit 0, as nvidia-smi (dmon-bad-count.txt)
       request.count = rounds->count();
     } else if (auto select = value_of("-s", "--select")) {
       request.dmon.select = *select;
@@ -307,7 +317,7 @@ std::optional<NvidiaSmiRefusal> parse_dmon_args(int argc, char** argv, int first
       return unsupported(fmt::format("dmon {}", arg));
     }
   }
-  if (const auto refusal = dmon_refusal(request.dmon)) return NvidiaSmiRefusal{*refusal + "\n", kNvidiaSmiBadArguments, ""};
+  if (const auto refusal = dmon_refusal(request.dmon)) return NvidiaSmiRefusal{*refusal, kNvidiaSmiCommandLine, ""};
   return std::nullopt;
 }
 
@@ -326,7 +336,7 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
       return std::nullopt;
     };
     if (auto v = value_of("--query-gpu")) {
-      if (have_query) return mixed_modes();
+      if (have_query) return mixed_modes(arg);
       request.mode = Mode::query_gpu;
       have_query = true;
       for (const std::string& name : split(*v)) {
@@ -335,7 +345,7 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
         request.fields.push_back(field);
       }
     } else if (auto a = value_of("--query-compute-apps")) {
-      if (have_query) return mixed_modes();
+      if (have_query) return mixed_modes(arg);
       request.mode = Mode::query_apps;
       have_query = true;
       for (const std::string& name : split(*a)) {
@@ -344,22 +354,22 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
         request.fields.push_back(field);
       }
     } else if (arg == "-L" || arg == "--list-gpus") {
-      if (have_query) return mixed_modes();
+      if (have_query) return mixed_modes(arg);
       request.mode = Mode::list;
       have_query = true;
     } else if (arg == "-q" || arg == "--query") {
-      if (have_query) return mixed_modes();
+      if (have_query) return mixed_modes(arg);
       request.mode = Mode::report;
       have_query = true;
     } else if (auto display = arg == "-d" ? value_of("-d") : value_of("--display")) {
       for (const std::string& section : split(*display)) request.report.sections.push_back(section);
       if (const auto refusal = nvidia_smi_report_refusal(request.report)) return NvidiaSmiRefusal{*refusal, kNvidiaSmiBadArguments, ""};
     } else if (arg == "--help-query-gpu") {
-      if (have_query) return mixed_modes();
+      if (have_query) return mixed_modes(arg);
       request.mode = Mode::help_gpu;
       have_query = true;
     } else if (arg == "--help-query-compute-apps") {
-      if (have_query) return mixed_modes();
+      if (have_query) return mixed_modes(arg);
       request.mode = Mode::help_apps;
       have_query = true;
     } else if (auto f = value_of("--format")) {
@@ -374,13 +384,14 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
     } else if (auto file = arg == "-f" ? value_of("-f") : value_of("--filename")) {
       request.file = *file;
     } else if (arg == "-l" || arg.starts_with("--loop=") || arg == "--loop") {
+      // The interval is optional: the next word is taken when it is a number.
       std::string text = arg.starts_with("--loop=") ? std::string(arg.substr(7)) : std::string();
-      if (text.empty() && i + 1 < argc && argv[i + 1][0] != '-') text = argv[++i];
+      if (text.empty() && i + 1 < argc && std::isdigit(static_cast<unsigned char>(argv[i + 1][0])) != 0) text = argv[++i];
       request.loop = text.empty() ? std::optional<std::chrono::milliseconds>(kDefaultLoop) : interval(text, false);
-      if (!request.loop) return NvidiaSmiRefusal{fmt::format("Invalid loop value \"{}\".\n", printable(text)), kNvidiaSmiBadArguments, ""};
+      if (!request.loop) return NvidiaSmiRefusal{std::string(kBadLoop), kNvidiaSmiBadArguments, ""};
     } else if (auto ms = arg == "-lms" ? value_of("-lms") : value_of("--loop-ms")) {
       request.loop = interval(*ms, true);
-      if (!request.loop) return NvidiaSmiRefusal{fmt::format("Invalid loop value \"{}\".\n", printable(*ms)), kNvidiaSmiBadArguments, ""};
+      if (!request.loop) return NvidiaSmiRefusal{std::string(kBadLoop), kNvidiaSmiBadArguments, ""};
     } else if (arg == "--direct") {
       request.direct = true;
     } else if (auto root = value_of("--sysfs-root")) {
@@ -392,9 +403,6 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
     }
   }
   if (!have_query) return unsupported("(no query)");
-  if ((request.mode == Mode::query_gpu || request.mode == Mode::query_apps) && request.fields.empty()) {
-    return NvidiaSmiRefusal{"No fields were given to query.\n", kNvidiaSmiBadArguments, ""};
-  }
   return std::nullopt;
 }
 

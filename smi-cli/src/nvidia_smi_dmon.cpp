@@ -97,12 +97,11 @@ std::string cell(const DmonColumn& column, const std::vector<smi::Reading>& read
 }  // namespace
 
 std::optional<std::string> dmon_refusal(const DmonRequest& request) {
-  for (const char c : request.select) {
-    if (std::string_view("pucvmet").find(c) == std::string_view::npos) return fmt::format("Invalid metric \"{}\" for -s.", c);
+  // nvidia-smi 580's words (captures/recorded/nvidia-smi-580-h100/dmon-bad-select.txt, dmon-bad-option.txt).
+  if (request.select.empty() || request.select.find_first_not_of("pucvmet") != std::string::npos) {
+    return "Failed to find any metric to display\nFailed to process command line \n\n";
   }
-  for (const char c : request.time_columns) {
-    if (c != 'D' && c != 'T') return fmt::format("Invalid option \"{}\" for -o.", c);
-  }
+  if (request.time_columns.find_first_not_of("DT") != std::string::npos) return "Error in parsing options\nFailed to process command line \n\n";
   return std::nullopt;
 }
 

@@ -14,7 +14,7 @@ struct DmonRequest {
   std::string time_columns;    // -o: D (date) and/or T (time)
 };
 
-// nvidia-smi's words for a -s or -o it does not know; nothing when the request is good.
+// nvidia-smi's words for a -s or -o it does not know (its exit code is 255); nothing when the request is good.
 std::optional<std::string> dmon_refusal(const DmonRequest& request);
 // The two header lines ("# gpu    pwr ...", "# Idx      W ...").
 std::string dmon_header(const DmonRequest& request);

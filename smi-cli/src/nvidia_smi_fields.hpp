@@ -22,6 +22,7 @@ enum class NvidiaSmiForm {
   two_places,         // "69.97"
   mib,                // bytes as whole MiB, rounded up as nvidia-smi does (615.3 MiB reserved prints 616 on an H200)
   mib_free,           // vram_free; where the driver gives only total and used (amdgpu), total - used
+  mib_down,           // bytes as whole MiB, rounded down (BAR1 in -q: 1.5 MiB used prints 1 there)
   total,              // a count; an instanced one (amdgpu's RAS blocks) summed over its instances
   bus_id,             // "00000000:18:00.0"
   pci_domain,         // "0x0000", from the bus id

@@ -33,8 +33,8 @@ using smi::MetricId;
 using Form = NvidiaSmiForm;
 // Lines of the report that no --query-gpu field shows.
 const NvidiaSmiField kDisplayClock{"", "", "", Form::reason, {MetricId::throttle_status}, "display_clock_setting", ""};
-const NvidiaSmiField kBar1Total{"", "", "MiB", Form::mib, {MetricId::bar1_total}, "", ""};
-const NvidiaSmiField kBar1Used{"", "", "MiB", Form::mib, {MetricId::bar1_used}, "", ""};
+const NvidiaSmiField kBar1Total{"", "", "MiB", Form::mib_down, {MetricId::bar1_total}, "", ""};
+const NvidiaSmiField kBar1Used{"", "", "MiB", Form::mib_down, {MetricId::bar1_used}, "", ""};
 const NvidiaSmiField kMaxVideo{"", "", "MHz", Form::whole, {MetricId::clock_video_max}, "", ""};
 
 // In nvidia-smi's order (its report puts the sections in this order whatever -d's order).
@@ -256,7 +256,7 @@ bool shown(const NvidiaSmiReport& report, std::string_view section) {
 std::optional<std::string> nvidia_smi_report_refusal(const NvidiaSmiReport& report) {
   for (const std::string& s : report.sections) {
     if (std::find(std::begin(kSections), std::end(kSections), s) == std::end(kSections)) {
-      return fmt::format("Invalid combination of input arguments. Please run 'nvidia-smi -h' for help.\n");
+      return "Failed to parse --display/-d flags\n";  // nvidia-smi 580's words (q-bad-display.txt)
     }
   }
   return std::nullopt;

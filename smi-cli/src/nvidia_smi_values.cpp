@@ -195,6 +195,7 @@ std::string nvidia_smi_value(const NvidiaSmiField& field, const NvidiaSmiRow& ro
     case Form::two_places: return number ? fmt::format("{:.2f}{}", *number, unit) : missing;
     case Form::mib:
     case Form::mib_free: return number ? fmt::format("{:.0f}{}", std::ceil(*number / kMiB), unit) : missing;
+    case Form::mib_down: return number ? fmt::format("{:.0f}{}", std::floor(*number / kMiB), unit) : missing;
     default: return missing;
   }
 }
