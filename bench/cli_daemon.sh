@@ -65,7 +65,12 @@ if [ -z "$capture" ] && command -v nvidia-smi >/dev/null; then ways+=(nvsmi); fi
 # The daemon path must really be the daemon's answer (sample_age_s), the direct one must not.
 run_daemon | grep -q '"sample_age_s"' || { echo "the daemon did not answer hipstack-smi"; exit 1; }
 run_direct | grep -q '"sample_age_s"' && { echo "--direct was answered by the daemon"; exit 1; }
-[ -n "$capture" ] && { HIPSTACK_SMID_SOCKET=/nonexistent run_compat >/dev/null 2>&1 && { echo "the compat path read the GPUs itself"; exit 1; }; }
+# ... and so must the compat path's: with a capture, its UUIDs are the capture's, not this machine's.
+if [ -n "$capture" ]; then
+  diff <("$smi" --nvidia-smi --query-gpu=uuid --format=csv) \
+       <("$smi" --nvidia-smi --direct "${root[@]}" --query-gpu=uuid --format=csv) >/dev/null ||
+    { echo "the compat path did not answer from the daemon"; exit 1; }
+fi
 gpus=$("$smi" --json list | grep -c '"index"')
 echo "== $gpus GPU(s)${capture:+ (capture $capture)}; $rounds rounds, ways interleaved; fields: $fields"
 for way in "${ways[@]}"; do run_$way >/dev/null 2>&1; done  # warm the page cache
