@@ -71,21 +71,23 @@ class Daemon:
                                      preexec_fn=preexec or limit)
         test.addCleanup(self.stop)
         self.target = "unix://" + self.socket
+        # Both listeners say where they are; the lines come in either order, so wait for both.
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             text = self.stderr()
             m = re.search(r"gRPC on (\S+?):(\d+) \(", text)
-            if grpc_listen and m:
-                self.target = "%s:%s" % (m.group(1), m.group(2))
-                break
-            if not grpc_listen and os.path.exists(self.socket) and "gRPC on" in text:
+            http = re.search(r"listening on \S+ \(port (\d+)\)", text)
+            grpc_up = bool(m) if grpc_listen else os.path.exists(self.socket) and "gRPC on" in text
+            if grpc_up and http:
+                if grpc_listen:
+                    self.target = "%s:%s" % (m.group(1), m.group(2))
+                self.http_port = int(http.group(1))
                 break
             if self.proc.poll() is not None:
                 raise AssertionError("hipstack-smid exited:\n" + text)
             time.sleep(0.05)
         else:
-            raise AssertionError("no gRPC listener:\n" + self.stderr())
-        self.http_port = int(re.search(r"listening on \S+ \(port (\d+)\)", self.stderr()).group(1))
+            raise AssertionError("no gRPC or HTTP listener:\n" + self.stderr())
 
     def stderr(self):
         self.log.seek(0)
