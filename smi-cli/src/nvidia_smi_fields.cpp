@@ -23,7 +23,6 @@ constexpr std::string_view kDisplay = "display state: not read (compute GPUs; NV
 constexpr std::string_view kAccounting = "NVML process accounting: not read (hipstack-smid's job accounting is its own)";
 constexpr std::string_view kDriverModel = "Windows driver model: hipstack runs on Linux";
 constexpr std::string_view kInforom = "InfoROM versions: not read";
-constexpr std::string_view kPending = "the mode after the next reset: hipstack reads the current mode only";
 constexpr std::string_view kEventCounter = "NVML's clock-event-reason time counters: not read (violation_time has NVML's violation status)";
 constexpr std::string_view kReasonAmd = "NVML's clock-event reason from throttle_status; AMD MI300 (gfx942): ";
 constexpr std::string_view kEccLocation = "ECC errors per memory location: not read on NVIDIA (only totals)";
@@ -132,7 +131,7 @@ const Field kGpuFields[] = {
     {"dramEncryption.mode.current", "", "", Form::none, kNone, "", "DRAM encryption (Blackwell): not read"},
     {"dramEncryption.mode.pending", "", "", Form::none, kNone, "", "DRAM encryption (Blackwell): not read"},
     {"ecc.mode.current", "", "", Form::enabled, {MetricId::ecc_mode}, "", ""},
-    {"ecc.mode.pending", "", "", Form::none, kNone, "", kPending},
+    {"ecc.mode.pending", "", "", Form::enabled, {MetricId::ecc_mode_pending}, "", "NVIDIA only"},
     {"ecc.errors.corrected.volatile.device_memory", "", "", Form::whole, {MetricId::ras_correctable}, "umc", kEccDram},
     {"ecc.errors.corrected.volatile.dram", "", "", Form::whole, {MetricId::ras_correctable}, "umc", kEccDram},
     {"ecc.errors.corrected.volatile.register_file", "", "", Form::none, kNone, "", kEccLocation},
@@ -246,7 +245,7 @@ const Field kGpuFields[] = {
     {"clocks.max.sm", "", "MHz", Form::whole, {MetricId::clock_sm_max, MetricId::clock_sclk_max}, "", "AMD: the top sclk level"},
     {"clocks.max.memory", "clocks.max.mem", "MHz", Form::whole, {MetricId::clock_mclk_max}, "", "AMD: the top mclk level"},
     {"mig.mode.current", "", "", Form::enabled, {MetricId::mig_mode}, "", "NVIDIA only"},
-    {"mig.mode.pending", "", "", Form::none, kNone, "", kPending},
+    {"mig.mode.pending", "", "", Form::enabled, {MetricId::mig_mode_pending}, "", "NVIDIA only"},
     {"gsp.mode.current", "", "", Form::none, kNone, "", "GSP firmware mode: not read"},
     {"gsp.mode.default", "", "", Form::none, kNone, "", "GSP firmware mode: not read"},
     {"c2c.mode", "", "", Form::none, kNone, "", "chip-to-chip (Grace) link mode: not read"},

@@ -16,7 +16,12 @@ import sys
 import time
 import zipfile
 
-FILES = ("__init__.py", "_capi.py", "pynvml.py", "amdsmi.py")  # not _install.py: that is the deb's
+
+
+def modules(package_dir):
+    """Every module of the package folder (the one list CMake's install uses too); not _install.py:
+    that is the deb's, written into the build tree."""
+    return sorted(name for name in os.listdir(package_dir) if name.endswith(".py") and name != "_install.py")
 
 METADATA = """Metadata-Version: 2.1
 Name: hipstack
@@ -54,7 +59,7 @@ def main():
     date = time.gmtime(epoch)[:6]
     info = f"hipstack-{version}.dist-info"
     entries = []
-    for name in FILES:
+    for name in modules(package_dir):
         with open(os.path.join(package_dir, name), "rb") as f:
             entries.append((f"hipstack/{name}", f.read()))
     entries.append((f"{info}/METADATA", METADATA.format(version=version).encode()))

@@ -120,7 +120,7 @@ constexpr MetricId kPcie[] = {pcie_speed, pcie_width, pcie_speed_max, pcie_width
                               pcie_replay_count, pcie_nak_sent_count, pcie_nak_received_count, pcie_recovery_count};
 constexpr MetricId kXgmi[] = {xgmi_link_speed, xgmi_link_width, xgmi_read_data, xgmi_write_data, xgmi_hive_id,
                               xgmi_physical_id, nvlink_state};
-constexpr MetricId kErrors[] = {ecc_mode, ecc_corrected_volatile, ecc_uncorrected_volatile, ecc_corrected_aggregate,
+constexpr MetricId kErrors[] = {ecc_mode, ecc_mode_pending, ecc_corrected_volatile, ecc_uncorrected_volatile, ecc_corrected_aggregate,
                                 ecc_uncorrected_aggregate, ras_correctable, ras_uncorrectable, ras_deferred,
                                 retired_pages, remapped_rows, remapped_rows_pending, remapped_rows_failed,
                                 bad_pages_reserved, bad_pages_pending, bad_pages_failed, bad_page_threshold};
@@ -129,7 +129,7 @@ constexpr MetricId kThrottle[] = {throttle_status, violation_accumulation_count,
 constexpr MetricId kFan[] = {fan_speed, fan_pwm, fan_pwm_level, fan_speed_max, fan_pwm_level_max};
 constexpr MetricId kVoltage[] = {voltage_gfx, voltage_soc, voltage_memory, voltage_northbridge};
 constexpr MetricId kPartition[] = {compute_partition, memory_partition, compute_partition_available,
-                                   memory_partition_available, mig_mode};
+                                   memory_partition_available, mig_mode, mig_mode_pending};
 
 constexpr MetricGroup kGroups[] = {
     {"temperature", "Temperatures and their critical and emergency limits", kTemperature},

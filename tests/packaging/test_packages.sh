@@ -53,7 +53,7 @@ field "$(deb python3-hipstack$v all)" Depends | grep "hipstack-smi-lib$v (= $v-1
 # The Python package: its modules (and where its library is) under the prefix; the unversioned
 # package's .pth puts /opt/hipstack's on the path.
 python_list=$(dpkg-deb -c "$(deb python3-hipstack$v all)" | awk '{print $6}')
-for f in __init__.py _capi.py pynvml.py amdsmi.py _install.py; do
+for f in $(cd "$here/../../smi-lib/python/hipstack" && ls *.py) _install.py; do
   grep -qx "\./opt/hipstack-$v/lib/python3/dist-packages/hipstack/$f" <<<"$python_list" || fail "python3-hipstack$v lacks hipstack/$f"
 done
 [ "$(dpkg-deb --fsys-tarfile "$(deb python3-hipstack$v all)" | tar -xO "./opt/hipstack-$v/lib/python3/dist-packages/hipstack/_install.py" | grep LIBRARY_DIR)" = 'LIBRARY_DIR = "../../.."' ] ||

@@ -103,6 +103,8 @@
   X(149, memory_partition_available, NONE, TEXT, DEVICE, STATIC, "", "Memory partition modes the GPU accepts, comma-separated.") \
   X(150, cpu_affinity,           NONE, TEXT,    DEVICE, STATIC, "", "CPUs closest to the GPU, as the kernel lists them for its PCI device (local_cpulist), e.g. 0-47,96-143.") \
   X(151, fan_pwm_level_max,      NONE, INTEGER, DEVICE, STATIC, "", "Raw fan duty value that means full speed (hwmon pwm1_max): the scale of fan_pwm_level.") \
+  X(152, ecc_mode_pending,       NONE, TEXT,    DEVICE, STATIC, "", "ECC mode the GPU takes at its next reset: enabled or disabled (NVIDIA).") \
+  X(153, mig_mode_pending,       NONE, TEXT,    DEVICE, STATIC, "", "MIG mode the GPU takes at its next reset: enabled or disabled (NVIDIA).") \
   /* live metrics: 200..399 */                                                                             \
   X(200, temperature_edge,       CELSIUS, REAL, DEVICE, LIVE, "", "Edge temperature.")                      \
   X(201, temperature_junction,   CELSIUS, REAL, DEVICE, LIVE, "", "Junction (hotspot) temperature.")        \

@@ -1,108 +1,71 @@
-"""The pynvml calls most code uses, answered by libhipstack-smi for AMD and NVIDIA GPUs alike
-(docs/python.md, "hipstack.pynvml"). A script ports by changing its import:
+"""pynvml, answered by libhipstack-smi for AMD and NVIDIA GPUs alike (docs/python.md, "hipstack.pynvml").
+A script ports by changing its import, or unchanged where `import pynvml` resolves here:
 
     import hipstack.pynvml as pynvml          # was: import pynvml
 
-Units are NVML's: power in milliwatts, memory in bytes, temperature in degrees C, utilisation in
-percent. Where hipstack has no figure for a call on a GPU, the call raises NVMLError_NotSupported, as
-NVML does. HIPSTACK_SYSFS_ROOT / HIPSTACK_PROCFS_ROOT (a capture) and HIPSTACK_NVML_LIBRARY are
-honoured, as by every hipstack tool.
+The calls, constants, structures and error behaviour are pynvml's (the names clients use are listed in
+docs/pynvml-clients.md), with NVML's units and types: power in milliwatts, energy in millijoules,
+memory in bytes, clocks in MHz, temperatures in degrees C, utilisation in whole percent. A call
+hipstack has no figure for on a GPU raises NVMLError_NotSupported, as NVML does; a read that does not
+return in the library's deadline raises NVMLError_Timeout. HIPSTACK_SYSFS_ROOT / HIPSTACK_PROCFS_ROOT
+(a capture) and HIPSTACK_NVML_LIBRARY are honoured, as by every hipstack tool.
 """
+import ctypes
 import errno
 import threading
 from dataclasses import dataclass
 from typing import List, Optional
 
 import hipstack
-
-NVML_SUCCESS = 0
-NVML_ERROR_UNINITIALIZED = 1
-NVML_ERROR_INVALID_ARGUMENT = 2
-NVML_ERROR_NOT_SUPPORTED = 3
-NVML_ERROR_NOT_FOUND = 6
-NVML_ERROR_GPU_IS_LOST = 15
-NVML_ERROR_UNKNOWN = 999
-NVML_TEMPERATURE_GPU = 0
-
-_ERROR_TEXT = {NVML_ERROR_UNINITIALIZED: "Uninitialized", NVML_ERROR_INVALID_ARGUMENT: "Invalid Argument",
-               NVML_ERROR_NOT_SUPPORTED: "Not Supported", NVML_ERROR_NOT_FOUND: "Not Found",
-               NVML_ERROR_GPU_IS_LOST: "GPU is lost", NVML_ERROR_UNKNOWN: "Unknown Error"}
-
-
-class NVMLError(Exception):
-    """As pynvml's: `value` is the NVML return code; NVMLError(code) gives the subclass for it."""
-    _subclasses = {}
-
-    def __new__(cls, value, detail: str = ""):
-        if cls is NVMLError:
-            cls = NVMLError._subclasses.get(value, NVMLError)
-        error = Exception.__new__(cls)
-        error.value = value
-        return error
-
-    def __init__(self, value, detail: str = ""):
-        super().__init__(value)
-        self.value = value
-        self.detail = detail
-
-    def __str__(self):
-        text = _ERROR_TEXT.get(self.value, "Unknown Error")
-        return f"{text}: {self.detail}" if self.detail else text
-
-    def __eq__(self, other):
-        return isinstance(other, NVMLError) and self.value == other.value
-
-    __hash__ = Exception.__hash__
-
-
-def _error_class(name: str, value: int):
-    cls = type(f"NVMLError_{name}", (NVMLError,), {})
-    NVMLError._subclasses[value] = cls
-    return cls
-
-
-NVMLError_Uninitialized = _error_class("Uninitialized", NVML_ERROR_UNINITIALIZED)
-NVMLError_InvalidArgument = _error_class("InvalidArgument", NVML_ERROR_INVALID_ARGUMENT)
-NVMLError_NotSupported = _error_class("NotSupported", NVML_ERROR_NOT_SUPPORTED)
-NVMLError_NotFound = _error_class("NotFound", NVML_ERROR_NOT_FOUND)
-NVMLError_GpuIsLost = _error_class("GpuIsLost", NVML_ERROR_GPU_IS_LOST)
-NVMLError_Unknown = _error_class("Unknown", NVML_ERROR_UNKNOWN)
+from hipstack._nvml_constants import *  # noqa: F401,F403 (pynvml's namespace: clients read it whole)
+from hipstack._nvml_errors import *  # noqa: F401,F403
+from hipstack._nvml_errors import NVMLError, _nvmlCheckReturn  # noqa: F401
+from hipstack._nvml_types import *  # noqa: F401,F403
+from hipstack._nvml_types import _PrintableStructure  # noqa: F401
+from hipstack._nvml_types import (c_nvmlBAR1Memory_t, c_nvmlFieldValue_t, c_nvmlMemory_t, c_nvmlMemory_v2_t,
+                                  c_nvmlProcessInfo_t, c_nvmlUtilization_t, nvmlMemory_v2, nvmlPciInfo_t)
 
 _lock = threading.Lock()
 _system: Optional[hipstack.System] = None
 _inits = 0  # nvmlInit calls not yet matched by nvmlShutdown, as NVML counts them
+_nvmlGetFunctionPointer_cache = {}  # name -> callable, as pynvml keeps it (gpustat adds to it)
+
+_MIB = 1 << 20
 
 
 @dataclass(frozen=True)
 class _Handle:
+    """A GPU: hipstack's device index."""
     index: int
 
 
-class c_nvmlMemory_t:  # noqa: N801 (pynvml's name)
-    def __init__(self, total: int, free: int, used: int):
-        self.total, self.free, self.used = total, free, used
+# ---- Life cycle ----------------------------------------------------------------------------------
 
-
-class c_nvmlUtilization_t:  # noqa: N801
-    def __init__(self, gpu: int, memory: int):
-        self.gpu, self.memory = gpu, memory
-
-
-class c_nvmlProcessInfo_t:  # noqa: N801
-    def __init__(self, pid: int, usedGpuMemory: Optional[int]):  # noqa: N803
-        self.pid, self.usedGpuMemory = pid, usedGpuMemory
-        self.gpuInstanceId = self.computeInstanceId = None
-
-
-def nvmlInit() -> None:  # noqa: N802
+def nvmlInitWithFlags(flags: int = 0) -> None:  # noqa: N802
     global _system, _inits
     with _lock:
         if _system is None:
             try:
-                _system = hipstack.System()
+                system = hipstack.System()
             except hipstack.Error as e:
                 raise NVMLError(NVML_ERROR_UNKNOWN, str(e)) from e
+            try:
+                with _AsNvmlErrors():
+                    backends = system.backends()
+                    no_driver = not system.devices() and not any(b.present for b in backends)
+            except NVMLError:
+                system.close()
+                raise
+            if no_driver and not flags & NVML_INIT_FLAG_NO_GPUS:
+                system.close()
+                reasons = "; ".join("%s: %s" % (b.name, b.reason) for b in backends)
+                raise NVMLError(NVML_ERROR_DRIVER_NOT_LOADED, "no GPU driver: " + reasons)
+            _system = system
         _inits += 1
+
+
+def nvmlInit() -> None:  # noqa: N802
+    nvmlInitWithFlags(0)
 
 
 nvmlInit_v2 = nvmlInit
@@ -120,111 +83,527 @@ def nvmlShutdown() -> None:  # noqa: N802
 
 
 def _open() -> hipstack.System:
-    if _system is None:
+    system = _system
+    if system is None:
         raise NVMLError(NVML_ERROR_UNINITIALIZED)
-    return _system
+    return system
+
+
+# ---- Readings as NVML answers ----------------------------------------------------------------------
+
+def _index(handle) -> int:
+    if not isinstance(handle, _Handle):
+        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "not a handle of hipstack.pynvml")
+    return handle.index
+
+
+class _AsNvmlErrors:
+    """The library's exceptions as the NVML errors they stand for: only NVMLErrors leave a call."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, _):
+        if error is None or not isinstance(error, hipstack.Error):
+            return False
+        if isinstance(error, hipstack.TimedOut):
+            code = NVML_ERROR_TIMEOUT
+        elif isinstance(error, hipstack.NoSuchDevice):
+            code = NVML_ERROR_INVALID_ARGUMENT
+        elif isinstance(error, hipstack.NotFound):  # a library older than this package: the metric is not in its catalogue
+            code = NVML_ERROR_NOT_SUPPORTED
+        else:
+            code = NVML_ERROR_UNKNOWN
+        raise NVMLError(code, str(error)) from error
+
+
+def _devices() -> List[hipstack.Device]:
+    with _AsNvmlErrors():
+        return _open().devices()
+
+
+def _readings(handle, *metrics) -> List[hipstack.Reading]:
+    index = _index(handle)
+    with _AsNvmlErrors():
+        return _open().sample(index, kinds=("identity", "static", "live"), metrics=metrics)
+
+
+def _failure(handle, r: hipstack.Reading) -> NVMLError:
+    """The NVML error a reading that is not ok stands for."""
+    # GPU_IS_LOST where NVML answered it for this call (the backend's ENXIO) or the library finds the GPU
+    # unreadable now (its fault: lost, handle refused, device folder gone).
+    with _AsNvmlErrors():
+        lost = r.status == "error" and (r.error_code == errno.ENXIO or bool(_open().fault(handle.index)))
+    if lost:
+        return NVMLError(NVML_ERROR_GPU_IS_LOST, r.detail)
+    if r.error_code == errno.ETIMEDOUT:
+        return NVMLError(NVML_ERROR_TIMEOUT, r.detail)
+    code = NVML_ERROR_NOT_SUPPORTED if r.status == "not_supported" else NVML_ERROR_UNKNOWN
+    return NVMLError(code, "%s: %s (%s)" % (r.metric, r.status, r.detail))
+
+
+def _values(handle, *metrics, instance: str = ""):
+    """The value of each metric (single-valued, or the named instance); the first one's error when one
+    is missing."""
+    found = {r.metric: r for r in _readings(handle, *metrics) if r.instance == instance}
+    out = []
+    for name in metrics:
+        r = found.get(name)
+        if r is None:
+            raise NVMLError(NVML_ERROR_NOT_SUPPORTED, "%s: not reported" % name)
+        if not r.ok:
+            raise _failure(handle, r)
+        out.append(r.value)
+    return out
+
+
+def _first(handle, *metrics):
+    """The value of the first of `metrics` the GPU gives (NVML's figure has one source per vendor)."""
+    readings = {r.metric: r for r in _readings(handle, *metrics) if not r.instance}
+    for name in metrics:
+        if name in readings and readings[name].ok:
+            return readings[name].value
+    present = [readings[n] for n in metrics if n in readings]
+    failed = next((r for r in present if r.status != "not_supported"), present[0] if present else None)
+    if failed is None:
+        raise NVMLError(NVML_ERROR_NOT_SUPPORTED, "%s: not reported" % ", ".join(metrics))
+    raise _failure(handle, failed)
+
+
+def _sum(handle, metric: str) -> int:
+    """An instanced count summed over its instances (amdgpu's RAS blocks)."""
+    readings = [r for r in _readings(handle, metric) if r.metric == metric]
+    ok = [r for r in readings if r.ok]
+    if not ok:
+        raise _failure(handle, readings[0]) if readings else NVMLError(NVML_ERROR_NOT_SUPPORTED, metric)
+    return int(sum(r.value for r in ok))
+
+
+def _whole(value) -> int:
+    return int(round(value))
+
+
+def _enabled(text: str) -> int:
+    return NVML_FEATURE_ENABLED if text == "enabled" else NVML_FEATURE_DISABLED
+
+
+# ---- The system and its GPUs ---------------------------------------------------------------------
+
+def nvmlSystemGetDriverVersion() -> str:  # noqa: N802
+    """The first GPU's driver version."""
+    if not _devices():
+        raise NVMLError(NVML_ERROR_NOT_FOUND, "no GPU")
+    return _values(_Handle(0), "driver_version")[0]
+
+
+def nvmlSystemGetCudaDriverVersion() -> int:  # noqa: N802
+    """The CUDA version the NVIDIA driver supports, as NVML encodes it (13.0 is 13000)."""
+    for device in _devices():
+        if device.vendor == "nvidia":
+            major, _, minor = _values(_Handle(device.index), "cuda_driver_version")[0].partition(".")
+            return int(major) * 1000 + int(minor or 0) * 10
+    raise NVMLError(NVML_ERROR_NOT_SUPPORTED, "no NVIDIA GPU: no CUDA driver")
+
+
+nvmlSystemGetCudaDriverVersion_v2 = nvmlSystemGetCudaDriverVersion
 
 
 def nvmlDeviceGetCount() -> int:  # noqa: N802
-    return len(_open().devices())
+    return len(_devices())
 
 
 nvmlDeviceGetCount_v2 = nvmlDeviceGetCount
 
 
 def nvmlDeviceGetHandleByIndex(index: int) -> _Handle:  # noqa: N802
-    if not 0 <= index < nvmlDeviceGetCount():
-        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, f"no GPU {index}")
+    if not isinstance(index, int) or not 0 <= index < nvmlDeviceGetCount():
+        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "no GPU %r" % (index,))
     return _Handle(index)
 
 
 nvmlDeviceGetHandleByIndex_v2 = nvmlDeviceGetHandleByIndex
 
 
-def _readings(handle: _Handle, kinds, *metrics) -> List[hipstack.Reading]:
-    if not isinstance(handle, _Handle):
-        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "not a handle of hipstack.pynvml")
+def _text(value) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _by_selector(selector) -> _Handle:
     try:
-        return _open().sample(handle.index, kinds=kinds, metrics=metrics)
-    except hipstack.NoSuchDevice as e:
-        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, str(e)) from e
+        return _Handle(_open().resolve(_text(selector)))
+    except (hipstack.NoSuchDevice, hipstack.NotFound, hipstack.InvalidArgument) as e:
+        raise NVMLError(NVML_ERROR_NOT_FOUND, str(e)) from e
+    except hipstack.Error as e:
+        raise NVMLError(NVML_ERROR_TIMEOUT if isinstance(e, hipstack.TimedOut) else NVML_ERROR_UNKNOWN, str(e)) from e
 
 
-def _value(handle: _Handle, kind: str, name: str):
-    """The value of one single-valued metric, or the NVML error its status stands for."""
-    for r in _readings(handle, (kind,), name):
-        if r.instance:
+def nvmlDeviceGetHandleByUUID(uuid) -> _Handle:  # noqa: N802
+    return _by_selector(uuid)
+
+
+def nvmlDeviceGetHandleByPciBusId(bus_id) -> _Handle:  # noqa: N802
+    """NVML's form ("00000000:18:00.0") or Linux's ("0000:18:00.0"), any case."""
+    return _by_selector(_bdf(_text(bus_id)))
+
+
+nvmlDeviceGetHandleByPciBusId_v2 = nvmlDeviceGetHandleByPciBusId
+
+
+def _bdf(bus_id: str) -> str:
+    """A bus id with NVML's 8-digit domain as hipstack writes it (4 digits)."""
+    domain, _, rest = bus_id.strip().partition(":")
+    return "%04x:%s" % (int(domain, 16), rest.lower()) if rest and len(domain) == 8 else bus_id.lower()
+
+
+def nvmlDeviceGetHandleBySerial(serial) -> _Handle:  # noqa: N802
+    wanted = _text(serial)
+    for device in _devices():
+        try:
+            if _values(_Handle(device.index), "serial_number")[0] == wanted:
+                return _Handle(device.index)
+        except NVMLError:
             continue
-        if r.ok:
-            return r.value
-        # GPU_IS_LOST where NVML answered it for this call (the backend's ENXIO) or the library finds the
-        # GPU unreadable now (its fault: lost, handle refused, device folder gone).
-        if r.status == "error" and (r.error_code == errno.ENXIO or _open().fault(handle.index)):
-            raise NVMLError(NVML_ERROR_GPU_IS_LOST, r.detail)
-        code = NVML_ERROR_NOT_SUPPORTED if r.status == "not_supported" else NVML_ERROR_UNKNOWN
-        raise NVMLError(code, f"{name}: {r.status} ({r.detail})")
-    raise NVMLError(NVML_ERROR_NOT_SUPPORTED, f"{name}: not reported")
+    raise NVMLError(NVML_ERROR_NOT_FOUND, "no GPU with serial %s" % wanted)
 
 
-def nvmlDeviceGetName(handle: _Handle) -> str:  # noqa: N802
-    return _value(handle, "identity", "marketing_name")
+def nvmlDeviceGetIndex(handle) -> int:  # noqa: N802
+    return _index(handle)
 
 
-def nvmlDeviceGetUUID(handle: _Handle) -> str:  # noqa: N802
-    return _value(handle, "identity", "uuid")
+def _device(handle) -> hipstack.Device:
+    devices = _devices()
+    if not 0 <= _index(handle) < len(devices):
+        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "no GPU %d (there are %d)" % (handle.index, len(devices)))
+    return devices[handle.index]
 
 
-def nvmlDeviceGetMemoryInfo(handle: _Handle, version=None) -> c_nvmlMemory_t:  # noqa: N802
-    """NVML's first memory call: used + free = total (the driver's reservation counts as used). NVIDIA
-    GPUs report free memory (used = total - free); amdgpu reports used VRAM (free = total - used)."""
-    total = int(_value(handle, "static", "vram_total"))
-    try:
-        free = int(_value(handle, "live", "vram_free"))
-    except NVMLError_NotSupported:
-        free = total - int(_value(handle, "live", "vram_used"))
-    return c_nvmlMemory_t(total, free, total - free)
+def nvmlDeviceGetName(handle) -> str:  # noqa: N802
+    return _values(handle, "marketing_name")[0]
 
 
-def nvmlDeviceGetUtilizationRates(handle: _Handle) -> c_nvmlUtilization_t:  # noqa: N802
-    return c_nvmlUtilization_t(int(round(_value(handle, "live", "gpu_busy"))),
-                               int(round(_value(handle, "live", "memory_busy"))))
+def nvmlDeviceGetUUID(handle) -> str:  # noqa: N802
+    return _values(handle, "uuid")[0]
 
 
-def nvmlDeviceGetPowerUsage(handle: _Handle) -> int:  # noqa: N802
+def nvmlDeviceGetSerial(handle) -> str:  # noqa: N802
+    return _values(handle, "serial_number")[0]
+
+
+def nvmlDeviceGetVbiosVersion(handle) -> str:  # noqa: N802
+    return _values(handle, "vbios_version")[0]
+
+
+def nvmlDeviceGetMinorNumber(handle) -> int:  # noqa: N802
+    """N of /dev/nvidiaN (NVIDIA); AMD GPUs have no such device: NotSupported."""
+    return int(_values(handle, "device_minor")[0])
+
+
+def nvmlDeviceGetPciInfo(handle) -> nvmlPciInfo_t:  # noqa: N802
+    bdf, device_id, vendor_id, sub_device, sub_vendor = _values(
+        handle, "bdf", "pci_device_id", "pci_vendor_id", "pci_subsystem_device_id", "pci_subsystem_vendor_id")
+    domain, bus, rest = bdf.split(":")
+    slot, _, _ = rest.partition(".")
+    info = nvmlPciInfo_t()
+    info.busId = ("0000" + bdf).upper()
+    info.busIdLegacy = bdf.upper()
+    info.domain, info.bus, info.device = int(domain, 16), int(bus, 16), int(slot, 16)
+    info.pciDeviceId = int(device_id, 16) << 16 | int(vendor_id, 16)
+    info.pciSubSystemId = int(sub_device, 16) << 16 | int(sub_vendor, 16)
+    return info
+
+
+nvmlDeviceGetPciInfo_v2 = nvmlDeviceGetPciInfo_v3 = nvmlDeviceGetPciInfo
+
+
+def nvmlDeviceGetCudaComputeCapability(handle):  # noqa: N802
+    major, _, minor = _values(handle, "compute_capability")[0].partition(".")
+    return (int(major), int(minor or 0))
+
+
+# ---- Memory, use, power, temperature, clocks -----------------------------------------------------
+
+def nvmlDeviceGetMemoryInfo(handle, version=None):  # noqa: N802
+    """NVML's memory call. The first version: used + free = total (the driver's reservation counts as
+    used); with version=nvmlMemory_v2 the reservation apart (NVIDIA). NVIDIA GPUs report free memory;
+    amdgpu reports used VRAM (free = total - used)."""
+    total = int(_values(handle, "vram_total")[0])
+    readings = {r.metric: r for r in _readings(handle, "vram_free", "vram_used", "vram_reserved") if not r.instance}
+    free_r, used_r = readings.get("vram_free"), readings.get("vram_used")
+    if free_r is not None and free_r.ok:
+        free = int(free_r.value)
+    elif used_r is not None and used_r.ok:
+        free = total - int(used_r.value)
+    else:
+        raise _failure(handle, used_r or free_r) if (used_r or free_r) else NVMLError(NVML_ERROR_NOT_SUPPORTED, "vram")
+    if version is None:
+        return c_nvmlMemory_t(total=total, free=free, used=total - free)
+    if version != nvmlMemory_v2:
+        raise NVMLError(NVML_ERROR_ARGUMENT_VERSION_MISMATCH, "version %r" % (version,))
+    reserved_r = readings.get("vram_reserved")
+    reserved = int(reserved_r.value) if reserved_r is not None and reserved_r.ok else 0
+    used = int(used_r.value) if used_r is not None and used_r.ok else total - free - reserved
+    return c_nvmlMemory_v2_t(version=version, total=total, reserved=reserved, free=free, used=used)
+
+
+def nvmlDeviceGetBAR1MemoryInfo(handle) -> c_nvmlBAR1Memory_t:  # noqa: N802
+    total, used = (int(v) for v in _values(handle, "bar1_total", "bar1_used"))
+    return c_nvmlBAR1Memory_t(bar1Total=total, bar1Free=total - used, bar1Used=used)
+
+
+def nvmlDeviceGetUtilizationRates(handle) -> c_nvmlUtilization_t:  # noqa: N802
+    gpu, memory = _values(handle, "gpu_busy", "memory_busy")
+    return c_nvmlUtilization_t(gpu=_whole(gpu), memory=_whole(memory))
+
+
+def nvmlDeviceGetEncoderUtilization(handle) -> list:  # noqa: N802
+    """[percent, sampling period in µs]; hipstack does not know NVML's period: 0."""
+    return [_whole(_values(handle, "encoder_busy")[0]), 0]
+
+
+def nvmlDeviceGetDecoderUtilization(handle) -> list:  # noqa: N802
+    return [_whole(_values(handle, "decoder_busy")[0]), 0]
+
+
+def nvmlDeviceGetFanSpeed(handle) -> int:  # noqa: N802
+    """Percent of the fan's top speed (NVIDIA); AMD: the fan's PWM duty."""
+    return _whole(_values(handle, "fan_pwm")[0])
+
+
+def nvmlDeviceGetFanSpeed_v2(handle, fan: int) -> int:  # noqa: N802
+    if fan != 0:
+        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "fan %r: hipstack reads one fan" % (fan,))
+    return nvmlDeviceGetFanSpeed(handle)
+
+
+def nvmlDeviceGetTemperature(handle, sensor: int) -> int:  # noqa: N802
+    """NVML_TEMPERATURE_GPU: NVML's GPU sensor on NVIDIA; on AMD the junction (hotspot) sensor, the one
+    amd-smi reports as the GPU's temperature, else the edge sensor."""
+    if sensor != NVML_TEMPERATURE_GPU:
+        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "sensor %r: only NVML_TEMPERATURE_GPU (0) is known" % (sensor,))
+    return _whole(_first(handle, "temperature_junction", "temperature_edge"))
+
+
+def _milliwatts(watts) -> int:
+    return _whole(watts * 1000)
+
+
+def nvmlDeviceGetPowerUsage(handle) -> int:  # noqa: N802
     """Milliwatts: the average power NVML's call reports on NVIDIA GPUs; on AMD the driver's average
     where it has one, else its current socket power (MI300: power1_input only, as amd-smi shows)."""
-    try:
-        watts = _value(handle, "live", "power_average")
-    except NVMLError_NotSupported:
-        watts = _value(handle, "live", "power_current")
-    return int(round(watts * 1000))
+    return _milliwatts(_first(handle, "power_average", "power_current"))
 
 
-def nvmlDeviceGetTemperature(handle: _Handle, sensor: int) -> int:  # noqa: N802
-    """NVML_TEMPERATURE_GPU: NVML's GPU sensor on NVIDIA; on AMD the junction (hotspot) sensor, the one
-    amd-smi reports as the GPU's temperature."""
-    if sensor != NVML_TEMPERATURE_GPU:
-        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, f"sensor {sensor}: only NVML_TEMPERATURE_GPU (0) is known")
-    return int(round(_value(handle, "live", "temperature_junction")))
+def nvmlDeviceGetEnforcedPowerLimit(handle) -> int:  # noqa: N802
+    return _milliwatts(_values(handle, "power_cap")[0])
 
 
-def nvmlDeviceGetComputeRunningProcesses(handle: _Handle) -> List[c_nvmlProcessInfo_t]:  # noqa: N802
-    """Processes using the GPU, with the VRAM each holds (None where the driver does not say)."""
-    if not isinstance(handle, _Handle):
-        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "not a handle of hipstack.pynvml")
+nvmlDeviceGetPowerManagementLimit = nvmlDeviceGetEnforcedPowerLimit
+
+
+def nvmlDeviceGetPowerManagementDefaultLimit(handle) -> int:  # noqa: N802
+    return _milliwatts(_values(handle, "power_cap_default")[0])
+
+
+def nvmlDeviceGetPowerManagementLimitConstraints(handle) -> list:  # noqa: N802
+    low, high = _values(handle, "power_cap_min", "power_cap_max")
+    return [_milliwatts(low), _milliwatts(high)]
+
+
+def nvmlDeviceGetTotalEnergyConsumption(handle) -> int:  # noqa: N802
+    """Millijoules since the driver loaded."""
+    return _whole(_values(handle, "energy_consumed")[0] * 1000)
+
+
+# NVML clock types -> the catalogue's clocks (AMD: the shader clock for graphics and SM).
+_CLOCKS = {NVML_CLOCK_GRAPHICS: ("clock_sclk",), NVML_CLOCK_SM: ("clock_sm", "clock_sclk"), NVML_CLOCK_MEM: ("clock_mclk",),
+           NVML_CLOCK_VIDEO: ("clock_video", "clock_vclk")}
+_MAX_CLOCKS = {NVML_CLOCK_GRAPHICS: ("clock_sclk_max",), NVML_CLOCK_SM: ("clock_sm_max", "clock_sclk_max"),
+               NVML_CLOCK_MEM: ("clock_mclk_max",), NVML_CLOCK_VIDEO: ("clock_video_max",)}
+
+
+def _clock(table, handle, clock_type) -> int:
+    if clock_type not in table:
+        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "clock type %r" % (clock_type,))
+    return _whole(_first(handle, *table[clock_type]))
+
+
+def nvmlDeviceGetClockInfo(handle, clock_type: int) -> int:  # noqa: N802
+    return _clock(_CLOCKS, handle, clock_type)
+
+
+def nvmlDeviceGetMaxClockInfo(handle, clock_type: int) -> int:  # noqa: N802
+    return _clock(_MAX_CLOCKS, handle, clock_type)
+
+
+def _pcie_generation(gts: float) -> int:
+    for generation, rate in enumerate((2.5, 5, 8, 16, 32, 64), start=1):
+        if abs(gts - rate) < 0.01:
+            return generation
+    raise NVMLError(NVML_ERROR_UNKNOWN, "%s GT/s is no PCIe generation's rate" % gts)
+
+
+def nvmlDeviceGetCurrPcieLinkGeneration(handle) -> int:  # noqa: N802
+    return _pcie_generation(_values(handle, "pcie_speed")[0])
+
+
+def nvmlDeviceGetMaxPcieLinkGeneration(handle) -> int:  # noqa: N802
+    return _pcie_generation(_values(handle, "pcie_speed_max")[0])
+
+
+def nvmlDeviceGetCurrPcieLinkWidth(handle) -> int:  # noqa: N802
+    return int(_values(handle, "pcie_width")[0])
+
+
+def nvmlDeviceGetMaxPcieLinkWidth(handle) -> int:  # noqa: N802
+    return int(_values(handle, "pcie_width_max")[0])
+
+
+def nvmlDeviceGetPcieThroughput(handle, counter: int) -> int:  # noqa: N802
+    """KB/s over NVML's 20 ms window (NVIDIA), or amdgpu's 1 s pcie_bw count: the call waits that long."""
+    names = {NVML_PCIE_UTIL_TX_BYTES: "pcie_tx", NVML_PCIE_UTIL_RX_BYTES: "pcie_rx"}
+    if counter not in names:
+        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "counter %r" % (counter,))
+    with _AsNvmlErrors():
+        readings = _open().sample(_index(handle), kinds=("pcie_throughput",), metrics=(names[counter],))
+    for r in readings:
+        if r.metric == names[counter] and not r.instance:
+            if not r.ok:
+                raise _failure(handle, r)
+            return _whole(r.value / 1000)
+    raise NVMLError(NVML_ERROR_NOT_SUPPORTED, names[counter])
+
+
+# ---- Modes and states ----------------------------------------------------------------------------
+
+def nvmlDeviceGetPerformanceState(handle) -> int:  # noqa: N802
+    """0 (P0, the most) .. 15; NVIDIA only."""
+    return int(_values(handle, "performance_state")[0].lstrip("P"))
+
+
+def nvmlDeviceGetPersistenceMode(handle) -> int:  # noqa: N802
+    return _enabled(_values(handle, "persistence_mode")[0])
+
+
+_COMPUTE_MODES = {"default": NVML_COMPUTEMODE_DEFAULT, "exclusive_thread": NVML_COMPUTEMODE_EXCLUSIVE_THREAD,
+                  "prohibited": NVML_COMPUTEMODE_PROHIBITED, "exclusive_process": NVML_COMPUTEMODE_EXCLUSIVE_PROCESS}
+
+
+def nvmlDeviceGetComputeMode(handle) -> int:  # noqa: N802
+    mode = _values(handle, "compute_mode")[0]
+    if mode not in _COMPUTE_MODES:
+        raise NVMLError(NVML_ERROR_UNKNOWN, "compute mode %r" % mode)
+    return _COMPUTE_MODES[mode]
+
+
+def nvmlDeviceGetMigMode(handle) -> list:  # noqa: N802
+    """[current, pending after the next reset] (NVIDIA)."""
+    return [_enabled(v) for v in _values(handle, "mig_mode", "mig_mode_pending")]
+
+
+def nvmlDeviceGetEccMode(handle) -> list:  # noqa: N802
+    """[current, pending after the next reset] (NVIDIA)."""
+    return [_enabled(v) for v in _values(handle, "ecc_mode", "ecc_mode_pending")]
+
+
+def nvmlDeviceGetCurrentClocksEventReasons(handle) -> int:  # noqa: N802
+    """NVML's clock-event bits (NVIDIA). AMD's throttle bits mean other things: NotSupported there."""
+    if _device(handle).vendor != "nvidia":
+        raise NVMLError(NVML_ERROR_NOT_SUPPORTED, "throttle_status of an AMD GPU has no NVML bits")
+    return int(_values(handle, "throttle_status")[0])
+
+
+nvmlDeviceGetCurrentClocksThrottleReasons = nvmlDeviceGetCurrentClocksEventReasons
+
+
+def nvmlDeviceGetTotalEccErrors(handle, error_type: int, counter_type: int) -> int:  # noqa: N802
+    """NVIDIA: NVML's totals. AMD: the volatile ones are the sums over RAS blocks (since the driver
+    loaded); amdgpu keeps no aggregate."""
+    kind = {NVML_MEMORY_ERROR_TYPE_CORRECTED: "corrected", NVML_MEMORY_ERROR_TYPE_UNCORRECTED: "uncorrected"}
+    counter = {NVML_VOLATILE_ECC: "volatile", NVML_AGGREGATE_ECC: "aggregate"}
+    if error_type not in kind or counter_type not in counter:
+        raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "error type %r, counter %r" % (error_type, counter_type))
+    if _device(handle).vendor == "amd" and counter_type == NVML_VOLATILE_ECC:
+        return _sum(handle, "ras_correctable" if error_type == NVML_MEMORY_ERROR_TYPE_CORRECTED else "ras_uncorrectable")
+    return int(_values(handle, "ecc_%s_%s" % (kind[error_type], counter[counter_type]))[0])
+
+
+def nvmlDeviceGetRemappedRows(handle):  # noqa: N802
+    """(correctable, uncorrectable, pending, failed) rows (NVIDIA, Ampere and later)."""
+    correctable = int(_values(handle, "remapped_rows", instance="correctable")[0])
+    uncorrectable = int(_values(handle, "remapped_rows", instance="uncorrectable")[0])
+    pending, failed = (int(v) for v in _values(handle, "remapped_rows_pending", "remapped_rows_failed"))
+    return (correctable, uncorrectable, pending, failed)
+
+
+def _not_read(what: str):
+    def call(handle, *args):
+        _index(handle)
+        raise NVMLError(NVML_ERROR_NOT_SUPPORTED, "%s: hipstack does not read it" % what)
+    call.__name__ = what
+    return call
+
+
+nvmlDeviceGetDisplayActive = _not_read("nvmlDeviceGetDisplayActive")
+nvmlDeviceGetDisplayMode = _not_read("nvmlDeviceGetDisplayMode")
+nvmlDeviceGetDriverModel = _not_read("nvmlDeviceGetDriverModel")  # NVML: Windows only
+nvmlDeviceGetCurrentDriverModel = _not_read("nvmlDeviceGetCurrentDriverModel")
+nvmlDeviceGetBrand = _not_read("nvmlDeviceGetBrand")
+nvmlDeviceGetProcessUtilization = _not_read("nvmlDeviceGetProcessUtilization")
+nvmlDeviceGetMPSComputeRunningProcesses = _not_read("nvmlDeviceGetMPSComputeRunningProcesses")
+nvmlDeviceGetMPSComputeRunningProcesses_v2 = nvmlDeviceGetMPSComputeRunningProcesses_v3 = nvmlDeviceGetMPSComputeRunningProcesses
+nvmlDeviceGetMaxMigDeviceCount = _not_read("nvmlDeviceGetMaxMigDeviceCount")
+
+
+def nvmlDeviceIsMigDeviceHandle(handle) -> int:  # noqa: N802
+    _index(handle)
+    return 0  # hipstack's handles are whole GPUs
+
+
+def nvmlDeviceGetFieldValues(handle, field_ids) -> list:  # noqa: N802
+    """Each field answered NVML_ERROR_NOT_SUPPORTED in its nvmlReturn: hipstack reads no field values."""
+    _index(handle)
+    out = (c_nvmlFieldValue_t * len(field_ids))()
+    for value, field in zip(out, field_ids):
+        value.fieldId, value.scopeId = (field if isinstance(field, tuple) else (field, 0))
+        value.nvmlReturn = NVML_ERROR_NOT_SUPPORTED
+    return list(out)
+
+
+# ---- Processes -----------------------------------------------------------------------------------
+
+def _processes(handle, graphics: bool) -> list:
+    """Processes of a kind as NVML lists them, with the VRAM each holds (None where the driver does not
+    say). A process without a type (amdgpu) is a compute process."""
+    with _AsNvmlErrors():
+        found = _open().processes(_index(handle))
     out = []
-    for process in _open().processes(handle.index):
-        vram = next((r.value for r in process.readings if r.metric == "process_vram" and r.ok), None)
-        out.append(c_nvmlProcessInfo_t(process.pid, vram))
+    for process in found:
+        values = {r.metric: r.value for r in process.readings if r.ok and not r.instance}
+        kind = values.get("process_type", "compute")
+        if ("graphics" if graphics else "compute") not in kind:
+            continue
+        info = c_nvmlProcessInfo_t(pid=process.pid, usedGpuMemory=int(values.get("process_vram", 0)),
+                                   gpuInstanceId=int(values.get("process_gpu_instance_id", NVML_VALUE_NOT_AVAILABLE_uint)),
+                                   computeInstanceId=int(values.get("process_compute_instance_id",
+                                                                    NVML_VALUE_NOT_AVAILABLE_uint)))
+        friendly = nvmlStructToFriendlyObject(info)
+        if "process_vram" not in values:
+            friendly.usedGpuMemory = None
+        out.append(friendly)
     return out
 
 
-nvmlDeviceGetComputeRunningProcesses_v2 = nvmlDeviceGetComputeRunningProcesses
-nvmlDeviceGetComputeRunningProcesses_v3 = nvmlDeviceGetComputeRunningProcesses
+def nvmlDeviceGetComputeRunningProcesses(handle) -> list:  # noqa: N802
+    return _processes(handle, graphics=False)
 
 
-def nvmlSystemGetDriverVersion() -> str:  # noqa: N802
-    """The first GPU's driver version."""
-    if nvmlDeviceGetCount() == 0:
-        raise NVMLError(NVML_ERROR_NOT_FOUND, "no GPU")
-    return _value(_Handle(0), "identity", "driver_version")
+def nvmlDeviceGetGraphicsRunningProcesses(handle) -> list:  # noqa: N802
+    return _processes(handle, graphics=True)
+
+
+nvmlDeviceGetComputeRunningProcesses_v2 = nvmlDeviceGetComputeRunningProcesses_v3 = nvmlDeviceGetComputeRunningProcesses
+nvmlDeviceGetGraphicsRunningProcesses_v2 = nvmlDeviceGetGraphicsRunningProcesses_v3 = nvmlDeviceGetGraphicsRunningProcesses
+
+
+# ---- NVML's C entry points, for clients that call them through pointers --------------------------
+from hipstack._nvml_pointers import _nvmlGetFunctionPointer  # noqa: E402,F401 (needs the calls above)

@@ -20,6 +20,14 @@ def run(env_extra):
     done = subprocess.run([sys.executable, FIGURES, "hipstack.pynvml"], env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise AssertionError(f"the script failed ({done.returncode}): {done.stderr}")
+    return json.loads(done.stdout)["gpus"]
+
+
+def run_all(env_extra):
+    env = dict(os.environ, **env_extra)
+    done = subprocess.run([sys.executable, FIGURES, "hipstack.pynvml"], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AssertionError(f"the script failed ({done.returncode}): {done.stderr}")
     return json.loads(done.stdout)
 
 
@@ -35,15 +43,35 @@ class OnTheFakeNvml(unittest.TestCase):
                 "HIPSTACK_FAKE_NVML_SCRIPT": os.path.join(os.environ["FAKE_NVML_SCRIPTS_DIR"], script)}
 
     def test_h200_figures_in_nvml_units(self):
-        (gpu,) = run(self.fake("h200.txt"))
-        self.assertEqual(gpu["name"], "NVIDIA H200")
-        self.assertEqual(gpu["uuid"], "GPU-aca16b07-651f-93bd-1093-3f6f187afb47")
-        # The script: total 143771 MiB, free 143156 MiB; NVML's first memory call: used = total - free.
-        self.assertEqual(gpu["memory"], {"total": 143771 * MIB, "free": 143156 * MIB, "used": (143771 - 143156) * MIB})
-        self.assertEqual(gpu["utilization"], {"gpu": 0, "memory": 0})
-        self.assertEqual(gpu["power_mw"], 125760)
-        self.assertEqual(gpu["temperature"], 41)
-        self.assertEqual(gpu["processes"], [])
+        """Every call on the scripted H200: the script's NVML numbers (h200.txt), in NVML's units and types."""
+        doc = run_all(self.fake("h200.txt"))
+        (gpu,) = doc["gpus"]
+        not_supported = {"error": 3}
+        expected = {
+            "name": "NVIDIA H200", "uuid": "GPU-aca16b07-651f-93bd-1093-3f6f187afb47", "serial": "1654124008493",
+            "index": 0, "minor_number": 0, "vbios": "96.00.A5.00.1A",
+            "pci": {"domain": 0, "bus": 0, "device": 6, "pciDeviceId": 0x233510DE, "pciSubSystemId": 0x18BF10DE,
+                    "busId": "00000000:00:06.0"},
+            # NVML's first memory call: used = total - free (the reservation counts as used); v2 apart.
+            "memory": {"total": 143771 * MIB, "free": 143156 * MIB, "used": (143771 - 143156) * MIB},
+            "memory_v2": {"total": 143771 * MIB, "reserved": 616 * MIB, "free": 143156 * MIB, "used": 0},
+            "bar1": {"bar1Total": 262144 * MIB, "bar1Free": 262143 * MIB, "bar1Used": 1 * MIB},
+            "utilization": {"gpu": 0, "memory": 0}, "encoder": 0, "decoder": 0,
+            "fan": not_supported,  # a fanless H200: NVML answers NOT_SUPPORTED
+            "temperature": 41, "power_mw": 125760, "enforced_limit": 700000, "management_limit": 700000,
+            "default_limit": 700000, "limit_constraints": [200000, 700000], "energy_mj": 3621847123,
+            "clocks": [1980, 1980, 3201, 1545], "max_clocks": [1980, 1980, 3201, 1545],
+            "pcie_generation": 5, "pcie_generation_max": 5, "pcie_width": 16, "pcie_width_max": 16,
+            "performance_state": 0, "persistence_mode": 1, "compute_mode": 0, "mig_mode": [0, 0], "ecc_mode": [1, 1],
+            "compute_capability": [9, 0], "ecc_errors": [0, 0, 0, 0], "remapped_rows": [0, 0, 0, 0],
+            "clock_event_reasons": 1,  # GPU_IDLE
+            "processes": [], "graphics_processes": [],
+        }
+        self.assertEqual(gpu, expected)
+        for key, value in gpu.items():  # NVML's types: whole numbers are ints, never floats
+            for v in (value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]):
+                self.assertNotIsInstance(v, float, key)
+        self.assertEqual(doc["system"], {"driver_version": "580.159.04", "cuda_version": 13000})
 
     def test_processes_with_their_memory(self):
         gpus = run(self.fake("h100x2-mig.txt"))
@@ -100,6 +128,64 @@ except pynvml.NVMLError_Uninitialized:
         out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
         self.assertEqual(out.split("\n"), ["uninitialized 1", "NVMLError_InvalidArgument 2", "sensor 2",
                                            "NVMLError_NotSupported", "twice", ""])
+
+
+    def test_error_classes_behave_as_pynvmls(self):
+        """What clients rely on at import (docs/pynvml-clients.md): bare subclasses carry their code,
+        NVMLError(code) is the subclass, every code has a text and a class, __new__ is a Python function."""
+        script = r'''
+import hipstack.pynvml as p
+p.NVMLError.__new__.__doc__ = "clients document it"   # a builtin __new__ refuses this
+print(p.NVMLError_FunctionNotFound().value, p.NVMLError_NotFound().value, type(p.NVMLError(15)).__name__)
+codes = {v for k, v in vars(p).items() if k.startswith("NVML_ERROR_")}
+print(set(p.NVMLError._errcode_to_string) <= codes, len(codes))
+print(all(p.nvmlExceptionClass(c).__name__.startswith("NVMLError_") for c in p.NVMLError._errcode_to_string))
+print(p.nvmlExceptionClass(3) is p.NVMLError_NotSupported, str(p.NVMLError(3)), type(p.NVMLError(12345)).__name__)
+try:
+    p._nvmlCheckReturn(p.NVML_ERROR_TIMEOUT)
+except p.NVMLError_Timeout as e:
+    print("timeout", e.value)
+'''
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+        self.assertEqual(out.splitlines(), ["13 6 NVMLError_GpuIsLost", "True 30", "True",
+                                            "True Not Supported NVMLError", "timeout 10"])
+
+    def test_c_form_entry_points(self):
+        """_nvmlGetFunctionPointer's entry points take NVML's ctypes arguments and return its codes: the
+        process list's count protocol, the versioned memory structure; other names are not found."""
+        script = r'''
+import ctypes
+import hipstack.pynvml as p
+try:
+    p._nvmlGetFunctionPointer("nvmlDeviceGetMemoryInfo_v2")
+except p.NVMLError_Uninitialized:
+    print("uninitialized")
+p.nvmlInit()
+h = p.nvmlDeviceGetHandleByIndex(0)
+fn = p._nvmlGetFunctionPointer("nvmlDeviceGetComputeRunningProcesses_v3")
+count = ctypes.c_uint(0)
+print(fn(h, ctypes.byref(count), None) == p.NVML_ERROR_INSUFFICIENT_SIZE, count.value)
+infos = (p.c_nvmlProcessInfo_v2_t * 5)()
+count.value = 5
+print(fn(h, ctypes.byref(count), infos), count.value, [(infos[i].pid, infos[i].usedGpuMemory) for i in range(count.value)])
+memory = p.c_nvmlMemory_v2_t()
+memory.version = p.nvmlMemory_v2
+print(p._nvmlGetFunctionPointer("nvmlDeviceGetMemoryInfo_v2")(h, ctypes.byref(memory)), memory.total, memory.used)
+print(p._nvmlGetFunctionPointer("nvmlDeviceGetMemoryInfo_v2") is p._nvmlGetFunctionPointer_cache["nvmlDeviceGetMemoryInfo_v2"])
+for name in ("nvmlDeviceGetConfComputeMemSizeInfo", "nvmlDeviceGetRunningProcessDetailList"):
+    try:
+        p._nvmlGetFunctionPointer(name)
+    except p.NVMLError_FunctionNotFound:
+        print("not found")
+gone = p.nvmlDeviceGetHandleByIndex(1)
+print(fn(p._Handle(99), ctypes.byref(count), None) == p.NVML_ERROR_INVALID_ARGUMENT)
+'''
+        env = dict(os.environ, **self.fake("h100x2-mig.txt"))
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+        used = json.loads(json.dumps(run(self.fake("h100x2-mig.txt"))[0]["memory_v2"]["used"]))
+        self.assertEqual(out.splitlines(), ["uninitialized", "True 2",
+                                            "0 2 [(4242, %d), (4310, %d)]" % (20480 * MIB, 1024 * MIB),
+                                            "0 %d %d" % (81559 * MIB, used), "True", "not found", "not found", "True"])
 
 
 class OnAnAmdCapture(unittest.TestCase):

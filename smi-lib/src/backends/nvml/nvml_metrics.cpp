@@ -299,15 +299,20 @@ void read_modes(Probe& p, const SampleOptions& options) {
   const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
   EnableState current = 0;
   EnableState pending = 0;
-  if (want({MetricId::ecc_mode})) {
+  // One call answers the mode now and the mode after the next reset.
+  if (want({MetricId::ecc_mode, MetricId::ecc_mode_pending})) {
     const Return code = p.call(api.ecc_mode, &current, &pending);
-    p.text(MetricId::ecc_mode, "nvmlDeviceGetEccMode", code, enabled_text(current));
+    if (want({MetricId::ecc_mode})) p.text(MetricId::ecc_mode, "nvmlDeviceGetEccMode", code, enabled_text(current));
+    if (want({MetricId::ecc_mode_pending})) p.text(MetricId::ecc_mode_pending, "nvmlDeviceGetEccMode", code, enabled_text(pending));
   }
-  if (want({MetricId::mig_mode})) {
+  if (want({MetricId::mig_mode, MetricId::mig_mode_pending})) {
     unsigned mig_current = 0;
     unsigned mig_pending = 0;
     const Return code = p.call(api.mig_mode, &mig_current, &mig_pending);
-    p.text(MetricId::mig_mode, "nvmlDeviceGetMigMode", code, enabled_text(static_cast<int>(mig_current)));
+    if (want({MetricId::mig_mode})) p.text(MetricId::mig_mode, "nvmlDeviceGetMigMode", code, enabled_text(static_cast<int>(mig_current)));
+    if (want({MetricId::mig_mode_pending})) {
+      p.text(MetricId::mig_mode_pending, "nvmlDeviceGetMigMode", code, enabled_text(static_cast<int>(mig_pending)));
+    }
   }
   if (want({MetricId::persistence_mode})) {
     const Return code = p.call(api.persistence_mode, &current);
