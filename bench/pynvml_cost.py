@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Per-call cost of hipstack.pynvml against NVIDIA's pynvml on the same GPU, same process, calls
+interleaved (these machines are noisy): the three calls a monitoring loop makes most (power,
+temperature, utilisation), each called RUNS times; prints the median cost of each call for both
+modules and their ratio (issue 41's target: at most 2x).
+
+Usage: bench/pynvml_cost.py [RUNS]   (HIPSTACK_SMI_LIBRARY and PYTHONPATH name hipstack's package)
+"""
+import statistics
+import sys
+import time
+
+import hipstack.pynvml as ours
+import pynvml as theirs
+
+
+def calls(n):
+    n.nvmlInit()
+    h = n.nvmlDeviceGetHandleByIndex(0)
+    return {"nvmlDeviceGetPowerUsage": lambda: n.nvmlDeviceGetPowerUsage(h),
+            "nvmlDeviceGetTemperature": lambda: n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU),
+            "nvmlDeviceGetUtilizationRates": lambda: n.nvmlDeviceGetUtilizationRates(h)}
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    mine, real = calls(ours), calls(theirs)
+    for name in mine:
+        a, b = [], []
+        for _ in range(runs):
+            t = time.perf_counter_ns()
+            real[name]()
+            b.append(time.perf_counter_ns() - t)
+            t = time.perf_counter_ns()
+            mine[name]()
+            a.append(time.perf_counter_ns() - t)
+        ma, mb = statistics.median(a) / 1000, statistics.median(b) / 1000
+        print(f"{name:32} pynvml {mb:8.1f} us   hipstack.pynvml {ma:8.1f} us   ratio {ma / mb:6.1f}")
+
+
+if __name__ == "__main__":
+    main()
