@@ -139,10 +139,10 @@ std::string dmon_line(const DmonRequest& request, std::uint32_t index, const std
     const std::time_t now = std::time(nullptr);
     std::tm local{};
     localtime_r(&now, &local);
-    line = " ";
-    if (request.time_columns.find('D') != std::string::npos) line += fmt::format("{:%Y%m%d}    ", local);
-    if (request.time_columns.find('T') != std::string::npos) line += fmt::format("{:%H:%M:%S}    ", local);
-    line += fmt::format("{:>4}", index);
+    const bool date = request.time_columns.find('D') != std::string::npos;
+    const bool time = request.time_columns.find('T') != std::string::npos;
+    line = fmt::format(" {}{}{:>4}", date ? fmt::format("{:%Y%m%d}    ", local) : std::string(),
+                       time ? fmt::format("{:%H:%M:%S}    ", local) : std::string(), index);
   } else {
     line = fmt::format("{:>5}", index);
   }
