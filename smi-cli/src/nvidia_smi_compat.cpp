@@ -75,6 +75,19 @@ NvidiaSmiRefusal unsupported(std::string_view arg) {
                       printable(arg))};
 }
 
+// An option's value: "--key=value" (long keys) or "KEY value", for any of `keys` ("-i", "--id");
+// moves `i` past a separate value. Nothing when argv[i] is not one of them.
+std::optional<std::string> option_value(int argc, char** argv, int& i, std::initializer_list<std::string_view> keys) {
+  const std::string_view arg = argv[i];
+  for (const std::string_view key : keys) {
+    if (key.starts_with("--") && arg.starts_with(key) && arg.size() > key.size() && arg[key.size()] == '=') {
+      return std::string(arg.substr(key.size() + 1));
+    }
+    if (arg == key && i + 1 < argc) return std::string(argv[++i]);
+  }
+  return std::nullopt;
+}
+
 // A loop interval: whole seconds (-l) or milliseconds (-lms), at least 1.
 std::optional<std::chrono::milliseconds> interval(std::string_view text, bool milliseconds) {
   if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -89,7 +102,8 @@ std::optional<std::chrono::milliseconds> interval(std::string_view text, bool mi
 std::optional<std::vector<std::uint32_t>> selected(const DeviceSource& source, const std::vector<std::string>& ids) {
   std::vector<std::uint32_t> out;
   if (ids.empty()) {
-    for (std::uint32_t i = 0; i < source.devices().size(); ++i) out.push_back(i);
+    const std::size_t count = source.devices().size();
+    for (std::uint32_t i = 0; i < count; ++i) out.push_back(i);
     return out;
   }
   for (const std::string& id : ids) {
@@ -147,12 +161,6 @@ std::string gpu_rows(const DeviceSource& source, const NvidiaSmiRequest& request
   return out;
 }
 
-// The program a process runs, as nvidia-smi names it: argv[0] (cmdline's first word), else comm.
-std::string program(const smi::ProcessInfo& p) {
-  const std::string first = p.command_line.substr(0, p.command_line.find(' '));
-  return first.empty() ? p.name : first;
-}
-
 std::string app_rows(const LocalSource& source, const NvidiaSmiRequest& request, const std::vector<std::uint32_t>& gpus) {
   const auto devices = source.devices();
   smi::SampleOptions what = sample_of(request);
@@ -166,10 +174,11 @@ std::string app_rows(const LocalSource& source, const NvidiaSmiRequest& request,
     const NvidiaSmiRow gpu{devices.at(index), readings, devices.size(), stamp};
     for (const smi::ProcessInfo& p : *processes) {
       const NvidiaSmiRow process{devices.at(index), p.readings, devices.size(), stamp};
+      const std::string program = nvidia_smi_program(p);
       std::vector<std::string> cells;
       for (const NvidiaSmiField* f : request.fields) {
         if (f->name == "pid") cells.push_back(std::to_string(p.pid));
-        else if (f->name == "process_name") cells.push_back(program(p));
+        else if (f->name == "process_name") cells.push_back(program.empty() ? std::string(f->missing) : program);
         else if (f->name == "used_gpu_memory") cells.push_back(nvidia_smi_value(*f, process, request.units));
         else cells.push_back(nvidia_smi_value(*f, gpu, request.units));
       }
@@ -210,22 +219,22 @@ std::string report(const DeviceSource& source, const LocalSource* local, const N
   what.metrics = nvidia_smi_report_metrics(request.report);
   what.metrics.insert(what.metrics.end(), {smi::MetricId::bdf, smi::MetricId::driver_version, smi::MetricId::cuda_driver_version});
   const std::string stamp = nvidia_smi_timestamp();
+  const auto sampled = source.sample_all(gpus, what);  // through hipstack-smid, one round trip for all
+  const bool pids = nvidia_smi_report_shows(request.report, "PIDS");
+  const NvidiaSmiField& bus = nvidia_smi_field(nvidia_smi_gpu_fields(), "pci.bus_id");
   std::string body;
   std::string driver, cuda;
-  for (const std::uint32_t index : gpus) {
-    const auto readings = source.sample(index, what);
-    const NvidiaSmiRow row{devices.at(index), readings, devices.size(), stamp};
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const auto& readings = sampled.at(i);
+    const NvidiaSmiRow row{devices.at(gpus[i]), readings, devices.size(), stamp};
     const auto text_of = [&readings](smi::MetricId id) {
       const auto it = std::find_if(readings.begin(), readings.end(), [id](const smi::Reading& r) { return r.id == id && r.ok(); });
       return it == readings.end() ? std::string() : value_text(*it);
     };
     if (driver.empty()) driver = text_of(smi::MetricId::driver_version);
     if (cuda.empty()) cuda = text_of(smi::MetricId::cuda_driver_version);
-    const bool pids = request.report.sections.empty() ||
-                      std::find(request.report.sections.begin(), request.report.sections.end(), "PIDS") != request.report.sections.end();
-    const auto processes = pids && local != nullptr ? local->processes(index, kProcessScanMs) : std::nullopt;
-    const NvidiaSmiField* bus = find_nvidia_smi_field(nvidia_smi_gpu_fields(), "pci.bus_id");
-    body += fmt::format("GPU {}\n", printable(nvidia_smi_value(*bus, row, false)));
+    const auto processes = pids && local != nullptr ? local->processes(gpus[i], kProcessScanMs) : std::nullopt;
+    body += fmt::format("GPU {}\n", printable(nvidia_smi_value(bus, row, false)));
     body += nvidia_smi_report_gpu(request.report, row, processes);
   }
   return nvidia_smi_report_header(driver, cuda, devices.size()) + body;
@@ -236,7 +245,13 @@ class Output {
  public:
   explicit Output(const std::string& path) {
     if (path.empty()) return;
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    // O_NONBLOCK: a FIFO nobody reads fails the open (ENXIO) instead of blocking it forever; the
+    // writes then block as usual.
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+    if (fd_ >= 0 && ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
     if (fd_ < 0) error_ = fmt::format("cannot write {}: {}", printable(path), std::strerror(errno));
   }
   ~Output() {
@@ -284,34 +299,28 @@ std::optional<NvidiaSmiRefusal> parse_dmon_args(int argc, char** argv, int first
   for (int i = first; i < argc; ++i) {
     if (i == compat_flag) continue;
     const std::string_view arg = argv[i];
-    auto value_of = [&](std::string_view short_key, std::string_view long_key) -> std::optional<std::string> {
-      if (arg.starts_with(long_key) && arg.size() > long_key.size() && arg[long_key.size()] == '=') {
-        return std::string(arg.substr(long_key.size() + 1));
-      }
-      if ((arg == short_key || arg == long_key) && i + 1 < argc) return std::string(argv[++i]);
-      return std::nullopt;
-    };
-    if (auto ids = value_of("-i", "--id")) {
+    const auto value_of = [&](std::initializer_list<std::string_view> keys) { return option_value(argc, argv, i, keys); };
+    if (auto ids = value_of({"-i", "--id"})) {
       for (const std::string& id : split(*ids)) request.ids.push_back(id);
-    } else if (auto delay = value_of("-d", "--delay")) {
+    } else if (auto delay = value_of({"-d", "--delay"})) {
       request.loop = interval(*delay, false);
       // nvidia-smi says so and exits 0 without monitoring (recorded: dmon-bad-delay.txt).
       if (!request.loop || *request.loop > std::chrono::seconds(kMaxDelaySeconds)) return NvidiaSmiRefusal{std::string(kBadDelay), 0, ""};
-    } else if (auto count = value_of("-c", "--count")) {
+    } else if (auto count = value_of({"-c", "--count"})) {
       const auto rounds = interval(*count, true);
       if (!rounds) return NvidiaSmiRefusal{std::string(kBadCount), 0, ""};  // exit 0, as nvidia-smi (dmon-bad-count.txt)
       request.count = rounds->count();
-    } else if (auto select = value_of("-s", "--select")) {
+    } else if (auto select = value_of({"-s", "--select"})) {
       request.dmon.select = *select;
-    } else if (auto options = value_of("-o", "--options")) {
+    } else if (auto options = value_of({"-o", "--options"})) {
       request.dmon.time_columns = *options;
-    } else if (auto file = value_of("-f", "--filename")) {
+    } else if (auto file = value_of({"-f", "--filename"})) {
       request.file = *file;
     } else if (arg == "--direct") {
       request.direct = true;
-    } else if (auto root = value_of("--sysfs-root", "--sysfs-root")) {
+    } else if (auto root = value_of({"--sysfs-root"})) {
       request.open.sysfs_root = *root;
-    } else if (auto proc = value_of("--procfs-root", "--procfs-root")) {
+    } else if (auto proc = value_of({"--procfs-root"})) {
       request.open.procfs_root = *proc;
     } else {
       return unsupported(fmt::format("dmon {}", arg));
@@ -329,59 +338,49 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
     if (i == compat_flag) continue;
     const std::string_view arg = argv[i];
     if (arg == "dmon" && !have_query) return parse_dmon_args(argc, argv, i + 1, compat_flag, request);
-    // "--key=value" or "--key value" (and the short forms "-i value")
-    auto value_of = [&](std::string_view key) -> std::optional<std::string> {
-      if (arg.starts_with(key) && arg.size() > key.size() && arg[key.size()] == '=') return std::string(arg.substr(key.size() + 1));
-      if (arg == key && i + 1 < argc) return std::string(argv[++i]);
+    const auto value_of = [&](std::initializer_list<std::string_view> keys) { return option_value(argc, argv, i, keys); };
+    // One mode a command line: a second one is refused as nvidia-smi refuses it.
+    const auto enter = [&](Mode mode) -> std::optional<NvidiaSmiRefusal> {
+      if (have_query) return mixed_modes(arg);
+      request.mode = mode;
+      have_query = true;
       return std::nullopt;
     };
-    if (auto v = value_of("--query-gpu")) {
-      if (have_query) return mixed_modes(arg);
-      request.mode = Mode::query_gpu;
-      have_query = true;
+    if (auto v = value_of({"--query-gpu"})) {
+      if (auto refusal = enter(Mode::query_gpu)) return refusal;
       for (const std::string& name : split(*v)) {
         const NvidiaSmiField* field = find_nvidia_smi_field(nvidia_smi_gpu_fields(), name);
         if (field == nullptr) return bad_field(name, nvidia_smi_gpu_fields());
         request.fields.push_back(field);
       }
-    } else if (auto a = value_of("--query-compute-apps")) {
-      if (have_query) return mixed_modes(arg);
-      request.mode = Mode::query_apps;
-      have_query = true;
+    } else if (auto a = value_of({"--query-compute-apps"})) {
+      if (auto refusal = enter(Mode::query_apps)) return refusal;
       for (const std::string& name : split(*a)) {
         const NvidiaSmiField* field = find_nvidia_smi_field(nvidia_smi_app_fields(), name);
         if (field == nullptr) return bad_field(name, nvidia_smi_app_fields());
         request.fields.push_back(field);
       }
     } else if (arg == "-L" || arg == "--list-gpus") {
-      if (have_query) return mixed_modes(arg);
-      request.mode = Mode::list;
-      have_query = true;
+      if (auto refusal = enter(Mode::list)) return refusal;
     } else if (arg == "-q" || arg == "--query") {
-      if (have_query) return mixed_modes(arg);
-      request.mode = Mode::report;
-      have_query = true;
-    } else if (auto display = arg == "-d" ? value_of("-d") : value_of("--display")) {
+      if (auto refusal = enter(Mode::report)) return refusal;
+    } else if (auto display = value_of({"-d", "--display"})) {
       for (const std::string& section : split(*display)) request.report.sections.push_back(section);
       if (const auto refusal = nvidia_smi_report_refusal(request.report)) return NvidiaSmiRefusal{*refusal, kNvidiaSmiBadArguments, ""};
     } else if (arg == "--help-query-gpu") {
-      if (have_query) return mixed_modes(arg);
-      request.mode = Mode::help_gpu;
-      have_query = true;
+      if (auto refusal = enter(Mode::help_gpu)) return refusal;
     } else if (arg == "--help-query-compute-apps") {
-      if (have_query) return mixed_modes(arg);
-      request.mode = Mode::help_apps;
-      have_query = true;
-    } else if (auto f = value_of("--format")) {
+      if (auto refusal = enter(Mode::help_apps)) return refusal;
+    } else if (auto f = value_of({"--format"})) {
       const auto parts = split(*f);
       for (const std::string& part : parts) {
         if (part == "noheader") request.header = false;
         else if (part == "nounits") request.units = false;
         else if (part != "csv") return NvidiaSmiRefusal{"Format modifier is not recognized.\n", kNvidiaSmiBadArguments, ""};
       }
-    } else if (auto ids = arg == "-i" ? value_of("-i") : value_of("--id")) {
+    } else if (auto ids = value_of({"-i", "--id"})) {
       for (const std::string& id : split(*ids)) request.ids.push_back(id);
-    } else if (auto file = arg == "-f" ? value_of("-f") : value_of("--filename")) {
+    } else if (auto file = value_of({"-f", "--filename"})) {
       request.file = *file;
     } else if (arg == "-l" || arg.starts_with("--loop=") || arg == "--loop") {
       // The interval is optional: the next word is taken when it is a number.
@@ -389,14 +388,14 @@ std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int
       if (text.empty() && i + 1 < argc && std::isdigit(static_cast<unsigned char>(argv[i + 1][0])) != 0) text = argv[++i];
       request.loop = text.empty() ? std::optional<std::chrono::milliseconds>(kDefaultLoop) : interval(text, false);
       if (!request.loop) return NvidiaSmiRefusal{std::string(kBadLoop), kNvidiaSmiBadArguments, ""};
-    } else if (auto ms = arg == "-lms" ? value_of("-lms") : value_of("--loop-ms")) {
+    } else if (auto ms = value_of({"-lms", "--loop-ms"})) {
       request.loop = interval(*ms, true);
       if (!request.loop) return NvidiaSmiRefusal{std::string(kBadLoop), kNvidiaSmiBadArguments, ""};
     } else if (arg == "--direct") {
       request.direct = true;
-    } else if (auto root = value_of("--sysfs-root")) {
+    } else if (auto root = value_of({"--sysfs-root"})) {
       request.open.sysfs_root = *root;
-    } else if (auto proc = value_of("--procfs-root")) {
+    } else if (auto proc = value_of({"--procfs-root"})) {
       request.open.procfs_root = *proc;
     } else {
       return unsupported(arg);
@@ -444,9 +443,7 @@ int run_nvidia_smi_help(const NvidiaSmiRequest& request) {
 }
 
 bool nvidia_smi_reads_processes(const NvidiaSmiRequest& request) {
-  const auto& sections = request.report.sections;
-  return request.mode == Mode::query_apps ||
-         (request.mode == Mode::report && (sections.empty() || std::find(sections.begin(), sections.end(), "PIDS") != sections.end())) ||
+  return request.mode == Mode::query_apps || (request.mode == Mode::report && nvidia_smi_report_shows(request.report, "PIDS")) ||
          (request.mode == Mode::dmon && request.dmon.select.find('t') != std::string::npos);  // a measurement of its own
 }
 

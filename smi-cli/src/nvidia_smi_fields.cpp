@@ -6,7 +6,10 @@
 // generated from these notes).
 #include "nvidia_smi_fields.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <stdexcept>
 
 namespace hipstack::cli {
 namespace {
@@ -288,14 +291,24 @@ const Field kAppFields[] = {
 
 }  // namespace
 
-std::vector<std::string> nvidia_smi_aliases(const NvidiaSmiField& field) {
-  std::vector<std::string> out;
+namespace {
+
+// Each alias of a field, in order, without copying them.
+template <typename Visit>
+void for_each_alias(const NvidiaSmiField& field, Visit visit) {
   std::string_view rest = field.aliases;
   while (!rest.empty()) {
     const std::size_t comma = std::min(rest.find(','), rest.size());
-    out.emplace_back(rest.substr(0, comma));
+    visit(rest.substr(0, comma));
     rest.remove_prefix(std::min(comma + 1, rest.size()));
   }
+}
+
+}  // namespace
+
+std::vector<std::string> nvidia_smi_aliases(const NvidiaSmiField& field) {
+  std::vector<std::string> out;
+  for_each_alias(field, [&out](std::string_view alias) { out.emplace_back(alias); });
   return out;
 }
 
@@ -304,10 +317,22 @@ std::span<const NvidiaSmiField> nvidia_smi_app_fields() noexcept { return kAppFi
 
 const NvidiaSmiField* find_nvidia_smi_field(std::span<const NvidiaSmiField> fields, std::string_view name) {
   const auto it = std::find_if(fields.begin(), fields.end(), [name](const Field& f) {
-    const auto aliases = nvidia_smi_aliases(f);
-    return f.name == name || std::find(aliases.begin(), aliases.end(), name) != aliases.end();
+    bool alias = false;
+    for_each_alias(f, [&](std::string_view a) { alias = alias || a == name; });
+    return f.name == name || alias;
   });
   return it == fields.end() ? nullptr : &*it;
+}
+
+const NvidiaSmiField& nvidia_smi_field(std::span<const NvidiaSmiField> fields, std::string_view name) {
+  const NvidiaSmiField* field = find_nvidia_smi_field(fields, name);
+  if (field == nullptr) throw std::logic_error(fmt::format("no nvidia-smi field \"{}\" in the table", name));
+  return *field;
+}
+
+std::string nvidia_smi_program(const smi::ProcessInfo& process) {
+  const std::string first = process.command_line.substr(0, process.command_line.find(' '));
+  return first.empty() ? process.name : first;
 }
 
 std::vector<const NvidiaSmiField*> nvidia_smi_fields_of(smi::MetricId id) {

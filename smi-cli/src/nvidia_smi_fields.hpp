@@ -59,6 +59,11 @@ std::span<const NvidiaSmiField> nvidia_smi_gpu_fields() noexcept;
 std::span<const NvidiaSmiField> nvidia_smi_app_fields() noexcept;
 // By canonical name or alias; null when nvidia-smi does not know the name either.
 const NvidiaSmiField* find_nvidia_smi_field(std::span<const NvidiaSmiField> fields, std::string_view name);
+// A field the code names itself (the -q report's lines): std::logic_error when the table lacks it.
+const NvidiaSmiField& nvidia_smi_field(std::span<const NvidiaSmiField> fields, std::string_view name);
+// The program a process runs, as nvidia-smi names it: argv[0] (cmdline's first word), else comm;
+// "" when neither is known (the process is gone, or its /proc unreadable).
+std::string nvidia_smi_program(const smi::ProcessInfo& process);
 // A field's aliases, one string each.
 std::vector<std::string> nvidia_smi_aliases(const NvidiaSmiField& field);
 // The fields that answer from `id` (for the catalogue's JSON).

@@ -237,21 +237,44 @@ const ReportLine kLines[] = {
 
 constexpr std::string_view kSections[] = {"MEMORY", "UTILIZATION", "ECC",  "TEMPERATURE",
                                           "POWER",  "CLOCK",       "PIDS", "PERFORMANCE"};
-constexpr std::size_t kLabelWidth = 55;  // the value's colon is in this column
-constexpr std::size_t kProcessLabelWidth = 42;
+constexpr std::size_t kLabelWidth = 55;         // the value's colon is in this column
+constexpr std::size_t kProcessLabelWidth = 42;  // in the Processes block
 
-std::string value_line(int depth, std::string_view label, std::string_view value) {
+std::string value_line(int depth, std::string_view label, std::string_view value, std::size_t width = kLabelWidth) {
   std::string text = std::string(static_cast<std::size_t>(depth) * 4, ' ') + std::string(label);
-  if (text.size() < kLabelWidth) text.resize(kLabelWidth, ' ');
+  if (text.size() < width) text.resize(width, ' ');
   return fmt::format("{}: {}\n", text, printable(value));
 }
 
-bool shown(const NvidiaSmiReport& report, std::string_view section) {
-  if (report.sections.empty()) return true;
-  return std::find(report.sections.begin(), report.sections.end(), section) != report.sections.end();
+// Whether the report shows a line: the identity block only without -d, a section's lines when -d
+// names it (or names nothing).
+bool included(const NvidiaSmiReport& report, std::string_view section) {
+  return section.empty() ? report.sections.empty() : nvidia_smi_report_shows(report, section);
+}
+
+const NvidiaSmiField& field_of(const ReportLine& line) {
+  return line.own != nullptr ? *line.own : nvidia_smi_field(nvidia_smi_gpu_fields(), line.field);
+}
+
+// NVML's process type letter: C (compute), G (graphics), C+G; an AMD process is a compute process.
+std::string_view process_type(const smi::ProcessInfo& p) {
+  const auto it = std::find_if(p.readings.begin(), p.readings.end(),
+                               [](const smi::Reading& r) { return r.id == MetricId::process_type && r.ok(); });
+  const std::string type = it == p.readings.end() ? "compute" : value_text(*it);
+  return type == "graphics" ? "G" : type == "compute+graphics" ? "C+G" : "C";
+}
+
+// A MIG instance id of the process (NVIDIA), "N/A" outside MIG.
+std::string instance_id(const smi::ProcessInfo& p, MetricId id) {
+  const auto it = std::find_if(p.readings.begin(), p.readings.end(), [id](const smi::Reading& r) { return r.id == id && r.ok(); });
+  return it == p.readings.end() ? "N/A" : value_text(*it);
 }
 
 }  // namespace
+
+bool nvidia_smi_report_shows(const NvidiaSmiReport& report, std::string_view section) {
+  return report.sections.empty() || std::find(report.sections.begin(), report.sections.end(), section) != report.sections.end();
+}
 
 std::optional<std::string> nvidia_smi_report_refusal(const NvidiaSmiReport& report) {
   for (const std::string& s : report.sections) {
@@ -265,11 +288,8 @@ std::optional<std::string> nvidia_smi_report_refusal(const NvidiaSmiReport& repo
 std::vector<smi::MetricId> nvidia_smi_report_metrics(const NvidiaSmiReport& report) {
   std::vector<smi::MetricId> out;
   for (const ReportLine& line : kLines) {
-    if (line.field.empty() || line.field == "-" || (!line.section.empty() && !shown(report, line.section))) continue;
-    if (!line.section.empty() || report.sections.empty()) {
-      const NvidiaSmiField* f = line.own != nullptr ? line.own : find_nvidia_smi_field(nvidia_smi_gpu_fields(), line.field);
-      for (const smi::MetricId id : nvidia_smi_metrics(*f)) out.push_back(id);
-    }
+    if (line.field.empty() || line.field == "-" || !included(report, line.section)) continue;
+    for (const smi::MetricId id : nvidia_smi_metrics(field_of(line))) out.push_back(id);
   }
   return out;
 }
@@ -290,41 +310,35 @@ std::string nvidia_smi_report_gpu(const NvidiaSmiReport& report, const NvidiaSmi
                                   const std::optional<std::vector<smi::ProcessInfo>>& processes) {
   std::string out;
   for (const ReportLine& line : kLines) {
-    if (line.section.empty() ? !report.sections.empty() : !shown(report, line.section)) continue;
+    if (!included(report, line.section)) continue;
     if (line.field.empty()) {
       out += std::string(static_cast<std::size_t>(line.depth) * 4, ' ') + std::string(line.label) + "\n";
       continue;
     }
     std::string value = "N/A";
     if (line.field != "-") {
-      const NvidiaSmiField* f = line.own != nullptr ? line.own : find_nvidia_smi_field(nvidia_smi_gpu_fields(), line.field);
-      value = nvidia_smi_value(*f, row, true);
+      value = nvidia_smi_value(field_of(line), row, true);
       value = value == "[N/A]" || value == "N/A" || value.empty() ? "N/A" : value + std::string(line.suffix);
     }
     out += value_line(line.depth, line.label, value);
   }
-  if (shown(report, "PIDS")) {
+  if (nvidia_smi_report_shows(report, "PIDS")) {
     if (!processes) {
       out += value_line(1, "Processes", "N/A");
     } else if (processes->empty()) {
       out += value_line(1, "Processes", "None");
     } else {
       out += "    Processes\n";
-      const auto process_line = [](int depth, std::string_view label, std::string_view value) {
-        std::string text = std::string(static_cast<std::size_t>(depth) * 4, ' ') + std::string(label);
-        if (text.size() < kProcessLabelWidth) text.resize(kProcessLabelWidth, ' ');
-        return fmt::format("{}: {}\n", text, printable(value));
-      };
-      const NvidiaSmiField* used = find_nvidia_smi_field(nvidia_smi_app_fields(), "used_gpu_memory");
+      const NvidiaSmiField& used = nvidia_smi_field(nvidia_smi_app_fields(), "used_gpu_memory");
       for (const smi::ProcessInfo& p : *processes) {
-        const NvidiaSmiRow process{row.device, p.readings, row.count, row.timestamp};
-        const std::string memory = nvidia_smi_value(*used, process, true);
-        out += process_line(2, "GPU instance ID", "N/A");
-        out += process_line(2, "Compute instance ID", "N/A");
-        out += process_line(2, "Process ID", std::to_string(p.pid));
-        out += process_line(3, "Type", "C");
-        out += process_line(3, "Name", p.command_line.empty() ? p.name : p.command_line.substr(0, p.command_line.find(' ')));
-        out += process_line(3, "Used GPU Memory", memory == "[N/A]" ? "N/A" : memory);
+        const std::string memory = nvidia_smi_value(used, NvidiaSmiRow{row.device, p.readings, row.count, row.timestamp}, true);
+        out += value_line(2, "GPU instance ID", instance_id(p, MetricId::process_gpu_instance_id), kProcessLabelWidth);
+        out += value_line(2, "Compute instance ID", instance_id(p, MetricId::process_compute_instance_id), kProcessLabelWidth);
+        out += value_line(2, "Process ID", std::to_string(p.pid), kProcessLabelWidth);
+        out += value_line(3, "Type", process_type(p), kProcessLabelWidth);
+        const std::string name = nvidia_smi_program(p);
+        out += value_line(3, "Name", name.empty() ? "N/A" : name, kProcessLabelWidth);
+        out += value_line(3, "Used GPU Memory", memory == "[N/A]" ? "N/A" : memory, kProcessLabelWidth);
       }
     }
   }

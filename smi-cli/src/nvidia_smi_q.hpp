@@ -15,6 +15,8 @@ struct NvidiaSmiReport {
   std::vector<std::string> sections;  // -d: MEMORY, UTILIZATION, ECC, TEMPERATURE, POWER, CLOCK, PIDS, PERFORMANCE
 };
 
+// Whether the report shows a -d section: -d names it, or names nothing.
+bool nvidia_smi_report_shows(const NvidiaSmiReport& report, std::string_view section);
 // nvidia-smi's words for a -d it does not know; nothing when the request is good.
 std::optional<std::string> nvidia_smi_report_refusal(const NvidiaSmiReport& report);
 // The metrics the report's lines are made from.

@@ -254,6 +254,11 @@ class OtherModes(unittest.TestCase):
                    "--sysfs-root", sys_root(SPX), expect=1)
         self.assertIn("cannot write", proc.stderr)
         self.assertEqual(open(victim).read(), "keep\n")
+        # A FIFO nobody reads: refused at once (ENXIO), never a wait without end.
+        fifo = os.path.join(folder, "fifo")
+        os.mkfifo(fifo)
+        proc = run("--nvidia-smi", "--query-gpu=index", "--format=csv", "-f", fifo, "--sysfs-root", sys_root(SPX), expect=1)
+        self.assertIn("cannot write", proc.stderr)
 
     def test_dmon_columns_are_nvidia_smis(self):
         root = sys_root(FAULTS)
@@ -318,6 +323,42 @@ class OtherModes(unittest.TestCase):
         self.assertNotIn("Power Readings", out)
         bdf = json.loads(run("list", "--json", "--sysfs-root", sys_root(FAULTS)).stdout)["devices"][2]["bdf"]
         self.assertIn(f"GPU 0000{bdf.upper()}\n", out)
+
+    def test_plain_query_report_and_its_processes(self):
+        """-q alone: the identity block (each of its lines one of nvidia-smi's report, at the same
+        depth, in nvidia-smi's order), then every section; the Processes block as nvidia-smi's."""
+        env = fake_nvml_env(self, "h100x2-mig.txt")
+        empty = tempfile.mkdtemp(prefix="no-amd-")
+        self.addCleanup(os.rmdir, empty)
+        proc = subprocess.run([SMI, "--nvidia-smi", "-q", "-i", "1", "--sysfs-root", empty], capture_output=True, text=True,
+                              env=env, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        ours = proc.stdout.splitlines()
+        theirs = [l.split(" : ")[0].rstrip() for l in open(recorded("q.txt")).read().splitlines()]
+        start = ours.index("GPU 00000000:2A:00.0")
+        identity = [l.split(" : ")[0].rstrip() for l in ours[start + 1:ours.index("    Performance State".ljust(55) + ": P0")]]
+        self.assertGreater(len(identity), 20)
+        at = 0
+        for label in identity:  # a subsequence of nvidia-smi's report: same labels, same depths, same order
+            self.assertIn(label, theirs[at:], label)
+            at = theirs.index(label, at) + 1
+        self.assertIn("    Product Name".ljust(55) + ": NVIDIA H100 80GB HBM3", ours)
+        for section in ("    FB Memory Usage", "    Temperature", "    Clocks", "    ECC Mode"):
+            self.assertIn(section, ours)
+        # The processes of a MIG GPU: NVML's instance ids, type C, the program, its memory (process --json).
+        doc = json.loads(subprocess.run([SMI, "process", "--json", "-g", "1", "--sysfs-root", empty], capture_output=True,
+                                        text=True, env=env, timeout=60, check=True).stdout)["devices"][0]["processes"]
+        block = ours[ours.index("    Processes"):]
+        for p in doc:
+            m = p["metrics"]
+            line = lambda depth, label, value: (" " * 4 * depth + label).ljust(42) + ": " + value  # noqa: E731
+            i = block.index(line(2, "Process ID", str(p["pid"])))
+            self.assertEqual(block[i - 2], line(2, "GPU instance ID", str(m["process_gpu_instance_id"]["value"])))
+            self.assertEqual(block[i - 1], line(2, "Compute instance ID", str(m["process_compute_instance_id"]["value"])))
+            self.assertEqual(block[i + 1], line(3, "Type", "C"))
+            self.assertEqual(block[i + 2], line(3, "Name", p["name"] or "N/A"))  # no such process here: no name
+            self.assertEqual(block[i + 3], line(3, "Used GPU Memory", "%d MiB" % -(-m["process_vram"]["value"] // 2**20)))
+        self.assertGreater(len(doc), 0)
 
     def test_help_query_gpu_lists_every_field_and_its_source(self):
         text = run("--nvidia-smi", "--help-query-gpu").stdout

@@ -12,7 +12,7 @@ python3-blessed (the clients' dependencies) and Debian's archive.
 """
 import json
 import os
-import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,6 +34,10 @@ def setUpModule():
         f.write(SHIM_TEXT)
 
 
+def tearDownModule():
+    shutil.rmtree(SHIM, ignore_errors=True)
+
+
 class Clients(unittest.TestCase):
     def sources(self):
         """(name, environment) of each GPU set the clients are run on."""
@@ -44,6 +48,7 @@ class Clients(unittest.TestCase):
                                   "HIPSTACK_PROCFS_ROOT": os.path.join(base, "proc"),
                                   "HIPSTACK_NVML_LIBRARY": "/nonexistent/libnvidia-ml.so.1"}))
         empty = tempfile.mkdtemp(prefix="no-amd-")
+        self.addCleanup(os.rmdir, empty)
         for script in ("h200.txt", "h100x2-mig.txt"):
             out.append((script, {"HIPSTACK_SYSFS_ROOT": empty, "HIPSTACK_NVML_LIBRARY": os.environ["FAKE_NVML_FULL"],
                                  "HIPSTACK_FAKE_NVML_SCRIPT": os.path.join(os.environ["FAKE_NVML_SCRIPTS_DIR"], script)}))
