@@ -8,14 +8,18 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "capture_helpers.hpp"
 
@@ -228,6 +232,80 @@ TEST_F(DeadlineTest, NoDeadlineWaitsForTheKernel) {
   const int unblock = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   writer.join();
   if (unblock >= 0) ::close(unblock);
+  hipstack_smi_close(system);
+}
+
+// The threads of this process now, by id.
+std::set<std::string> threads() {
+  std::set<std::string> ids;
+  for (const auto& entry : fs::directory_iterator("/proc/self/task")) ids.insert(entry.path().filename().string());
+  return ids;
+}
+
+std::size_t thread_count() { return threads().size(); }
+
+// Waits (bounded) for the process to have at most `count` threads: an ended worker leaves the task
+// list a moment after it said it ended.
+bool threads_drop_to(std::size_t count) {
+  const auto start = Clock::now();
+  while (thread_count() > count) {
+    if (seconds_since(start) > 5) return false;  // an idle worker ends of itself after 10 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+// Calls hand their reads to workers kept between calls: a poller's calls do not start a thread each,
+// and closing the handle ends the kept workers.
+TEST_F(DeadlineTest, WorkersAreKeptBetweenCallsAndEndAtClose) {
+  const std::size_t before = thread_count();
+  std::uint32_t device = 0;
+  hipstack_smi_system* system = open_with_deadline(device);
+  ASSERT_NE(system, nullptr);
+  double busy = 0;
+  ASSERT_EQ(busy_percent(system, device, busy), HIPSTACK_SMI_OK) << last_error();
+  const std::set<std::string> after_one = threads();
+  EXPECT_EQ(after_one.size(), before + 1) << "one call, one kept worker";
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(busy_percent(system, device, busy), HIPSTACK_SMI_OK) << last_error();
+  EXPECT_EQ(threads(), after_one) << "200 calls in a row ran on other threads than the first call's worker";
+  // Calls from several threads at once get workers of their own (none waits for another's read).
+  std::vector<std::thread> callers;
+  std::atomic<int> failed = 0;
+  for (std::uint32_t gpu = 0; gpu < 4; ++gpu) {
+    callers.emplace_back([system, gpu, &failed] {
+      double value = 0;
+      for (int i = 0; i < 50; ++i) failed += busy_percent(system, gpu, value) != HIPSTACK_SMI_OK ? 1 : 0;
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_LE(thread_count(), before + 8) << "more workers kept than the most idle ones (8)";
+  hipstack_smi_close(system);
+  EXPECT_TRUE(threads_drop_to(before)) << thread_count() << " threads after close, " << before << " before open";
+}
+
+// A forked child has none of its parent's threads: its calls start workers of their own rather than
+// hand reads to the parent's kept ones (which would leave every call to time out).
+TEST_F(DeadlineTest, AForkedChildReads) {
+  std::uint32_t device = 0;
+  hipstack_smi_system* system = open_with_deadline(device);
+  ASSERT_NE(system, nullptr);
+  double busy = 0;
+  ASSERT_EQ(busy_percent(system, device, busy), HIPSTACK_SMI_OK) << last_error();  // a worker is kept now
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    double value = 0;
+    int code = busy_percent(system, device, value) == HIPSTACK_SMI_OK ? 0 : 1;
+    if (code == 0 && busy_percent(system, device, value) != HIPSTACK_SMI_OK) code = 2;
+    hipstack_smi_close(system);  // must not wait for the parent's workers
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's reads failed";
+  EXPECT_EQ(busy_percent(system, device, busy), HIPSTACK_SMI_OK) << last_error();
   hipstack_smi_close(system);
 }
 
