@@ -15,11 +15,11 @@ hung driver raises hipstack.TimedOut instead of hanging the program.
 """
 import ctypes
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 from . import _capi
 
-__all__ = ["System", "EventWatch", "Error", "InvalidArgument", "NoSuchDevice", "ReadFailure", "NotFound", "TimedOut",
+__all__ = ["System", "Query", "EventWatch", "Error", "InvalidArgument", "NoSuchDevice", "ReadFailure", "NotFound", "TimedOut",
            "NO_READ_DEADLINE",
            "Device", "Backend", "Reading", "Partition", "Process", "Link", "BadPage", "HealthFinding",
            "HealthReport", "Event", "ControlResult", "MetricInfo", "catalogue", "metric", "health_checks",
@@ -107,6 +107,7 @@ def _metric_info(c: _capi.MetricInfo) -> MetricInfo:
 
 
 _catalogue: Optional[List[MetricInfo]] = None
+_metrics_by_key: Dict[Union[int, str], MetricInfo] = {}  # each metric by id and by name (every reading looks one up)
 
 
 def catalogue() -> List[MetricInfo]:
@@ -119,16 +120,19 @@ def catalogue() -> List[MetricInfo]:
             info = _capi.MetricInfo()
             _check(lib.hipstack_smi_catalogue_get(position, ctypes.byref(info)))
             entries.append(_metric_info(info))
+        _metrics_by_key.update({m.id: m for m in entries})
+        _metrics_by_key.update({m.name: m for m in entries})
         _catalogue = entries
     return _catalogue
 
 
 def metric(key: Union[int, str]) -> MetricInfo:
     """A metric by id or name; NotFound when the catalogue has none."""
-    for m in catalogue():
-        if m.id == key or m.name == key:
-            return m
-    raise NotFound(_capi.ERROR_NOT_FOUND, f"no metric {key!r} in the catalogue")
+    catalogue()
+    found = _metrics_by_key.get(key) if isinstance(key, (int, str)) and not isinstance(key, bool) else None
+    if found is None:
+        raise NotFound(_capi.ERROR_NOT_FOUND, f"no metric {key!r} in the catalogue")
+    return found
 
 
 def health_checks() -> List[str]:
@@ -342,6 +346,56 @@ class _Owned:
             self.close()
 
 
+# The sample flag that reads each kind of metric (hipstack_smi_sample_options.what).
+_KIND_FLAGS = {"identity": _capi.SAMPLE_FLAGS["identity"], "static": _capi.SAMPLE_FLAGS["static"],
+               "live": _capi.SAMPLE_FLAGS["live"], "counter": _capi.SAMPLE_FLAGS["live"],
+               "window": _capi.SAMPLE_FLAGS["window"]}
+
+
+class Query:
+    """The same few single-valued DEVICE-scope metrics asked of a GPU again and again (a poller's loop;
+    each hipstack.pynvml call). The ids and the C options are made once, only the kinds those metrics
+    are of are sampled, and the values are taken from the C list without making Readings: a call costs
+    microseconds. values() gives None for a metric that is not ok; System.sample() says why.
+    Made by System.query(); used while its System is open; safe to use from several threads."""
+
+    def __init__(self, system: "System", metrics: Sequence[Union[int, str]]):
+        infos = [metric(m) for m in metrics]
+        for info in infos:
+            if info.scope != "device":
+                raise InvalidArgument(_capi.ERROR_INVALID_ARGUMENT, f"{info.name} is a {info.scope} metric, not a GPU's")
+        what = 0
+        for info in infos:
+            what |= _KIND_FLAGS[info.kind]
+        self._system = system
+        self._ids = (ctypes.c_uint32 * len(infos))(*[info.id for info in infos])
+        self._options = _capi.SampleOptions(what=what, window_ms=0, metrics=self._ids, metric_count=len(infos))
+        self._metrics = [(info.id, ("integer", "real", "text").index(info.type)) for info in infos]
+
+    def values(self, device: int) -> list:
+        """Each metric's value in the catalogue's unit, in the order asked; None where its reading is not ok."""
+        lib = _library()
+        handle = ctypes.c_void_p()
+        _check(lib.hipstack_smi_sample_device(self._system._handle, device, ctypes.byref(self._options),
+                                              ctypes.byref(handle)))
+        try:
+            found = _capi.Reading()
+            out = []
+            for metric_id, value_type in self._metrics:
+                if lib.hipstack_smi_list_find_reading(handle, metric_id, None, ctypes.byref(found)) != _capi.OK \
+                        or found.status != 0:
+                    out.append(None)
+                elif value_type == _capi.TYPE_INTEGER:
+                    out.append(found.integer)
+                elif value_type == _capi.TYPE_REAL:
+                    out.append(found.real)
+                else:
+                    out.append(_text(found.text))
+            return out
+        finally:
+            lib.hipstack_smi_list_free(handle)
+
+
 class System(_Owned):
     """The GPUs of this machine (or of a recorded capture). Safe to use from several threads.
 
@@ -405,6 +459,10 @@ class System(_Owned):
         options = _capi.SampleOptions(what=what, window_ms=window_ms, metrics=ids, metric_count=len(metrics))
         with self._list(_library().hipstack_smi_sample_device, device, ctypes.byref(options)) as readings:
             return readings.items(_reading)
+
+    def query(self, metrics: Sequence[Union[int, str]]) -> "Query":
+        """A prepared question for a poller: the values of these single-valued DEVICE-scope metrics."""
+        return Query(self, metrics)
 
     def partitions(self, device: int) -> List[Partition]:
         with self._list(_library().hipstack_smi_get_partitions, device) as partitions:

@@ -28,6 +28,7 @@ from hipstack._nvml_types import (c_nvmlBAR1Memory_t, c_nvmlFieldValue_t, c_nvml
 _lock = threading.Lock()
 _system: Optional[hipstack.System] = None
 _inits = 0  # nvmlInit calls not yet matched by nvmlShutdown, as NVML counts them
+_queries = {}  # metric names -> hipstack.Query of _system (emptied with it)
 _nvmlGetFunctionPointer_cache = {}  # name -> callable, as pynvml keeps it (gpustat adds to it)
 
 _MIB = 1 << 20
@@ -78,6 +79,7 @@ def nvmlShutdown() -> None:  # noqa: N802
             raise NVMLError(NVML_ERROR_UNINITIALIZED)
         _inits -= 1
         if _inits == 0 and _system is not None:
+            _queries.clear()
             _system.close()
             _system = None
 
@@ -142,9 +144,29 @@ def _failure(handle, r: hipstack.Reading) -> NVMLError:
     return NVMLError(code, "%s: %s (%s)" % (r.metric, r.status, r.detail))
 
 
+def _query(metrics) -> hipstack.Query:
+    """The prepared question for these metrics (one per call site: a poller's calls cost microseconds)."""
+    query = _queries.get(metrics)
+    if query is None:
+        with _AsNvmlErrors():
+            query = _queries.setdefault(metrics, _open().query(metrics))
+    return query
+
+
+def _quick(handle, metrics) -> list:
+    """Each metric's value, None where it is not ok (the slow path then says why)."""
+    index = _index(handle)
+    with _AsNvmlErrors():
+        return _query(metrics).values(index)
+
+
 def _values(handle, *metrics, instance: str = ""):
     """The value of each metric (single-valued, or the named instance); the first one's error when one
     is missing."""
+    if not instance:
+        values = _quick(handle, metrics)
+        if None not in values:
+            return values
     found = {r.metric: r for r in _readings(handle, *metrics) if r.instance == instance}
     out = []
     for name in metrics:
@@ -159,6 +181,9 @@ def _values(handle, *metrics, instance: str = ""):
 
 def _first(handle, *metrics):
     """The value of the first of `metrics` the GPU gives (NVML's figure has one source per vendor)."""
+    for value in _quick(handle, metrics):
+        if value is not None:
+            return value
     readings = {r.metric: r for r in _readings(handle, *metrics) if not r.instance}
     for name in metrics:
         if name in readings and readings[name].ok:

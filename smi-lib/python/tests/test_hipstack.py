@@ -62,6 +62,24 @@ class OneGpu(unittest.TestCase):
         self.assertEqual(power.metric, "power_average")
         self.assertEqual(self.system.fault(0), "")
 
+    def test_a_prepared_query_gives_the_samples_values(self):
+        """Query.values: each metric's value as sample() gives it (every kind), None where not ok."""
+        names = ["temperature_edge", "vbios_version", "power_cap", "vram_total", "gpu_busy", "temperature_hbm"]
+        sampled = {r.metric: r for r in self.system.sample(0, kinds=("identity", "static", "live"), metrics=names)}
+        self.assertFalse(sampled["temperature_hbm"].ok)  # a Navi 21 has no HBM: the None case is exercised
+        query = self.system.query(names)
+        for _ in range(2):  # asked again, the same answers
+            values = query.values(0)
+            self.assertEqual(values, [sampled[n].value if sampled[n].ok else None for n in names])
+        self.assertIsInstance(values[3], int)
+        self.assertIsInstance(values[1], str)
+        with self.assertRaises(hipstack.NoSuchDevice):
+            query.values(7)
+        with self.assertRaises(hipstack.InvalidArgument):
+            self.system.query(["partition_memory"])
+        with self.assertRaises(hipstack.NotFound):
+            self.system.query(["no_such_metric"])
+
     def test_errors_are_exceptions_naming_the_cause(self):
         with self.assertRaises(hipstack.NoSuchDevice):
             self.system.sample(5)
