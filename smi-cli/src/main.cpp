@@ -615,7 +615,17 @@ int run_local(Invocation& in) {
   return local.any_stuck() ? exit_stuck(code) : exit_now(code);
 }
 
+// Whether the program was started by the name `name` (a link or an alternative of that name).
+bool started_as(const char* argv0, std::string_view name) {
+  const std::string_view path = argv0 != nullptr ? argv0 : "";
+  const std::size_t slash = path.rfind('/');
+  return path.substr(slash == std::string_view::npos ? 0 : slash + 1) == name;
+}
+
 int run(int argc, char** argv) {
+  // Installed as nvidia-smi (the opt-in hipstack-nvidia-smi package's alternative): the whole
+  // command line is nvidia-smi's, so `--nvidia-smi` itself is as unknown as nvidia-smi finds it.
+  if (argc > 0 && started_as(argv[0], "nvidia-smi")) return run_nvidia_smi(argc, argv, -1);
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--nvidia-smi") return run_nvidia_smi(argc, argv, i);
   }

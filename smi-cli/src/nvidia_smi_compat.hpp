@@ -40,7 +40,8 @@ struct NvidiaSmiRefusal {
   std::string hint;     // hipstack's advice for stderr ("did you mean ..."), may be empty
 };
 
-// argv[compat_flag] is "--nvidia-smi". A refusal when the arguments are not a request we answer.
+// argv[compat_flag] is "--nvidia-smi" (-1: none, the program was started as nvidia-smi). A refusal
+// when the arguments are not a request we answer.
 std::optional<NvidiaSmiRefusal> parse_nvidia_smi_args(int argc, char** argv, int compat_flag, NvidiaSmiRequest& request);
 int refuse_nvidia_smi(const NvidiaSmiRefusal& refusal);
 // The modes that need no GPU (the help texts).

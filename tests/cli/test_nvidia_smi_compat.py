@@ -13,6 +13,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -178,6 +179,26 @@ class QueryGpu(unittest.TestCase):
             with self.subTest(args=bad):
                 proc = run("--nvidia-smi", *bad, "--sysfs-root", root, expect=2)
                 self.assertIn("hipstack-smi --nvidia-smi:", proc.stderr)
+
+    def test_started_as_nvidia_smi(self):
+        """By the name nvidia-smi (hipstack-nvidia-smi's alternative, a link here) the command line is
+        nvidia-smi's: the same answers as --nvidia-smi, and --nvidia-smi itself is an unknown option."""
+        root = sys_root(CPX)
+        folder = tempfile.mkdtemp(prefix="as-nvidia-smi-")
+        self.addCleanup(shutil.rmtree, folder)
+        link = os.path.join(folder, "nvidia-smi")
+        os.symlink(os.path.abspath(SMI), link)
+        for args in (["-L"], ["--query-gpu=index,name,pci.bus_id,memory.total", "--format=csv"],
+                     ["--query-gpu=index,temprature.gpu", "--format=csv"], ["-q", "-d", "MEMORY", "-i", "3"]):
+            with self.subTest(args=args):
+                theirs = run("--nvidia-smi", *args, "--sysfs-root", root, expect=None)
+                ours = subprocess.run([link, *args, "--sysfs-root", root], capture_output=True, text=True, timeout=60)
+                self.assertEqual((ours.returncode, ours.stdout), (theirs.returncode, theirs.stdout))
+        self.assertRegex(subprocess.run([link, "-L", "--sysfs-root", root], capture_output=True, text=True,
+                                        timeout=60).stdout, r"^GPU 0: .*\(UUID: ")
+        refused = subprocess.run([link, "--nvidia-smi", "-L", "--sysfs-root", root], capture_output=True, text=True, timeout=60)
+        self.assertEqual(refused.returncode, 2, refused.stdout + refused.stderr)
+        self.assertIn("--nvidia-smi", refused.stderr)
 
     def test_id_in_every_form_nvidia_smi_takes(self):
         root = sys_root(FAULTS)
