@@ -28,6 +28,8 @@ test_packages+=(tmux)
 test_packages+=(man-db zsh fish)
 # installer.repos checks hipstack-install's dnf path with dnf --installroot (tests/installer/test_repos.sh).
 test_packages+=(dnf)
+# python.pynvml-clients runs Debian's gpustat and nvitop (unpacked, not installed): what they depend on.
+test_packages+=(python3-psutil python3-blessed)
 # validation/ for AMD GPUs: Debian's HIP 5.2.3. hipcc is a driver script over clang-15; its Depends bring
 # clang-15, lld-15, llvm-15 and clang-tools-15 (the AMDGPU back end and linker), rocm-device-libs (the
 # device bitcode libraries), rocminfo and libamdhip64-dev (headers, libamdhip64, comgr, the HSA runtime).
