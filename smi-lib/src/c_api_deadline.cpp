@@ -20,13 +20,9 @@ constexpr auto kIdleExit = std::chrono::seconds(10);
 // The most idle workers kept (calls from many threads at once start more; the rest end when done).
 constexpr std::size_t kMaxIdle = 8;
 
-void relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
+// Between two looks: gives the processor to another thread that is ready to run (the worker or the
+// caller being looked for, on a machine with more threads ready than processors), else returns.
+void relax() { std::this_thread::yield(); }
 
 // Looks at `ready` until it holds or `spin` passed; whether it held.
 template <typename Ready>
