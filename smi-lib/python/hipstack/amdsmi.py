@@ -1,120 +1,45 @@
-"""The amdsmi calls most code uses, answered by libhipstack-smi for AMD and NVIDIA GPUs alike
-(docs/python.md, "hipstack.amdsmi"). A script ports by changing its import:
+"""The amdsmi calls scripts and exporters use, answered by libhipstack-smi for AMD and NVIDIA GPUs
+alike (docs/python.md, "hipstack.amdsmi"). A script ports by changing its import:
 
     import hipstack.amdsmi as amdsmi          # was: import amdsmi
     from hipstack.amdsmi import *             # was: from amdsmi import *
 
-Units and keys are amdsmi's (ROCm 6.2 and later): power in W, voltages in mV, temperatures in degrees
-C, activity in %, amdsmi_get_gpu_vram_usage in MB, amdsmi_get_gpu_memory_total and process memory in
-bytes. A value hipstack has no source for is "N/A", as amdsmi writes it; a call whose whole answer is
-missing raises AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED). HIPSTACK_SYSFS_ROOT /
+Keys, units and types are those of amdsmi's Python interface in ROCm 7.x: whole numbers as int
+(power in W, power caps in microwatts, voltages in mV, temperatures in degrees C, activity in %,
+clocks in MHz, PCIe speeds in MT/s), amdsmi_get_gpu_vram_usage in MB, other memory in bytes. A value
+hipstack has no source for is "N/A", as amdsmi writes it; a call whose whole answer is missing raises
+AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED). Handles are enumerated as amdsmi enumerates
+them: one per compute partition of an AMD GPU (8 per MI300X in CPX), whose BDF's function is the
+partition; the GPU-wide figures answer on partition 0 only, as amdsmi's do. HIPSTACK_SYSFS_ROOT /
 HIPSTACK_PROCFS_ROOT (a capture) and HIPSTACK_NVML_LIBRARY are honoured.
 """
 import errno
+import re
 import threading
-from enum import IntEnum
 from typing import Any, Dict, List, Optional
 
 import hipstack
-
-# amdsmi_status_t (amdsmi.h, ROCm 6 and later), the ones these calls can raise.
-AMDSMI_STATUS_SUCCESS = 0
-AMDSMI_STATUS_INVAL = 1
-AMDSMI_STATUS_NOT_SUPPORTED = 2
-AMDSMI_STATUS_NOT_FOUND = 31
-AMDSMI_STATUS_NOT_INIT = 32
-AMDSMI_STATUS_UNEXPECTED_DATA = 43  # amdsmi.h: "the data read ... is not what was expected"
-AMDSMI_STATUS_UNKNOWN_ERROR = 0xFFFFFFFF
-_STATUS_TEXT = {AMDSMI_STATUS_INVAL: "AMDSMI_STATUS_INVAL - Invalid parameters",
-                AMDSMI_STATUS_NOT_SUPPORTED: "AMDSMI_STATUS_NOT_SUPPORTED - Feature not supported",
-                AMDSMI_STATUS_NOT_FOUND: "AMDSMI_STATUS_NOT_FOUND - Device Not found",
-                AMDSMI_STATUS_NOT_INIT: "AMDSMI_STATUS_NOT_INIT - Device not initialized",
-                AMDSMI_STATUS_UNKNOWN_ERROR: "AMDSMI_STATUS_UNKNOWN_ERROR - An unknown error occurred"}
-
-
-class AmdSmiException(Exception):
-    pass
-
-
-class AmdSmiLibraryException(AmdSmiException):
-    def __init__(self, err_code: int, detail: str = ""):
-        super().__init__(err_code)
-        self.err_code = abs(err_code)
-        self.err_info = _STATUS_TEXT.get(self.err_code, _STATUS_TEXT[AMDSMI_STATUS_UNKNOWN_ERROR])
-        self.detail = detail  # hipstack's: the metric and why
-
-    def get_error_code(self) -> int:
-        return self.err_code
-
-    def get_error_info(self, detailed: bool = True) -> str:
-        return f"{self.err_info}: {self.detail}" if detailed and self.detail else self.err_info
-
-    def __str__(self):
-        return f"Error code:\n\t{self.err_code} | {self.get_error_info()}"
-
-
-class AmdSmiParameterException(AmdSmiException):
-    def __init__(self, receivedValue, expectedType, msg: Optional[str] = None):  # noqa: N803 (amdsmi's names)
-        super().__init__(msg or f"expected {expectedType}, got {receivedValue!r}")
-        self.actualType = type(receivedValue)  # noqa: N815
-        self.expectedType = expectedType  # noqa: N815
-        self.err_msg = msg
-        self.err_code = None
-
-
-class AmdSmiInitFlags(IntEnum):
-    INIT_ALL_PROCESSORS = 0xFFFFFFFF
-    INIT_AMD_CPUS = 1
-    INIT_AMD_GPUS = 2
-    INIT_AMD_APUS = 3
-    INIT_NON_AMD_CPUS = 4
-    INIT_NON_AMD_GPUS = 8
-
-
-class AmdSmiTemperatureType(IntEnum):
-    EDGE = 0
-    HOTSPOT = 1
-    JUNCTION = 1
-    VRAM = 2
-    HBM_0 = 3
-    HBM_1 = 4
-    HBM_2 = 5
-    HBM_3 = 6
-    PLX = 7
-
-
-class AmdSmiTemperatureMetric(IntEnum):
-    CURRENT = 0
-    MAX = 1
-    MIN = 2
-    MAX_HYST = 3
-    MIN_HYST = 4
-    CRITICAL = 5
-    CRITICAL_HYST = 6
-    EMERGENCY = 7
-    EMERGENCY_HYST = 8
-    CRIT_MIN = 9
-    CRIT_MIN_HYST = 10
-    OFFSET = 11
-    LOWEST = 12
-    HIGHEST = 13
-
-
-class AmdSmiMemoryType(IntEnum):
-    VRAM = 0
-    VIS_VRAM = 1
-    GTT = 2
+from hipstack._amdsmi_types import *  # noqa: F401,F403 (amdsmi's namespace: scripts read it whole)
+from hipstack._amdsmi_types import (AMDSMI_STATUS_API_FAILED, AMDSMI_STATUS_NOT_FOUND, AMDSMI_STATUS_NOT_INIT,
+                                    AMDSMI_STATUS_NOT_SUPPORTED, AMDSMI_STATUS_UNEXPECTED_DATA,
+                                    AMDSMI_STATUS_UNKNOWN_ERROR, AmdSmiBdfFormatException, AmdSmiClkType,
+                                    AmdSmiDevPerfLevel, AmdSmiFwBlock, AmdSmiGpuBlock, AmdSmiInitFlags,
+                                    AmdSmiLibraryException, AmdSmiMemoryPageStatus, AmdSmiMemoryType,
+                                    AmdSmiParameterException, AmdSmiTemperatureMetric, AmdSmiTemperatureType,
+                                    AmdSmiTimeoutException)
 
 
 class amdsmi_processor_handle:  # noqa: N801 (amdsmi's name)
-    def __init__(self, index: int, bdf: str):
-        self.index, self.bdf = index, bdf
+    """A GPU, or one compute partition of an AMD GPU (partition: its index in the GPU; None: the whole GPU)."""
+
+    def __init__(self, index: int, bdf: str, partition: Optional[int] = None):
+        self.index, self.bdf, self.partition = index, bdf, partition
 
     def __eq__(self, other):
-        return isinstance(other, amdsmi_processor_handle) and other.index == self.index
+        return isinstance(other, amdsmi_processor_handle) and (other.index, other.partition) == (self.index, self.partition)
 
     def __hash__(self):
-        return hash(self.index)
+        return hash((self.index, self.partition))
 
     def __repr__(self):
         return f"amdsmi_processor_handle({self.index}, {self.bdf})"
@@ -166,48 +91,170 @@ def _open() -> hipstack.System:
     return _system
 
 
-def amdsmi_get_processor_handles() -> List[amdsmi_processor_handle]:
-    return [amdsmi_processor_handle(d.index, d.bdf) for d in _open().devices()]
-
-
-def _readings(handle, kinds, *metrics) -> Dict[str, hipstack.Reading]:
-    if not isinstance(handle, amdsmi_processor_handle):
-        raise AmdSmiParameterException(handle, amdsmi_processor_handle)
+def _call(what, *args):
+    """A call of the System with its errors as amdsmi's exceptions."""
     try:
-        return {r.metric: r for r in _open().sample(handle.index, kinds=kinds, metrics=metrics) if not r.instance}
+        return what(*args)
+    except hipstack.TimedOut as e:
+        raise AmdSmiTimeoutException(str(e)) from e
     except hipstack.NoSuchDevice as e:
         raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_FOUND, str(e)) from e
+    except hipstack.Error as e:
+        raise AmdSmiLibraryException(AMDSMI_STATUS_UNKNOWN_ERROR, str(e)) from e
+
+
+def amdsmi_get_processor_handles() -> List[amdsmi_processor_handle]:
+    """One handle per GPU; an AMD GPU in compute partitions (CPX, DPX, ...) has one per partition, with
+    the partition's BDF (function = partition), as amdsmi enumerates them."""
+    system = _open()
+    handles = []
+    for d in _call(system.devices):
+        if d.vendor == "amd" and d.partition_count > 1:
+            handles += [amdsmi_processor_handle(d.index, p.bdf, p.index) for p in _call(system.partitions, d.index)]
+        else:
+            handles.append(amdsmi_processor_handle(d.index, d.bdf))
+    return handles
+
+
+def _checked(handle) -> amdsmi_processor_handle:
+    if not isinstance(handle, amdsmi_processor_handle):
+        raise AmdSmiParameterException(handle, amdsmi_processor_handle)
+    return handle
+
+
+def _secondary(handle) -> bool:
+    """A compute partition other than the first: amdsmi reports the GPU-wide figures on partition 0 only."""
+    return handle.partition not in (None, 0)
+
+
+def _readings(handle, kinds, *metrics, instanced: bool = False) -> Dict[Any, hipstack.Reading]:
+    """The GPU's readings of `metrics` by name (instanced: by (name, instance)); none for a secondary
+    partition."""
+    _checked(handle)
+    if _secondary(handle):
+        return {}
+    found = _call(_open().sample, handle.index, kinds, metrics)
+    if instanced:
+        return {(r.metric, r.instance): r for r in found}
+    return {r.metric: r for r in found if not r.instance}
+
+
+def _instances(handle, kinds, metric) -> List[hipstack.Reading]:
+    """The readings of an instanced metric, in the GPU's order."""
+    return [r for (name, _), r in _readings(handle, kinds, metric, instanced=True).items() if name == metric]
+
+
+def _partition(handle) -> Optional[hipstack.Partition]:
+    """The handle's compute partition (None for a whole GPU)."""
+    if _checked(handle).partition is None:
+        return None
+    for p in _call(_open().partitions, handle.index):
+        if p.index == handle.partition:
+            return p
+    raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_FOUND, f"GPU {handle.index} has no partition {handle.partition} now")
+
+
+def _partition_value(handle, metric: str) -> Any:
+    p = _partition(handle)
+    r = next((r for r in p.readings if r.metric == metric and not r.instance), None) if p is not None else None
+    return r.value if r is not None and r.ok else "N/A"
 
 
 def _or_na(reading: Optional[hipstack.Reading], convert=lambda v: v) -> Any:
     return convert(reading.value) if reading is not None and reading.ok else "N/A"
 
 
+def _int(value) -> int:
+    return int(round(value))
+
+
+def _missing(handle, name: str, reading: Optional[hipstack.Reading]) -> AmdSmiLibraryException:
+    if _secondary(handle):
+        return AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED,
+                                      f"{name}: partition {handle.partition} (amdsmi reports GPU-wide figures on partition 0)")
+    why = f"{reading.status}: {reading.detail}" if reading is not None else "not reported"
+    # A value that cannot be true (used above total: docs/api.md "Impossible readings") is data the
+    # library read and refused, not a missing feature.
+    impossible = reading is not None and reading.status == "error" and reading.error_code == errno.ERANGE
+    return AmdSmiLibraryException(AMDSMI_STATUS_UNEXPECTED_DATA if impossible else AMDSMI_STATUS_NOT_SUPPORTED,
+                                  f"{name} {why}")
+
+
 def _value(handle, kind: str, name: str) -> Any:
     reading = _readings(handle, (kind,), name).get(name)
     if reading is None or not reading.ok:
-        why = f"{reading.status}: {reading.detail}" if reading is not None else "not reported"
-        # A value that cannot be true (used above total: docs/api.md "Impossible readings") is data
-        # the library read and refused, not a missing feature.
-        impossible = reading is not None and reading.status == "error" and reading.error_code == errno.ERANGE
-        raise AmdSmiLibraryException(AMDSMI_STATUS_UNEXPECTED_DATA if impossible else AMDSMI_STATUS_NOT_SUPPORTED,
-                                     f"{name} {why}")
+        raise _missing(handle, name, reading)
     return reading.value
 
 
+# ---- Identity ------------------------------------------------------------------------------------
+
 def amdsmi_get_gpu_device_uuid(handle) -> str:
-    return _value(handle, "identity", "uuid")
+    """The GPU's UUID (a partition's handle: its GPU's, as amdsmi before ROCm 7.0 gives)."""
+    _checked(handle)
+    return _call(_open().devices)[handle.index].uuid
 
 
 def amdsmi_get_gpu_device_bdf(handle) -> str:
-    return _value(handle, "identity", "bdf")
+    """A partition's handle: the GPU's BDF with the partition as the function."""
+    return _checked(handle).bdf
+
+
+_BDF = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])$")
+
+
+def _bdf_fields(bdf: str):
+    match = _BDF.match(bdf.strip()) if isinstance(bdf, str) else None
+    if match is None:
+        raise AmdSmiBdfFormatException(bdf)
+    domain, bus, device, function = match.groups()
+    return int(domain or "0", 16), int(bus, 16), int(device, 16), int(function)
+
+
+def amdsmi_get_gpu_bdf_id(handle) -> int:
+    """amdsmi's 64-bit BDF id: domain << 32 | partition << 28 | bus << 8 | device << 3 | function."""
+    domain, bus, device, function = _bdf_fields(_checked(handle).bdf)
+    return domain << 32 | ((handle.partition or 0) & 0xF) << 28 | (bus & 0xFF) << 8 | (device & 0x1F) << 3 | function
+
+
+def amdsmi_get_processor_handle_from_bdf(bdf: str) -> amdsmi_processor_handle:
+    """The handle whose BDF this is ("dddd:bb:dd.f" or "bb:dd.f"; the function selects a partition).
+    None matches: AMDSMI_STATUS_API_FAILED, as amdsmi answers."""
+    wanted = _bdf_fields(bdf)
+    for handle in amdsmi_get_processor_handles():
+        if _bdf_fields(handle.bdf) == wanted:
+            return handle
+    raise AmdSmiLibraryException(AMDSMI_STATUS_API_FAILED, f"no GPU or partition at {bdf}")
+
+
+def amdsmi_get_gpu_id(handle) -> int:
+    """The PCI device id."""
+    return int(_value(_whole_gpu(handle), "identity", "pci_device_id"), 16)
+
+
+def amdsmi_get_gpu_subsystem_id(handle) -> str:
+    """The PCI subsystem device id as amdsmi 7.x writes it ("0x74a1")."""
+    return "0x%04x" % int(_value(_whole_gpu(handle), "identity", "pci_subsystem_device_id"), 16)
+
+
+def _no_source(what: str):
+    def call(handle, *args):
+        _checked(handle)
+        raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED, f"{what}: hipstack has no source for it")
+    call.__name__ = what
+    return call
+
+
+amdsmi_get_gpu_vendor_name = _no_source("amdsmi_get_gpu_vendor_name")  # amdsmi reads pci.ids; hipstack does not
+amdsmi_get_gpu_subsystem_name = _no_source("amdsmi_get_gpu_subsystem_name")
 
 
 def amdsmi_get_gpu_asic_info(handle) -> Dict[str, Any]:
-    r = _readings(handle, ("identity", "static"), "marketing_name", "pci_vendor_id", "pci_device_id",
+    """The GPU's identity (a partition's handle: its GPU's, with the partition's compute units)."""
+    r = _readings(_whole_gpu(handle), ("identity", "static"), "marketing_name", "pci_vendor_id", "pci_device_id",
                   "pci_revision_id", "pci_subsystem_device_id", "unique_id", "compute_units", "gfx_target")
     serial = _or_na(r.get("unique_id"), lambda v: f"0x{int(v, 16):016X}" if all(c in "0123456789abcdefABCDEF" for c in v) else v)
-    units = _or_na(r.get("compute_units"))
+    units = _partition_value(handle, "partition_compute_units") if handle.partition is not None else _or_na(r.get("compute_units"))
     return {"market_name": _or_na(r.get("marketing_name")), "vendor_id": _or_na(r.get("pci_vendor_id")),
             "vendor_name": "N/A", "device_id": _or_na(r.get("pci_device_id")), "rev_id": _or_na(r.get("pci_revision_id")),
             "subsystem_id": _or_na(r.get("pci_subsystem_device_id")), "asic_serial": serial,
@@ -215,27 +262,131 @@ def amdsmi_get_gpu_asic_info(handle) -> Dict[str, Any]:
             "target_graphics_version": _or_na(r.get("gfx_target"))}
 
 
+def amdsmi_get_gpu_board_info(handle) -> Dict[str, str]:
+    """The board's FRU facts (amdgpu's product_number, serial_number, product_name, manufacturer)."""
+    r = _readings(_whole_gpu(handle), ("identity",), "product_number", "serial_number", "product_name", "manufacturer")
+    return {"model_number": _or_na(r.get("product_number")), "product_serial": _or_na(r.get("serial_number")),
+            "fru_id": "N/A", "product_name": _or_na(r.get("product_name")),
+            "manufacturer_name": _or_na(r.get("manufacturer"))}
+
+
 def amdsmi_get_gpu_driver_info(handle) -> Dict[str, str]:
-    r = _readings(handle, ("identity",), "driver_name", "driver_version")
+    r = _readings(_whole_gpu(handle), ("identity",), "driver_name", "driver_version")
     return {"driver_name": _or_na(r.get("driver_name")), "driver_version": _or_na(r.get("driver_version")),
             "driver_date": "N/A"}
 
 
 def amdsmi_get_gpu_vbios_info(handle) -> Dict[str, str]:
-    r = _readings(handle, ("identity",), "vbios_version")
+    r = _readings(_whole_gpu(handle), ("identity",), "vbios_version")
     return {"name": "N/A", "build_date": "N/A", "part_number": "N/A", "version": _or_na(r.get("vbios_version")),
             "boot_firmware": "N/A"}
 
 
+# amdgpu's fw_version files (the firmware_version instances) as amdsmi's blocks.
+_FIRMWARE = {"asd": AmdSmiFwBlock.AMDSMI_FW_ID_ASD, "ce": AmdSmiFwBlock.AMDSMI_FW_ID_CP_CE,
+             "dmcu": AmdSmiFwBlock.AMDSMI_FW_ID_DMCU, "imu": AmdSmiFwBlock.AMDSMI_FW_ID_IMU_DRAM,
+             "mc": AmdSmiFwBlock.AMDSMI_FW_ID_MC, "me": AmdSmiFwBlock.AMDSMI_FW_ID_CP_ME,
+             "mec": AmdSmiFwBlock.AMDSMI_FW_ID_CP_MEC1, "mec2": AmdSmiFwBlock.AMDSMI_FW_ID_CP_MEC2,
+             "pfp": AmdSmiFwBlock.AMDSMI_FW_ID_CP_PFP, "rlc": AmdSmiFwBlock.AMDSMI_FW_ID_RLC,
+             "rlc_srlc": AmdSmiFwBlock.AMDSMI_FW_ID_RLC_RESTORE_LIST_CNTL, "rlc_srlg": AmdSmiFwBlock.AMDSMI_FW_ID_RLC_SRLG,
+             "rlc_srls": AmdSmiFwBlock.AMDSMI_FW_ID_RLC_SRLS, "sdma": AmdSmiFwBlock.AMDSMI_FW_ID_SDMA0,
+             "sdma2": AmdSmiFwBlock.AMDSMI_FW_ID_SDMA1, "smc": AmdSmiFwBlock.AMDSMI_FW_ID_PM,
+             "sos": AmdSmiFwBlock.AMDSMI_FW_ID_PSP_SOSDRV, "ta_ras": AmdSmiFwBlock.AMDSMI_FW_ID_TA_RAS,
+             "ta_xgmi": AmdSmiFwBlock.AMDSMI_FW_ID_TA_XGMI, "uvd": AmdSmiFwBlock.AMDSMI_FW_ID_UVD,
+             "vce": AmdSmiFwBlock.AMDSMI_FW_ID_VCE, "vcn": AmdSmiFwBlock.AMDSMI_FW_ID_VCN}
+_HEX_DOTTED = {AmdSmiFwBlock.AMDSMI_FW_ID_PSP_SOSDRV, AmdSmiFwBlock.AMDSMI_FW_ID_TA_RAS, AmdSmiFwBlock.AMDSMI_FW_ID_TA_XGMI,
+               AmdSmiFwBlock.AMDSMI_FW_ID_UVD, AmdSmiFwBlock.AMDSMI_FW_ID_VCE, AmdSmiFwBlock.AMDSMI_FW_ID_VCN}
+
+
+def _firmware_text(block: AmdSmiFwBlock, version: int) -> str:
+    """amdsmi 7.x's forms: dotted hex bytes (PSP, TA, video blocks), dotted decimal bytes (PM), else decimal."""
+    octets = [(version >> shift) & 0xFF for shift in (24, 16, 8, 0)]
+    if block in _HEX_DOTTED:
+        return ".".join("%02X" % o for o in octets)
+    if block == AmdSmiFwBlock.AMDSMI_FW_ID_PM:
+        return ".".join("%02d" % o for o in octets)
+    return str(version)
+
+
+def amdsmi_get_fw_info(handle) -> Dict[str, list]:
+    """{"fw_list": [{"fw_name": AmdSmiFwBlock, "fw_version": str}]}, in amdsmi's block order."""
+    found = []
+    for r in _instances(_whole_gpu(handle), ("identity",), "firmware_version"):
+        block = _FIRMWARE.get(r.instance)
+        if r.ok and block is not None:
+            found.append({"fw_name": block, "fw_version": _firmware_text(block, int(r.value, 16))})
+    if not found:
+        raise _missing(handle, "firmware_version", None)
+    return {"fw_list": sorted(found, key=lambda e: int(e["fw_name"]))}
+
+
+def amdsmi_get_gpu_kfd_info(handle) -> Dict[str, Any]:
+    """kfd_id: KFD's gpu_id of the GPU or partition; node_id: "N/A" (hipstack keeps no KFD node index);
+    current_partition_id: the partition (0 for a whole GPU)."""
+    if _checked(handle).partition is not None:
+        kfd = _partition_value(handle, "partition_kfd_gpu_id")
+    else:
+        kfd = _or_na(_readings(handle, ("identity",), "kfd_gpu_id").get("kfd_gpu_id"))
+    return {"kfd_id": kfd, "node_id": "N/A", "current_partition_id": handle.partition or 0}
+
+
+def amdsmi_get_gpu_compute_partition(handle) -> str:
+    return _value(_whole_gpu(handle), "static", "compute_partition")
+
+
+def amdsmi_get_gpu_memory_partition(handle) -> str:
+    return _value(_whole_gpu(handle), "static", "memory_partition")
+
+
+def _whole_gpu(handle) -> amdsmi_processor_handle:
+    """The first partition of a partition's GPU: the GPU's own settings answer for every partition."""
+    return amdsmi_processor_handle(_checked(handle).index, handle.bdf, None if handle.partition is None else 0)
+
+
+def amdsmi_topo_get_numa_node_number(handle) -> int:
+    return int(_value(_whole_gpu(handle), "static", "numa_node"))
+
+
+# ---- Power, temperature, activity, clocks -----------------------------------------------------------
+
+def _microwatts(watts) -> int:
+    return _int(watts * 1_000_000)
+
+
 def amdsmi_get_power_info(handle) -> Dict[str, Any]:
-    """W and mV. socket_power: the current socket power where the GPU reports it, else the average."""
+    """W (int) and mV; power_limit in microwatts, as amdsmi 7.x gives it. socket_power: the current
+    socket power where the GPU reports it (MI300), else the average."""
     r = _readings(handle, ("static", "live"), "power_current", "power_average", "power_cap", "voltage_gfx",
                   "voltage_soc", "voltage_memory")
-    current, average = _or_na(r.get("power_current")), _or_na(r.get("power_average"))
+    current, average = _or_na(r.get("power_current"), _int), _or_na(r.get("power_average"), _int)
     return {"socket_power": current if current != "N/A" else average, "current_socket_power": current,
-            "average_socket_power": average, "gfx_voltage": _or_na(r.get("voltage_gfx")),
-            "soc_voltage": _or_na(r.get("voltage_soc")), "mem_voltage": _or_na(r.get("voltage_memory")),
-            "power_limit": _or_na(r.get("power_cap")), "ubb_power": "N/A"}
+            "average_socket_power": average, "gfx_voltage": _or_na(r.get("voltage_gfx"), _int),
+            "soc_voltage": _or_na(r.get("voltage_soc"), _int), "mem_voltage": _or_na(r.get("voltage_memory"), _int),
+            "power_limit": _or_na(r.get("power_cap"), _microwatts), "ubb_power": "N/A"}
+
+
+def amdsmi_get_power_cap_info(handle, sensor_ind: int = 0) -> Dict[str, Any]:
+    """Microwatts; dpm_cap (MHz) "N/A": hipstack has no source for it. Sensor 0 only (PPT0)."""
+    if not isinstance(sensor_ind, int):
+        raise AmdSmiParameterException(sensor_ind, int)
+    if sensor_ind != 0:
+        raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED, f"power cap sensor {sensor_ind}: hipstack reads PPT0")
+    r = _readings(handle, ("static",), "power_cap", "power_cap_default", "power_cap_min", "power_cap_max")
+    if "power_cap" not in r or not r["power_cap"].ok:
+        raise _missing(handle, "power_cap", r.get("power_cap"))
+    return {"power_cap": _microwatts(r["power_cap"].value), "default_power_cap": _or_na(r.get("power_cap_default"), _microwatts),
+            "dpm_cap": "N/A", "min_power_cap": _or_na(r.get("power_cap_min"), _microwatts),
+            "max_power_cap": _or_na(r.get("power_cap_max"), _microwatts)}
+
+
+def amdsmi_get_energy_count(handle) -> Dict[str, Any]:
+    """Energy since the driver loaded: energy_accumulator * counter_resolution microjoules. hipstack reads
+    joules, so the counter is in microjoules and the resolution 1.0; timestamp: the firmware's, in ns."""
+    r = _readings(handle, ("live",), "energy_consumed", "firmware_timestamp")
+    if "energy_consumed" not in r or not r["energy_consumed"].ok:
+        raise _missing(handle, "energy_consumed", r.get("energy_consumed"))
+    return {"energy_accumulator": _int(r["energy_consumed"].value * 1_000_000), "counter_resolution": 1.0,
+            "timestamp": _or_na(r.get("firmware_timestamp"), lambda s: _int(s * 1_000_000_000))}
 
 
 def amdsmi_get_temp_metric(handle, sensor_type: AmdSmiTemperatureType, metric: AmdSmiTemperatureMetric) -> int:
@@ -253,11 +404,150 @@ def amdsmi_get_temp_metric(handle, sensor_type: AmdSmiTemperatureType, metric: A
 
 
 def amdsmi_get_gpu_activity(handle) -> Dict[str, Any]:
-    """%: gfx (gpu_busy), umc (memory_busy); mm: "N/A" (hipstack has no multimedia busy figure)."""
-    r = _readings(handle, ("live",), "gpu_busy", "memory_busy")
-    as_int = lambda v: int(round(v))  # noqa: E731
-    return {"gfx_activity": _or_na(r.get("gpu_busy"), as_int), "umc_activity": _or_na(r.get("memory_busy"), as_int),
-            "mm_activity": "N/A"}
+    """%: gfx (gpu_busy), umc (memory_busy), mm (media_busy)."""
+    r = _readings(handle, ("live",), "gpu_busy", "memory_busy", "media_busy")
+    return {"gfx_activity": _or_na(r.get("gpu_busy"), _int), "umc_activity": _or_na(r.get("memory_busy"), _int),
+            "mm_activity": _or_na(r.get("media_busy"), _int)}
+
+
+# Each clock type's catalogue names: (current, DPM levels, top, the level name in dpm_level_current).
+_CLOCKS = {AmdSmiClkType.SYS: ("clock_sclk", "sclk_level", "clock_sclk_max"),
+           AmdSmiClkType.MEM: ("clock_mclk", "mclk_level", "clock_mclk_max"),
+           AmdSmiClkType.DF: ("clock_fclk", "fclk_level", None), AmdSmiClkType.SOC: ("clock_socclk", "socclk_level", None),
+           AmdSmiClkType.DCEF: ("clock_dcefclk", "dcefclk_level", None), AmdSmiClkType.VCLK0: ("clock_vclk", "vclk_level", None),
+           AmdSmiClkType.DCLK0: ("clock_dclk", "dclk_level", None)}
+
+
+def amdsmi_get_clock_info(handle, clock_type: AmdSmiClkType) -> Dict[str, Any]:
+    """MHz: the clock now, its lowest and highest DPM level (the driver's top clock where it gives one),
+    the deep-sleep level; clk_locked "N/A" (hipstack does not read the lock)."""
+    if not isinstance(clock_type, AmdSmiClkType):
+        raise AmdSmiParameterException(clock_type, AmdSmiClkType)
+    if clock_type not in _CLOCKS:
+        raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED, f"{clock_type.name}: hipstack does not read this clock")
+    current, levels, top = _CLOCKS[clock_type]
+    names = [n for n in (current, levels, top) if n]
+    r = _readings(handle, ("static", "live"), *names, instanced=True)
+    now = r.get((current, ""))
+    if now is None or not now.ok:
+        raise _missing(handle, current, now)
+    steps = {x.instance: x.value for (name, _), x in r.items() if name == levels and x.ok}
+    numbered = [v for level, v in steps.items() if level.isdigit()]
+    highest = r.get((top, "")) if top else None
+    return {"clk": _int(now.value), "min_clk": _int(min(numbered)) if numbered else "N/A",
+            "max_clk": _int(highest.value) if highest is not None and highest.ok else (_int(max(numbered)) if numbered else "N/A"),
+            "clk_locked": "N/A", "clk_deep_sleep": _int(steps["S"]) if "S" in steps else "N/A"}
+
+
+_PERF_LEVELS = {"auto": AmdSmiDevPerfLevel.AUTO, "low": AmdSmiDevPerfLevel.LOW, "high": AmdSmiDevPerfLevel.HIGH,
+                "manual": AmdSmiDevPerfLevel.MANUAL, "profile_standard": AmdSmiDevPerfLevel.STABLE_STD,
+                "profile_peak": AmdSmiDevPerfLevel.STABLE_PEAK, "profile_min_mclk": AmdSmiDevPerfLevel.STABLE_MIN_MCLK,
+                "profile_min_sclk": AmdSmiDevPerfLevel.STABLE_MIN_SCLK, "perf_determinism": AmdSmiDevPerfLevel.DETERMINISM}
+
+
+def amdsmi_get_gpu_perf_level(handle) -> str:
+    """amdsmi's name of the level (amdgpu's power_dpm_force_performance_level): "AMDSMI_DEV_PERF_LEVEL_AUTO", ..."""
+    level = _PERF_LEVELS.get(_value(handle, "live", "performance_level"), AmdSmiDevPerfLevel.UNKNOWN)
+    return "AMDSMI_DEV_PERF_LEVEL_" + level.name
+
+
+def amdsmi_get_gpu_fan_speed(handle, sensor_idx: int) -> int:
+    """The fan's PWM level relative to amdsmi_get_gpu_fan_speed_max (255 on hwmon)."""
+    return _int(_value(_fan(handle, sensor_idx), "live", "fan_pwm_level"))
+
+
+def amdsmi_get_gpu_fan_rpms(handle, sensor_idx: int) -> int:
+    return _int(_value(_fan(handle, sensor_idx), "live", "fan_speed"))
+
+
+def amdsmi_get_gpu_fan_speed_max(handle, sensor_idx: int) -> int:
+    return _int(_value(_fan(handle, sensor_idx), "static", "fan_pwm_level_max"))
+
+
+def _fan(handle, sensor_idx):
+    if not isinstance(sensor_idx, int):
+        raise AmdSmiParameterException(sensor_idx, int)
+    if sensor_idx != 0:
+        raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED, f"fan {sensor_idx}: hipstack reads fan 0")
+    return handle
+
+
+# ---- PCIe, ECC, bad pages ----------------------------------------------------------------------------
+
+def _pcie_generation(gts):
+    for generation, rate in enumerate((2.5, 5, 8, 16, 32, 64), start=1):
+        if abs(gts - rate) < 0.01:
+            return generation
+    return "N/A"
+
+
+def amdsmi_get_pcie_info(handle) -> Dict[str, Dict[str, Any]]:
+    """Speeds in MT/s, bandwidth in Mb/s (amdsmi 7.x's units); counters as the driver counts them."""
+    r = _readings(handle, ("static", "live"), "pcie_width_max", "pcie_speed_max", "pcie_width", "pcie_speed",
+                  "pcie_bandwidth", "pcie_replay_count", "pcie_recovery_count", "pcie_nak_sent_count",
+                  "pcie_nak_received_count")
+    mts = lambda gts: _int(gts * 1000)  # noqa: E731
+    return {"pcie_static": {"max_pcie_width": _or_na(r.get("pcie_width_max"), _int),
+                            "max_pcie_speed": _or_na(r.get("pcie_speed_max"), mts),
+                            "pcie_interface_version": _or_na(r.get("pcie_speed_max"), _pcie_generation),
+                            "slot_type": "N/A"},
+            "pcie_metric": {"pcie_width": _or_na(r.get("pcie_width"), _int), "pcie_speed": _or_na(r.get("pcie_speed"), mts),
+                            "pcie_bandwidth": _or_na(r.get("pcie_bandwidth"), lambda b: _int(b * 8 / 1_000_000)),
+                            "pcie_replay_count": _or_na(r.get("pcie_replay_count"), _int),
+                            "pcie_l0_to_recovery_count": _or_na(r.get("pcie_recovery_count"), _int),
+                            "pcie_replay_roll_over_count": "N/A",
+                            "pcie_nak_sent_count": _or_na(r.get("pcie_nak_sent_count"), _int),
+                            "pcie_nak_received_count": _or_na(r.get("pcie_nak_received_count"), _int),
+                            "pcie_lc_perf_other_end_recovery_count": "N/A"}}
+
+
+_ECC = (("correctable_count", "ras_correctable"), ("uncorrectable_count", "ras_uncorrectable"),
+        ("deferred_count", "ras_deferred"))
+
+
+def _ecc(handle, block: Optional[str]) -> Dict[str, int]:
+    r = _readings(handle, ("live",), *[m for _, m in _ECC], instanced=True)
+    out = {}
+    for key, metric in _ECC:
+        counts = [x.value for (name, instance), x in r.items() if name == metric and x.ok and block in (None, instance)]
+        out[key] = int(sum(counts)) if counts else None
+    if out["correctable_count"] is None and out["uncorrectable_count"] is None:
+        what = f"ras_correctable of {block}" if block else "ras_correctable"
+        raise _missing(handle, what, next((x for (name, _), x in r.items() if name == "ras_correctable"), None))
+    return {k: (0 if v is None else v) for k, v in out.items()}
+
+
+def amdsmi_get_gpu_total_ecc_count(handle) -> Dict[str, int]:
+    """The sums over amdgpu's RAS blocks since the driver loaded."""
+    return _ecc(handle, None)
+
+
+def amdsmi_get_gpu_ecc_count(handle, block: AmdSmiGpuBlock) -> Dict[str, int]:
+    if not isinstance(block, AmdSmiGpuBlock):
+        raise AmdSmiParameterException(block, AmdSmiGpuBlock)
+    return _ecc(handle, block.name.lower())
+
+
+_PAGE_STATES = {"reserved": AmdSmiMemoryPageStatus.RESERVED, "pending": AmdSmiMemoryPageStatus.PENDING,
+                "failed": AmdSmiMemoryPageStatus.UNRESERVABLE}
+
+
+def amdsmi_get_gpu_bad_page_info(handle) -> List[Dict[str, int]]:
+    """The retired pages: address, size (bytes), status (AmdSmiMemoryPageStatus as an int); [] for none."""
+    if _secondary(_checked(handle)):
+        raise _missing(handle, "bad_pages", None)
+    try:
+        pages = _call(_open().bad_pages, handle.index)
+    except AmdSmiLibraryException as e:
+        raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED, e.detail) from e
+    return [{"value": i, "page_address": p.frame, "page_size": p.size,
+             "status": int(_PAGE_STATES.get(p.state, AmdSmiMemoryPageStatus.UNRESERVABLE))} for i, p in enumerate(pages)]
+
+
+# ---- Memory and processes ------------------------------------------------------------------------
+
+_MEMORY_USED = {AmdSmiMemoryType.VRAM: "vram_used", AmdSmiMemoryType.VIS_VRAM: "vram_visible_used",
+                AmdSmiMemoryType.GTT: "gtt_used"}
 
 
 def amdsmi_get_gpu_vram_usage(handle) -> Dict[str, int]:
@@ -267,20 +557,33 @@ def amdsmi_get_gpu_vram_usage(handle) -> Dict[str, int]:
 
 
 def amdsmi_get_gpu_memory_total(handle, mem_type: AmdSmiMemoryType) -> int:
-    """Bytes."""
+    """Bytes. A partition's handle: the partition's VRAM (amdgpu's per-partition share)."""
     if not isinstance(mem_type, AmdSmiMemoryType):
         raise AmdSmiParameterException(mem_type, AmdSmiMemoryType)
+    if _checked(handle).partition is not None and mem_type == AmdSmiMemoryType.VRAM:
+        memory = _partition_value(handle, "partition_memory")
+        if memory == "N/A":
+            raise _missing(handle, "partition_memory", None)
+        return int(memory)
     return int(_value(handle, "static", _MEMORY_TOTALS[mem_type]))
 
 
+def amdsmi_get_gpu_memory_usage(handle, mem_type: AmdSmiMemoryType) -> int:
+    """Bytes in use."""
+    if not isinstance(mem_type, AmdSmiMemoryType):
+        raise AmdSmiParameterException(mem_type, AmdSmiMemoryType)
+    return int(_value(handle, "live", _MEMORY_USED[mem_type]))
+
+
 def amdsmi_get_gpu_process_list(handle) -> List[Dict[str, Any]]:
-    """The processes using the GPU (ROCm 6.2 and later: dicts). Memory in bytes; cu_occupancy a count of
-    compute units; engine_usage (amdsmi's nanoseconds of engine time) is "N/A": hipstack measures
-    engine busy as a share of time, not accumulated time."""
-    if not isinstance(handle, amdsmi_processor_handle):
-        raise AmdSmiParameterException(handle, amdsmi_processor_handle)
+    """The processes using the GPU (ROCm 6.2 and later: dicts), GPU-wide as amdsmi's other figures
+    (partition 0 of a partitioned GPU). Memory in bytes; cu_occupancy a count of compute units;
+    engine_usage (amdsmi's nanoseconds of engine time) is "N/A": hipstack measures engine busy as a
+    share of time, not accumulated time."""
+    if _secondary(_checked(handle)):
+        raise _missing(handle, "processes", None)
     out = []
-    for p in _open().processes(handle.index):
+    for p in _call(_open().processes, handle.index):
         r = {x.metric: x for x in p.readings if not x.instance}
         vram, gtt = _or_na(r.get("process_vram")), _or_na(r.get("process_gtt"))
         out.append({"name": p.name or "N/A", "pid": p.pid, "mem": vram,
@@ -288,3 +591,6 @@ def amdsmi_get_gpu_process_list(handle) -> List[Dict[str, Any]]:
                     "memory_usage": {"gtt_mem": gtt, "cpu_mem": "N/A", "vram_mem": vram},
                     "cu_occupancy": _or_na(r.get("process_cu_occupancy"))})
     return out
+
+
+from hipstack._amdsmi_metrics import amdsmi_get_gpu_metrics_info  # noqa: E402,F401 (needs the helpers above)

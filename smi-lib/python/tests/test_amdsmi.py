@@ -47,18 +47,28 @@ def run(script: str) -> str:
     return done.stdout
 
 
-class PortedScript(unittest.TestCase):
+class ScriptOnTheCapture(unittest.TestCase):
+    """Runs SCRIPT once (its JSON in cls.gpus) and opens the same capture to compare with."""
+    SCRIPT = ""
+
     @classmethod
     def setUpClass(cls):
-        cls.gpus = json.loads(run(PORTED_SCRIPT))
+        cls.gpus = json.loads(run(cls.SCRIPT))
         cls.system = hipstack.System(sysfs_root=ENV["HIPSTACK_SYSFS_ROOT"], procfs_root=ENV["HIPSTACK_PROCFS_ROOT"], nvml=False)
 
     @classmethod
     def tearDownClass(cls):
         cls.system.close()
 
+    def all_readings(self, index):
+        return {(r.metric, r.instance): r for r in self.system.sample(index, kinds=("identity", "static", "live"))}
+
+
+class PortedScript(ScriptOnTheCapture):
+    SCRIPT = PORTED_SCRIPT
+
     def readings(self, index):
-        return {r.metric: r for r in self.system.sample(index, kinds=("identity", "static", "live")) if not r.instance}
+        return {metric: r for (metric, instance), r in self.all_readings(index).items() if not instance}
 
     def test_identity(self):
         self.assertEqual(len(self.gpus), 8)
@@ -76,10 +86,10 @@ class PortedScript(unittest.TestCase):
     def test_figures_in_amdsmi_units(self):
         for i, gpu in enumerate(self.gpus):
             r = self.readings(i)
-            self.assertEqual(gpu["power"]["current_socket_power"], r["power_current"].value)  # W
-            self.assertEqual(gpu["power"]["socket_power"], r["power_current"].value)
-            self.assertEqual(gpu["power"]["average_socket_power"], "N/A" if not r["power_average"].ok else r["power_average"].value)
-            self.assertEqual(gpu["power"]["power_limit"], r["power_cap"].value)
+            self.assertEqual(gpu["power"]["current_socket_power"], round(r["power_current"].value))  # W, an int
+            self.assertEqual(gpu["power"]["socket_power"], round(r["power_current"].value))
+            self.assertEqual(gpu["power"]["average_socket_power"], "N/A" if not r["power_average"].ok else round(r["power_average"].value))
+            self.assertEqual(gpu["power"]["power_limit"], round(r["power_cap"].value * 1e6))  # microwatts, as amdsmi 7.x
             self.assertEqual(gpu["activity"]["gfx_activity"], round(r["gpu_busy"].value))
             self.assertEqual(gpu["activity"]["mm_activity"], "N/A")
             self.assertEqual(gpu["vram"], {"vram_total": r["vram_total"].value // 2**20, "vram_used": r["vram_used"].value // 2**20})
@@ -99,6 +109,208 @@ class PortedScript(unittest.TestCase):
                 self.assertEqual(entry["engine_usage"], {"gfx": "N/A", "enc": "N/A"})
             seen += len(want)
         self.assertEqual(seen, 7)
+
+
+# Every call this module adds, on a whole GPU: the values the script prints, compared below.
+MORE_SCRIPT = r"""
+import json
+from hipstack.amdsmi import *
+amdsmi_init()
+out = []
+for h in amdsmi_get_processor_handles():
+    clocks = {}
+    for clk in (AmdSmiClkType.GFX, AmdSmiClkType.MEM, AmdSmiClkType.DF, AmdSmiClkType.SOC, AmdSmiClkType.VCLK0,
+                AmdSmiClkType.DCLK0):
+        clocks[clk.name] = amdsmi_get_clock_info(h, clk)
+    metrics = amdsmi_get_gpu_metrics_info(h)
+    out.append({"bdf": amdsmi_get_gpu_device_bdf(h), "bdf_id": amdsmi_get_gpu_bdf_id(h),
+                "same": amdsmi_get_processor_handle_from_bdf(amdsmi_get_gpu_device_bdf(h)) == h,
+                "id": amdsmi_get_gpu_id(h), "subsystem_id": amdsmi_get_gpu_subsystem_id(h),
+                "kfd": amdsmi_get_gpu_kfd_info(h), "compute_partition": amdsmi_get_gpu_compute_partition(h),
+                "memory_partition": amdsmi_get_gpu_memory_partition(h), "numa": amdsmi_topo_get_numa_node_number(h),
+                "board": amdsmi_get_gpu_board_info(h), "power": amdsmi_get_power_info(h),
+                "caps": amdsmi_get_power_cap_info(h), "energy": amdsmi_get_energy_count(h),
+                "pcie": amdsmi_get_pcie_info(h), "perf": amdsmi_get_gpu_perf_level(h), "clocks": clocks,
+                "fw": {e["fw_name"].name: e["fw_version"] for e in amdsmi_get_fw_info(h)["fw_list"]},
+                "vram_used": amdsmi_get_gpu_memory_usage(h, AmdSmiMemoryType.VRAM),
+                "gtt_used": amdsmi_get_gpu_memory_usage(h, AmdSmiMemoryType.GTT),
+                "metrics": metrics})
+amdsmi_shut_down()
+print(json.dumps(out))
+"""
+
+
+class MoreCalls(ScriptOnTheCapture):
+    """The calls scripts and exporters use beyond the first set, on the SPX capture: amdsmi's keys,
+    ints in amdsmi's units, each from the library's reading."""
+    SCRIPT = MORE_SCRIPT
+
+    def readings(self, index):
+        return self.all_readings(index)
+
+    def test_identity_and_topology(self):
+        for i, gpu in enumerate(self.gpus):
+            r = self.readings(i)
+            domain, bus, rest = r[("bdf", "")].value.split(":")
+            device, function = rest.split(".")
+            self.assertEqual(gpu["bdf_id"], int(domain, 16) << 32 | int(bus, 16) << 8 | int(device, 16) << 3 | int(function))
+            self.assertTrue(gpu["same"])
+            self.assertEqual(gpu["id"], 0x74A1)
+            self.assertEqual(gpu["subsystem_id"], "0x74a1")
+            self.assertEqual(gpu["kfd"], {"kfd_id": r[("kfd_gpu_id", "")].value, "node_id": "N/A", "current_partition_id": 0})
+            self.assertEqual((gpu["compute_partition"], gpu["memory_partition"]), ("SPX", "NPS1"))
+            self.assertEqual(gpu["numa"], r[("numa_node", "")].value)
+            self.assertEqual(gpu["board"], {"model_number": r[("product_number", "")].value,
+                                            "product_serial": r[("serial_number", "")].value, "fru_id": "N/A",
+                                            "product_name": r[("product_name", "")].value, "manufacturer_name": "AMD"})
+
+    def test_power_energy_and_clocks_as_amdsmi_ints(self):
+        for i, gpu in enumerate(self.gpus):
+            r = self.readings(i)
+            watts = r[("power_current", "")].value
+            self.assertEqual(gpu["power"]["current_socket_power"], round(watts))
+            self.assertIsInstance(gpu["power"]["current_socket_power"], int)
+            self.assertEqual(gpu["power"]["power_limit"], round(r[("power_cap", "")].value * 1e6))  # microwatts
+            uw = {k: round(r[(k, "")].value * 1e6) for k in ("power_cap", "power_cap_default", "power_cap_min", "power_cap_max")}
+            self.assertEqual(gpu["caps"], {"power_cap": uw["power_cap"], "default_power_cap": uw["power_cap_default"],
+                                           "dpm_cap": "N/A", "min_power_cap": uw["power_cap_min"],
+                                           "max_power_cap": uw["power_cap_max"]})
+            self.assertIn(750_000_000, [g["caps"]["max_power_cap"] for g in self.gpus])
+            self.assertEqual(gpu["energy"]["counter_resolution"], 1.0)
+            self.assertEqual(gpu["energy"]["energy_accumulator"], round(r[("energy_consumed", "")].value * 1e6))  # µJ
+            self.assertEqual(gpu["clocks"]["SYS"]["clk"], round(r[("clock_sclk", "")].value))
+            self.assertEqual(gpu["clocks"]["SYS"]["max_clk"], round(r[("clock_sclk_max", "")].value))
+            self.assertEqual(gpu["clocks"]["SYS"]["min_clk"], round(r[("sclk_level", "0")].value))
+            self.assertEqual(gpu["clocks"]["MEM"]["clk"], round(r[("clock_mclk", "")].value))
+            sleep = r.get(("socclk_level", "S"))
+            self.assertEqual(gpu["clocks"]["SOC"]["clk_deep_sleep"], round(sleep.value) if sleep else "N/A")
+            self.assertEqual(gpu["clocks"]["DF"]["max_clk"], round(r[("fclk_level", "2")].value))
+            # amdgpu's power_dpm_force_performance_level words and amdsmi's names for them (amdsmi.h).
+            amdsmi_name = {"auto": "AUTO", "manual": "MANUAL", "high": "HIGH", "low": "LOW", "profile_peak": "STABLE_PEAK",
+                           "profile_standard": "STABLE_STD", "perf_determinism": "DETERMINISM"}
+            self.assertEqual(gpu["perf"], "AMDSMI_DEV_PERF_LEVEL_" + amdsmi_name[r[("performance_level", "")].value])
+
+    def test_pcie_memory_firmware(self):
+        for i, gpu in enumerate(self.gpus):
+            r = self.readings(i)
+            self.assertEqual(gpu["pcie"]["pcie_static"]["max_pcie_speed"], round(r[("pcie_speed_max", "")].value * 1000))  # MT/s
+            self.assertEqual(gpu["pcie"]["pcie_static"]["pcie_interface_version"], 5)  # 32 GT/s
+            self.assertEqual(gpu["pcie"]["pcie_metric"]["pcie_width"], r[("pcie_width", "")].value)
+            self.assertEqual(gpu["pcie"]["pcie_metric"]["pcie_l0_to_recovery_count"], r[("pcie_recovery_count", "")].value)
+            self.assertEqual(gpu["vram_used"], r[("vram_used", "")].value)
+            self.assertEqual(gpu["gtt_used"], r[("gtt_used", "")].value)
+            # amdsmi 7.x's firmware forms: dotted hex (PSP SOS, TA, VCN), dotted decimal bytes (PM), decimal.
+            sos = int(r[("firmware_version", "sos")].value, 16)
+            self.assertEqual(gpu["fw"]["AMDSMI_FW_ID_PSP_SOSDRV"], ".".join("%02X" % (sos >> s & 0xFF) for s in (24, 16, 8, 0)))
+            smc = int(r[("firmware_version", "smc")].value, 16)
+            self.assertEqual(gpu["fw"]["AMDSMI_FW_ID_PM"], ".".join("%02d" % (smc >> s & 0xFF) for s in (24, 16, 8, 0)))
+            self.assertEqual(gpu["fw"]["AMDSMI_FW_ID_CP_MEC1"], str(int(r[("firmware_version", "mec")].value, 16)))
+
+    def test_gpu_metrics_keys_and_units(self):
+        for i, gpu in enumerate(self.gpus):
+            r, m = self.readings(i), gpu["metrics"]
+            self.assertEqual((m["common_header.format_revision"], m["common_header.content_revision"]), (1, 6))
+            self.assertEqual(m["temperature_hotspot"], int(r[("temperature_junction", "")].value))
+            self.assertEqual(m["current_socket_power"], round(r[("power_current", "")].value))
+            self.assertEqual(m["pcie_link_speed"], round(r[("pcie_speed", "")].value * 10))  # 0.1 GT/s
+            self.assertEqual(m["current_gfxclks"], [round(r[("clock_sclk_xcc", str(x))].value) for x in range(8)])
+            self.assertEqual(m["xgmi_read_data_acc"], [r[("xgmi_read_data", str(x))].value // 1024 for x in range(8)])  # KB
+            self.assertEqual(m["accumulation_counter"], r[("violation_accumulation_count", "")].value)
+            self.assertEqual(m["num_partition"], 1)
+            self.assertEqual(m["energy_accumulator"], "N/A")
+            self.assertEqual(len(m["xcp_stats.jpeg_busy"]), 8)
+            self.assertEqual(len(m["xcp_stats.jpeg_busy"][0]), 40)
+
+
+def run_on(capture, script):
+    base = os.path.join(os.environ["HIPSTACK_CAPTURES_DIR"], capture)
+    env = dict(ENV, HIPSTACK_SYSFS_ROOT=os.path.join(base, "sys"), HIPSTACK_PROCFS_ROOT=os.path.join(base, "proc"))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AssertionError(f"the script failed ({done.returncode}): {done.stderr}")
+    return json.loads(done.stdout)
+
+
+class ComputePartitions(unittest.TestCase):
+    """CPX: one handle per partition (64 on 8 MI300X), each with the partition's BDF, KFD id and VRAM;
+    the GPU-wide figures on partition 0 only, as amdsmi's."""
+
+    def test_one_handle_per_partition(self):
+        base = os.path.join(os.environ["HIPSTACK_CAPTURES_DIR"], "constructed/mi300x-8gpu-cpx-nps1")
+        handles = run_on("constructed/mi300x-8gpu-cpx-nps1", r"""
+import json
+from hipstack.amdsmi import *
+amdsmi_init()
+out = []
+for h in amdsmi_get_processor_handles():
+    e = {"bdf": amdsmi_get_gpu_device_bdf(h), "bdf_id": amdsmi_get_gpu_bdf_id(h), "kfd": amdsmi_get_gpu_kfd_info(h),
+         "vram": amdsmi_get_gpu_memory_total(h, AmdSmiMemoryType.VRAM), "cus": amdsmi_get_gpu_asic_info(h)["num_compute_units"],
+         "uuid": amdsmi_get_gpu_device_uuid(h), "partition": amdsmi_get_gpu_compute_partition(h),
+         "power": amdsmi_get_power_info(h)["current_socket_power"], "board": amdsmi_get_gpu_board_info(h)["product_serial"]}
+    try:
+        e["temp"] = amdsmi_get_temp_metric(h, AmdSmiTemperatureType.HOTSPOT, AmdSmiTemperatureMetric.CURRENT)
+    except AmdSmiLibraryException as x:
+        e["temp"] = x.get_error_code()
+    e["from_bdf"] = amdsmi_get_processor_handle_from_bdf(e["bdf"]) == h
+    out.append(e)
+print(json.dumps(out))
+""")
+        self.assertEqual(len(handles), 64)
+        with hipstack.System(sysfs_root=os.path.join(base, "sys"), nvml=False) as system:
+            for gpu in system.devices():
+                r = {x.metric: x.value for x in system.sample(gpu.index, kinds=("live",)) if not x.instance and x.ok}
+                for p in system.partitions(gpu.index):
+                    h = handles[gpu.index * 8 + p.index]
+                    pr = {x.metric: x.value for x in p.readings}
+                    domain, bus, rest = gpu.bdf.split(":")
+                    self.assertEqual(h["bdf"], f"{domain}:{bus}:{rest[:2]}.{p.index}")
+                    self.assertEqual(h["bdf_id"], int(domain, 16) << 32 | p.index << 28 | int(bus, 16) << 8 | p.index)
+                    self.assertTrue(h["from_bdf"])
+                    self.assertEqual(h["kfd"], {"kfd_id": pr["partition_kfd_gpu_id"], "node_id": "N/A",
+                                                "current_partition_id": p.index})
+                    self.assertEqual((h["vram"], h["cus"]), (pr["partition_memory"], pr["partition_compute_units"]))
+                    self.assertEqual((h["uuid"], h["partition"]), (gpu.uuid, "CPX"))
+                    self.assertNotEqual(h["board"], "N/A")  # identity is the GPU's on every partition
+                    if p.index == 0:
+                        self.assertEqual((h["power"], h["temp"]), (round(r["power_current"]), int(r["temperature_junction"])))
+                    else:  # amdsmi's secondary partitions: "N/A" in a dict, NOT_SUPPORTED for a value
+                        self.assertEqual((h["power"], h["temp"]), ("N/A", 2))
+
+
+class EccAndBadPages(unittest.TestCase):
+    def test_counts_and_pages_of_the_faults_capture(self):
+        base = os.path.join(os.environ["HIPSTACK_CAPTURES_DIR"], "constructed/mi300x-8gpu-faults")
+        gpus = run_on("constructed/mi300x-8gpu-faults", r"""
+import json
+from hipstack.amdsmi import *
+amdsmi_init()
+out = []
+for h in amdsmi_get_processor_handles():
+    e = {"total": amdsmi_get_gpu_total_ecc_count(h), "umc": amdsmi_get_gpu_ecc_count(h, AmdSmiGpuBlock.UMC),
+         "pages": amdsmi_get_gpu_bad_page_info(h)}
+    try:
+        amdsmi_get_gpu_ecc_count(h, AmdSmiGpuBlock.GFX)
+        e["gfx"] = "counted"
+    except AmdSmiLibraryException as x:
+        e["gfx"] = x.get_error_code()
+    out.append(e)
+print(json.dumps(out))
+""")
+        with hipstack.System(sysfs_root=os.path.join(base, "sys"), nvml=False) as system:
+            for i, gpu in enumerate(gpus):
+                r = [x for x in system.sample(i, kinds=("live",)) if x.ok and x.metric.startswith("ras_")]
+                total = {k: sum(x.value for x in r if x.metric == m) for k, m in
+                         (("correctable_count", "ras_correctable"), ("uncorrectable_count", "ras_uncorrectable"),
+                          ("deferred_count", "ras_deferred"))}
+                self.assertEqual(gpu["total"], total)
+                self.assertEqual(gpu["umc"]["correctable_count"],
+                                 sum(x.value for x in r if x.metric == "ras_correctable" and x.instance == "umc"))
+                pages = system.bad_pages(i)
+                self.assertEqual(gpu["pages"], [{"value": n, "page_address": p.frame, "page_size": p.size,
+                                                 "status": {"reserved": 0, "pending": 1}.get(p.state, 2)}
+                                                for n, p in enumerate(pages)])
+        self.assertEqual(gpus[1]["total"]["correctable_count"], 14)
+        self.assertEqual(len(gpus[4]["pages"]), 10)
 
 
 class Errors(unittest.TestCase):
@@ -123,9 +335,22 @@ try:
     amdsmi_get_temp_metric(h, AmdSmiTemperatureType.PLX, AmdSmiTemperatureMetric.CURRENT)
 except AmdSmiLibraryException as e:
     print("plx", e.err_code, isinstance(e, AmdSmiException))
+try:
+    amdsmi_get_processor_handle_from_bdf("0000:zz:00.0")
+except AmdSmiBdfFormatException as e:
+    print("bdf format", e.bdf)
+try:
+    amdsmi_get_processor_handle_from_bdf("00:01.0")
+except AmdSmiLibraryException as e:
+    print("no such bdf", e.get_error_code())
+try:
+    amdsmi_get_clock_info(h, 0)
+except AmdSmiParameterException:
+    print("clock type")
 amdsmi_shut_down()
 '''
-        self.assertEqual(run(script).split("\n"), ["not init 32", "parameter AmdSmiInitFlags", "memory type", "plx 2 True", ""])
+        self.assertEqual(run(script).split("\n"), ["not init 32", "parameter AmdSmiInitFlags", "memory type", "plx 2 True",
+                                                  "bdf format 0000:zz:00.0", "no such bdf 7", "clock type", ""])
 
 
 if __name__ == "__main__":
