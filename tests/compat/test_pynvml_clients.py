@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Debian's gpustat and nvitop, unchanged, on hipstack.pynvml (docs/python.md, "hipstack.pynvml"):
 fetched from Debian sid's contrib with an apt configuration of their own and unpacked (never
-installed), run with `import pynvml` resolved to hipstack.pynvml by a one-line pynvml.py, on the
-MI300X SPX and CPX captures and on the NVML double (an H200; two H100s, one in MIG mode). Each must
+installed), run with `import pynvml` resolved to hipstack.pynvml by the pynvml.py of
+python3-hipstack-pynvml (smi-lib/python/pynvml_dropin), on the MI300X SPX and CPX captures and on the NVML double (an H200; two H100s, one in MIG mode). Each must
 exit 0 with no traceback or "corrupted" warning and list every GPU with the figures
 `hipstack-smi metric --json` / `static --json` give for it, in the client's own rounding.
 
@@ -12,30 +12,27 @@ python3-blessed (the clients' dependencies) and Debian's archive.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import unittest
 
 SMI = PACKAGE = CAPTURES = CACHE = None
-ROOT = SHIM = None
+ROOT = SHIM = NVIDIA_PYNVML = None
 MIB = 1 << 20
-SHIM_TEXT = "import sys\nimport hipstack.pynvml as _module\nsys.modules[__name__] = _module\n"
 
 
 def setUpModule():
-    global ROOT, SHIM
+    global ROOT, SHIM, NVIDIA_PYNVML
     here = os.path.dirname(os.path.abspath(__file__))
-    ROOT = subprocess.run([os.path.join(here, "fetch_debian_packages.sh"), CACHE, "sid", "contrib", "gpustat", "nvitop"],
+    fetch = os.path.join(here, "fetch_debian_packages.sh")
+    ROOT = subprocess.run([fetch, CACHE, "sid", "contrib", "gpustat", "nvitop"],
                           capture_output=True, text=True, check=True, timeout=600).stdout.strip()
-    SHIM = tempfile.mkdtemp(prefix="pynvml-shim-")
-    with open(os.path.join(SHIM, "pynvml.py"), "w") as f:
-        f.write(SHIM_TEXT)
-
-
-def tearDownModule():
-    shutil.rmtree(SHIM, ignore_errors=True)
+    # NVIDIA's pynvml as Debian packages it, in a root of its own: the oracle of AgainstNvidiasPynvml.
+    NVIDIA_PYNVML = subprocess.run([fetch, os.path.join(CACHE, "nvidia-pynvml"), "sid", "contrib", "python3-pynvml"],
+                                   capture_output=True, text=True, check=True, timeout=600).stdout.strip()
+    # The pynvml.py python3-hipstack-pynvml installs (docs/packaging.md, "Drop-ins").
+    SHIM = os.path.join(PACKAGE, "pynvml_dropin")
 
 
 class Clients(unittest.TestCase):
@@ -117,6 +114,47 @@ class Clients(unittest.TestCase):
                     self.assertRegex(after, r"\b%dW / %dW\b" % (round(power), round(v["power_cap"])))
                     self.assertRegex(line, r"^\s*│\s*%d\s" % gpu["index"])
                 self.assertNotRegex(screen, r"ERROR|NVML ERROR")
+
+
+class AgainstNvidiasPynvml(unittest.TestCase):
+    """Debian's python3-pynvml (NVIDIA's pynvml, unchanged) and hipstack.pynvml run the same pynvml
+    script (smi-lib/python/tests/pynvml_figures.py: every call hipstack.pynvml answers) on the same
+    NVML double: every figure and every NVML error must be the same. Where NVIDIA's pynvml finds no
+    entry point in the double (NVML_ERROR_FUNCTION_NOT_FOUND, 13) hipstack answers from what it has
+    (ANSWERED_FROM_OTHER_FACTS) and must give a figure."""
+    ANSWERED_FROM_OTHER_FACTS = {"index": "the handle's index", "management_limit": "the enforced limit (power_cap)"}
+
+    def figures(self, module, env_extra):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HIPSTACK_") or k == "HIPSTACK_SMI_LIBRARY"}
+        env.update(env_extra)
+        script = os.path.join(PACKAGE, "tests", "pynvml_figures.py")
+        proc = subprocess.run(["/usr/bin/python3", script, module], capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return json.loads(proc.stdout)
+
+    def test_the_same_figures_as_nvidias_pynvml(self):
+        empty = tempfile.mkdtemp(prefix="no-amd-")
+        self.addCleanup(os.rmdir, empty)
+        fake = os.environ["FAKE_NVML_FULL"]
+        for script in ("h200.txt", "h100x2-mig.txt"):
+            with self.subTest(gpus=script):
+                played = {"HIPSTACK_FAKE_NVML_SCRIPT": os.path.join(os.environ["FAKE_NVML_SCRIPTS_DIR"], script)}
+                # NVIDIA's pynvml loads libnvidia-ml.so.1 by name: the double's folder first on the path.
+                theirs = self.figures("pynvml", dict(played, LD_LIBRARY_PATH=os.path.dirname(fake),
+                                                     PYTHONPATH=os.path.join(NVIDIA_PYNVML, "usr/lib/python3/dist-packages")))
+                ours = self.figures("hipstack.pynvml", dict(played, PYTHONPATH=PACKAGE, HIPSTACK_SYSFS_ROOT=empty,
+                                                            HIPSTACK_NVML_LIBRARY=fake))
+                self.assertEqual(ours["system"], theirs["system"])
+                self.assertEqual(len(ours["gpus"]), len(theirs["gpus"]))
+                self.assertGreater(len(theirs["gpus"][0]), 30)
+                for index, (mine, real) in enumerate(zip(ours["gpus"], theirs["gpus"])):
+                    self.assertEqual(sorted(mine), sorted(real))
+                    for call, answer in real.items():
+                        if answer == {"error": 13}:
+                            self.assertIn(call, self.ANSWERED_FROM_OTHER_FACTS, f"GPU {index}: the double lacks {call}")
+                            self.assertNotIsInstance(mine[call], dict, f"GPU {index} {call}: {mine[call]}")
+                        else:
+                            self.assertEqual(mine[call], answer, f"GPU {index} {call}")
 
 
 if __name__ == "__main__":

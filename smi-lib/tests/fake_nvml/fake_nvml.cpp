@@ -201,6 +201,13 @@ extern "C" Return fake_nvml_impl_init() {
   return kSuccess;
 }
 
+// nvmlInitWithFlags, which the backend does not load but NVIDIA's pynvml calls for nvmlInit (so
+// Debian's python3-pynvml runs on the fake as an oracle for hipstack.pynvml): NVML's flags only
+// relax what a GPU-less init may do, which the fake's script decides, so they are not looked at.
+extern "C" __attribute__((visibility("default"))) Return nvmlInitWithFlags(unsigned /*flags*/) {
+  return fake_nvml_impl_init();
+}
+
 extern "C" Return fake_nvml_impl_shutdown() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
