@@ -14,6 +14,7 @@ Every call that reads the GPUs has a deadline (read_deadline_ms, 10 s unless set
 hung driver raises hipstack.TimedOut instead of hanging the program.
 """
 import ctypes
+import threading
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Union
 
@@ -370,19 +371,24 @@ class Query:
         self._system = system
         self._ids = (ctypes.c_uint32 * len(infos))(*[info.id for info in infos])
         self._options = _capi.SampleOptions(what=what, window_ms=0, metrics=self._ids, metric_count=len(infos))
+        self._options_ref = ctypes.byref(self._options)
         self._metrics = [(info.id, ("integer", "real", "text").index(info.type)) for info in infos]
+        self._lib = _library()
+        self._buffers = threading.local()  # each thread's list handle and reading, made once
 
     def values(self, device: int) -> list:
         """Each metric's value in the catalogue's unit, in the order asked; None where its reading is not ok."""
-        lib = _library()
-        handle = ctypes.c_void_p()
-        _check(lib.hipstack_smi_sample_device(self._system._handle, device, ctypes.byref(self._options),
-                                              ctypes.byref(handle)))
+        lib = self._lib
+        buffers = self._buffers
+        if not hasattr(buffers, "handle"):
+            buffers.handle, buffers.reading = ctypes.c_void_p(), _capi.Reading()
+            buffers.handle_ref, buffers.reading_ref = ctypes.byref(buffers.handle), ctypes.byref(buffers.reading)
+        _check(lib.hipstack_smi_sample_device(self._system._handle, device, self._options_ref, buffers.handle_ref))
+        handle, found = buffers.handle, buffers.reading
         try:
-            found = _capi.Reading()
             out = []
             for metric_id, value_type in self._metrics:
-                if lib.hipstack_smi_list_find_reading(handle, metric_id, None, ctypes.byref(found)) != _capi.OK \
+                if lib.hipstack_smi_list_find_reading(handle, metric_id, None, buffers.reading_ref) != _capi.OK \
                         or found.status != 0:
                     out.append(None)
                 elif value_type == _capi.TYPE_INTEGER:
