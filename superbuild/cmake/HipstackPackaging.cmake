@@ -101,6 +101,12 @@ include(${CMAKE_CURRENT_LIST_DIR}/HipstackPackagingFiles.cmake)
 #   meta_validation hipstack-validation       links to hipstack-validate man page, completions
 #   meta_python    python3-hipstack           hipstack.pth: /opt/hipstack's Python package on every Python's path
 #   meta_all       hipstack                   (depends only: smi, monitor, validation, python3-hipstack)
+# Opt-in drop-ins for nodes without NVIDIA's tools (docs/packaging.md, "Drop-ins"); never pulled in by
+# another package of ours:
+#   meta_pynvml    python3-hipstack-pynvml    pynvml.py: `import pynvml` is hipstack.pynvml (conflicts with
+#                                             and provides python3-pynvml)
+#   meta_nvidia_smi hipstack-nvidia-smi       /usr/bin/nvidia-smi, an alternative for hipstack-smi, which
+#                                             answers as nvidia-smi by that name (conflicts with nvidia-smi)
 set(_hipstack_versioned_components smi_lib devel runtime daemon validation hip_headers python)
 set(_hipstack_package_smi_lib hipstack-smi-lib${HIPSTACK_PACKAGE_NAME_VERSION})
 set(_hipstack_package_devel hipstack-smi-dev${HIPSTACK_PACKAGE_NAME_VERSION})
@@ -115,6 +121,8 @@ set(_hipstack_package_meta_dev hipstack-smi-dev)
 set(_hipstack_package_meta_validation hipstack-validation)
 set(_hipstack_package_meta_python python3-hipstack)
 set(_hipstack_package_meta_all hipstack)
+set(_hipstack_package_meta_pynvml python3-hipstack-pynvml)
+set(_hipstack_package_meta_nvidia_smi hipstack-nvidia-smi)
 
 set(_hipstack_summary_smi_lib "GPU telemetry library of hipstack ${HIPSTACK_PACKAGE_NAME_VERSION}")
 set(_hipstack_summary_devel "Headers, CMake and pkg-config files of libhipstack-smi ${HIPSTACK_PACKAGE_NAME_VERSION}")
@@ -129,6 +137,8 @@ set(_hipstack_summary_meta_dev "Development files of libhipstack-smi (metapackag
 set(_hipstack_summary_meta_validation "GPU node validation of hipstack (metapackage)")
 set(_hipstack_summary_meta_python "Python package of libhipstack-smi (import hipstack)")
 set(_hipstack_summary_meta_all "Open GPU compute stack for AMD and NVIDIA GPUs (metapackage)")
+set(_hipstack_summary_meta_pynvml "Python module pynvml answered by hipstack for AMD and NVIDIA GPUs")
+set(_hipstack_summary_meta_nvidia_smi "Command nvidia-smi answered by hipstack-smi for AMD and NVIDIA GPUs")
 
 # Package descriptions: lines under 80 characters (lintian, rpmlint).
 set(_hipstack_description_common
@@ -138,7 +148,7 @@ set(_hipstack_description_meta "\nThis metapackage depends on the packages of it
 function(hipstack_packaging_configure)
   # Every install component must map to a package, or its files would silently be left out.
   get_cmake_property(components COMPONENTS)
-  set(known ${_hipstack_versioned_components} daemon_system meta_smi meta_validation meta_python)
+  set(known ${_hipstack_versioned_components} daemon_system meta_smi meta_validation meta_python meta_pynvml)
   foreach(component IN LISTS components)
     if(NOT component IN_LIST known)
       message(FATAL_ERROR "install component '${component}' has no package: add it to the table in "

@@ -156,7 +156,10 @@ function(_hipstack_packaging_files components)
     list(APPEND cpack_components meta_validation)
   endif()
   if(python IN_LIST cpack_components)
-    list(APPEND cpack_components meta_python)
+    list(APPEND cpack_components meta_python meta_pynvml)
+  endif()
+  if(runtime IN_LIST cpack_components)
+    list(APPEND cpack_components meta_nvidia_smi)
   endif()
   list(APPEND cpack_components meta_all)
 
@@ -181,6 +184,10 @@ function(_hipstack_packaging_files components)
     string(APPEND depends_meta_dev ", ${_hipstack_package_hip_headers} (= ${v})")
   endif()
   set(depends_meta_validation "${_hipstack_package_validation} (= ${v})")
+  # The drop-ins work with any release (they go through /opt/hipstack and its Python package), so an
+  # upgrade of hipstack does not need them upgraded with it.
+  set(depends_meta_pynvml "${_hipstack_package_meta_python}, python3")
+  set(depends_meta_nvidia_smi "${_hipstack_package_meta_smi}")
   set(depends_meta_all "")
   foreach(meta daemon_system meta_smi meta_validation meta_python)
     if(meta IN_LIST cpack_components)
@@ -195,10 +202,12 @@ function(_hipstack_packaging_files components)
 
   # Maintainer scripts (superbuild/packaging/deb and rpm).
   foreach(script deb/lib.postinst deb/lib.prerm deb/monitor.postinst deb/monitor.prerm deb/monitor.postrm deb/python.prerm
-                 rpm/lib.post rpm/lib.postun rpm/monitor.post rpm/monitor.preun rpm/monitor.postun rpm/python.preun)
+                 deb/pynvml.prerm deb/nvidia_smi.postinst deb/nvidia_smi.prerm
+                 rpm/lib.post rpm/lib.postun rpm/monitor.post rpm/monitor.preun rpm/monitor.postun rpm/python.preun
+                 rpm/pynvml.preun rpm/nvidia_smi.post rpm/nvidia_smi.postun)
     get_filename_component(dir ${script} DIRECTORY)
     get_filename_component(name ${script} NAME)
-    string(REGEX REPLACE "^[a-z]+\\." "" control_name ${name})
+    string(REGEX REPLACE "^[a-z_]+\\." "" control_name ${name})
     set(target ${out}/${dir}/${name})
     if(dir STREQUAL deb)
       set(target ${out}/deb/${name}/${control_name})  # CONTROL_EXTRA wants the control file's own name
@@ -261,6 +270,25 @@ function(_hipstack_packaging_files components)
   # The Python package: the bytecode Python wrote beside it goes with it.
   set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_EXTRA "${out}/deb/python.prerm/prerm" PARENT_SCOPE)
   set(CPACK_RPM_PYTHON_PRE_UNINSTALL_SCRIPT_FILE ${out}/rpm/python.preun PARENT_SCOPE)
+  # The drop-ins: each takes the place of NVIDIA's own (docs/packaging.md, "Drop-ins"). pynvml.py
+  # stands in for python3-pynvml, so Debian's gpustat and nvitop install on it; nvidia-smi is an
+  # alternative in /usr/bin, where NVIDIA's package puts its own program.
+  set(CPACK_DEBIAN_META_PYNVML_PACKAGE_CONFLICTS "python3-pynvml" PARENT_SCOPE)
+  set(CPACK_DEBIAN_META_PYNVML_PACKAGE_REPLACES "python3-pynvml" PARENT_SCOPE)
+  set(CPACK_DEBIAN_META_PYNVML_PACKAGE_PROVIDES "python3-pynvml" PARENT_SCOPE)
+  set(CPACK_DEBIAN_META_PYNVML_PACKAGE_CONTROL_EXTRA "${out}/deb/pynvml.prerm/prerm" PARENT_SCOPE)
+  set(CPACK_DEBIAN_META_PYNVML_PACKAGE_SECTION python PARENT_SCOPE)
+  set(CPACK_RPM_META_PYNVML_PACKAGE_CONFLICTS "python3-pynvml, python3-nvidia-ml-py" PARENT_SCOPE)
+  set(CPACK_RPM_META_PYNVML_PACKAGE_PROVIDES "python3-pynvml" PARENT_SCOPE)
+  set(CPACK_RPM_META_PYNVML_PRE_UNINSTALL_SCRIPT_FILE ${out}/rpm/pynvml.preun PARENT_SCOPE)
+  set(CPACK_DEBIAN_META_NVIDIA_SMI_PACKAGE_CONFLICTS "nvidia-smi" PARENT_SCOPE)
+  set(CPACK_DEBIAN_META_NVIDIA_SMI_PACKAGE_CONTROL_EXTRA "${out}/deb/nvidia_smi.postinst/postinst;${out}/deb/nvidia_smi.prerm/prerm"
+      PARENT_SCOPE)
+  set(CPACK_RPM_META_NVIDIA_SMI_PACKAGE_CONFLICTS "nvidia-smi, nvidia-driver-cuda" PARENT_SCOPE)
+  set(CPACK_RPM_META_NVIDIA_SMI_POST_INSTALL_SCRIPT_FILE ${out}/rpm/nvidia_smi.post PARENT_SCOPE)
+  set(CPACK_RPM_META_NVIDIA_SMI_POST_UNINSTALL_SCRIPT_FILE ${out}/rpm/nvidia_smi.postun PARENT_SCOPE)
+  set(CPACK_RPM_META_NVIDIA_SMI_PACKAGE_REQUIRES_POST /usr/sbin/update-alternatives PARENT_SCOPE)
+  set(CPACK_RPM_META_NVIDIA_SMI_PACKAGE_REQUIRES_POSTUN /usr/sbin/update-alternatives PARENT_SCOPE)
   # The system's side of the daemon: its user, systemd's view of the unit, the conffile.
   set(CPACK_DEBIAN_DAEMON_SYSTEM_PACKAGE_CONTROL_EXTRA
       "${out}/deb/monitor.postinst/postinst;${out}/deb/monitor.prerm/prerm;${out}/deb/monitor.postrm/postrm;${out}/deb/monitor.conffiles/conffiles"

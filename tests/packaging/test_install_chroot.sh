@@ -67,6 +67,11 @@ grep -q "^hipstack_smid_build_info{version=\"$v1\"" "$work/smid.out" || fail "hi
 check "hipstack" "id -un hipstack"
 in_root "getent group hipstack-admin >/dev/null" || fail "no hipstack-admin group"
 check "$v1" "sed -n 's/^Version: //p' /opt/hipstack/lib/pkgconfig/hipstack-smi.pc"
+# The opt-in drop-ins: nvidia-smi and `import pynvml` answered by hipstack (docs/packaging.md, "Drop-ins").
+in_root "apt-get install -y -qq python3-hipstack-pynvml hipstack-nvidia-smi >/tmp/apt.log 2>&1" || { in_root "tail -30 /tmp/apt.log"; exit 1; }
+check "/opt/hipstack/bin/hipstack-smi" "readlink /etc/alternatives/nvidia-smi"
+check "8" "nvidia-smi -L --sysfs-root /srv/capture | grep -c '^GPU [0-9]*: AMD Instinct MI300X (UUID: '"
+check "hipstack.pynvml 8" "HIPSTACK_SYSFS_ROOT=/srv/capture python3 -c 'import pynvml; pynvml.nvmlInit(); print(pynvml.__name__, pynvml.nvmlDeviceGetCount())'"
 # An edited conffile survives the upgrade below.
 in_root "echo '# edited by the test' >> /etc/hipstack/hipstack-smid.conf"
 
@@ -100,6 +105,10 @@ in_root "apt-get purge -y -qq 'hipstack*' 'python3-hipstack*' >/tmp/apt.log 2>&1
 check "" "dpkg-query -W -f='\${db:Status-Abbrev} \${Package}\n' 'hipstack*' 'python3-hipstack*' 2>/dev/null | grep -v '^un ' || true"
 left=$(in_root "find / -xdev \( -path /srv -o -path /proc \) -prune -o \( -name '*hipstack*' -print \) | grep -v -e '^/var/lib/apt/lists/' -e '^/var/cache/apt/' -e '^/etc/apt/sources.list.d/hipstack.list$'" || true)
 [ -z "$left" ] || fail "left after purge: $left"
+for f in /usr/bin/nvidia-smi /etc/alternatives/nvidia-smi /usr/lib/python3/dist-packages/pynvml.py; do
+  in_root "[ ! -e $f ] && [ ! -L $f ]" || fail "left after purge: $f"
+done
+in_root "! ls /usr/lib/python3/dist-packages/__pycache__/pynvml.* >/dev/null 2>&1" || fail "left after purge: pynvml.py's bytecode"
 
 echo "== rpm: install $v1, co-install $v2, erase (rpm --root, --nodeps: no rpm-based system here)"
 debian_chroot_umount "$root"
@@ -120,11 +129,18 @@ rpmi -U "${r2[@]}"  # the unversioned packages upgrade; the versioned ones of $v
 # Root's import writes bytecode beside the package (as on a real system): erase must take it too.
 mkdir -p "$rr/opt/hipstack-$v1/lib/python3/dist-packages/hipstack/__pycache__"
 touch "$rr/opt/hipstack-$v1/lib/python3/dist-packages/hipstack/__pycache__/_capi.cpython-311.pyc"
+[ "$(readlink "$rr/etc/alternatives/nvidia-smi")" = /opt/hipstack/bin/hipstack-smi ] || fail "rpm: /usr/bin/nvidia-smi is not hipstack-smi's alternative"
+mkdir -p "$rr/usr/lib/python3/dist-packages/__pycache__"
+touch "$rr/usr/lib/python3/dist-packages/__pycache__/pynvml.cpython-311.pyc"
 mapfile -t installed < <(rpm --root "$rr" -qa 'hipstack*' 'python3-hipstack*')
 rpmi -e "${installed[@]}"
 [ -z "$(rpm --root "$rr" -qa 'hipstack*' 'python3-hipstack*')" ] || fail "rpm: packages left installed"
 left=$(cd "$rr" && find . -xdev -name '*hipstack*' | grep -v -e '^\./var/lib/rpm' || true)
 [ -z "$left" ] || fail "rpm: left after erase: $left"
+for f in usr/bin/nvidia-smi etc/alternatives/nvidia-smi usr/lib/python3/dist-packages/pynvml.py \
+         usr/lib/python3/dist-packages/__pycache__/pynvml.cpython-311.pyc; do
+  [ ! -e "$rr/$f" ] && [ ! -L "$rr/$f" ] || fail "rpm: left after erase: /$f"
+done
 
 [ $status -eq 0 ] && echo "install test passed ($v1, $v2; deb in a chroot, rpm in an rpm --root)"
 exit $status

@@ -26,6 +26,8 @@ versioned=(hipstack-smi-lib$v hipstack-smi-dev$v hipstack-smi-cli$v hipstack-mon
 unversioned=(hipstack hipstack-smi hipstack-smi-dev hipstack-monitor python3-hipstack)
 # Architecture-independent like the unversioned ones (headers, Python): _all.deb and .noarch.rpm.
 unversioned+=(hipstack-hip-portability$v python3-hipstack$v)
+# The opt-in drop-ins (docs/packaging.md, "Drop-ins").
+unversioned+=(python3-hipstack-pynvml hipstack-nvidia-smi)
 [ -e "$build/validation/validate" ] && unversioned+=(hipstack-validation)
 with_binaries=(hipstack-smi-lib$v hipstack-smi-cli$v hipstack-monitor$v)
 deb() { echo "$pkgs/$1_$v-1_$2.deb"; }
@@ -98,6 +100,24 @@ docs_check hipstack-smi 1 hipstack-smi-cli$v hipstack-smi all
 docs_check hipstack-info 1 hipstack-smi-cli$v hipstack-smi all
 docs_check hipstack-smid 8 hipstack-monitor$v hipstack-monitor all
 [ -e "$build/validation/validate" ] && docs_check hipstack-validate 1 hipstack-validation$v hipstack-validation all
+# The drop-ins take the place of NVIDIA's packages, and nothing of ours pulls them in.
+[ "$(field "$(deb python3-hipstack-pynvml all)" Conflicts)" = python3-pynvml ] || fail "python3-hipstack-pynvml does not conflict with python3-pynvml"
+[ "$(field "$(deb python3-hipstack-pynvml all)" Provides)" = python3-pynvml ] || fail "python3-hipstack-pynvml does not provide python3-pynvml"
+[ "$(field "$(deb hipstack-nvidia-smi all)" Conflicts)" = nvidia-smi ] || fail "hipstack-nvidia-smi does not conflict with nvidia-smi"
+for p in "$pkgs"/*.deb; do
+  if field "$p" Depends | grep -E '(^|, )(python3-hipstack-pynvml|hipstack-nvidia-smi)( |,|$)' >/dev/null; then
+    fail "$(basename "$p") pulls in an opt-in drop-in: $(field "$p" Depends)"
+  fi
+done
+dpkg-deb --fsys-tarfile "$(deb python3-hipstack-pynvml all)" | tar -xO ./usr/lib/python3/dist-packages/pynvml.py |
+  grep -qx "import hipstack.pynvml as _module" || fail "python3-hipstack-pynvml: pynvml.py does not import hipstack.pynvml"
+dpkg-deb -e "$(deb hipstack-nvidia-smi all)" "$work/nvidia-smi-control"
+grep -q "update-alternatives --install /usr/bin/nvidia-smi nvidia-smi /opt/hipstack/bin/hipstack-smi " "$work/nvidia-smi-control/postinst" ||
+  fail "hipstack-nvidia-smi's postinst does not make /usr/bin/nvidia-smi an alternative for /opt/hipstack/bin/hipstack-smi"
+grep -q "update-alternatives --remove nvidia-smi /opt/hipstack/bin/hipstack-smi" "$work/nvidia-smi-control/prerm" ||
+  fail "hipstack-nvidia-smi's prerm does not remove its alternative"
+rpm -qp --conflicts "$(rpmf hipstack-nvidia-smi noarch)" 2>/dev/null | grep -qx nvidia-smi || fail "rpm hipstack-nvidia-smi: no conflict with nvidia-smi"
+rpm -qp --provides "$(rpmf python3-hipstack-pynvml noarch)" 2>/dev/null | grep -qx python3-pynvml || fail "rpm python3-hipstack-pynvml: does not provide python3-pynvml"
 dpkg-deb -e "$(deb hipstack-smi-lib$v amd64)" "$work/lib-control"
 grep -q "update-alternatives --install /opt/hipstack hipstack /opt/hipstack-$v " "$work/lib-control/postinst" ||
   fail "the library's postinst does not register /opt/hipstack"
