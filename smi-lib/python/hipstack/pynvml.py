@@ -348,10 +348,10 @@ def nvmlDeviceGetCudaComputeCapability(handle):  # noqa: N802
 # ---- Memory, use, power, temperature, clocks -----------------------------------------------------
 
 def nvmlDeviceGetMemoryInfo(handle, version=None):  # noqa: N802
-    """NVML's memory call. The first version: used is the reserved and the allocated memory together,
-    as NVML defines it (NVIDIA: vram_reserved + vram_used; where no reservation is reported, total -
-    free); with version=nvmlMemory_v2 the reservation apart (NVIDIA). NVIDIA GPUs report free memory;
-    amdgpu reports used VRAM (free = total - used)."""
+    """NVML's memory call. The first version: used + free = total (the driver's reservation counts as
+    used: on an H200 NVML's first call answered used = total - free to the byte); with
+    version=nvmlMemory_v2 the reservation apart (NVIDIA). NVIDIA GPUs report free memory; amdgpu
+    reports used VRAM (free = total - used)."""
     total = int(_values(handle, "vram_total")[0])
     readings = {r.metric: r for r in _readings(handle, "vram_free", "vram_used", "vram_reserved") if not r.instance}
     free_r, used_r, reserved_r = readings.get("vram_free"), readings.get("vram_used"), readings.get("vram_reserved")
@@ -362,9 +362,7 @@ def nvmlDeviceGetMemoryInfo(handle, version=None):  # noqa: N802
     else:
         raise _failure(handle, used_r or free_r) if (used_r or free_r) else NVMLError(NVML_ERROR_NOT_SUPPORTED, "vram")
     if version is None:
-        both = used_r is not None and used_r.ok and reserved_r is not None and reserved_r.ok
-        used = int(used_r.value) + int(reserved_r.value) if both else total - free
-        return c_nvmlMemory_t(total=total, free=free, used=used)
+        return c_nvmlMemory_t(total=total, free=free, used=total - free)
     if version != nvmlMemory_v2:
         raise NVMLError(NVML_ERROR_ARGUMENT_VERSION_MISMATCH, "version %r" % (version,))
     reserved = int(reserved_r.value) if reserved_r is not None and reserved_r.ok else 0

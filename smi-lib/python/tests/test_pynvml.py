@@ -52,9 +52,8 @@ class OnTheFakeNvml(unittest.TestCase):
             "index": 0, "minor_number": 0, "vbios": "96.00.A5.00.1A",
             "pci": {"domain": 0, "bus": 0, "device": 6, "pciDeviceId": 0x233510DE, "pciSubSystemId": 0x18BF10DE,
                     "busId": "00000000:00:06.0"},
-            # NVML's first memory call: used is the reservation and the allocations together (NVML's
-            # definition, and what NVIDIA's pynvml reads from the same double); v2 apart.
-            "memory": {"total": 143771 * MIB, "free": 143156 * MIB, "used": (616 + 0) * MIB},
+            # NVML's first memory call: used = total - free (the reservation counts as used); v2 apart.
+            "memory": {"total": 143771 * MIB, "free": 143156 * MIB, "used": (143771 - 143156) * MIB},
             "memory_v2": {"total": 143771 * MIB, "reserved": 616 * MIB, "free": 143156 * MIB, "used": 0},
             "bar1": {"bar1Total": 262144 * MIB, "bar1Free": 262143 * MIB, "bar1Used": 1 * MIB},
             "utilization": {"gpu": 0, "memory": 0}, "encoder": 0, "decoder": 0,

@@ -141,7 +141,10 @@ extern "C" Return fake_nvml_impl_memory(Device device, Memory* memory) {
   if (!memory_figures(d, m)) return kErrorNotSupported;
   memory->total = m.total;
   memory->free = m.free;
-  memory->used = m.used + m.reserved;  // v1: reserved and allocated together
+  // v1: what is not free, reservation included. NVML's docs call it reserved + allocated, but on an
+  // H200 the first call answered used = total - free to the byte (docs/python.md, "On a real GPU"),
+  // where the scripts' reserved and used, recorded in whole MiB, would be a MiB off.
+  memory->used = m.total - m.free;
   return kSuccess;
 }
 
