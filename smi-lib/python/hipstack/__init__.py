@@ -383,7 +383,9 @@ class Query:
         if not hasattr(buffers, "handle"):
             buffers.handle, buffers.reading = ctypes.c_void_p(), _capi.Reading()
             buffers.handle_ref, buffers.reading_ref = ctypes.byref(buffers.handle), ctypes.byref(buffers.reading)
-        _check(lib.hipstack_smi_sample_device(self._system._handle, device, self._options_ref, buffers.handle_ref))
+        result = lib.hipstack_smi_sample_device(self._system._handle, device, self._options_ref, buffers.handle_ref)
+        if result != _capi.OK:
+            _check(result)
         handle, found = buffers.handle, buffers.reading
         try:
             out = []

@@ -99,6 +99,19 @@ def _index(handle) -> int:
     return handle.index
 
 
+def _nvml_error(error: hipstack.Error) -> NVMLError:
+    """The NVML error a library exception stands for."""
+    if isinstance(error, hipstack.TimedOut):
+        code = NVML_ERROR_TIMEOUT
+    elif isinstance(error, hipstack.NoSuchDevice):
+        code = NVML_ERROR_INVALID_ARGUMENT
+    elif isinstance(error, hipstack.NotFound):  # a library older than this package: the metric is not in its catalogue
+        code = NVML_ERROR_NOT_SUPPORTED
+    else:
+        code = NVML_ERROR_UNKNOWN
+    return NVMLError(code, str(error))
+
+
 class _AsNvmlErrors:
     """The library's exceptions as the NVML errors they stand for: only NVMLErrors leave a call."""
 
@@ -108,15 +121,7 @@ class _AsNvmlErrors:
     def __exit__(self, kind, error, _):
         if error is None or not isinstance(error, hipstack.Error):
             return False
-        if isinstance(error, hipstack.TimedOut):
-            code = NVML_ERROR_TIMEOUT
-        elif isinstance(error, hipstack.NoSuchDevice):
-            code = NVML_ERROR_INVALID_ARGUMENT
-        elif isinstance(error, hipstack.NotFound):  # a library older than this package: the metric is not in its catalogue
-            code = NVML_ERROR_NOT_SUPPORTED
-        else:
-            code = NVML_ERROR_UNKNOWN
-        raise NVMLError(code, str(error)) from error
+        raise _nvml_error(error) from error
 
 
 def _devices() -> List[hipstack.Device]:
@@ -154,10 +159,14 @@ def _query(metrics) -> hipstack.Query:
 
 
 def _quick(handle, metrics) -> list:
-    """Each metric's value, None where it is not ok (the slow path then says why)."""
+    """Each metric's value, None where it is not ok (the slow path then says why). The hot path of
+    every call: no context manager, one look-up of the prepared query."""
     index = _index(handle)
-    with _AsNvmlErrors():
-        return _query(metrics).values(index)
+    query = _queries.get(metrics) or _query(metrics)
+    try:
+        return query.values(index)
+    except hipstack.Error as e:
+        raise _nvml_error(e) from e
 
 
 def _values(handle, *metrics, instance: str = ""):
