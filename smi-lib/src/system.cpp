@@ -307,7 +307,8 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   std::shared_lock lock(impl_->mutex);
   const auto& slot = impl_->slot(device);
   std::vector<Reading> readings;
-  readings.reserve(160);
+  // A sample of a few named metrics (a poller's) holds about as many readings; a whole one ~160.
+  readings.reserve(options.metrics.empty() ? 160 : options.metrics.size() + 8);
   const std::string fault = slot.backend->fault(slot.local);
   if (fault.empty()) {
     slot.backend->sample(slot.local, options, readings);
@@ -336,13 +337,18 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   };
   if (!options.metrics.empty()) std::erase_if(readings, [&](const Reading& r) { return !requested(r.id); });
   make_printable(readings);
-  const std::string unsupported = fmt::format("the {} backend does not provide it", slot.summary.backend);
-  for (const MetricInfo& info : catalogue()) {
-    if (info.scope != Scope::device || !kind_selected(info.kind, options) || !requested(info.id)) continue;
-    if (seen[static_cast<std::uint32_t>(info.id) % 1024]) continue;
+  // Each metric of the kinds asked that no reading answers: "not supported", or why the GPU cannot be
+  // read. A sample of named metrics (a poller's) looks at those, not at the whole catalogue.
+  std::string unsupported;  // made when first needed
+  auto pad = [&](const MetricInfo& info) {
+    if (info.scope != Scope::device || !kind_selected(info.kind, options) || !requested(info.id)) return;
+    bool& answered = seen[static_cast<std::uint32_t>(info.id) % 1024];
+    if (answered) return;
+    answered = true;  // a metric named twice is padded once
     Reading r;
     r.id = info.id;
     if (fault.empty()) {
+      if (unsupported.empty()) unsupported = fmt::format("the {} backend does not provide it", slot.summary.backend);
       r.status = Status::not_supported;
       r.detail = unsupported;
     } else {
@@ -353,6 +359,13 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
       make_printable(r.detail);
     }
     readings.push_back(std::move(r));
+  };
+  if (options.metrics.empty()) {
+    for (const MetricInfo& info : catalogue()) pad(info);
+  } else {
+    for (const MetricId id : options.metrics) {
+      if (const MetricInfo* info = find_metric(id)) pad(*info);
+    }
   }
   // Into catalogue order (stable: a metric's instances keep the backend's order). The positions
   // are sorted, not the readings: a reading is moved once, not at every step of the sort.
