@@ -31,7 +31,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace hipstack::smi::c_api {
 
 // A call that ran past the deadline, or found its GPU stuck already (guarded() maps it to

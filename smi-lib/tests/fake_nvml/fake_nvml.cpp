@@ -203,10 +203,13 @@ extern "C" Return fake_nvml_impl_init() {
 
 // nvmlInitWithFlags, which the backend does not load but NVIDIA's pynvml calls for nvmlInit (so
 // Debian's python3-pynvml runs on the fake as an oracle for hipstack.pynvml): NVML's flags only
-// relax what a GPU-less init may do, which the fake's script decides, so they are not looked at.
+// relax what a GPU-less init may do, which the fake's script decides, so they are not looked at. The
+// full variant only: the old one plays a driver with only the oldest names.
+#if FAKE_NVML_VARIANT == FAKE_NVML_VARIANT_FULL
 extern "C" __attribute__((visibility("default"))) Return nvmlInitWithFlags(unsigned /*flags*/) {
   return fake_nvml_impl_init();
 }
+#endif
 
 extern "C" Return fake_nvml_impl_shutdown() {
   State& s = state();
