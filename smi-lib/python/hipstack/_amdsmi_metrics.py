@@ -64,8 +64,7 @@ def amdsmi_get_gpu_metrics_info(handle) -> Dict[str, Any]:
         out[key] = "N/A"
     for key, length in _NOT_KEPT_LISTS.items():
         out[key] = ["N/A"] * length
-    device = _amdsmi._call(_amdsmi._open().devices)[handle.index]
-    out["num_partition"] = device.partition_count
+    out["num_partition"] = _amdsmi._device(handle).partition_count
     for key, length in _XCP_STATS.items():
         out["xcp_stats." + key] = [["N/A"] * length for _ in range(8)]
     return out

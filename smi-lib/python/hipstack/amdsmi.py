@@ -116,6 +116,14 @@ def amdsmi_get_processor_handles() -> List[amdsmi_processor_handle]:
     return handles
 
 
+def _device(handle) -> hipstack.Device:
+    """The handle's GPU; NOT_FOUND when there is no such GPU (a handle of another System)."""
+    devices = _call(_open().devices)
+    if not 0 <= _checked(handle).index < len(devices):
+        raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_FOUND, f"no GPU {handle.index} (there are {len(devices)})")
+    return devices[handle.index]
+
+
 def _checked(handle) -> amdsmi_processor_handle:
     if not isinstance(handle, amdsmi_processor_handle):
         raise AmdSmiParameterException(handle, amdsmi_processor_handle)
@@ -191,8 +199,7 @@ def _value(handle, kind: str, name: str) -> Any:
 
 def amdsmi_get_gpu_device_uuid(handle) -> str:
     """The GPU's UUID (a partition's handle: its GPU's, as amdsmi before ROCm 7.0 gives)."""
-    _checked(handle)
-    return _call(_open().devices)[handle.index].uuid
+    return _device(handle).uuid
 
 
 def amdsmi_get_gpu_device_bdf(handle) -> str:
@@ -505,7 +512,7 @@ _ECC = (("correctable_count", "ras_correctable"), ("uncorrectable_count", "ras_u
         ("deferred_count", "ras_deferred"))
 
 
-def _ecc(handle, block: Optional[str]) -> Dict[str, int]:
+def _ecc(handle, block: Optional[str]) -> Dict[str, Any]:
     r = _readings(handle, ("live",), *[m for _, m in _ECC], instanced=True)
     out = {}
     for key, metric in _ECC:
@@ -514,7 +521,7 @@ def _ecc(handle, block: Optional[str]) -> Dict[str, int]:
     if out["correctable_count"] is None and out["uncorrectable_count"] is None:
         what = f"ras_correctable of {block}" if block else "ras_correctable"
         raise _missing(handle, what, next((x for (name, _), x in r.items() if name == "ras_correctable"), None))
-    return {k: (0 if v is None else v) for k, v in out.items()}
+    return {k: ("N/A" if v is None else v) for k, v in out.items()}  # a count not reported is not 0
 
 
 def amdsmi_get_gpu_total_ecc_count(handle) -> Dict[str, int]:

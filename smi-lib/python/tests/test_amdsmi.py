@@ -5,8 +5,10 @@ interpreter (the module keeps its System between amdsmi_init and amdsmi_shut_dow
 Environment: HIPSTACK_SMI_LIBRARY, HIPSTACK_CAPTURES_DIR."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import hipstack
@@ -299,18 +301,49 @@ print(json.dumps(out))
         with hipstack.System(sysfs_root=os.path.join(base, "sys"), nvml=False) as system:
             for i, gpu in enumerate(gpus):
                 r = [x for x in system.sample(i, kinds=("live",)) if x.ok and x.metric.startswith("ras_")]
-                total = {k: sum(x.value for x in r if x.metric == m) for k, m in
-                         (("correctable_count", "ras_correctable"), ("uncorrectable_count", "ras_uncorrectable"),
-                          ("deferred_count", "ras_deferred"))}
-                self.assertEqual(gpu["total"], total)
-                self.assertEqual(gpu["umc"]["correctable_count"],
-                                 sum(x.value for x in r if x.metric == "ras_correctable" and x.instance == "umc"))
+                def counted(metric, block=None):  # "N/A" where no block reports the count, as for amdsmi's keys
+                    counts = [x.value for x in r if x.metric == metric and block in (None, x.instance)]
+                    return sum(counts) if counts else "N/A"
+                self.assertEqual(gpu["total"], {"correctable_count": counted("ras_correctable"),
+                                                "uncorrectable_count": counted("ras_uncorrectable"),
+                                                "deferred_count": counted("ras_deferred")})
+                self.assertEqual(gpu["umc"]["correctable_count"], counted("ras_correctable", "umc"))
                 pages = system.bad_pages(i)
                 self.assertEqual(gpu["pages"], [{"value": n, "page_address": p.frame, "page_size": p.size,
                                                  "status": {"reserved": 0, "pending": 1}.get(p.state, 2)}
                                                 for n, p in enumerate(pages)])
         self.assertEqual(gpus[1]["total"]["correctable_count"], 14)
         self.assertEqual(len(gpus[4]["pages"]), 10)
+
+
+class EccNotReported(unittest.TestCase):
+    def test_a_count_the_driver_does_not_give_is_na(self):
+        """A kernel whose RAS files have no deferred line (before amdgpu counted them): deferred_count
+        is "N/A", never 0, and the other counts are still the driver's."""
+        source = os.path.join(os.environ["HIPSTACK_CAPTURES_DIR"], "constructed/mi300x-8gpu-faults")
+        copy = tempfile.mkdtemp(prefix="amdsmi-no-deferred-")
+        self.addCleanup(shutil.rmtree, copy)
+        shutil.copytree(os.path.join(source, "sys"), os.path.join(copy, "sys"), symlinks=True)
+        edited = 0
+        for folder, _, files in os.walk(os.path.join(copy, "sys")):
+            for name in files:
+                if name.endswith("_err_count"):
+                    path = os.path.join(folder, name)
+                    lines = open(path).read().splitlines(keepends=True)
+                    open(path, "w").write("".join(l for l in lines if not l.startswith("de:")))
+                    edited += 1
+        self.assertGreater(edited, 0)
+        env = dict(ENV, HIPSTACK_SYSFS_ROOT=os.path.join(copy, "sys"), HIPSTACK_PROCFS_ROOT=os.path.join(source, "proc"))
+        done = subprocess.run([sys.executable, "-c", """
+import json
+from hipstack.amdsmi import *
+amdsmi_init()
+print(json.dumps([amdsmi_get_gpu_total_ecc_count(h) for h in amdsmi_get_processor_handles()]))
+"""], env=env, capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        totals = json.loads(done.stdout)
+        self.assertEqual(totals[1], {"correctable_count": 14, "uncorrectable_count": 2, "deferred_count": "N/A"})
+        self.assertTrue(all(t["deferred_count"] == "N/A" for t in totals))
 
 
 class Errors(unittest.TestCase):
@@ -347,10 +380,14 @@ try:
     amdsmi_get_clock_info(h, 0)
 except AmdSmiParameterException:
     print("clock type")
+try:
+    amdsmi_get_gpu_device_uuid(amdsmi_processor_handle(99, "0000:ff:00.0"))
+except AmdSmiLibraryException as e:
+    print("stale handle", e.get_error_code())
 amdsmi_shut_down()
 '''
         self.assertEqual(run(script).split("\n"), ["not init 32", "parameter AmdSmiInitFlags", "memory type", "plx 2 True",
-                                                  "bdf format 0000:zz:00.0", "no such bdf 7", "clock type", ""])
+                                                  "bdf format 0000:zz:00.0", "no such bdf 7", "clock type", "stale handle 31", ""])
 
 
 if __name__ == "__main__":
