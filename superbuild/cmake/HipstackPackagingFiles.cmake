@@ -271,7 +271,7 @@ function(_hipstack_packaging_files components)
   set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_EXTRA "${out}/deb/python.prerm/prerm" PARENT_SCOPE)
   set(CPACK_RPM_PYTHON_PRE_UNINSTALL_SCRIPT_FILE ${out}/rpm/python.preun PARENT_SCOPE)
   # The drop-ins: each takes the place of NVIDIA's own (docs/packaging.md, "Drop-ins"). pynvml.py
-  # stands in for python3-pynvml, so Debian's gpustat and nvitop install on it; nvidia-smi is an
+  # stands in for python3-pynvml, the dependency of Debian's gpustat and nvitop; nvidia-smi is an
   # alternative in /usr/bin, where NVIDIA's package puts its own program.
   set(CPACK_DEBIAN_META_PYNVML_PACKAGE_CONFLICTS "python3-pynvml" PARENT_SCOPE)
   set(CPACK_DEBIAN_META_PYNVML_PACKAGE_REPLACES "python3-pynvml" PARENT_SCOPE)
