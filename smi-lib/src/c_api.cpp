@@ -14,7 +14,10 @@ struct hipstack_smi_system {
   // the whole node), `extra` a wait the call asks for.
   template <typename Read>
   auto bounded(std::uint32_t device, Read read, std::chrono::milliseconds extra = {}) const {
-    const std::string what = device == hipstack::smi::c_api::ReadDeadline::kNode ? "the node" : fmt::format("GPU {}", device);
+    // Named only when a call fails (a poller's calls format nothing).
+    const auto what = [device] {
+      return device == hipstack::smi::c_api::ReadDeadline::kNode ? std::string("the node") : fmt::format("GPU {}", device);
+    };
     return deadline.run(device, what, extra, [shared = system, read = std::move(read)] { return read(std::as_const(*shared)); });
   }
 };
@@ -254,7 +257,7 @@ hipstack_smi_result hipstack_smi_open(const hipstack_smi_open_options* options, 
     std::chrono::milliseconds limit{};
     if (const auto r = open_options(options, open, limit); r != HIPSTACK_SMI_OK) return r;
     ReadDeadline deadline(limit);
-    auto opened = deadline.run(ReadDeadline::kNode, "finding the GPUs", {},
+    auto opened = deadline.run(ReadDeadline::kNode, [] { return "finding the GPUs"; }, {},
                                [open] { return std::make_shared<System>(System::open(open)); });
     *system = new hipstack_smi_system{std::move(opened), std::move(deadline)};
     return HIPSTACK_SMI_OK;
@@ -337,6 +340,58 @@ hipstack_smi_result hipstack_smi_sample_device(const hipstack_smi_system* system
   });
 }
 
+hipstack_smi_result hipstack_smi_read_values(const hipstack_smi_system* system, uint32_t device, const uint32_t* metrics,
+                                             size_t count, hipstack_smi_value* values) {
+  return guarded([&] {
+    if (system == nullptr) throw Error(Error::Code::invalid_argument, "system must not be NULL");
+    if (metrics == nullptr || values == nullptr) throw Error(Error::Code::invalid_argument, "metrics and values must not be NULL");
+    if (count == 0 || count > catalogue().size()) {
+      throw Error(Error::Code::invalid_argument, fmt::format("count {}: between 1 and the catalogue's {} metrics", count, catalogue().size()));
+    }
+    SampleOptions o;
+    o.live = false;
+    o.metrics.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      const MetricInfo* info = find_metric(static_cast<MetricId>(metrics[i]));
+      if (info == nullptr) throw Error(Error::Code::invalid_argument, fmt::format("metrics[{}] = {} is no metric's id", i, metrics[i]));
+      if (info->scope != Scope::device || !info->instance_label.empty() || info->type == ValueType::text ||
+          info->cost == Cost::window || info->cost == Cost::blocking) {
+        throw Error(Error::Code::invalid_argument,
+                    fmt::format("metrics[{}] = {} ({}): not a single-valued, numeric GPU metric read at once; read it with "
+                                "hipstack_smi_sample_device",
+                                i, metrics[i], info->name));
+      }
+      o.identity = o.identity || info->kind == Kind::identity;
+      o.static_info = o.static_info || info->kind == Kind::static_info;
+      o.live = o.live || info->kind == Kind::live || info->kind == Kind::counter;
+      o.metrics.push_back(info->id);
+    }
+    // The values are made on the reading thread: the readings are made and freed there.
+    const auto found = system->bounded(device, [device, o = std::move(o)](const System& s) {
+      const std::vector<Reading> readings = s.sample(device, o);
+      std::vector<hipstack_smi_value> out;
+      out.reserve(o.metrics.size());
+      for (const MetricId id : o.metrics) {
+        hipstack_smi_value v{HIPSTACK_SMI_STATUS_NOT_SUPPORTED, static_cast<hipstack_smi_value_type>(find_metric(id)->type), 0, 0.0};
+        const auto r = std::find_if(readings.begin(), readings.end(), [id](const Reading& x) { return x.id == id && x.instance.empty(); });
+        if (r != readings.end()) {
+          v.status = static_cast<hipstack_smi_status>(r->status);
+          if (const auto* whole = std::get_if<std::int64_t>(&r->value); whole != nullptr && r->status == Status::ok) {
+            v.integer = *whole;
+            v.real = static_cast<double>(*whole);
+          } else if (const auto* d = std::get_if<double>(&r->value); d != nullptr && r->status == Status::ok) {
+            v.real = *d;
+          }
+        }
+        out.push_back(v);
+      }
+      return out;
+    });
+    std::copy(found.begin(), found.end(), values);
+    return HIPSTACK_SMI_OK;
+  });
+}
+
 hipstack_smi_result hipstack_smi_get_partitions(const hipstack_smi_system* system, uint32_t device, hipstack_smi_list** partitions) {
   return give_list(system, partitions, [&] {
     return make_list(HIPSTACK_SMI_LIST_PARTITIONS, system->bounded(device, [device](const System& s) { return s.partitions(device); }));
@@ -409,7 +464,7 @@ hipstack_smi_result hipstack_smi_event_watch_open(const hipstack_smi_open_option
       chosen.emplace_back(selectors[i]);
     }
     ReadDeadline deadline(limit);
-    auto opened = deadline.run(ReadDeadline::kNode, "the event watch's first look", {},
+    auto opened = deadline.run(ReadDeadline::kNode, [] { return "the event watch's first look"; }, {},
                                [open, chosen] { return std::make_shared<EventWatch>(open, chosen); });
     *watch = new hipstack_smi_event_watch{std::move(opened), std::move(deadline)};
     return HIPSTACK_SMI_OK;
@@ -421,7 +476,7 @@ hipstack_smi_result hipstack_smi_event_watch_poll(hipstack_smi_event_watch* watc
   *events = nullptr;
   if (watch == nullptr) return null_argument("watch");
   return guarded([&] {
-    auto news = watch->deadline.run(ReadDeadline::kNode, "the event watch's look", {}, [shared = watch->watch] { return shared->poll(); });
+    auto news = watch->deadline.run(ReadDeadline::kNode, [] { return "the event watch's look"; }, {}, [shared = watch->watch] { return shared->poll(); });
     *events = make_list(HIPSTACK_SMI_LIST_EVENTS, std::move(news)).release();
     return HIPSTACK_SMI_OK;
   });

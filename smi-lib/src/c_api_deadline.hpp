@@ -20,11 +20,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
-#include <future>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -54,36 +54,65 @@ class ReadDeadline {
   std::chrono::milliseconds limit() const { return limit_; }
 
   // read() within the deadline plus `extra` (a wait the call itself asks for: a window, an interval).
-  // `what` names the call's subject in the error ("GPU 3", "the node's links").
-  template <typename Read>
-  auto run(std::uint32_t key, std::string_view what, std::chrono::milliseconds extra, Read read) -> decltype(read()) {
+  // what() names the call's subject in the error ("GPU 3", "the node's links"); it is called only
+  // when the call fails.
+  template <typename What, typename Read>
+  auto run(std::uint32_t key, What what, std::chrono::milliseconds extra, Read read) -> decltype(read()) {
     using T = decltype(read());
     if (limit_.count() == 0) return read();
-    auto task = std::make_shared<std::packaged_task<T()>>(std::move(read));
-    auto result = task->get_future();
-    auto call = std::make_shared<Call>();
+    // One allocation a call, shared with the worker (it outlives an abandoned call).
+    auto call = std::make_shared<Job<T, Read>>(std::move(read));
     call->key = key;
-    start(call, [task] { (*task)(); }, what);
+    if (const auto stuck_for = start(call)) {
+      throw TimedOut(fmt::format("{}: a read that began {:.1f} s ago has not returned yet (a hung driver? see dmesg)", what(),
+                                 std::chrono::duration<double>(*stuck_for).count()));
+    }
     if (!await(*call, limit_ + extra)) {
-      throw TimedOut(fmt::format("{}: no answer within {} ms: a read of its files is stuck (a hung driver? see dmesg)", what,
+      throw TimedOut(fmt::format("{}: no answer within {} ms: a read of its files is stuck (a hung driver? see dmesg)", what(),
                                  (limit_ + extra).count()));
     }
-    return result.get();  // rethrows the read's error
+    return call->take();  // rethrows the read's error
   }
 
   // The kept workers, shared with them (they outlive the handle when a read is stuck).
   struct Shared;
-  // One call handed to a worker.
+  // One call handed to a worker. Its state goes from running to done (the worker) or to abandoned
+  // (the caller, at the deadline, under Shared::mutex); whichever comes second sees the first, so
+  // a stuck read is counted off exactly when it was counted (c_api_deadline.cpp).
   struct Call {
+    enum State : int { running, done, abandoned };
+    virtual ~Call() = default;
+    virtual void run() noexcept = 0;  // on the worker: the read, its value or error kept for the caller
     std::uint32_t key = 0;
-    std::atomic<bool> done{false};     // the read returned (set under Shared::mutex)
-    bool abandoned = false;            // guarded by Shared::mutex
+    std::atomic<int> state{running};
+    std::atomic<bool> waiting{false};  // the caller sleeps on `finished` (the worker then notifies)
     std::condition_variable finished;  // waits with Shared::mutex
   };
 
  private:
-  // Hands `read` to a worker, or throws TimedOut when `call->key`'s GPU has a read stuck already.
-  void start(const std::shared_ptr<Call>& call, std::function<void()> read, std::string_view what);
+  template <typename T, typename Read>
+  struct Job final : Call {
+    explicit Job(Read r) : read(std::move(r)) {}
+    void run() noexcept override {
+      // Any error crosses to the caller's thread as it is (what a std::packaged_task does).
+      try {
+        value.emplace(read());
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    T take() {
+      if (error) std::rethrow_exception(error);
+      return std::move(*value);
+    }
+    Read read;
+    std::optional<T> value;
+    std::exception_ptr error;
+  };
+
+  // Hands `call` to a worker; when its key's GPU has a read stuck already, hands nothing and
+  // answers how long that read has been stuck.
+  std::optional<Clock::duration> start(std::shared_ptr<Call> call);
   // Whether the call finished within `limit`; false: it is abandoned (counted stuck for its key).
   bool await(Call& call, std::chrono::milliseconds limit);
 

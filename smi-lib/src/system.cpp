@@ -228,7 +228,7 @@ std::vector<DeviceSummary> System::devices() const {
   out.reserve(impl_->devices.size());
   for (const auto& slot : impl_->devices) {
     out.push_back(slot.summary);
-    out.back().fault = slot.backend->fault(slot.local);
+    out.back().fault = slot.backend->fault(slot.local, nullptr);
     make_printable(out.back().fault);
   }
   return out;
@@ -237,7 +237,7 @@ std::vector<DeviceSummary> System::devices() const {
 std::string System::fault(std::uint32_t device) const {
   std::shared_lock lock(impl_->mutex);
   const auto& slot = impl_->slot(device);
-  std::string fault = slot.backend->fault(slot.local);
+  std::string fault = slot.backend->fault(slot.local, nullptr);
   make_printable(fault);
   return fault;
 }
@@ -309,7 +309,7 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   std::vector<Reading> readings;
   // A sample of a few named metrics (a poller's) holds about as many readings; a whole one ~160.
   readings.reserve(options.metrics.empty() ? 160 : options.metrics.size() + 8);
-  const std::string fault = slot.backend->fault(slot.local);
+  const std::string fault = slot.backend->fault(slot.local, &options);
   if (fault.empty()) {
     slot.backend->sample(slot.local, options, readings);
     // Judged with the bounds the sample lacks, from the copy; a value found impossible against the

@@ -111,6 +111,62 @@ TEST(CApi, DevicesAndReadings) {
   hipstack_smi_close(system);
 }
 
+// hipstack_smi_read_values gives what a sample of the same metrics gives (value, status, type), and
+// refuses what it cannot give as a number at once, naming the metric and where to read it instead.
+TEST(CApi, ReadValuesAsTheSampleGivesThem) {
+  hipstack_smi_system* system = open_root(capture("real/lact/rx6900xt/sys"));
+  ASSERT_NE(system, nullptr);
+  const uint32_t ids[] = {HIPSTACK_SMI_METRIC_temperature_edge, HIPSTACK_SMI_METRIC_vram_used, HIPSTACK_SMI_METRIC_power_average,
+                          HIPSTACK_SMI_METRIC_vram_total, HIPSTACK_SMI_METRIC_ecc_corrected_volatile, HIPSTACK_SMI_METRIC_temperature_edge};
+  constexpr size_t n = sizeof ids / sizeof ids[0];
+  hipstack_smi_value values[n];
+  std::memset(values, 0xff, sizeof values);
+  ASSERT_EQ(hipstack_smi_read_values(system, 0, ids, n, values), HIPSTACK_SMI_OK) << hipstack_smi_last_error();
+  hipstack_smi_sample_options what = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_sample_options);
+  what.what = HIPSTACK_SMI_SAMPLE_LIVE | HIPSTACK_SMI_SAMPLE_STATIC;
+  hipstack_smi_list* sample = nullptr;
+  ASSERT_EQ(hipstack_smi_sample_device(system, 0, &what, &sample), HIPSTACK_SMI_OK);
+  int ok = 0;
+  for (size_t i = 0; i < n; ++i) {
+    hipstack_smi_reading r = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_reading);
+    ASSERT_EQ(hipstack_smi_list_find_reading(sample, ids[i], "", &r), HIPSTACK_SMI_OK) << ids[i];
+    EXPECT_EQ(values[i].status, r.status) << ids[i];
+    EXPECT_EQ(values[i].type, r.type) << ids[i];
+    if (r.status != HIPSTACK_SMI_STATUS_OK) continue;
+    ++ok;
+    EXPECT_EQ(values[i].real, r.real) << ids[i];
+    if (r.type == HIPSTACK_SMI_TYPE_INTEGER) {
+      EXPECT_EQ(values[i].integer, r.integer) << ids[i];
+    }
+  }
+  EXPECT_GE(ok, 4);  // temperature (twice), VRAM used and total, power
+  EXPECT_EQ(values[0].real, 56.0);
+  EXPECT_NE(values[4].status, HIPSTACK_SMI_STATUS_OK);  // no RAS on this board: as the sample says
+  hipstack_smi_list_free(sample);
+
+  // Refused: text, instanced, window and blocking metrics, unknown ids, bad counts and pointers, no GPU.
+  const struct {
+    uint32_t id;
+    const char* said;
+  } refused[] = {{HIPSTACK_SMI_METRIC_vbios_version, "vbios_version"},       {HIPSTACK_SMI_METRIC_firmware_version, "firmware_version"},
+                 {HIPSTACK_SMI_METRIC_graphics_active, "graphics_active"},   {HIPSTACK_SMI_METRIC_pcie_rx, "pcie_rx"},
+                 {9999, "9999 is no metric's id"}};
+  for (const auto& r : refused) {
+    const uint32_t two[] = {HIPSTACK_SMI_METRIC_temperature_edge, r.id};
+    EXPECT_EQ(hipstack_smi_read_values(system, 0, two, 2, values), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT) << r.said;
+    const std::string error = hipstack_smi_last_error();
+    EXPECT_NE(error.find("metrics[1]"), std::string::npos) << error;
+    EXPECT_NE(error.find(r.said), std::string::npos) << error;
+  }
+  EXPECT_EQ(hipstack_smi_read_values(system, 0, ids, 0, values), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hipstack_smi_read_values(system, 0, ids, 100000, values), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hipstack_smi_read_values(system, 0, nullptr, 1, values), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hipstack_smi_read_values(system, 0, ids, 1, nullptr), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hipstack_smi_read_values(nullptr, 0, ids, 1, values), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hipstack_smi_read_values(system, 7, ids, 1, values), HIPSTACK_SMI_ERROR_NO_SUCH_DEVICE);
+  hipstack_smi_close(system);
+}
+
 // A struct from a newer header (a field this library does not know) is filled as far as this library
 // knows it; the rest and struct_size stay the caller's.
 TEST(CApi, StructsFromANewerHeaderKeepTheirTail) {

@@ -174,6 +174,10 @@ TEST_F(DeadlineTest, AStuckGpuAnswersAtOnceAndHoldsUpNothingElse) {
   // Later calls about that GPU do not wait again: the read is still running.
   EXPECT_EQ(busy_percent(system, stuck, busy), HIPSTACK_SMI_ERROR_TIMED_OUT);
   EXPECT_NE(last_error().find("has not returned yet"), std::string::npos) << last_error();
+  const std::uint32_t gpu_busy = HIPSTACK_SMI_METRIC_gpu_busy;
+  hipstack_smi_value value{};
+  EXPECT_EQ(hipstack_smi_read_values(system, stuck, &gpu_busy, 1, &value), HIPSTACK_SMI_ERROR_TIMED_OUT);
+  EXPECT_NE(last_error().find(fmt::format("GPU {}: a read that began", stuck)), std::string::npos) << last_error();
   hipstack_smi_list* partitions = nullptr;
   EXPECT_EQ(hipstack_smi_get_partitions(system, stuck, &partitions), HIPSTACK_SMI_ERROR_TIMED_OUT);
   EXPECT_EQ(partitions, nullptr);
@@ -198,6 +202,9 @@ TEST_F(DeadlineTest, AStuckGpuAnswersAtOnceAndHoldsUpNothingElse) {
   }
   ASSERT_EQ(result, HIPSTACK_SMI_OK) << last_error();
   EXPECT_EQ(busy, 37);
+  ASSERT_EQ(hipstack_smi_read_values(system, stuck, &gpu_busy, 1, &value), HIPSTACK_SMI_OK) << last_error();
+  EXPECT_EQ(value.status, HIPSTACK_SMI_STATUS_OK);
+  EXPECT_EQ(value.real, 37);
   EXPECT_EQ(dry_run_power_cap(system, other, reason), HIPSTACK_SMI_CONTROL_PLANNED) << hipstack_smi_reason_name(reason);
   hipstack_smi_close(system);
 }

@@ -323,7 +323,7 @@ class ReadOnlyBackend final : public detail::Backend {
   std::string_view name() const noexcept override { return "nvml"; }
   std::size_t device_count() const noexcept override { return 1; }
   DeviceSummary summary(std::size_t) const override { return {}; }
-  std::string fault(std::size_t) const override { return {}; }
+  std::string fault(std::size_t, const SampleOptions*) const override { return {}; }
   void sample(std::size_t, const SampleOptions&, std::vector<Reading>&) const override {}
   std::vector<Partition> partitions(std::size_t) const override { return {}; }
   std::vector<Partition> partition_names(std::size_t) const override { return {}; }

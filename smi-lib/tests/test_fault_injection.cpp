@@ -106,13 +106,13 @@ TEST(FaultInjection, AVanishedDeviceIsTheBackendsFault) {
   FaultyFs fs(capture_sys("real/lact/rx6900xt"));
   BackendProbe probe = probe_amdgpu(fs);
   ASSERT_NE(probe.backend, nullptr) << probe.reason;
-  EXPECT_EQ(probe.backend->fault(0), "");
+  EXPECT_EQ(probe.backend->fault(0, nullptr), "");
   fs.gone = "/sys/class/drm/card0/device";
-  const std::string fault = probe.backend->fault(0);
+  const std::string fault = probe.backend->fault(0, nullptr);
   EXPECT_NE(fault.find("card0/device: the device is gone"), std::string::npos) << fault;
   EXPECT_EQ(probe.backend->summary(0).fault, "");  // summaries are discovery's; System adds the fault
   fs.gone.clear();  // back again: readings as before
-  EXPECT_EQ(probe.backend->fault(0), "");
+  EXPECT_EQ(probe.backend->fault(0, nullptr), "");
   std::vector<Reading> out;
   probe.backend->sample(0, everything(), out);
   EXPECT_GT(std::count_if(out.begin(), out.end(), [](const Reading& r) { return r.ok(); }), 10);

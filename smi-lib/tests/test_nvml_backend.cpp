@@ -281,6 +281,33 @@ TEST(NvmlBackend, ErrorCodesBecomeStatusesNamingTheCall) {
   for (const auto& d : system.devices()) (void)system.sample(d.index, everything());
 }
 
+// faults.txt's GPU 1 fell off the bus after open (every query GPU_IS_LOST). A sample of named live
+// metrics is not probed first (each read is a query that says so itself); one naming facts read at
+// open is: whatever the sample's shape, no figure of a lost GPU passes for a reading.
+TEST(NvmlBackend, ALostGpuGivesNoFigureWhateverIsAsked) {
+  const System system = open_fake("faults.txt");
+  ASSERT_GE(system.devices().size(), 2u);
+  ASSERT_NE(system.devices()[1].fault.find("lost"), std::string::npos) << system.devices()[1].fault;
+  SampleOptions live;
+  live.metrics = {MetricId::power_average, MetricId::temperature_junction};
+  for (const Reading& r : system.sample(1, live)) {
+    EXPECT_EQ(r.status, Status::error) << r.detail;
+    EXPECT_EQ(r.error_code, ENXIO) << r.detail;
+  }
+  EXPECT_EQ(system.sample(1, live).size(), 2u);
+  SampleOptions identity;
+  identity.identity = true;
+  identity.live = false;
+  identity.metrics = {MetricId::marketing_name};
+  const auto named = system.sample(1, identity);
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(named[0].status, Status::error);
+  EXPECT_NE(named[0].detail.find("lost"), std::string::npos) << named[0].detail;
+  SampleOptions xids;
+  xids.metrics = {MetricId::xid_errors};
+  for (const Reading& r : system.sample(1, xids)) EXPECT_EQ(r.status, Status::error) << r.detail;
+}
+
 TEST(NvmlBackend, OlderDriverNamesAndMissingFunctions) {
   const System system = open_fake("h200.txt", FAKE_NVML_OLD);
   ASSERT_EQ(system.devices().size(), 1u);

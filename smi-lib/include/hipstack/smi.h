@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* The version of this header's API: 1. A library answers the version it implements. */
-#define HIPSTACK_SMI_API_VERSION 1u
+#define HIPSTACK_SMI_API_VERSION 2u /* 2: hipstack_smi_read_values */
 /* `hipstack_smi_device_info info = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_device_info);`: struct_size
  * set, every other field zero (C99 and C++11 alike, without -Wmissing-field-initializers warnings). */
 #ifdef __cplusplus
@@ -382,6 +382,22 @@ typedef struct hipstack_smi_sample_options {
 HIPSTACK_SMI_API hipstack_smi_result hipstack_smi_sample_device(const hipstack_smi_system* system, uint32_t device,
                                                                 const hipstack_smi_sample_options* options,
                                                                 hipstack_smi_list** readings);
+/* One metric's value as hipstack_smi_read_values gives it. Unlike the size-prefixed structs this one
+ * never grows (an array's stride is the caller's sizeof): a new kind of value gets a new call. */
+typedef struct hipstack_smi_value {
+  hipstack_smi_status status;   /* OK, or why there is no value (the reading of hipstack_smi_sample_device says more) */
+  hipstack_smi_value_type type; /* the metric's type: INTEGER or REAL */
+  int64_t integer;              /* when type is INTEGER and status OK */
+  double real;                  /* when status OK (INTEGER too, as a double) */
+} hipstack_smi_value;
+
+/* A poller's numbers (docs/api.md, "Values"): the current value of each of `count` single-valued
+ * DEVICE-scope metrics of INTEGER or REAL type, values[i] that of metrics[i]; only those metrics are
+ * read, nothing is allocated for the caller and nothing is to free. A metric of another scope or type,
+ * with instances, or of cost WINDOW or BLOCKING is INVALID_ARGUMENT (sample_device reads those). */
+HIPSTACK_SMI_API hipstack_smi_result hipstack_smi_read_values(const hipstack_smi_system* system, uint32_t device,
+                                                              const uint32_t* metrics, size_t count,
+                                                              hipstack_smi_value* values);
 HIPSTACK_SMI_API hipstack_smi_result hipstack_smi_get_partitions(const hipstack_smi_system* system, uint32_t device,
                                                                  hipstack_smi_list** partitions);
 /* interval_ms > 0: two looks that far apart, so the busy percentages of a first call are measured. */

@@ -14,6 +14,7 @@ Every call that reads the GPUs has a deadline (read_deadline_ms, 10 s unless set
 hung driver raises hipstack.TimedOut instead of hanging the program.
 """
 import ctypes
+import struct
 import threading
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Union
@@ -355,9 +356,10 @@ _KIND_FLAGS = {"identity": _capi.SAMPLE_FLAGS["identity"], "static": _capi.SAMPL
 
 class Query:
     """The same few single-valued DEVICE-scope metrics asked of a GPU again and again (a poller's loop;
-    each hipstack.pynvml call). The ids and the C options are made once, only the kinds those metrics
-    are of are sampled, and the values are taken from the C list without making Readings: a call costs
-    microseconds. values() gives None for a metric that is not ok; System.sample() says why.
+    each hipstack.pynvml call). The ids and the C options are made once and only those metrics are
+    read: numbers by one hipstack_smi_read_values call into a buffer kept per thread, text through a
+    sample's list without making Readings. A call costs microseconds. values() gives None for a metric
+    that is not ok; System.sample() says why.
     Made by System.query(); used while its System is open; safe to use from several threads."""
 
     def __init__(self, system: "System", metrics: Sequence[Union[int, str]]):
@@ -374,10 +376,29 @@ class Query:
         self._options_ref = ctypes.byref(self._options)
         self._metrics = [(info.id, ("integer", "real", "text").index(info.type)) for info in infos]
         self._lib = _library()
-        self._buffers = threading.local()  # each thread's list handle and reading, made once
+        self._buffers = threading.local()  # each thread's buffers, made once
+        # Numbers only (what hipstack_smi_read_values reads): one C call, its values unpacked at once.
+        self._numeric = all(i.type != "text" and not i.instance_label and i.cost not in ("window", "blocking")
+                            for i in infos)
+        if self._numeric:
+            self._read_values = self._lib.hipstack_smi_read_values
+            self._count = len(infos)
+            self._value_array = _capi.Value * len(infos)
+            self._unpack = struct.Struct("=" + "iiqd" * len(infos)).unpack_from  # hipstack_smi_value's layout
+            # Per metric: where its status and its value are in the unpacked fields.
+            self._positions = [(4 * i, 4 * i + (2 if info.type == "integer" else 3)) for i, info in enumerate(infos)]
 
     def values(self, device: int) -> list:
         """Each metric's value in the catalogue's unit, in the order asked; None where its reading is not ok."""
+        if self._numeric:
+            out = getattr(self._buffers, "values", None)
+            if out is None:
+                out = self._buffers.values = self._value_array()
+            result = self._read_values(self._system._handle, device, self._ids, self._count, out)
+            if result != _capi.OK:
+                _check(result)
+            fields = self._unpack(out)
+            return [fields[value] if fields[status] == 0 else None for status, value in self._positions]
         lib = self._lib
         buffers = self._buffers
         if not hasattr(buffers, "handle"):

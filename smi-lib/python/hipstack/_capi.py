@@ -8,7 +8,7 @@ copied here: they are read from the library at run time.
 import ctypes
 import os
 
-API_VERSION = 1  # HIPSTACK_SMI_API_VERSION this module is written for
+API_VERSION = 2  # HIPSTACK_SMI_API_VERSION this module is written for (2: hipstack_smi_read_values)
 
 # hipstack_smi_result
 OK = 0
@@ -134,6 +134,12 @@ class ControlWrite(Sized):
                 ("done", _u32), ("error_code", _i32)]
 
 
+class Value(ctypes.Structure):
+    """hipstack_smi_read_values's value (not size-prefixed: it never grows)."""
+    c_name = "hipstack_smi_value"
+    _fields_ = [("status", _enum), ("type", _enum), ("integer", _i64), ("real", ctypes.c_double)]
+
+
 class SampleOptions(Sized):
     c_name = "hipstack_smi_sample_options"
     _fields_ = [("struct_size", _u32), ("what", _u32), ("window_ms", _u32), ("metrics", ctypes.POINTER(_u32)),
@@ -161,7 +167,7 @@ class ControlResult(Sized):
 
 
 STRUCTS = (MetricInfo, AuditRecord, OpenOptions, DeviceInfo, BackendInfo, Reading, Partition, Process, Link,
-           BadPage, HealthFinding, Event, ControlWrite, SampleOptions, HealthPolicy, ControlRequest, ControlResult)
+           BadPage, HealthFinding, Event, ControlWrite, Value, SampleOptions, HealthPolicy, ControlRequest, ControlResult)
 
 # The list getters, by list kind: (C function, item struct).
 LIST_GETTERS = {
@@ -204,6 +210,7 @@ _SIGNATURES = {
     "hipstack_smi_device_resolve": (_res, [_vp, _c_char_p, _P(_u32)]),
     "hipstack_smi_device_get_fault": (_res, [_vp, _u32, ctypes.c_char_p, _P(ctypes.c_size_t)]),
     "hipstack_smi_sample_device": (_res, [_vp, _u32, _P(SampleOptions), _P(_vp)]),
+    "hipstack_smi_read_values": (_res, [_vp, _u32, _P(_u32), ctypes.c_size_t, _P(Value)]),
     "hipstack_smi_get_partitions": (_res, [_vp, _u32, _P(_vp)]),
     "hipstack_smi_get_processes": (_res, [_vp, _u32, _u32, _P(_vp)]),
     "hipstack_smi_get_links": (_res, [_vp, _P(_vp)]),

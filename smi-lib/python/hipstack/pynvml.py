@@ -29,6 +29,7 @@ _lock = threading.Lock()
 _system: Optional[hipstack.System] = None
 _inits = 0  # nvmlInit calls not yet matched by nvmlShutdown, as NVML counts them
 _queries = {}  # metric names -> hipstack.Query of _system (emptied with it)
+_answering = {}  # (GPU index, candidate metric names) -> the one that answered last (emptied with _system)
 _nvmlGetFunctionPointer_cache = {}  # name -> callable, as pynvml keeps it (gpustat adds to it)
 
 _MIB = 1 << 20
@@ -80,6 +81,7 @@ def nvmlShutdown() -> None:  # noqa: N802
         _inits -= 1
         if _inits == 0 and _system is not None:
             _queries.clear()
+            _answering.clear()
             _system.close()
             _system = None
 
@@ -161,7 +163,10 @@ def _query(metrics) -> hipstack.Query:
 def _quick(handle, metrics) -> list:
     """Each metric's value, None where it is not ok (the slow path then says why). The hot path of
     every call: no context manager, one look-up of the prepared query."""
-    index = _index(handle)
+    return _quick_at(_index(handle), metrics)
+
+
+def _quick_at(index: int, metrics) -> list:
     query = _queries.get(metrics) or _query(metrics)
     try:
         return query.values(index)
@@ -189,9 +194,18 @@ def _values(handle, *metrics, instance: str = ""):
 
 
 def _first(handle, *metrics):
-    """The value of the first of `metrics` the GPU gives (NVML's figure has one source per vendor)."""
-    for value in _quick(handle, metrics):
+    """The value of the first of `metrics` the GPU gives (NVML's figure has one source per vendor). The
+    one that answered is asked alone the next time: a call reads one figure, not every candidate."""
+    index = _index(handle)
+    known = _answering.get((index, metrics))
+    if known is not None:
+        value = _quick_at(index, known)[0]
         if value is not None:
+            return value
+    for name in metrics:
+        value = _quick_at(index, (name,))[0]
+        if value is not None:
+            _answering[(index, metrics)] = (name,)
             return value
     readings = {r.metric: r for r in _readings(handle, *metrics) if not r.instance}
     for name in metrics:

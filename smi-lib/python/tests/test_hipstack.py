@@ -63,18 +63,25 @@ class OneGpu(unittest.TestCase):
         self.assertEqual(self.system.fault(0), "")
 
     def test_a_prepared_query_gives_the_samples_values(self):
-        """Query.values: each metric's value as sample() gives it (every kind), None where not ok."""
-        names = ["temperature_edge", "vbios_version", "power_cap", "vram_total", "gpu_busy", "temperature_hbm"]
-        sampled = {r.metric: r for r in self.system.sample(0, kinds=("identity", "static", "live"), metrics=names)}
-        self.assertFalse(sampled["temperature_hbm"].ok)  # a Navi 21 has no HBM: the None case is exercised
-        query = self.system.query(names)
-        for _ in range(2):  # asked again, the same answers
-            values = query.values(0)
-            self.assertEqual(values, [sampled[n].value if sampled[n].ok else None for n in names])
+        """Query.values: each metric's value as sample() gives it (every kind), None where not ok; with
+        text among them through a sample's list, numbers only through hipstack_smi_read_values."""
+        with_text = ["temperature_edge", "vbios_version", "power_cap", "vram_total", "gpu_busy", "temperature_hbm"]
+        numbers = ["ecc_corrected_volatile", "vram_total", "temperature_edge", "power_cap", "gpu_busy", "vram_used"]
+        for names, missing in ((with_text, "temperature_hbm"), (numbers, "ecc_corrected_volatile")):
+            sampled = {r.metric: r for r in self.system.sample(0, kinds=("identity", "static", "live"), metrics=names)}
+            self.assertFalse(sampled[missing].ok)  # a Navi 21 has no HBM and no RAS: the None case is exercised
+            query = self.system.query(names)
+            self.assertEqual(query._numeric, names is numbers)
+            for _ in range(2):  # asked again, the same answers
+                values = query.values(0)
+                self.assertEqual(values, [sampled[n].value if sampled[n].ok else None for n in names])
+                for name, value in zip(names, values):
+                    self.assertIs(type(value), type(sampled[name].value) if sampled[name].ok else type(None), name)
+            with self.assertRaises(hipstack.NoSuchDevice):
+                query.values(7)
+        values = self.system.query(with_text).values(0)
         self.assertIsInstance(values[3], int)
         self.assertIsInstance(values[1], str)
-        with self.assertRaises(hipstack.NoSuchDevice):
-            query.values(7)
         with self.assertRaises(hipstack.InvalidArgument):
             self.system.query(["partition_memory"])
         with self.assertRaises(hipstack.NotFound):

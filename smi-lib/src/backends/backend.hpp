@@ -21,8 +21,9 @@ class Backend {
   [[nodiscard]] virtual std::size_t device_count() const noexcept = 0;
   // Index is left 0: the System numbers devices across backends.
   [[nodiscard]] virtual DeviceSummary summary(std::size_t device) const = 0;
-  // Why the device cannot be read now ("" when it can): a cheap probe, called before every sample.
-  [[nodiscard]] virtual std::string fault(std::size_t device) const = 0;
+  // Why the device cannot be read now ("" when it can): a cheap probe, made before every sample
+  // (`before`: its options) and for the listing (nullptr).
+  [[nodiscard]] virtual std::string fault(std::size_t device, const SampleOptions* before) const = 0;
   // Appends DEVICE-scope readings of the requested kinds.
   virtual void sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const = 0;
   [[nodiscard]] virtual std::vector<Partition> partitions(std::size_t device) const = 0;

@@ -144,7 +144,7 @@ void exercise(const FsView& fs, const Roots& roots, const CaptureOptions& option
     all.pcie_throughput = options.pcie_bw;
     for (std::size_t device = 0; device < backend.device_count(); ++device) {
       (void)backend.summary(device);
-      (void)backend.fault(device);
+      (void)backend.fault(device, nullptr);
       std::vector<Reading> readings;
       backend.sample(device, all, readings);
       (void)backend.partitions(device);

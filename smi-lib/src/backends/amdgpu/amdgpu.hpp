@@ -97,7 +97,7 @@ class AmdgpuBackend final : public Backend {
   [[nodiscard]] std::string_view name() const noexcept override { return "amdgpu"; }
   [[nodiscard]] std::size_t device_count() const noexcept override { return gpus_.size(); }
   [[nodiscard]] DeviceSummary summary(std::size_t device) const override;
-  [[nodiscard]] std::string fault(std::size_t device) const override;
+  [[nodiscard]] std::string fault(std::size_t device, const SampleOptions* before) const override;
   void sample(std::size_t device, const SampleOptions& options, std::vector<Reading>& out) const override;
   [[nodiscard]] std::vector<Partition> partitions(std::size_t device) const override;
   [[nodiscard]] std::vector<Partition> partition_names(std::size_t device) const override;

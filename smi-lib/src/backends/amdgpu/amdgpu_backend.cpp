@@ -83,10 +83,11 @@ DeviceSummary AmdgpuBackend::summary(std::size_t device) const {
   return s;
 }
 
-std::string AmdgpuBackend::fault(std::size_t device) const {
+std::string AmdgpuBackend::fault(std::size_t device, const SampleOptions* /*before*/) const {
   const AmdGpu& gpu = gpus_.at(device);
   // Unplugged, fallen off the bus, or the driver let go of it. A GPU known from the KFD topology
-  // alone (no card) has no folder to lose.
+  // alone (no card) has no folder to lose. Probed before every sample: the reads of a gone GPU
+  // find no file, which alone would read as "not supported".
   if (gpu.card >= 0 && !fs_.exists(gpu.device_dir)) return fs_.host_path(gpu.device_dir) + ": the device is gone";
   return {};
 }

@@ -125,11 +125,21 @@ DeviceSummary NvmlBackend::summary(std::size_t device) const {
   return s;
 }
 
-std::string NvmlBackend::fault(std::size_t device) const {
+std::string NvmlBackend::fault(std::size_t device, const SampleOptions* before) const {
   const NvidiaGpu& gpu = gpus_.at(device);
   if (!gpu.fault.empty()) return gpu.fault;
-  // NVML answers GPU_IS_LOST to every query of a GPU that fell off the bus; the UUID is the
-  // cheapest one (the driver caches it).
+  // NVML answers GPU_IS_LOST to every query of a GPU that fell off the bus, so a sample of a few
+  // named live metrics (a poller's: one pynvml call) is not probed first: the probe would cost as
+  // much as the read it guards, and each read, a query of the device, says itself that the GPU is
+  // lost. Identity and static facts may come from what was read at open, XIDs from the event
+  // drain: a sample naming any of those is probed.
+  if (before != nullptr && !before->metrics.empty() && !before->identity && !before->static_info && !before->window &&
+      std::none_of(before->metrics.begin(), before->metrics.end(), [](MetricId id) {
+        return id == MetricId::xid_errors || id == MetricId::xid_last || id == MetricId::xid_last_time;
+      })) {
+    return {};
+  }
+  // Else the UUID, the cheapest query (the driver caches it).
   const Api& api = library_->api();
   std::string uuid;
   if (api.uuid != nullptr) {
