@@ -16,6 +16,10 @@ using Clock = ReadDeadline::Clock;
 // longer than a poller's gap between two calls and than a read of NVML, short enough that an idle
 // loop costs little.
 constexpr auto kSpin = std::chrono::microseconds(50);
+// How long a caller looks for its answer before sleeping when its read went to a worker that was
+// asleep or had to be started: waking a thread takes tens of microseconds (over a hundred in a VM
+// whose processor was halted), and a caller that slept meanwhile would pay a wake-up of its own.
+constexpr auto kSpinAfterWake = std::chrono::microseconds(500);
 // A worker idle this long ends (a program that stopped polling keeps no thread).
 constexpr auto kIdleExit = std::chrono::seconds(10);
 // The most idle workers kept (calls from many threads at once start more; the rest end when done).
@@ -88,6 +92,7 @@ struct Worker {
   std::shared_ptr<ReadDeadline::Call> call;  // the next call
   std::atomic<bool> has_read{false};
   bool stop = false;             // the handle closed (guarded by Shared::mutex)
+  bool asleep = false;           // waits on `wake` (guarded by Shared::mutex)
   std::condition_variable wake;  // waits with Shared::mutex
 };
 
@@ -146,8 +151,10 @@ struct ReadDeadline::Shared {
       if (!kept) return;
       if (!spin_until([&self] { return self->has_read.load(std::memory_order_acquire); }, kSpin)) {
         std::unique_lock lock(shared->mutex);
-        if (!self->wake.wait_for(lock, kIdleExit, [&self] { return self->has_read.load() || self->stop; }) ||
-            !self->has_read.load()) {
+        self->asleep = true;
+        const bool woken = self->wake.wait_for(lock, kIdleExit, [&self] { return self->has_read.load() || self->stop; });
+        self->asleep = false;
+        if (!woken || !self->has_read.load()) {
           std::erase(shared->idle, self);
           shared->idle_left.notify_all();
           return;
@@ -183,12 +190,14 @@ std::optional<Clock::duration> ReadDeadline::start(std::shared_ptr<Call> call) {
   if (!shared_->idle.empty()) {
     std::shared_ptr<Worker> worker = std::move(shared_->idle.back());
     shared_->idle.pop_back();
+    call->slow_start = worker->asleep;
     worker->call = std::move(call);
     worker->has_read.store(true, std::memory_order_release);
-    worker->wake.notify_one();  // a worker that looks for its read does not need it; one asleep does
+    if (worker->asleep) worker->wake.notify_one();  // one that looks for its read finds it
     return std::nullopt;
   }
   lock.unlock();
+  call->slow_start = true;
   // A thread of its own: the handle may close (and this ReadDeadline go) while it is stuck.
   std::thread(Shared::work, shared_, std::make_shared<Worker>(), std::move(call)).detach();
   return std::nullopt;
@@ -197,7 +206,10 @@ std::optional<Clock::duration> ReadDeadline::start(std::shared_ptr<Call> call) {
 bool ReadDeadline::await(Call& call, std::chrono::milliseconds limit) {
   const auto deadline = Clock::now() + limit;
   const auto finished = [&call] { return call.state.load() != Call::running; };
-  if (spin_until([&call] { return call.state.load(std::memory_order_acquire) != Call::running; }, kSpin)) return true;
+  if (spin_until([&call] { return call.state.load(std::memory_order_acquire) != Call::running; },
+                 call.slow_start ? kSpinAfterWake : kSpin)) {
+    return true;
+  }
   std::unique_lock lock(shared_->mutex);
   call.waiting.store(true);
   if (call.finished.wait_until(lock, deadline, finished)) return true;

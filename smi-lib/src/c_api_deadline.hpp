@@ -84,6 +84,7 @@ class ReadDeadline {
     virtual ~Call() = default;
     virtual void run() noexcept = 0;  // on the worker: the read, its value or error kept for the caller
     std::uint32_t key = 0;
+    bool slow_start = false;  // the caller's: its worker was asleep or new (it looks longer before sleeping)
     std::atomic<int> state{running};
     std::atomic<bool> waiting{false};  // the caller sleeps on `finished` (the worker then notifies)
     std::condition_variable finished;  // waits with Shared::mutex
