@@ -22,7 +22,9 @@ constexpr std::initializer_list<MetricId> kNone = {};
 
 // Why hipstack prints nvidia-smi's "not available" for a field: the same reasons recur.
 constexpr std::string_view kVgpu = "vGPU capabilities: hipstack does not manage vGPUs";
-constexpr std::string_view kDisplay = "display state: not read (compute GPUs; NVML only)";
+// nvmlDeviceGetDisplayMode's answer is not read: nvidia-smi 580 calls display_mode deprecated and
+// whether display_attached comes from it is not documented.
+constexpr std::string_view kDisplay = "whether a display is attached: not read (nvidia-smi 580 calls display_mode deprecated)";
 constexpr std::string_view kAccounting = "NVML process accounting: not read (hipstack-smid's job accounting is its own)";
 constexpr std::string_view kDriverModel = "Windows driver model: hipstack runs on Linux";
 constexpr std::string_view kInforom = "InfoROM versions: not read";
@@ -72,7 +74,7 @@ const Field kGpuFields[] = {
     {"index", "", "", Form::index, kNone, "", "hipstack's index (AMD GPUs first, by PCI address)"},
     {"display_mode", "", "", Form::none, kNone, "", kDisplay},
     {"display_attached", "", "", Form::none, kNone, "", kDisplay},
-    {"display_active", "", "", Form::none, kNone, "", kDisplay},
+    {"display_active", "", "", Form::enabled, {MetricId::display_active}, "", ""},
     {"persistence_mode", "", "", Form::enabled, {MetricId::persistence_mode}, "", ""},
     {"addressing_mode", "", "", Form::none, kNone, "", "NVML addressing mode: not read"},
     {"accounting.mode", "", "", Form::none, kNone, "", kAccounting},

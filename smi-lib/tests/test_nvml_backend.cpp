@@ -89,6 +89,7 @@ TEST(NvmlBackend, H200IdentityStaticAndLiveInCatalogueUnits) {
   EXPECT_EQ(text_of(r, "ecc_mode"), "enabled");
   EXPECT_EQ(text_of(r, "mig_mode"), "disabled");
   EXPECT_EQ(text_of(r, "compute_mode"), "default");
+  EXPECT_EQ(text_of(r, "display_active"), "disabled");
   EXPECT_DOUBLE_EQ(number_of(r, "temperature_junction"), 41);
   EXPECT_DOUBLE_EQ(number_of(r, "temperature_memory"), 42);   // field 82
   EXPECT_DOUBLE_EQ(number_of(r, "power_average"), 125.76);
@@ -270,6 +271,7 @@ TEST(NvmlBackend, ErrorCodesBecomeStatusesNamingTheCall) {
   EXPECT_EQ(text_of(r, "nvlink_state", "5"), "inactive");
   EXPECT_EQ(reading_of(r, "nvlink_state", "3").status, Status::error);
   EXPECT_EQ(text_of(r, "compute_mode"), "exclusive_process");
+  EXPECT_EQ(text_of(r, "display_active"), "enabled");
   // The V100's uncorrectable ECC count (aggregate 1, volatile 0) and its retired pages reach the health engine.
   const HealthReport health = system.health(0);
   bool saw_pages = false;

@@ -105,6 +105,7 @@
   X(151, fan_pwm_level_max,      NONE, INTEGER, DEVICE, STATIC, "", "Raw fan duty value that means full speed (hwmon pwm1_max): the scale of fan_pwm_level.") \
   X(152, ecc_mode_pending,       NONE, TEXT,    DEVICE, STATIC, "", "ECC mode the GPU takes at its next reset: enabled or disabled (NVIDIA).") \
   X(153, mig_mode_pending,       NONE, TEXT,    DEVICE, STATIC, "", "MIG mode the GPU takes at its next reset: enabled or disabled (NVIDIA).") \
+  X(154, display_active,         NONE, TEXT,    DEVICE, STATIC, "", "Whether a display is initialised on the GPU (memory kept for one): enabled or disabled (NVIDIA).") \
   /* live metrics: 200..399 */                                                                             \
   X(200, temperature_edge,       CELSIUS, REAL, DEVICE, LIVE, "", "Edge temperature.")                      \
   X(201, temperature_junction,   CELSIUS, REAL, DEVICE, LIVE, "", "Junction (hotspot) temperature.")        \

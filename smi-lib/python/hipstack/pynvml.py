@@ -532,6 +532,10 @@ def nvmlDeviceGetPersistenceMode(handle) -> int:  # noqa: N802
     return _enabled(_values(handle, "persistence_mode")[0])
 
 
+def nvmlDeviceGetDisplayActive(handle) -> int:  # noqa: N802
+    return _enabled(_values(handle, "display_active")[0])
+
+
 _COMPUTE_MODES = {"default": NVML_COMPUTEMODE_DEFAULT, "exclusive_thread": NVML_COMPUTEMODE_EXCLUSIVE_THREAD,
                   "prohibited": NVML_COMPUTEMODE_PROHIBITED, "exclusive_process": NVML_COMPUTEMODE_EXCLUSIVE_PROCESS}
 
@@ -591,7 +595,6 @@ def _not_read(what: str):
     return call
 
 
-nvmlDeviceGetDisplayActive = _not_read("nvmlDeviceGetDisplayActive")
 nvmlDeviceGetDisplayMode = _not_read("nvmlDeviceGetDisplayMode")
 nvmlDeviceGetDriverModel = _not_read("nvmlDeviceGetDriverModel")  # NVML: Windows only
 nvmlDeviceGetCurrentDriverModel = _not_read("nvmlDeviceGetCurrentDriverModel")

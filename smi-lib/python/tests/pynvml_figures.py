@@ -52,6 +52,7 @@ CALLS = {
     "pcie_generation": N.nvmlDeviceGetCurrPcieLinkGeneration, "pcie_generation_max": N.nvmlDeviceGetMaxPcieLinkGeneration,
     "pcie_width": N.nvmlDeviceGetCurrPcieLinkWidth, "pcie_width_max": N.nvmlDeviceGetMaxPcieLinkWidth,
     "performance_state": N.nvmlDeviceGetPerformanceState, "persistence_mode": N.nvmlDeviceGetPersistenceMode,
+    "display_active": N.nvmlDeviceGetDisplayActive,
     "compute_mode": N.nvmlDeviceGetComputeMode, "mig_mode": N.nvmlDeviceGetMigMode, "ecc_mode": N.nvmlDeviceGetEccMode,
     "compute_capability": N.nvmlDeviceGetCudaComputeCapability,
     "ecc_errors": lambda h: [N.nvmlDeviceGetTotalEccErrors(h, e, c) for e in

@@ -62,7 +62,7 @@ class OnTheFakeNvml(unittest.TestCase):
             "default_limit": 700000, "limit_constraints": [200000, 700000], "energy_mj": 3621847123,
             "clocks": [1980, 1980, 3201, 1545], "max_clocks": [1980, 1980, 3201, 1545],
             "pcie_generation": 5, "pcie_generation_max": 5, "pcie_width": 16, "pcie_width_max": 16,
-            "performance_state": 0, "persistence_mode": 1, "compute_mode": 0, "mig_mode": [0, 0], "ecc_mode": [1, 1],
+            "performance_state": 0, "persistence_mode": 1, "display_active": 0, "compute_mode": 0, "mig_mode": [0, 0], "ecc_mode": [1, 1],
             "compute_capability": [9, 0], "ecc_errors": [0, 0, 0, 0], "remapped_rows": [0, 0, 0, 0],
             "clock_event_reasons": 1,  # GPU_IDLE
             "processes": [], "graphics_processes": [],

@@ -306,6 +306,16 @@ extern "C" Return fake_nvml_impl_persistence_mode(Device device, EnableState* mo
   return kSuccess;
 }
 
+extern "C" Return fake_nvml_impl_display_active(Device device, EnableState* active) {
+  FAKE_NVML_ENTER_DEVICE(device);
+  if (!active) return kErrorInvalidArgument;
+  FAKE_NVML_SCRIPTED("display_active");
+  const std::string* v = find(d, "display_active");
+  if (!v) return kErrorNotSupported;
+  *active = *parse_bool(*v) ? 1 : 0;
+  return kSuccess;
+}
+
 extern "C" Return fake_nvml_impl_compute_mode(Device device, int* mode) {
   FAKE_NVML_ENTER_DEVICE(device);
   if (!mode) return kErrorInvalidArgument;
@@ -371,6 +381,7 @@ extern "C" Return fake_nvml_impl_fan_speed(Device device, unsigned* percent) {
 #define FAKE_NVML_DEFINED_HERE_ecc_mode FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_mig_mode FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_persistence_mode FAKE_NVML_PROBE()
+#define FAKE_NVML_DEFINED_HERE_display_active FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_compute_mode FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_temperature FAKE_NVML_PROBE()
 #define FAKE_NVML_DEFINED_HERE_temperature_threshold FAKE_NVML_PROBE()

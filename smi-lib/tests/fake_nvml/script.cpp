@@ -135,6 +135,7 @@ constexpr Rule kDeviceRules[] = {
     {"ecc_mode.{cp}", Type::boolean},
     {"mig_mode.{cp}", Type::boolean},
     {"persistence_mode", Type::boolean},
+    {"display_active", Type::boolean},
     {"compute_mode", Type::cmode},
     {"temperature", Type::u32},
     {"temperature_threshold.{thr}", Type::u32},

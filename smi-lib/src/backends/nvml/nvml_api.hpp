@@ -212,6 +212,7 @@ constexpr unsigned long long kEventSingleBitEcc = 0x1, kEventDoubleBitEcc = 0x2,
   X(ecc_mode, Return(Device, EnableState*, EnableState*), "nvmlDeviceGetEccMode")                             \
   X(mig_mode, Return(Device, unsigned*, unsigned*), "nvmlDeviceGetMigMode")                                   \
   X(persistence_mode, Return(Device, EnableState*), "nvmlDeviceGetPersistenceMode")                           \
+  X(display_active, Return(Device, EnableState*), "nvmlDeviceGetDisplayActive")                               \
   X(compute_mode, Return(Device, int*), "nvmlDeviceGetComputeMode")                                           \
   X(temperature, Return(Device, int, unsigned*), "nvmlDeviceGetTemperature")                                  \
   X(temperature_threshold, Return(Device, int, unsigned*), "nvmlDeviceGetTemperatureThreshold")               \

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bitset>
 #include <array>
 #include <initializer_list>
 #include <cctype>
@@ -37,10 +38,22 @@ const char* architecture_name(unsigned arch) {
 
 const char* enabled_text(int state) { return state != 0 ? "enabled" : "disabled"; }
 
-// Whether a sample asked for any of ids (an empty list asks for everything).
-bool asked_for_any(const SampleOptions& options, std::initializer_list<MetricId> ids) {
-  return std::any_of(ids.begin(), ids.end(), [&options](MetricId id) { return asked_for(options, id); });
-}
+// Whether a sample asked for any of a group of metrics (an empty list asks for everything), by a
+// table of flags made once per sample: a sample asks ~60 times (catalogue ids are below 1024,
+// catalogue.cpp).
+class AskedFor {
+ public:
+  explicit AskedFor(const SampleOptions& options) : everything_(options.metrics.empty()) {
+    for (const MetricId id : options.metrics) asked_.set(static_cast<std::uint32_t>(id) % 1024);
+  }
+  bool operator()(std::initializer_list<MetricId> ids) const {
+    return everything_ || std::any_of(ids.begin(), ids.end(), [this](MetricId id) { return asked_.test(static_cast<std::uint32_t>(id) % 1024); });
+  }
+
+ private:
+  bool everything_;
+  std::bitset<1024> asked_;
+};
 
 // Calls NVML for one device and reports what it said. Every call below is its own statement,
 // before the value it writes is read: as one argument list (number(id, name, call(&v), v)) the
@@ -234,7 +247,7 @@ Return read_string(Return (*fn)(Device, char*, unsigned), Device device, unsigne
 void read_identity(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
+  const AskedFor want(options);
   p.list().text(MetricId::vendor, "nvidia", "NVML");
   p.list().text(MetricId::uuid, gpu.uuid, "nvmlDeviceGetUUID");
   p.list().text(MetricId::marketing_name, gpu.name, "nvmlDeviceGetName");
@@ -293,10 +306,10 @@ void read_identity(const Library& lib, const NvidiaGpu& gpu, const SampleOptions
 
 namespace {
 
-// ECC, MIG, persistence and compute modes.
+// ECC, MIG, persistence, display and compute modes.
 void read_modes(Probe& p, const SampleOptions& options) {
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
+  const AskedFor want(options);
   EnableState current = 0;
   EnableState pending = 0;
   // One call answers the mode now and the mode after the next reset.
@@ -318,6 +331,10 @@ void read_modes(Probe& p, const SampleOptions& options) {
     const Return code = p.call(api.persistence_mode, &current);
     p.text(MetricId::persistence_mode, "nvmlDeviceGetPersistenceMode", code, enabled_text(current));
   }
+  if (want({MetricId::display_active})) {
+    const Return code = p.call(api.display_active, &current);
+    p.text(MetricId::display_active, "nvmlDeviceGetDisplayActive", code, enabled_text(current));
+  }
   if (want({MetricId::compute_mode})) {
     int mode = 0;
     const Return code = p.call(api.compute_mode, &mode);
@@ -331,7 +348,7 @@ void read_modes(Probe& p, const SampleOptions& options) {
 void read_static(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
+  const AskedFor want(options);
   if (want({MetricId::vram_total})) {
     MemoryV2 memory{};
     memory.version = kMemoryV2Version;
@@ -401,7 +418,7 @@ namespace {
 // Clocks, and how busy the engines are (NVML's utilisation, encoder, decoder).
 void read_clocks_and_use(Probe& p, const SampleOptions& options) {
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
+  const AskedFor want(options);
   unsigned value = 0;
   const std::pair<MetricId, int> clocks[] = {{MetricId::clock_sclk, kClockGraphics},
                                              {MetricId::clock_sm, kClockSm},
@@ -432,7 +449,7 @@ void read_clocks_and_use(Probe& p, const SampleOptions& options) {
 // Fan, performance state, throttling and the time spent limited per reason.
 void read_limits(Probe& p, const SampleOptions& options) {
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
+  const AskedFor want(options);
   unsigned value = 0;
   if (want({MetricId::fan_pwm})) {
     // NVML's fan speed is the intended speed as a share of the maximum: our fan_pwm.
@@ -470,7 +487,7 @@ void read_limits(Probe& p, const SampleOptions& options) {
 // The PCIe link now, its throughput (on request) and replays.
 void read_pcie(Probe& p, const SampleOptions& options) {
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
+  const AskedFor want(options);
   if (want({MetricId::pcie_speed})) {
     unsigned generation = 0;
     const Return code = p.call(api.pcie_generation, &generation);
@@ -501,7 +518,7 @@ void read_pcie(Probe& p, const SampleOptions& options) {
 void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
   Probe p(lib, gpu, out);
   const Api& api = p.api();
-  const auto want = [&options](std::initializer_list<MetricId> ids) { return asked_for_any(options, ids); };
+  const AskedFor want(options);
   if (want({MetricId::temperature_junction})) {
     p.fetch<unsigned>(MetricId::temperature_junction, "nvmlDeviceGetTemperature", api.temperature, 1.0, kTemperatureGpu);
   }
