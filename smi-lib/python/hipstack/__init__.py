@@ -397,9 +397,9 @@ class Query:
             out = getattr(self._buffers, "values", None)
             if out is None:
                 out = self._buffers.values = self._value_array()
-            if not 0 <= device <= 0xFFFFFFFF:
+            if not 0 <= device < 0x80000000:  # passed as a C int (no argtypes); no GPU has such an index
                 raise NoSuchDevice(_capi.ERROR_NO_SUCH_DEVICE, f"no GPU {device}")
-            result = self._read_values(self._system._handle, ctypes.c_uint32(device), self._ids, self._count, out)
+            result = self._read_values(self._system._handle, device, self._ids, self._count, out)
             if result != _capi.OK:
                 _check(result)
             fields = self._unpack(out)

@@ -29,7 +29,7 @@ _lock = threading.Lock()
 _system: Optional[hipstack.System] = None
 _inits = 0  # nvmlInit calls not yet matched by nvmlShutdown, as NVML counts them
 _queries = {}  # metric names -> hipstack.Query of _system (emptied with it)
-_answering = {}  # (GPU index, candidate metric names) -> the one that answered last (emptied with _system)
+_answering = {}  # (GPU index, candidate metric names) -> the Query of the one that answered last (emptied with _system)
 _nvmlGetFunctionPointer_cache = {}  # name -> callable, as pynvml keeps it (gpustat adds to it)
 
 _MIB = 1 << 20
@@ -199,13 +199,16 @@ def _first(handle, *metrics):
     index = _index(handle)
     known = _answering.get((index, metrics))
     if known is not None:
-        value = _quick_at(index, known)[0]
+        try:
+            value = known.values(index)[0]
+        except hipstack.Error as e:
+            raise _nvml_error(e) from e
         if value is not None:
             return value
     for name in metrics:
         value = _quick_at(index, (name,))[0]
         if value is not None:
-            _answering[(index, metrics)] = (name,)
+            _answering[(index, metrics)] = _queries[(name,)]
             return value
     readings = {r.metric: r for r in _readings(handle, *metrics) if not r.instance}
     for name in metrics:
