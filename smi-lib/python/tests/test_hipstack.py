@@ -8,6 +8,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -82,6 +83,25 @@ class OneGpu(unittest.TestCase):
         values = self.system.query(with_text).values(0)
         self.assertIsInstance(values[3], int)
         self.assertIsInstance(values[1], str)
+        # One query from several threads at once: each has its own buffer, every answer whole.
+        query, want = self.system.query(numbers), self.system.query(numbers).values(0)
+        answers = []
+
+        def poll():
+            answers.append([query.values(0) for _ in range(300)])
+
+        threads = [threading.Thread(target=poll) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(len(answers), 4)
+        for got in answers:
+            self.assertEqual(got, [want] * 300)
+        with self.assertRaises(hipstack.NoSuchDevice):
+            query.values(-1)
+        with self.assertRaises(hipstack.NoSuchDevice):
+            query.values(1 << 40)
         with self.assertRaises(hipstack.InvalidArgument):
             self.system.query(["partition_memory"])
         with self.assertRaises(hipstack.NotFound):
