@@ -47,18 +47,18 @@ bool kind_selected(Kind kind, const SampleOptions& options) {
 // The static bounds the values `options` asks for are judged by (vram_total for vram_used:
 // plausibility.hpp) that the sample itself will not hold: those of a kind not asked, or not named.
 std::vector<MetricId> missing_bounds(const SampleOptions& options) {
-  std::vector<MetricId> values = options.metrics;
-  if (values.empty()) {
-    for (const MetricInfo& info : catalogue()) {
-      if (info.scope == Scope::device && kind_selected(info.kind, options)) values.push_back(info.id);
-    }
-  }
   std::vector<MetricId> bounds;
-  for (const MetricId id : values) detail::add_plausibility_bounds(id, bounds);
+  if (options.metrics.empty()) {
+    for (const MetricInfo& info : catalogue()) {
+      if (info.scope == Scope::device && kind_selected(info.kind, options)) detail::add_plausibility_bounds(info.id, bounds);
+    }
+  } else {
+    for (const MetricId id : options.metrics) detail::add_plausibility_bounds(id, bounds);
+  }
   std::erase_if(bounds, [&](MetricId id) {
     const MetricInfo* info = find_metric(id);
     return options.metrics.empty() ? info != nullptr && kind_selected(info->kind, options)
-                                   : std::find(values.begin(), values.end(), id) != values.end();
+                                   : std::find(options.metrics.begin(), options.metrics.end(), id) != options.metrics.end();
   });
   return bounds;
 }
@@ -369,6 +369,7 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   }
   // Into catalogue order (stable: a metric's instances keep the backend's order). The positions
   // are sorted, not the readings: a reading is moved once, not at every step of the sort.
+  if (readings.size() < 2) return readings;  // in order already (a poller's one-metric sample)
   std::vector<std::pair<std::size_t, std::size_t>> order;  // (catalogue position, index in readings)
   order.reserve(readings.size());
   for (std::size_t i = 0; i < readings.size(); ++i) order.emplace_back(catalogue_position(readings[i].id), i);
