@@ -8,10 +8,11 @@
 //
 // Workers are kept between calls (a thread's start costs tens of microseconds, more than a read of
 // NVML): a call hands its read to an idle worker, or starts one when none is idle. A worker that
-// finished looks for its next read for a few microseconds before it sleeps, and the caller looks
-// for its answer as long before it sleeps (yielding the processor between looks), so a poller's
-// back-to-back calls pay no wake-up; a worker idle for kIdleExit ends. Closing the handle ends the
-// idle workers and waits for them.
+// finished looks for its next read for 50 µs before it sleeps, and the caller looks for its answer
+// as long (longer when it had to wake its worker) before it sleeps, pausing and then yielding the
+// processor between looks (c_api_deadline.cpp says why), so a poller's back-to-back calls pay no
+// wake-up; a worker idle for kIdleExit ends. Closing the handle ends the idle workers and waits for
+// them.
 #pragma once
 
 #include <fmt/format.h>
