@@ -375,12 +375,11 @@ hipstack_smi_result hipstack_smi_read_values(const hipstack_smi_system* system, 
         hipstack_smi_value v{HIPSTACK_SMI_STATUS_NOT_SUPPORTED, static_cast<hipstack_smi_value_type>(find_metric(id)->type), 0, 0.0};
         const auto r = std::find_if(readings.begin(), readings.end(), [id](const Reading& x) { return x.id == id && x.instance.empty(); });
         if (r != readings.end()) {
-          v.status = static_cast<hipstack_smi_status>(r->status);
-          if (const auto* whole = std::get_if<std::int64_t>(&r->value); whole != nullptr && r->status == Status::ok) {
-            v.integer = *whole;
-            v.real = static_cast<double>(*whole);
-          } else if (const auto* d = std::get_if<double>(&r->value); d != nullptr && r->status == Status::ok) {
-            v.real = *d;
+          const hipstack_smi_reading c = c_reading(*r);  // the sample's conversion, so both calls give the same number
+          v.status = c.status;
+          if (c.status == HIPSTACK_SMI_STATUS_OK) {
+            v.integer = c.integer;
+            v.real = c.real;
           }
         }
         out.push_back(v);

@@ -287,6 +287,17 @@ Return mode_pair(Device device, const char* member, T* current, T* pending) {
   *pending = bool_or(d, std::string(member) + ".pending", c) ? 1 : 0;
   return kSuccess;
 }
+
+// An on/off state of the script (nvmlEnableState_t).
+Return enable_state(Device device, const char* member, EnableState* out) {
+  FAKE_NVML_ENTER_DEVICE(device);
+  if (!out) return kErrorInvalidArgument;
+  FAKE_NVML_SCRIPTED(member);
+  const std::string* v = find(d, member);
+  if (!v) return kErrorNotSupported;
+  *out = *parse_bool(*v) ? 1 : 0;
+  return kSuccess;
+}
 }  // namespace
 
 extern "C" Return fake_nvml_impl_ecc_mode(Device device, EnableState* current, EnableState* pending) {
@@ -297,23 +308,10 @@ extern "C" Return fake_nvml_impl_mig_mode(Device device, unsigned* current, unsi
 }
 
 extern "C" Return fake_nvml_impl_persistence_mode(Device device, EnableState* mode) {
-  FAKE_NVML_ENTER_DEVICE(device);
-  if (!mode) return kErrorInvalidArgument;
-  FAKE_NVML_SCRIPTED("persistence_mode");
-  const std::string* v = find(d, "persistence_mode");
-  if (!v) return kErrorNotSupported;
-  *mode = *parse_bool(*v) ? 1 : 0;
-  return kSuccess;
+  return enable_state(device, "persistence_mode", mode);
 }
-
 extern "C" Return fake_nvml_impl_display_active(Device device, EnableState* active) {
-  FAKE_NVML_ENTER_DEVICE(device);
-  if (!active) return kErrorInvalidArgument;
-  FAKE_NVML_SCRIPTED("display_active");
-  const std::string* v = find(d, "display_active");
-  if (!v) return kErrorNotSupported;
-  *active = *parse_bool(*v) ? 1 : 0;
-  return kSuccess;
+  return enable_state(device, "display_active", active);
 }
 
 extern "C" Return fake_nvml_impl_compute_mode(Device device, int* mode) {
