@@ -585,6 +585,50 @@ std::string group_members(const smi::MetricGroup& group, std::string_view quote)
   }
   return out;
 }
+// The names a tool gives metric `id` (catalogue --json).
+Json foreign_names_json(smi::ForeignTool tool, smi::MetricId id) {
+  Json out = Json::array();
+  for (const std::string_view name : smi::foreign_names_of(tool, id)) out.push_back(std::string(name));
+  return out;
+}
+
+// A tool's whole table (catalogue --json): each name with the metrics it is answered from.
+Json foreign_table_json(smi::ForeignTool tool) {
+  Json out = Json::array();
+  for (const smi::ForeignName& n : smi::foreign_names(tool)) {
+    Json from = Json::array();
+    for (const smi::MetricId id : n.from) from.push_back(std::string(smi::find_metric(id)->name));
+    out.push_back({{"name", std::string(n.name)}, {"from", std::move(from)}, {"instance", std::string(n.instance)},
+                   {"note", std::string(n.note)}});
+  }
+  return out;
+}
+
+// A metric's names in the other tools, for the markdown's "Foreign names" section: "-" for none.
+std::string foreign_cell(smi::ForeignTool tool, smi::MetricId id) {
+  std::string out;
+  if (tool == smi::ForeignTool::nvidia_smi) {
+    for (const NvidiaSmiField* f : nvidia_smi_fields_of(id)) out += fmt::format("{}`{}`", out.empty() ? "" : ", ", f->name);
+  } else {
+    for (const std::string_view name : smi::foreign_names_of(tool, id)) out += fmt::format("{}`{}`", out.empty() ? "" : ", ", name);
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string foreign_names_markdown(std::span<const smi::MetricInfo> all) {
+  std::string out =
+      "\n## Foreign names\n\nThe names nvidia-smi, pynvml and amdsmi give each metric hipstack answers them from "
+      "(foreign-names.md: the tables, how the figures convert, how to add one); metrics no tool names are left out.\n\n"
+      "| metric | nvidia-smi | pynvml | amdsmi |\n|---|---|---|---|\n";
+  for (const smi::MetricInfo& m : all) {
+    const std::string nvidia = foreign_cell(smi::ForeignTool::nvidia_smi, m.id);
+    const std::string pynvml = foreign_cell(smi::ForeignTool::pynvml, m.id);
+    const std::string amdsmi = foreign_cell(smi::ForeignTool::amdsmi, m.id);
+    if (nvidia == "-" && pynvml == "-" && amdsmi == "-") continue;
+    out += fmt::format("| `{}` | {} | {} | {} |\n", m.name, nvidia, pynvml, amdsmi);
+  }
+  return out;
+}
 }  // namespace
 
 int run_catalogue(const CommonOptions& options, bool markdown) {
@@ -606,6 +650,8 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
       Json foreign = Json::array();
       for (const NvidiaSmiField* f : nvidia_smi_fields_of(m.id)) foreign.push_back(std::string(f->name));
       doc["metrics"].back()["nvidia_smi"] = std::move(foreign);
+      doc["metrics"].back()["pynvml"] = foreign_names_json(smi::ForeignTool::pynvml, m.id);
+      doc["metrics"].back()["amdsmi"] = foreign_names_json(smi::ForeignTool::amdsmi, m.id);
     }
     // The other tools' names (docs/nvidia-smi-compat.md is generated from this list).
     doc["nvidia_smi_fields"] = Json::array();
@@ -622,6 +668,9 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
                                           {"missing", std::string(f.missing)},
                                           {"note", std::string(f.note)}});
     }
+    // pynvml's calls and amdsmi's keys (docs/foreign-names.md is generated from these lists).
+    doc["pynvml_calls"] = foreign_table_json(smi::ForeignTool::pynvml);
+    doc["amdsmi_keys"] = foreign_table_json(smi::ForeignTool::amdsmi);
     doc["groups"] = Json::array();
     for (const smi::MetricGroup& g : smi::metric_groups()) {
       Json members = Json::array();
@@ -650,7 +699,7 @@ int run_catalogue(const CommonOptions& options, bool markdown) {
     for (const smi::MetricGroup& g : smi::metric_groups()) {
       out += fmt::format("| `{}` | {} | {} |\n", g.name, group_members(g, "`"), g.help);
     }
-    print(out);
+    print(out + foreign_names_markdown(all));
     return kExitOk;
   }
   // The cost column comes last in CSV: scripts that read the columns by position keep working.

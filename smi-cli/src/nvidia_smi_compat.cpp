@@ -1,7 +1,7 @@
 // `hipstack-smi --nvidia-smi ...`: the nvidia-smi command lines scripts written for NVIDIA nodes
 // run, answered for every GPU hipstack sees, AMD included, with nvidia-smi's field names, headers,
 // separators, number forms, messages and exit codes (docs/nvidia-smi-compat.md). The fields and
-// their sources are one table (nvidia_smi_fields.cpp).
+// their sources are one table (the library's, smi-lib/src/foreign/nvidia_smi.cpp).
 #include "nvidia_smi_compat.hpp"
 
 #include <fcntl.h>

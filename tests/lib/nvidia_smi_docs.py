@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The field table of docs/nvidia-smi-compat.md, generated from `hipstack-smi catalogue --json`
-(whose nvidia_smi_fields list is smi-cli/src/nvidia_smi_fields.cpp), between the markers
+(whose nvidia_smi_fields list is smi-lib/src/foreign/nvidia_smi.cpp), between the markers
 <!-- nvidia-smi fields: begin --> and <!-- nvidia-smi fields: end -->.
 
 Usage: nvidia_smi_docs.py HIPSTACK_SMI DOC --check   (exit 1 and a diff when the table drifted)

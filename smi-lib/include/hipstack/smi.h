@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* The version of this header's API: 1. A library answers the version it implements. */
-#define HIPSTACK_SMI_API_VERSION 2u /* 2: hipstack_smi_read_values */
+#define HIPSTACK_SMI_API_VERSION 3u /* 2: hipstack_smi_read_values; 3: hipstack_smi_foreign_name_* */
 /* `hipstack_smi_device_info info = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_device_info);`: struct_size
  * set, every other field zero (C99 and C++11 alike, without -Wmissing-field-initializers warnings). */
 #ifdef __cplusplus
@@ -152,6 +152,37 @@ HIPSTACK_SMI_API hipstack_smi_result hipstack_smi_metric_by_name(const char* nam
 /* "thermal.temperature"; "" for HIPSTACK_SMI_CHECK_OTHER and unknown values. */
 HIPSTACK_SMI_API const char* hipstack_smi_health_check_name(hipstack_smi_health_check check);
 HIPSTACK_SMI_API const char* hipstack_smi_verdict_name(hipstack_smi_verdict verdict); /* "PASS", ... */
+
+/* ---- Foreign names (any thread, any time) --------------------------------------------------------
+ * The names other tools give the catalogue's metrics (docs/api.md, "Foreign names"): nvidia-smi's
+ * --query-gpu fields, pynvml's calls and struct fields, amdsmi's calls and dict keys, each with the
+ * metrics hipstack answers it from. hipstack.pynvml and hipstack.amdsmi read their metric names here. */
+
+typedef enum hipstack_smi_foreign_tool {
+  HIPSTACK_SMI_FOREIGN_NVIDIA_SMI = 0, /* "power.draw" */
+  HIPSTACK_SMI_FOREIGN_PYNVML = 1,     /* "nvmlDeviceGetPowerUsage", "nvmlDeviceGetMemoryInfo.total" */
+  HIPSTACK_SMI_FOREIGN_AMDSMI = 2      /* "amdsmi_get_power_info.socket_power" */
+} hipstack_smi_foreign_tool;
+
+typedef struct hipstack_smi_foreign_name {
+  uint32_t struct_size;
+  hipstack_smi_foreign_tool tool;
+  const char* name;
+  const char* metrics;          /* catalogue names in candidate order, comma-separated ("power_average,power_current");
+                                 * "" where hipstack has no figure (an nvidia-smi field it prints as not available) */
+  const uint32_t* metric_ids;   /* the same metrics' ids */
+  size_t metric_count;
+  const char* instance;         /* the metric's instance the name reads ("correctable"), "" for none */
+  const char* note;             /* the conversion ("W -> mW") and how the metrics combine */
+} hipstack_smi_foreign_name;  /* strings and ids live as long as the library is loaded */
+
+/* How many names a tool has (0 for a tool this library does not know). */
+HIPSTACK_SMI_API size_t hipstack_smi_foreign_names_size(hipstack_smi_foreign_tool tool);
+/* NOT_FOUND past the end or for a name the tool's table lacks; INVALID_ARGUMENT for an unknown tool. */
+HIPSTACK_SMI_API hipstack_smi_result hipstack_smi_foreign_name_get(hipstack_smi_foreign_tool tool, size_t position,
+                                                                    hipstack_smi_foreign_name* out);
+HIPSTACK_SMI_API hipstack_smi_result hipstack_smi_foreign_name_find(hipstack_smi_foreign_tool tool, const char* name,
+                                                                     hipstack_smi_foreign_name* out);
 
 /* ---- Opening a system --------------------------------------------------------------------------- */
 
