@@ -17,7 +17,7 @@ import ctypes
 import struct
 import threading
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _capi
 
@@ -25,6 +25,7 @@ __all__ = ["System", "Query", "EventWatch", "Error", "InvalidArgument", "NoSuchD
            "NO_READ_DEADLINE",
            "Device", "Backend", "Reading", "Partition", "Process", "Link", "BadPage", "HealthFinding",
            "HealthReport", "Event", "ControlResult", "MetricInfo", "catalogue", "metric", "health_checks",
+           "ForeignName", "foreign_table", "foreign_names",
            "version"]
 
 _lib = None
@@ -135,6 +136,43 @@ def metric(key: Union[int, str]) -> MetricInfo:
     if found is None:
         raise NotFound(_capi.ERROR_NOT_FOUND, f"no metric {key!r} in the catalogue")
     return found
+
+
+@dataclass(frozen=True)
+class ForeignName:
+    """A name another tool gives hipstack's metrics (docs/foreign-names.md)."""
+    name: str                 # "nvmlDeviceGetPowerUsage", "amdsmi_get_power_info.socket_power", "power.draw"
+    metrics: Tuple[str, ...]  # the catalogue metrics it is answered from, in candidate order
+    instance: str             # the metric's instance it reads ("" for none)
+    note: str                 # the conversion ("W -> mW") and how the metrics combine
+
+
+_foreign: Dict[str, Dict[str, ForeignName]] = {}  # tool -> name -> ForeignName, read once per tool
+
+
+def foreign_table(tool: str) -> Dict[str, ForeignName]:
+    """Every name of a tool ("nvidia-smi", "pynvml", "amdsmi") in the library's table, in its order;
+    InvalidArgument for another tool. Read from the library once."""
+    table = _foreign.get(tool)
+    if table is None:
+        if tool not in _capi.FOREIGN_TOOLS:
+            raise InvalidArgument(_capi.ERROR_INVALID_ARGUMENT,
+                                  f"no foreign tool {tool!r} (one of {', '.join(_capi.FOREIGN_TOOLS)})")
+        lib, code = _library(), _capi.FOREIGN_TOOLS.index(tool)
+        table = {}
+        for position in range(lib.hipstack_smi_foreign_names_size(code)):
+            c = _capi.ForeignName()
+            _check(lib.hipstack_smi_foreign_name_get(code, position, ctypes.byref(c)))
+            metrics = tuple(_text(c.metrics).split(",")) if c.metrics else ()
+            table[_text(c.name)] = ForeignName(_text(c.name), metrics, _text(c.instance), _text(c.note))
+        table = _foreign.setdefault(tool, table)
+    return table
+
+
+def foreign_names(tool: str) -> Dict[str, Tuple[str, ...]]:
+    """A tool's names -> the catalogue metrics each is answered from, in candidate order (the first
+    the GPU gives answers): hipstack.pynvml and hipstack.amdsmi take every metric name from here."""
+    return {name: entry.metrics for name, entry in foreign_table(tool).items()}
 
 
 def health_checks() -> List[str]:

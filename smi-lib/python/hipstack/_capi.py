@@ -8,7 +8,7 @@ copied here: they are read from the library at run time.
 import ctypes
 import os
 
-API_VERSION = 2  # HIPSTACK_SMI_API_VERSION this module is written for (2: hipstack_smi_read_values)
+API_VERSION = 3  # HIPSTACK_SMI_API_VERSION this module is written for (2: hipstack_smi_read_values; 3: foreign names)
 
 # hipstack_smi_result
 OK = 0
@@ -29,6 +29,7 @@ KIND_NAMES = ("identity", "static", "live", "counter", "window")
 COST_NAMES = ("cheap", "costly", "window", "blocking")
 VERDICT_NAMES = ("PASS", "WARN", "FAIL", "UNKNOWN")
 OUTCOME_NAMES = ("applied", "pending", "planned", "refused", "failed")
+FOREIGN_TOOLS = ("nvidia-smi", "pynvml", "amdsmi")  # hipstack_smi_foreign_tool, by value
 
 OPEN_NO_AMDGPU, OPEN_NO_NVML, OPEN_KEEP_VENDOR_INIT = 1, 2, 4
 SAMPLE_FLAGS = {"identity": 1, "static": 2, "live": 4, "pcie_throughput": 8, "window": 16}
@@ -56,6 +57,13 @@ class MetricInfo(Sized):
     _fields_ = [("struct_size", _u32), ("id", _u32), ("name", _c_char_p), ("unit", _c_char_p),
                 ("unit_symbol", _c_char_p), ("type", _enum), ("scope", _enum), ("kind", _enum), ("cost", _enum),
                 ("instance_label", _c_char_p), ("help", _c_char_p)]
+
+
+class ForeignName(Sized):
+    c_name = "hipstack_smi_foreign_name"
+    _fields_ = [("struct_size", _u32), ("tool", _enum), ("name", _c_char_p), ("metrics", _c_char_p),
+                ("metric_ids", ctypes.POINTER(_u32)), ("metric_count", ctypes.c_size_t), ("instance", _c_char_p),
+                ("note", _c_char_p)]
 
 
 class AuditRecord(Sized):
@@ -166,7 +174,7 @@ class ControlResult(Sized):
                 ("action", _c_char_p), ("message", _c_char_p), ("next_step", _c_char_p)]
 
 
-STRUCTS = (MetricInfo, AuditRecord, OpenOptions, DeviceInfo, BackendInfo, Reading, Partition, Process, Link,
+STRUCTS = (MetricInfo, ForeignName, AuditRecord, OpenOptions, DeviceInfo, BackendInfo, Reading, Partition, Process, Link,
            BadPage, HealthFinding, Event, ControlWrite, Value, SampleOptions, HealthPolicy, ControlRequest, ControlResult)
 
 # The list getters, by list kind: (C function, item struct).
@@ -196,6 +204,9 @@ _SIGNATURES = {
     "hipstack_smi_catalogue_get": (_res, [ctypes.c_size_t, _P(MetricInfo)]),
     "hipstack_smi_metric_by_id": (_res, [_u32, _P(MetricInfo)]),
     "hipstack_smi_metric_by_name": (_res, [_c_char_p, _P(MetricInfo)]),
+    "hipstack_smi_foreign_names_size": (ctypes.c_size_t, [_enum]),
+    "hipstack_smi_foreign_name_get": (_res, [_enum, ctypes.c_size_t, _P(ForeignName)]),
+    "hipstack_smi_foreign_name_find": (_res, [_enum, _c_char_p, _P(ForeignName)]),
     "hipstack_smi_health_check_name": (_c_char_p, [_enum]),
     "hipstack_smi_verdict_name": (_c_char_p, [_enum]),
     "hipstack_smi_open": (_res, [_P(OpenOptions), _P(_vp)]),

@@ -48,20 +48,43 @@ class amdsmi_processor_handle:  # noqa: N801 (amdsmi's name)
 _lock = threading.Lock()
 _system: Optional[hipstack.System] = None
 MB = 1 << 20
-# The catalogue metric of each (temperature type, temperature metric) hipstack reads.
+
+
+class _Names(dict):
+    """amdsmi's names -> the catalogue metrics hipstack answers them from, in candidate order: the
+    library's table (hipstack.foreign_names("amdsmi"), docs/foreign-names.md), read by the first
+    amdsmi_init. This module names no metric itself."""
+
+    def __missing__(self, name):
+        if not self:
+            raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_INIT, "amdsmi_init() was not called")
+        raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED,
+                                     f"{name}: not in the library's table (a library older than this module)")
+
+
+_M = _Names()
+
+
+def _metric(name: str) -> str:
+    """The one metric an amdsmi name reads."""
+    return _M[name][0]
+
+
+# The name of each (temperature type, temperature metric) hipstack reads.
 _TEMPERATURES = {
-    (AmdSmiTemperatureType.EDGE, AmdSmiTemperatureMetric.CURRENT): "temperature_edge",
-    (AmdSmiTemperatureType.EDGE, AmdSmiTemperatureMetric.CRITICAL): "temperature_edge_critical",
-    (AmdSmiTemperatureType.EDGE, AmdSmiTemperatureMetric.EMERGENCY): "temperature_edge_emergency",
-    (AmdSmiTemperatureType.HOTSPOT, AmdSmiTemperatureMetric.CURRENT): "temperature_junction",
-    (AmdSmiTemperatureType.HOTSPOT, AmdSmiTemperatureMetric.CRITICAL): "temperature_junction_critical",
-    (AmdSmiTemperatureType.HOTSPOT, AmdSmiTemperatureMetric.EMERGENCY): "temperature_junction_emergency",
-    (AmdSmiTemperatureType.VRAM, AmdSmiTemperatureMetric.CURRENT): "temperature_memory",
-    (AmdSmiTemperatureType.VRAM, AmdSmiTemperatureMetric.CRITICAL): "temperature_memory_critical",
-    (AmdSmiTemperatureType.VRAM, AmdSmiTemperatureMetric.EMERGENCY): "temperature_memory_emergency",
+    (AmdSmiTemperatureType.EDGE, AmdSmiTemperatureMetric.CURRENT): "amdsmi_get_temp_metric(EDGE, CURRENT)",
+    (AmdSmiTemperatureType.EDGE, AmdSmiTemperatureMetric.CRITICAL): "amdsmi_get_temp_metric(EDGE, CRITICAL)",
+    (AmdSmiTemperatureType.EDGE, AmdSmiTemperatureMetric.EMERGENCY): "amdsmi_get_temp_metric(EDGE, EMERGENCY)",
+    (AmdSmiTemperatureType.HOTSPOT, AmdSmiTemperatureMetric.CURRENT): "amdsmi_get_temp_metric(HOTSPOT, CURRENT)",
+    (AmdSmiTemperatureType.HOTSPOT, AmdSmiTemperatureMetric.CRITICAL): "amdsmi_get_temp_metric(HOTSPOT, CRITICAL)",
+    (AmdSmiTemperatureType.HOTSPOT, AmdSmiTemperatureMetric.EMERGENCY): "amdsmi_get_temp_metric(HOTSPOT, EMERGENCY)",
+    (AmdSmiTemperatureType.VRAM, AmdSmiTemperatureMetric.CURRENT): "amdsmi_get_temp_metric(VRAM, CURRENT)",
+    (AmdSmiTemperatureType.VRAM, AmdSmiTemperatureMetric.CRITICAL): "amdsmi_get_temp_metric(VRAM, CRITICAL)",
+    (AmdSmiTemperatureType.VRAM, AmdSmiTemperatureMetric.EMERGENCY): "amdsmi_get_temp_metric(VRAM, EMERGENCY)",
 }
-_MEMORY_TOTALS = {AmdSmiMemoryType.VRAM: "vram_total", AmdSmiMemoryType.VIS_VRAM: "vram_visible_total",
-                  AmdSmiMemoryType.GTT: "gtt_total"}
+_MEMORY_TOTALS = {AmdSmiMemoryType.VRAM: "amdsmi_get_gpu_memory_total(VRAM)",
+                  AmdSmiMemoryType.VIS_VRAM: "amdsmi_get_gpu_memory_total(VIS_VRAM)",
+                  AmdSmiMemoryType.GTT: "amdsmi_get_gpu_memory_total(GTT)"}
 
 
 def amdsmi_init(flag: AmdSmiInitFlags = AmdSmiInitFlags.INIT_AMD_GPUS) -> None:
@@ -72,9 +95,16 @@ def amdsmi_init(flag: AmdSmiInitFlags = AmdSmiInitFlags.INIT_AMD_GPUS) -> None:
     with _lock:
         if _system is None:
             try:
-                _system = hipstack.System()
+                system = hipstack.System()
             except hipstack.Error as e:
                 raise AmdSmiLibraryException(AMDSMI_STATUS_UNKNOWN_ERROR, str(e)) from e
+            if not _M:
+                try:
+                    _M.update(hipstack.foreign_names("amdsmi"))
+                except hipstack.Error as e:
+                    system.close()
+                    raise AmdSmiLibraryException(AMDSMI_STATUS_UNKNOWN_ERROR, str(e)) from e
+            _system = system
 
 
 def amdsmi_shut_down() -> None:
@@ -236,12 +266,12 @@ def amdsmi_get_processor_handle_from_bdf(bdf: str) -> amdsmi_processor_handle:
 
 def amdsmi_get_gpu_id(handle) -> int:
     """The PCI device id."""
-    return int(_value(_whole_gpu(handle), "identity", "pci_device_id"), 16)
+    return int(_value(_whole_gpu(handle), "identity", _metric("amdsmi_get_gpu_id")), 16)
 
 
 def amdsmi_get_gpu_subsystem_id(handle) -> str:
     """The PCI subsystem device id as amdsmi 7.x writes it ("0x74a1")."""
-    return "0x%04x" % int(_value(_whole_gpu(handle), "identity", "pci_subsystem_device_id"), 16)
+    return "0x%04x" % int(_value(_whole_gpu(handle), "identity", _metric("amdsmi_get_gpu_subsystem_id")), 16)
 
 
 def _no_source(what: str):
@@ -258,35 +288,47 @@ amdsmi_get_gpu_subsystem_name = _no_source("amdsmi_get_gpu_subsystem_name")
 
 def amdsmi_get_gpu_asic_info(handle) -> Dict[str, Any]:
     """The GPU's identity (a partition's handle: its GPU's, with the partition's compute units)."""
-    r = _readings(_whole_gpu(handle), ("identity", "static"), "marketing_name", "pci_vendor_id", "pci_device_id",
-                  "pci_revision_id", "pci_subsystem_device_id", "unique_id", "compute_units", "gfx_target")
-    serial = _or_na(r.get("unique_id"), lambda v: f"0x{int(v, 16):016X}" if all(c in "0123456789abcdefABCDEF" for c in v) else v)
-    units = _partition_value(handle, "partition_compute_units") if handle.partition is not None else _or_na(r.get("compute_units"))
-    return {"market_name": _or_na(r.get("marketing_name")), "vendor_id": _or_na(r.get("pci_vendor_id")),
-            "vendor_name": "N/A", "device_id": _or_na(r.get("pci_device_id")), "rev_id": _or_na(r.get("pci_revision_id")),
-            "subsystem_id": _or_na(r.get("pci_subsystem_device_id")), "asic_serial": serial,
+    m = {name.rpartition(".")[2]: _metric(name) for name in _ASIC_NAMES}
+    whole_units, partition_units = _M["amdsmi_get_gpu_asic_info.num_compute_units"]
+    r = _readings(_whole_gpu(handle), ("identity", "static"), *m.values(), whole_units)
+    serial = _or_na(r.get(m["asic_serial"]), lambda v: f"0x{int(v, 16):016X}" if all(c in "0123456789abcdefABCDEF" for c in v) else v)
+    units = _partition_value(handle, partition_units) if handle.partition is not None else _or_na(r.get(whole_units))
+    return {"market_name": _or_na(r.get(m["market_name"])), "vendor_id": _or_na(r.get(m["vendor_id"])),
+            "vendor_name": "N/A", "device_id": _or_na(r.get(m["device_id"])), "rev_id": _or_na(r.get(m["rev_id"])),
+            "subsystem_id": _or_na(r.get(m["subsystem_id"])), "asic_serial": serial,
             "num_compute_units": units, "num_of_compute_units": units,  # both spellings amdsmi releases use
-            "target_graphics_version": _or_na(r.get("gfx_target"))}
+            "target_graphics_version": _or_na(r.get(m["target_graphics_version"]))}
+
+
+_ASIC_NAMES = ("amdsmi_get_gpu_asic_info.market_name", "amdsmi_get_gpu_asic_info.vendor_id",
+               "amdsmi_get_gpu_asic_info.device_id", "amdsmi_get_gpu_asic_info.rev_id",
+               "amdsmi_get_gpu_asic_info.subsystem_id", "amdsmi_get_gpu_asic_info.asic_serial",
+               "amdsmi_get_gpu_asic_info.target_graphics_version")
 
 
 def amdsmi_get_gpu_board_info(handle) -> Dict[str, str]:
     """The board's FRU facts (amdgpu's product_number, serial_number, product_name, manufacturer)."""
-    r = _readings(_whole_gpu(handle), ("identity",), "product_number", "serial_number", "product_name", "manufacturer")
-    return {"model_number": _or_na(r.get("product_number")), "product_serial": _or_na(r.get("serial_number")),
-            "fru_id": "N/A", "product_name": _or_na(r.get("product_name")),
-            "manufacturer_name": _or_na(r.get("manufacturer"))}
+    return _keyed(_whole_gpu(handle), ("identity",), ("amdsmi_get_gpu_board_info.model_number",
+                  "amdsmi_get_gpu_board_info.product_serial", "fru_id", "amdsmi_get_gpu_board_info.product_name",
+                  "amdsmi_get_gpu_board_info.manufacturer_name"))
 
 
 def amdsmi_get_gpu_driver_info(handle) -> Dict[str, str]:
-    r = _readings(_whole_gpu(handle), ("identity",), "driver_name", "driver_version")
-    return {"driver_name": _or_na(r.get("driver_name")), "driver_version": _or_na(r.get("driver_version")),
-            "driver_date": "N/A"}
+    return _keyed(_whole_gpu(handle), ("identity",), ("amdsmi_get_gpu_driver_info.driver_name",
+                  "amdsmi_get_gpu_driver_info.driver_version", "driver_date"))
 
 
 def amdsmi_get_gpu_vbios_info(handle) -> Dict[str, str]:
-    r = _readings(_whole_gpu(handle), ("identity",), "vbios_version")
-    return {"name": "N/A", "build_date": "N/A", "part_number": "N/A", "version": _or_na(r.get("vbios_version")),
-            "boot_firmware": "N/A"}
+    return _keyed(_whole_gpu(handle), ("identity",), ("name", "build_date", "part_number",
+                  "amdsmi_get_gpu_vbios_info.version", "boot_firmware"))
+
+
+def _keyed(handle, kinds, names) -> Dict[str, Any]:
+    """A call's dict, in the order of `names`: a table name ("CALL.KEY") gives KEY the value of its one
+    metric ("N/A" where not ok); a bare key is one hipstack has no source for ("N/A")."""
+    metrics = {name: _metric(name) for name in names if "." in name}
+    r = _readings(handle, kinds, *metrics.values())
+    return {name.rpartition(".")[2]: _or_na(r.get(metrics[name])) if name in metrics else "N/A" for name in names}
 
 
 # amdgpu's fw_version files (the firmware_version instances) as amdsmi's blocks.
@@ -318,31 +360,33 @@ def _firmware_text(block: AmdSmiFwBlock, version: int) -> str:
 def amdsmi_get_fw_info(handle) -> Dict[str, list]:
     """{"fw_list": [{"fw_name": AmdSmiFwBlock, "fw_version": str}]}, in amdsmi's block order."""
     found = []
-    for r in _instances(_whole_gpu(handle), ("identity",), "firmware_version"):
+    metric = _metric("amdsmi_get_fw_info.fw_list")
+    for r in _instances(_whole_gpu(handle), ("identity",), metric):
         block = _FIRMWARE.get(r.instance)
         if r.ok and block is not None:
             found.append({"fw_name": block, "fw_version": _firmware_text(block, int(r.value, 16))})
     if not found:
-        raise _missing(handle, "firmware_version", None)
+        raise _missing(handle, metric, None)
     return {"fw_list": sorted(found, key=lambda e: int(e["fw_name"]))}
 
 
 def amdsmi_get_gpu_kfd_info(handle) -> Dict[str, Any]:
     """kfd_id: KFD's gpu_id of the GPU or partition; node_id: "N/A" (hipstack keeps no KFD node index);
     current_partition_id: the partition (0 for a whole GPU)."""
+    whole, partition = _M["amdsmi_get_gpu_kfd_info.kfd_id"]
     if _checked(handle).partition is not None:
-        kfd = _partition_value(handle, "partition_kfd_gpu_id")
+        kfd = _partition_value(handle, partition)
     else:
-        kfd = _or_na(_readings(handle, ("identity",), "kfd_gpu_id").get("kfd_gpu_id"))
+        kfd = _or_na(_readings(handle, ("identity",), whole).get(whole))
     return {"kfd_id": kfd, "node_id": "N/A", "current_partition_id": handle.partition or 0}
 
 
 def amdsmi_get_gpu_compute_partition(handle) -> str:
-    return _value(_whole_gpu(handle), "static", "compute_partition")
+    return _value(_whole_gpu(handle), "static", _metric("amdsmi_get_gpu_compute_partition"))
 
 
 def amdsmi_get_gpu_memory_partition(handle) -> str:
-    return _value(_whole_gpu(handle), "static", "memory_partition")
+    return _value(_whole_gpu(handle), "static", _metric("amdsmi_get_gpu_memory_partition"))
 
 
 def _whole_gpu(handle) -> amdsmi_processor_handle:
@@ -351,7 +395,7 @@ def _whole_gpu(handle) -> amdsmi_processor_handle:
 
 
 def amdsmi_topo_get_numa_node_number(handle) -> int:
-    return int(_value(_whole_gpu(handle), "static", "numa_node"))
+    return int(_value(_whole_gpu(handle), "static", _metric("amdsmi_topo_get_numa_node_number")))
 
 
 # ---- Power, temperature, activity, clocks -----------------------------------------------------------
@@ -363,13 +407,21 @@ def _microwatts(watts) -> int:
 def amdsmi_get_power_info(handle) -> Dict[str, Any]:
     """W (int) and mV; power_limit in microwatts, as amdsmi 7.x gives it. socket_power: the current
     socket power where the GPU reports it (MI300), else the average."""
-    r = _readings(handle, ("static", "live"), "power_current", "power_average", "power_cap", "voltage_gfx",
-                  "voltage_soc", "voltage_memory")
-    current, average = _or_na(r.get("power_current"), _int), _or_na(r.get("power_average"), _int)
-    return {"socket_power": current if current != "N/A" else average, "current_socket_power": current,
-            "average_socket_power": average, "gfx_voltage": _or_na(r.get("voltage_gfx"), _int),
-            "soc_voltage": _or_na(r.get("voltage_soc"), _int), "mem_voltage": _or_na(r.get("voltage_memory"), _int),
-            "power_limit": _or_na(r.get("power_cap"), _microwatts), "ubb_power": "N/A"}
+    m = {name.rpartition(".")[2]: _metric(name) for name in _POWER_NAMES}
+    socket = _M["amdsmi_get_power_info.socket_power"]  # the first of them the GPU gives
+    r = _readings(handle, ("static", "live"), *dict.fromkeys((*socket, *m.values())))
+    given = [_or_na(r.get(name), _int) for name in socket]
+    return {"socket_power": next((v for v in given if v != "N/A"), "N/A"),
+            "current_socket_power": _or_na(r.get(m["current_socket_power"]), _int),
+            "average_socket_power": _or_na(r.get(m["average_socket_power"]), _int),
+            "gfx_voltage": _or_na(r.get(m["gfx_voltage"]), _int), "soc_voltage": _or_na(r.get(m["soc_voltage"]), _int),
+            "mem_voltage": _or_na(r.get(m["mem_voltage"]), _int),
+            "power_limit": _or_na(r.get(m["power_limit"]), _microwatts), "ubb_power": "N/A"}
+
+
+_POWER_NAMES = ("amdsmi_get_power_info.current_socket_power", "amdsmi_get_power_info.average_socket_power",
+                "amdsmi_get_power_info.power_limit", "amdsmi_get_power_info.gfx_voltage",
+                "amdsmi_get_power_info.soc_voltage", "amdsmi_get_power_info.mem_voltage")
 
 
 def amdsmi_get_power_cap_info(handle, sensor_ind: int = 0) -> Dict[str, Any]:
@@ -378,22 +430,27 @@ def amdsmi_get_power_cap_info(handle, sensor_ind: int = 0) -> Dict[str, Any]:
         raise AmdSmiParameterException(sensor_ind, int)
     if sensor_ind != 0:
         raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED, f"power cap sensor {sensor_ind}: hipstack reads PPT0")
-    r = _readings(handle, ("static",), "power_cap", "power_cap_default", "power_cap_min", "power_cap_max")
-    if "power_cap" not in r or not r["power_cap"].ok:
-        raise _missing(handle, "power_cap", r.get("power_cap"))
-    return {"power_cap": _microwatts(r["power_cap"].value), "default_power_cap": _or_na(r.get("power_cap_default"), _microwatts),
-            "dpm_cap": "N/A", "min_power_cap": _or_na(r.get("power_cap_min"), _microwatts),
-            "max_power_cap": _or_na(r.get("power_cap_max"), _microwatts)}
+    cap, default, low, high = (_metric(name) for name in (
+        "amdsmi_get_power_cap_info.power_cap", "amdsmi_get_power_cap_info.default_power_cap",
+        "amdsmi_get_power_cap_info.min_power_cap", "amdsmi_get_power_cap_info.max_power_cap"))
+    r = _readings(handle, ("static",), cap, default, low, high)
+    if cap not in r or not r[cap].ok:
+        raise _missing(handle, cap, r.get(cap))
+    return {"power_cap": _microwatts(r[cap].value), "default_power_cap": _or_na(r.get(default), _microwatts),
+            "dpm_cap": "N/A", "min_power_cap": _or_na(r.get(low), _microwatts),
+            "max_power_cap": _or_na(r.get(high), _microwatts)}
 
 
 def amdsmi_get_energy_count(handle) -> Dict[str, Any]:
     """Energy since the driver loaded: energy_accumulator * counter_resolution microjoules. hipstack reads
     joules, so the counter is in microjoules and the resolution 1.0; timestamp: the firmware's, in ns."""
-    r = _readings(handle, ("live",), "energy_consumed", "firmware_timestamp")
-    if "energy_consumed" not in r or not r["energy_consumed"].ok:
-        raise _missing(handle, "energy_consumed", r.get("energy_consumed"))
-    return {"energy_accumulator": _int(r["energy_consumed"].value * 1_000_000), "counter_resolution": 1.0,
-            "timestamp": _or_na(r.get("firmware_timestamp"), lambda s: _int(s * 1_000_000_000))}
+    energy = _metric("amdsmi_get_energy_count.energy_accumulator")
+    timestamp = _metric("amdsmi_get_energy_count.timestamp")
+    r = _readings(handle, ("live",), energy, timestamp)
+    if energy not in r or not r[energy].ok:
+        raise _missing(handle, energy, r.get(energy))
+    return {"energy_accumulator": _int(r[energy].value * 1_000_000), "counter_resolution": 1.0,
+            "timestamp": _or_na(r.get(timestamp), lambda s: _int(s * 1_000_000_000))}
 
 
 def amdsmi_get_temp_metric(handle, sensor_type: AmdSmiTemperatureType, metric: AmdSmiTemperatureMetric) -> int:
@@ -407,22 +464,37 @@ def amdsmi_get_temp_metric(handle, sensor_type: AmdSmiTemperatureType, metric: A
         raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED,
                                      f"{sensor_type.name} {metric.name}: hipstack has no such temperature")
     kind = "live" if metric == AmdSmiTemperatureMetric.CURRENT else "static"
-    return int(_value(handle, kind, name))
+    return int(_value(handle, kind, _metric(name)))
 
 
 def amdsmi_get_gpu_activity(handle) -> Dict[str, Any]:
     """%: gfx (gpu_busy), umc (memory_busy), mm (media_busy)."""
-    r = _readings(handle, ("live",), "gpu_busy", "memory_busy", "media_busy")
-    return {"gfx_activity": _or_na(r.get("gpu_busy"), _int), "umc_activity": _or_na(r.get("memory_busy"), _int),
-            "mm_activity": _or_na(r.get("media_busy"), _int)}
+    gfx, umc, mm = (_metric(name) for name in ("amdsmi_get_gpu_activity.gfx_activity",
+                                               "amdsmi_get_gpu_activity.umc_activity", "amdsmi_get_gpu_activity.mm_activity"))
+    r = _readings(handle, ("live",), gfx, umc, mm)
+    return {"gfx_activity": _or_na(r.get(gfx), _int), "umc_activity": _or_na(r.get(umc), _int),
+            "mm_activity": _or_na(r.get(mm), _int)}
 
 
 # Each clock type's catalogue names: (current, DPM levels, top, the level name in dpm_level_current).
-_CLOCKS = {AmdSmiClkType.SYS: ("clock_sclk", "sclk_level", "clock_sclk_max"),
-           AmdSmiClkType.MEM: ("clock_mclk", "mclk_level", "clock_mclk_max"),
-           AmdSmiClkType.DF: ("clock_fclk", "fclk_level", None), AmdSmiClkType.SOC: ("clock_socclk", "socclk_level", None),
-           AmdSmiClkType.DCEF: ("clock_dcefclk", "dcefclk_level", None), AmdSmiClkType.VCLK0: ("clock_vclk", "vclk_level", None),
-           AmdSmiClkType.DCLK0: ("clock_dclk", "dclk_level", None)}
+# Each clock type's names in the table: clk (the clock now), min_clk (its DPM levels), max_clk (the
+# driver's top clock, else the levels).
+_CLOCKS = {
+    AmdSmiClkType.SYS: ("amdsmi_get_clock_info(SYS).clk", "amdsmi_get_clock_info(SYS).min_clk",
+                        "amdsmi_get_clock_info(SYS).max_clk"),
+    AmdSmiClkType.MEM: ("amdsmi_get_clock_info(MEM).clk", "amdsmi_get_clock_info(MEM).min_clk",
+                        "amdsmi_get_clock_info(MEM).max_clk"),
+    AmdSmiClkType.DF: ("amdsmi_get_clock_info(DF).clk", "amdsmi_get_clock_info(DF).min_clk",
+                       "amdsmi_get_clock_info(DF).max_clk"),
+    AmdSmiClkType.SOC: ("amdsmi_get_clock_info(SOC).clk", "amdsmi_get_clock_info(SOC).min_clk",
+                        "amdsmi_get_clock_info(SOC).max_clk"),
+    AmdSmiClkType.DCEF: ("amdsmi_get_clock_info(DCEF).clk", "amdsmi_get_clock_info(DCEF).min_clk",
+                         "amdsmi_get_clock_info(DCEF).max_clk"),
+    AmdSmiClkType.VCLK0: ("amdsmi_get_clock_info(VCLK0).clk", "amdsmi_get_clock_info(VCLK0).min_clk",
+                          "amdsmi_get_clock_info(VCLK0).max_clk"),
+    AmdSmiClkType.DCLK0: ("amdsmi_get_clock_info(DCLK0).clk", "amdsmi_get_clock_info(DCLK0).min_clk",
+                          "amdsmi_get_clock_info(DCLK0).max_clk"),
+}
 
 
 def amdsmi_get_clock_info(handle, clock_type: AmdSmiClkType) -> Dict[str, Any]:
@@ -432,7 +504,9 @@ def amdsmi_get_clock_info(handle, clock_type: AmdSmiClkType) -> Dict[str, Any]:
         raise AmdSmiParameterException(clock_type, AmdSmiClkType)
     if clock_type not in _CLOCKS:
         raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED, f"{clock_type.name}: hipstack does not read this clock")
-    current, levels, top = _CLOCKS[clock_type]
+    now_name, levels_name, max_name = _CLOCKS[clock_type]
+    current, levels = _metric(now_name), _metric(levels_name)
+    top = next((m for m in _M[max_name] if m != levels), None)  # the driver's top clock, where it has one
     names = [n for n in (current, levels, top) if n]
     r = _readings(handle, ("static", "live"), *names, instanced=True)
     now = r.get((current, ""))
@@ -454,21 +528,21 @@ _PERF_LEVELS = {"auto": AmdSmiDevPerfLevel.AUTO, "low": AmdSmiDevPerfLevel.LOW, 
 
 def amdsmi_get_gpu_perf_level(handle) -> str:
     """amdsmi's name of the level (amdgpu's power_dpm_force_performance_level): "AMDSMI_DEV_PERF_LEVEL_AUTO", ..."""
-    level = _PERF_LEVELS.get(_value(handle, "live", "performance_level"), AmdSmiDevPerfLevel.UNKNOWN)
+    level = _PERF_LEVELS.get(_value(handle, "live", _metric("amdsmi_get_gpu_perf_level")), AmdSmiDevPerfLevel.UNKNOWN)
     return "AMDSMI_DEV_PERF_LEVEL_" + level.name
 
 
 def amdsmi_get_gpu_fan_speed(handle, sensor_idx: int) -> int:
     """The fan's PWM level relative to amdsmi_get_gpu_fan_speed_max (255 on hwmon)."""
-    return _int(_value(_fan(handle, sensor_idx), "live", "fan_pwm_level"))
+    return _int(_value(_fan(handle, sensor_idx), "live", _metric("amdsmi_get_gpu_fan_speed")))
 
 
 def amdsmi_get_gpu_fan_rpms(handle, sensor_idx: int) -> int:
-    return _int(_value(_fan(handle, sensor_idx), "live", "fan_speed"))
+    return _int(_value(_fan(handle, sensor_idx), "live", _metric("amdsmi_get_gpu_fan_rpms")))
 
 
 def amdsmi_get_gpu_fan_speed_max(handle, sensor_idx: int) -> int:
-    return _int(_value(_fan(handle, sensor_idx), "static", "fan_pwm_level_max"))
+    return _int(_value(_fan(handle, sensor_idx), "static", _metric("amdsmi_get_gpu_fan_speed_max")))
 
 
 def _fan(handle, sensor_idx):
@@ -490,37 +564,51 @@ def _pcie_generation(gts):
 
 def amdsmi_get_pcie_info(handle) -> Dict[str, Dict[str, Any]]:
     """Speeds in MT/s, bandwidth in Mb/s (amdsmi 7.x's units); counters as the driver counts them."""
-    r = _readings(handle, ("static", "live"), "pcie_width_max", "pcie_speed_max", "pcie_width", "pcie_speed",
-                  "pcie_bandwidth", "pcie_replay_count", "pcie_recovery_count", "pcie_nak_sent_count",
-                  "pcie_nak_received_count")
+    m = {name.partition(".")[2]: _metric(name) for name in _PCIE_NAMES}
+    r = _readings(handle, ("static", "live"), *dict.fromkeys(m.values()))
+    get = lambda key, convert=_int: _or_na(r.get(m[key]), convert)  # noqa: E731
     mts = lambda gts: _int(gts * 1000)  # noqa: E731
-    return {"pcie_static": {"max_pcie_width": _or_na(r.get("pcie_width_max"), _int),
-                            "max_pcie_speed": _or_na(r.get("pcie_speed_max"), mts),
-                            "pcie_interface_version": _or_na(r.get("pcie_speed_max"), _pcie_generation),
+    return {"pcie_static": {"max_pcie_width": get("pcie_static.max_pcie_width"),
+                            "max_pcie_speed": get("pcie_static.max_pcie_speed", mts),
+                            "pcie_interface_version": get("pcie_static.pcie_interface_version", _pcie_generation),
                             "slot_type": "N/A"},
-            "pcie_metric": {"pcie_width": _or_na(r.get("pcie_width"), _int), "pcie_speed": _or_na(r.get("pcie_speed"), mts),
-                            "pcie_bandwidth": _or_na(r.get("pcie_bandwidth"), lambda b: _int(b * 8 / 1_000_000)),
-                            "pcie_replay_count": _or_na(r.get("pcie_replay_count"), _int),
-                            "pcie_l0_to_recovery_count": _or_na(r.get("pcie_recovery_count"), _int),
+            "pcie_metric": {"pcie_width": get("pcie_metric.pcie_width"), "pcie_speed": get("pcie_metric.pcie_speed", mts),
+                            "pcie_bandwidth": get("pcie_metric.pcie_bandwidth", lambda b: _int(b * 8 / 1_000_000)),
+                            "pcie_replay_count": get("pcie_metric.pcie_replay_count"),
+                            "pcie_l0_to_recovery_count": get("pcie_metric.pcie_l0_to_recovery_count"),
                             "pcie_replay_roll_over_count": "N/A",
-                            "pcie_nak_sent_count": _or_na(r.get("pcie_nak_sent_count"), _int),
-                            "pcie_nak_received_count": _or_na(r.get("pcie_nak_received_count"), _int),
+                            "pcie_nak_sent_count": get("pcie_metric.pcie_nak_sent_count"),
+                            "pcie_nak_received_count": get("pcie_metric.pcie_nak_received_count"),
                             "pcie_lc_perf_other_end_recovery_count": "N/A"}}
 
 
-_ECC = (("correctable_count", "ras_correctable"), ("uncorrectable_count", "ras_uncorrectable"),
-        ("deferred_count", "ras_deferred"))
+_PCIE_NAMES = ("amdsmi_get_pcie_info.pcie_static.max_pcie_width", "amdsmi_get_pcie_info.pcie_static.max_pcie_speed",
+               "amdsmi_get_pcie_info.pcie_static.pcie_interface_version", "amdsmi_get_pcie_info.pcie_metric.pcie_width",
+               "amdsmi_get_pcie_info.pcie_metric.pcie_speed", "amdsmi_get_pcie_info.pcie_metric.pcie_bandwidth",
+               "amdsmi_get_pcie_info.pcie_metric.pcie_replay_count",
+               "amdsmi_get_pcie_info.pcie_metric.pcie_l0_to_recovery_count",
+               "amdsmi_get_pcie_info.pcie_metric.pcie_nak_sent_count",
+               "amdsmi_get_pcie_info.pcie_metric.pcie_nak_received_count")
+
+
+# Each call's names in the table: correctable, uncorrectable, deferred counts.
+_ECC = {None: ("amdsmi_get_gpu_total_ecc_count.correctable_count", "amdsmi_get_gpu_total_ecc_count.uncorrectable_count",
+               "amdsmi_get_gpu_total_ecc_count.deferred_count"),
+        "block": ("amdsmi_get_gpu_ecc_count.correctable_count", "amdsmi_get_gpu_ecc_count.uncorrectable_count",
+                  "amdsmi_get_gpu_ecc_count.deferred_count")}
 
 
 def _ecc(handle, block: Optional[str]) -> Dict[str, Any]:
-    r = _readings(handle, ("live",), *[m for _, m in _ECC], instanced=True)
+    keyed = [(name.rpartition(".")[2], _metric(name)) for name in _ECC[None if block is None else "block"]]
+    r = _readings(handle, ("live",), *[m for _, m in keyed], instanced=True)
     out = {}
-    for key, metric in _ECC:
+    for key, metric in keyed:
         counts = [x.value for (name, instance), x in r.items() if name == metric and x.ok and block in (None, instance)]
         out[key] = int(sum(counts)) if counts else None
     if out["correctable_count"] is None and out["uncorrectable_count"] is None:
-        what = f"ras_correctable of {block}" if block else "ras_correctable"
-        raise _missing(handle, what, next((x for (name, _), x in r.items() if name == "ras_correctable"), None))
+        correctable = keyed[0][1]
+        what = f"{correctable} of {block}" if block else correctable
+        raise _missing(handle, what, next((x for (name, _), x in r.items() if name == correctable), None))
     return {k: ("N/A" if v is None else v) for k, v in out.items()}  # a count not reported is not 0
 
 
@@ -553,33 +641,35 @@ def amdsmi_get_gpu_bad_page_info(handle) -> List[Dict[str, int]]:
 
 # ---- Memory and processes ------------------------------------------------------------------------
 
-_MEMORY_USED = {AmdSmiMemoryType.VRAM: "vram_used", AmdSmiMemoryType.VIS_VRAM: "vram_visible_used",
-                AmdSmiMemoryType.GTT: "gtt_used"}
+_MEMORY_USED = {AmdSmiMemoryType.VRAM: "amdsmi_get_gpu_memory_usage(VRAM)",
+                AmdSmiMemoryType.VIS_VRAM: "amdsmi_get_gpu_memory_usage(VIS_VRAM)",
+                AmdSmiMemoryType.GTT: "amdsmi_get_gpu_memory_usage(GTT)"}
 
 
 def amdsmi_get_gpu_vram_usage(handle) -> Dict[str, int]:
     """MB (amdsmi divides bytes by 2**20)."""
-    return {"vram_total": int(_value(handle, "static", "vram_total")) // MB,
-            "vram_used": int(_value(handle, "live", "vram_used")) // MB}
+    return {"vram_total": int(_value(handle, "static", _metric("amdsmi_get_gpu_vram_usage.vram_total"))) // MB,
+            "vram_used": int(_value(handle, "live", _metric("amdsmi_get_gpu_vram_usage.vram_used"))) // MB}
 
 
 def amdsmi_get_gpu_memory_total(handle, mem_type: AmdSmiMemoryType) -> int:
     """Bytes. A partition's handle: the partition's VRAM (amdgpu's per-partition share)."""
     if not isinstance(mem_type, AmdSmiMemoryType):
         raise AmdSmiParameterException(mem_type, AmdSmiMemoryType)
-    if _checked(handle).partition is not None and mem_type == AmdSmiMemoryType.VRAM:
-        memory = _partition_value(handle, "partition_memory")
+    whole, *partition = _M[_MEMORY_TOTALS[mem_type]]  # VRAM: (the GPU's, a partition's)
+    if _checked(handle).partition is not None and partition:
+        memory = _partition_value(handle, partition[0])
         if memory == "N/A":
-            raise _missing(handle, "partition_memory", None)
+            raise _missing(handle, partition[0], None)
         return int(memory)
-    return int(_value(handle, "static", _MEMORY_TOTALS[mem_type]))
+    return int(_value(handle, "static", whole))
 
 
 def amdsmi_get_gpu_memory_usage(handle, mem_type: AmdSmiMemoryType) -> int:
     """Bytes in use."""
     if not isinstance(mem_type, AmdSmiMemoryType):
         raise AmdSmiParameterException(mem_type, AmdSmiMemoryType)
-    return int(_value(handle, "live", _MEMORY_USED[mem_type]))
+    return int(_value(handle, "live", _metric(_MEMORY_USED[mem_type])))
 
 
 def amdsmi_get_gpu_process_list(handle) -> List[Dict[str, Any]]:
@@ -589,14 +679,17 @@ def amdsmi_get_gpu_process_list(handle) -> List[Dict[str, Any]]:
     share of time, not accumulated time."""
     if _secondary(_checked(handle)):
         raise _missing(handle, "processes", None)
+    vram_metric, gtt_metric, cu_metric = (_metric(name) for name in (
+        "amdsmi_get_gpu_process_list.mem", "amdsmi_get_gpu_process_list.memory_usage.gtt_mem",
+        "amdsmi_get_gpu_process_list.cu_occupancy"))
     out = []
     for p in _call(_open().processes, handle.index):
         r = {x.metric: x for x in p.readings if not x.instance}
-        vram, gtt = _or_na(r.get("process_vram")), _or_na(r.get("process_gtt"))
+        vram, gtt = _or_na(r.get(vram_metric)), _or_na(r.get(gtt_metric))
         out.append({"name": p.name or "N/A", "pid": p.pid, "mem": vram,
                     "engine_usage": {"gfx": "N/A", "enc": "N/A"},
                     "memory_usage": {"gtt_mem": gtt, "cpu_mem": "N/A", "vram_mem": vram},
-                    "cu_occupancy": _or_na(r.get("process_cu_occupancy"))})
+                    "cu_occupancy": _or_na(r.get(cu_metric))})
     return out
 
 

@@ -35,6 +35,20 @@ _nvmlGetFunctionPointer_cache = {}  # name -> callable, as pynvml keeps it (gpus
 _MIB = 1 << 20
 
 
+class _Names(dict):
+    """pynvml's names -> the catalogue metrics hipstack answers them from, in candidate order: the
+    library's table (hipstack.foreign_names("pynvml"), docs/foreign-names.md), read by the first
+    nvmlInit. This module names no metric itself."""
+
+    def __missing__(self, name):
+        if not self:
+            raise NVMLError(NVML_ERROR_UNINITIALIZED)
+        raise NVMLError(NVML_ERROR_NOT_SUPPORTED, "%s: not in the library's table (a library older than this module)" % name)
+
+
+_M = _Names()
+
+
 @dataclass(frozen=True)
 class _Handle:
     """A GPU: hipstack's device index."""
@@ -62,6 +76,12 @@ def nvmlInitWithFlags(flags: int = 0) -> None:  # noqa: N802
                 system.close()
                 reasons = "; ".join("%s: %s" % (b.name, b.reason) for b in backends)
                 raise NVMLError(NVML_ERROR_DRIVER_NOT_LOADED, "no GPU driver: " + reasons)
+            if not _M:
+                try:
+                    _M.update(hipstack.foreign_names("pynvml"))
+                except hipstack.Error as e:
+                    system.close()
+                    raise NVMLError(NVML_ERROR_UNKNOWN, str(e)) from e
             _system = system
         _inits += 1
 
@@ -244,14 +264,14 @@ def nvmlSystemGetDriverVersion() -> str:  # noqa: N802
     """The first GPU's driver version."""
     if not _devices():
         raise NVMLError(NVML_ERROR_NOT_FOUND, "no GPU")
-    return _values(_Handle(0), "driver_version")[0]
+    return _values(_Handle(0), *_M["nvmlSystemGetDriverVersion"])[0]
 
 
 def nvmlSystemGetCudaDriverVersion() -> int:  # noqa: N802
     """The CUDA version the NVIDIA driver supports, as NVML encodes it (13.0 is 13000)."""
     for device in _devices():
         if device.vendor == "nvidia":
-            major, _, minor = _values(_Handle(device.index), "cuda_driver_version")[0].partition(".")
+            major, _, minor = _values(_Handle(device.index), *_M["nvmlSystemGetCudaDriverVersion"])[0].partition(".")
             return int(major) * 1000 + int(minor or 0) * 10
     raise NVMLError(NVML_ERROR_NOT_SUPPORTED, "no NVIDIA GPU: no CUDA driver")
 
@@ -310,7 +330,7 @@ def nvmlDeviceGetHandleBySerial(serial) -> _Handle:  # noqa: N802
     wanted = _text(serial)
     for device in _devices():
         try:
-            if _values(_Handle(device.index), "serial_number")[0] == wanted:
+            if _values(_Handle(device.index), *_M["nvmlDeviceGetHandleBySerial"])[0] == wanted:
                 return _Handle(device.index)
         except NVMLError:
             continue
@@ -329,29 +349,30 @@ def _device(handle) -> hipstack.Device:
 
 
 def nvmlDeviceGetName(handle) -> str:  # noqa: N802
-    return _values(handle, "marketing_name")[0]
+    return _values(handle, *_M["nvmlDeviceGetName"])[0]
 
 
 def nvmlDeviceGetUUID(handle) -> str:  # noqa: N802
-    return _values(handle, "uuid")[0]
+    return _values(handle, *_M["nvmlDeviceGetUUID"])[0]
 
 
 def nvmlDeviceGetSerial(handle) -> str:  # noqa: N802
-    return _values(handle, "serial_number")[0]
+    return _values(handle, *_M["nvmlDeviceGetSerial"])[0]
 
 
 def nvmlDeviceGetVbiosVersion(handle) -> str:  # noqa: N802
-    return _values(handle, "vbios_version")[0]
+    return _values(handle, *_M["nvmlDeviceGetVbiosVersion"])[0]
 
 
 def nvmlDeviceGetMinorNumber(handle) -> int:  # noqa: N802
     """N of /dev/nvidiaN (NVIDIA); AMD GPUs have no such device: NotSupported."""
-    return int(_values(handle, "device_minor")[0])
+    return int(_values(handle, *_M["nvmlDeviceGetMinorNumber"])[0])
 
 
 def nvmlDeviceGetPciInfo(handle) -> nvmlPciInfo_t:  # noqa: N802
     bdf, device_id, vendor_id, sub_device, sub_vendor = _values(
-        handle, "bdf", "pci_device_id", "pci_vendor_id", "pci_subsystem_device_id", "pci_subsystem_vendor_id")
+        handle, *_M["nvmlDeviceGetPciInfo.busId"], *_M["nvmlDeviceGetPciInfo.pciDeviceId"],
+        *_M["nvmlDeviceGetPciInfo.pciSubSystemId"])
     domain, bus, rest = bdf.split(":")
     slot, _, _ = rest.partition(".")
     info = nvmlPciInfo_t()
@@ -367,7 +388,7 @@ nvmlDeviceGetPciInfo_v2 = nvmlDeviceGetPciInfo_v3 = nvmlDeviceGetPciInfo
 
 
 def nvmlDeviceGetCudaComputeCapability(handle):  # noqa: N802
-    major, _, minor = _values(handle, "compute_capability")[0].partition(".")
+    major, _, minor = _values(handle, *_M["nvmlDeviceGetCudaComputeCapability"])[0].partition(".")
     return (int(major), int(minor or 0))
 
 
@@ -378,9 +399,14 @@ def nvmlDeviceGetMemoryInfo(handle, version=None):  # noqa: N802
     used: on an H200 NVML's first call answered used = total - free to the byte); with
     version=nvmlMemory_v2 the reservation apart (NVIDIA). NVIDIA GPUs report free memory; amdgpu
     reports used VRAM (free = total - used)."""
-    total = int(_values(handle, "vram_total")[0])
-    readings = {r.metric: r for r in _readings(handle, "vram_free", "vram_used", "vram_reserved") if not r.instance}
-    free_r, used_r, reserved_r = readings.get("vram_free"), readings.get("vram_used"), readings.get("vram_reserved")
+    total = int(_values(handle, *_M["nvmlDeviceGetMemoryInfo.total"])[0])
+    free_name, used_name = _M["nvmlDeviceGetMemoryInfo.free"]  # free, else total - used
+    reserved_name, = _M["nvmlDeviceGetMemoryInfo(nvmlMemory_v2).reserved"]
+    used_v2_name, = _M["nvmlDeviceGetMemoryInfo(nvmlMemory_v2).used"]
+    wanted = dict.fromkeys((free_name, used_name, reserved_name, used_v2_name))  # each once, in order
+    readings = {r.metric: r for r in _readings(handle, *wanted) if not r.instance}
+    free_r, used_r, reserved_r = readings.get(free_name), readings.get(used_name), readings.get(reserved_name)
+    used_v2_r = readings.get(used_v2_name)
     if free_r is not None and free_r.ok:
         free = int(free_r.value)
     elif used_r is not None and used_r.ok:
@@ -392,32 +418,33 @@ def nvmlDeviceGetMemoryInfo(handle, version=None):  # noqa: N802
     if version != nvmlMemory_v2:
         raise NVMLError(NVML_ERROR_ARGUMENT_VERSION_MISMATCH, "version %r" % (version,))
     reserved = int(reserved_r.value) if reserved_r is not None and reserved_r.ok else 0
-    used = int(used_r.value) if used_r is not None and used_r.ok else total - free - reserved
+    used = int(used_v2_r.value) if used_v2_r is not None and used_v2_r.ok else total - free - reserved
     return c_nvmlMemory_v2_t(version=version, total=total, reserved=reserved, free=free, used=used)
 
 
 def nvmlDeviceGetBAR1MemoryInfo(handle) -> c_nvmlBAR1Memory_t:  # noqa: N802
-    total, used = (int(v) for v in _values(handle, "bar1_total", "bar1_used"))
+    total, used = (int(v) for v in _values(handle, *_M["nvmlDeviceGetBAR1MemoryInfo.bar1Total"],
+                                           *_M["nvmlDeviceGetBAR1MemoryInfo.bar1Used"]))
     return c_nvmlBAR1Memory_t(bar1Total=total, bar1Free=total - used, bar1Used=used)
 
 
 def nvmlDeviceGetUtilizationRates(handle) -> c_nvmlUtilization_t:  # noqa: N802
-    gpu, memory = _values(handle, "gpu_busy", "memory_busy")
+    gpu, memory = _values(handle, *_M["nvmlDeviceGetUtilizationRates.gpu"], *_M["nvmlDeviceGetUtilizationRates.memory"])
     return c_nvmlUtilization_t(gpu=_whole(gpu), memory=_whole(memory))
 
 
 def nvmlDeviceGetEncoderUtilization(handle) -> list:  # noqa: N802
     """[percent, sampling period in µs]; hipstack does not know NVML's period: 0."""
-    return [_whole(_values(handle, "encoder_busy")[0]), 0]
+    return [_whole(_values(handle, *_M["nvmlDeviceGetEncoderUtilization"])[0]), 0]
 
 
 def nvmlDeviceGetDecoderUtilization(handle) -> list:  # noqa: N802
-    return [_whole(_values(handle, "decoder_busy")[0]), 0]
+    return [_whole(_values(handle, *_M["nvmlDeviceGetDecoderUtilization"])[0]), 0]
 
 
 def nvmlDeviceGetFanSpeed(handle) -> int:  # noqa: N802
     """Percent of the fan's top speed (NVIDIA); AMD: the fan's PWM duty."""
-    return _whole(_values(handle, "fan_pwm")[0])
+    return _whole(_values(handle, *_M["nvmlDeviceGetFanSpeed"])[0])
 
 
 def nvmlDeviceGetFanSpeed_v2(handle, fan: int) -> int:  # noqa: N802
@@ -431,7 +458,7 @@ def nvmlDeviceGetTemperature(handle, sensor: int) -> int:  # noqa: N802
     amd-smi reports as the GPU's temperature, else the edge sensor."""
     if sensor != NVML_TEMPERATURE_GPU:
         raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "sensor %r: only NVML_TEMPERATURE_GPU (0) is known" % (sensor,))
-    return _whole(_first(handle, "temperature_junction", "temperature_edge"))
+    return _whole(_first(handle, *_M["nvmlDeviceGetTemperature(NVML_TEMPERATURE_GPU)"]))
 
 
 def _milliwatts(watts) -> int:
@@ -441,41 +468,43 @@ def _milliwatts(watts) -> int:
 def nvmlDeviceGetPowerUsage(handle) -> int:  # noqa: N802
     """Milliwatts: the average power NVML's call reports on NVIDIA GPUs; on AMD the driver's average
     where it has one, else its current socket power (MI300: power1_input only, as amd-smi shows)."""
-    return _milliwatts(_first(handle, "power_average", "power_current"))
+    return _milliwatts(_first(handle, *_M["nvmlDeviceGetPowerUsage"]))
 
 
 def nvmlDeviceGetEnforcedPowerLimit(handle) -> int:  # noqa: N802
-    return _milliwatts(_values(handle, "power_cap")[0])
+    return _milliwatts(_values(handle, *_M["nvmlDeviceGetEnforcedPowerLimit"])[0])
 
 
 nvmlDeviceGetPowerManagementLimit = nvmlDeviceGetEnforcedPowerLimit
 
 
 def nvmlDeviceGetPowerManagementDefaultLimit(handle) -> int:  # noqa: N802
-    return _milliwatts(_values(handle, "power_cap_default")[0])
+    return _milliwatts(_values(handle, *_M["nvmlDeviceGetPowerManagementDefaultLimit"])[0])
 
 
 def nvmlDeviceGetPowerManagementLimitConstraints(handle) -> list:  # noqa: N802
-    low, high = _values(handle, "power_cap_min", "power_cap_max")
+    low, high = _values(handle, *_M["nvmlDeviceGetPowerManagementLimitConstraints.minLimit"],
+                        *_M["nvmlDeviceGetPowerManagementLimitConstraints.maxLimit"])
     return [_milliwatts(low), _milliwatts(high)]
 
 
 def nvmlDeviceGetTotalEnergyConsumption(handle) -> int:  # noqa: N802
     """Millijoules since the driver loaded."""
-    return _whole(_values(handle, "energy_consumed")[0] * 1000)
+    return _whole(_values(handle, *_M["nvmlDeviceGetTotalEnergyConsumption"])[0] * 1000)
 
 
-# NVML clock types -> the catalogue's clocks (AMD: the shader clock for graphics and SM).
-_CLOCKS = {NVML_CLOCK_GRAPHICS: ("clock_sclk",), NVML_CLOCK_SM: ("clock_sm", "clock_sclk"), NVML_CLOCK_MEM: ("clock_mclk",),
-           NVML_CLOCK_VIDEO: ("clock_video", "clock_vclk")}
-_MAX_CLOCKS = {NVML_CLOCK_GRAPHICS: ("clock_sclk_max",), NVML_CLOCK_SM: ("clock_sm_max", "clock_sclk_max"),
-               NVML_CLOCK_MEM: ("clock_mclk_max",), NVML_CLOCK_VIDEO: ("clock_video_max",)}
+# NVML clock types -> their names in the table (AMD: the shader clock for graphics and SM).
+_CLOCKS = {NVML_CLOCK_GRAPHICS: "nvmlDeviceGetClockInfo(NVML_CLOCK_GRAPHICS)", NVML_CLOCK_SM: "nvmlDeviceGetClockInfo(NVML_CLOCK_SM)",
+           NVML_CLOCK_MEM: "nvmlDeviceGetClockInfo(NVML_CLOCK_MEM)", NVML_CLOCK_VIDEO: "nvmlDeviceGetClockInfo(NVML_CLOCK_VIDEO)"}
+_MAX_CLOCKS = {NVML_CLOCK_GRAPHICS: "nvmlDeviceGetMaxClockInfo(NVML_CLOCK_GRAPHICS)",
+               NVML_CLOCK_SM: "nvmlDeviceGetMaxClockInfo(NVML_CLOCK_SM)", NVML_CLOCK_MEM: "nvmlDeviceGetMaxClockInfo(NVML_CLOCK_MEM)",
+               NVML_CLOCK_VIDEO: "nvmlDeviceGetMaxClockInfo(NVML_CLOCK_VIDEO)"}
 
 
 def _clock(table, handle, clock_type) -> int:
     if clock_type not in table:
         raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "clock type %r" % (clock_type,))
-    return _whole(_first(handle, *table[clock_type]))
+    return _whole(_first(handle, *_M[table[clock_type]]))
 
 
 def nvmlDeviceGetClockInfo(handle, clock_type: int) -> int:  # noqa: N802
@@ -494,49 +523,51 @@ def _pcie_generation(gts: float) -> int:
 
 
 def nvmlDeviceGetCurrPcieLinkGeneration(handle) -> int:  # noqa: N802
-    return _pcie_generation(_values(handle, "pcie_speed")[0])
+    return _pcie_generation(_values(handle, *_M["nvmlDeviceGetCurrPcieLinkGeneration"])[0])
 
 
 def nvmlDeviceGetMaxPcieLinkGeneration(handle) -> int:  # noqa: N802
-    return _pcie_generation(_values(handle, "pcie_speed_max")[0])
+    return _pcie_generation(_values(handle, *_M["nvmlDeviceGetMaxPcieLinkGeneration"])[0])
 
 
 def nvmlDeviceGetCurrPcieLinkWidth(handle) -> int:  # noqa: N802
-    return int(_values(handle, "pcie_width")[0])
+    return int(_values(handle, *_M["nvmlDeviceGetCurrPcieLinkWidth"])[0])
 
 
 def nvmlDeviceGetMaxPcieLinkWidth(handle) -> int:  # noqa: N802
-    return int(_values(handle, "pcie_width_max")[0])
+    return int(_values(handle, *_M["nvmlDeviceGetMaxPcieLinkWidth"])[0])
 
 
 def nvmlDeviceGetPcieThroughput(handle, counter: int) -> int:  # noqa: N802
     """KB/s over NVML's 20 ms window (NVIDIA), or amdgpu's 1 s pcie_bw count: the call waits that long."""
-    names = {NVML_PCIE_UTIL_TX_BYTES: "pcie_tx", NVML_PCIE_UTIL_RX_BYTES: "pcie_rx"}
+    names = {NVML_PCIE_UTIL_TX_BYTES: "nvmlDeviceGetPcieThroughput(NVML_PCIE_UTIL_TX_BYTES)",
+             NVML_PCIE_UTIL_RX_BYTES: "nvmlDeviceGetPcieThroughput(NVML_PCIE_UTIL_RX_BYTES)"}
     if counter not in names:
         raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "counter %r" % (counter,))
+    metric, = _M[names[counter]]
     with _AsNvmlErrors():
-        readings = _open().sample(_index(handle), kinds=("pcie_throughput",), metrics=(names[counter],))
+        readings = _open().sample(_index(handle), kinds=("pcie_throughput",), metrics=(metric,))
     for r in readings:
-        if r.metric == names[counter] and not r.instance:
+        if r.metric == metric and not r.instance:
             if not r.ok:
                 raise _failure(handle, r)
             return _whole(r.value / 1000)
-    raise NVMLError(NVML_ERROR_NOT_SUPPORTED, names[counter])
+    raise NVMLError(NVML_ERROR_NOT_SUPPORTED, metric)
 
 
 # ---- Modes and states ----------------------------------------------------------------------------
 
 def nvmlDeviceGetPerformanceState(handle) -> int:  # noqa: N802
     """0 (P0, the most) .. 15; NVIDIA only."""
-    return int(_values(handle, "performance_state")[0].lstrip("P"))
+    return int(_values(handle, *_M["nvmlDeviceGetPerformanceState"])[0].lstrip("P"))
 
 
 def nvmlDeviceGetPersistenceMode(handle) -> int:  # noqa: N802
-    return _enabled(_values(handle, "persistence_mode")[0])
+    return _enabled(_values(handle, *_M["nvmlDeviceGetPersistenceMode"])[0])
 
 
 def nvmlDeviceGetDisplayActive(handle) -> int:  # noqa: N802
-    return _enabled(_values(handle, "display_active")[0])
+    return _enabled(_values(handle, *_M["nvmlDeviceGetDisplayActive"])[0])
 
 
 _COMPUTE_MODES = {"default": NVML_COMPUTEMODE_DEFAULT, "exclusive_thread": NVML_COMPUTEMODE_EXCLUSIVE_THREAD,
@@ -544,7 +575,7 @@ _COMPUTE_MODES = {"default": NVML_COMPUTEMODE_DEFAULT, "exclusive_thread": NVML_
 
 
 def nvmlDeviceGetComputeMode(handle) -> int:  # noqa: N802
-    mode = _values(handle, "compute_mode")[0]
+    mode = _values(handle, *_M["nvmlDeviceGetComputeMode"])[0]
     if mode not in _COMPUTE_MODES:
         raise NVMLError(NVML_ERROR_UNKNOWN, "compute mode %r" % mode)
     return _COMPUTE_MODES[mode]
@@ -552,41 +583,55 @@ def nvmlDeviceGetComputeMode(handle) -> int:  # noqa: N802
 
 def nvmlDeviceGetMigMode(handle) -> list:  # noqa: N802
     """[current, pending after the next reset] (NVIDIA)."""
-    return [_enabled(v) for v in _values(handle, "mig_mode", "mig_mode_pending")]
+    return [_enabled(v) for v in _values(handle, *_M["nvmlDeviceGetMigMode.currentMode"], *_M["nvmlDeviceGetMigMode.pendingMode"])]
 
 
 def nvmlDeviceGetEccMode(handle) -> list:  # noqa: N802
     """[current, pending after the next reset] (NVIDIA)."""
-    return [_enabled(v) for v in _values(handle, "ecc_mode", "ecc_mode_pending")]
+    return [_enabled(v) for v in _values(handle, *_M["nvmlDeviceGetEccMode.currentMode"], *_M["nvmlDeviceGetEccMode.pendingMode"])]
 
 
 def nvmlDeviceGetCurrentClocksEventReasons(handle) -> int:  # noqa: N802
     """NVML's clock-event bits (NVIDIA). AMD's throttle bits mean other things: NotSupported there."""
     if _device(handle).vendor != "nvidia":
         raise NVMLError(NVML_ERROR_NOT_SUPPORTED, "throttle_status of an AMD GPU has no NVML bits")
-    return int(_values(handle, "throttle_status")[0])
+    return int(_values(handle, *_M["nvmlDeviceGetCurrentClocksEventReasons"])[0])
 
 
 nvmlDeviceGetCurrentClocksThrottleReasons = nvmlDeviceGetCurrentClocksEventReasons
 
 
+_ECC_ERRORS = {
+    (NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC):
+        "nvmlDeviceGetTotalEccErrors(NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC)",
+    (NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC):
+        "nvmlDeviceGetTotalEccErrors(NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC)",
+    (NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC):
+        "nvmlDeviceGetTotalEccErrors(NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC)",
+    (NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC):
+        "nvmlDeviceGetTotalEccErrors(NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC)",
+}
+
+
 def nvmlDeviceGetTotalEccErrors(handle, error_type: int, counter_type: int) -> int:  # noqa: N802
     """NVIDIA: NVML's totals. AMD: the volatile ones are the sums over RAS blocks (since the driver
     loaded); amdgpu keeps no aggregate."""
-    kind = {NVML_MEMORY_ERROR_TYPE_CORRECTED: "corrected", NVML_MEMORY_ERROR_TYPE_UNCORRECTED: "uncorrected"}
-    counter = {NVML_VOLATILE_ECC: "volatile", NVML_AGGREGATE_ECC: "aggregate"}
-    if error_type not in kind or counter_type not in counter:
+    name = _ECC_ERRORS.get((error_type, counter_type))
+    if name is None:
         raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "error type %r, counter %r" % (error_type, counter_type))
+    metrics = _M[name]  # volatile: (NVML's total, the AMD RAS blocks' count)
     if _device(handle).vendor == "amd" and counter_type == NVML_VOLATILE_ECC:
-        return _sum(handle, "ras_correctable" if error_type == NVML_MEMORY_ERROR_TYPE_CORRECTED else "ras_uncorrectable")
-    return int(_values(handle, "ecc_%s_%s" % (kind[error_type], counter[counter_type]))[0])
+        return _sum(handle, metrics[1])
+    return int(_values(handle, metrics[0])[0])
 
 
 def nvmlDeviceGetRemappedRows(handle):  # noqa: N802
     """(correctable, uncorrectable, pending, failed) rows (NVIDIA, Ampere and later)."""
-    correctable = int(_values(handle, "remapped_rows", instance="correctable")[0])
-    uncorrectable = int(_values(handle, "remapped_rows", instance="uncorrectable")[0])
-    pending, failed = (int(v) for v in _values(handle, "remapped_rows_pending", "remapped_rows_failed"))
+    rows = hipstack.foreign_table("pynvml")  # the instance of each count is the table's too
+    correctable, uncorrectable = (int(_values(handle, *_M[name], instance=rows[name].instance)[0]) for name in (
+        "nvmlDeviceGetRemappedRows.corrRows", "nvmlDeviceGetRemappedRows.uncRows"))
+    pending, failed = (int(v) for v in _values(handle, *_M["nvmlDeviceGetRemappedRows.isPending"],
+                                                *_M["nvmlDeviceGetRemappedRows.failureOccurred"]))
     return (correctable, uncorrectable, pending, failed)
 
 
@@ -630,18 +675,21 @@ def _processes(handle, graphics: bool) -> list:
     say). A process without a type (amdgpu) is a compute process."""
     with _AsNvmlErrors():
         found = _open().processes(_index(handle))
+    kind_name, = _M["nvmlDeviceGetGraphicsRunningProcesses" if graphics else "nvmlDeviceGetComputeRunningProcesses"]
+    vram, = _M["nvmlProcessInfo_t.usedGpuMemory"]
+    gpu_instance, = _M["nvmlProcessInfo_t.gpuInstanceId"]
+    compute_instance, = _M["nvmlProcessInfo_t.computeInstanceId"]
     out = []
     for process in found:
         values = {r.metric: r.value for r in process.readings if r.ok and not r.instance}
-        kind = values.get("process_type", "compute")
+        kind = values.get(kind_name, "compute")
         if ("graphics" if graphics else "compute") not in kind:
             continue
-        info = c_nvmlProcessInfo_t(pid=process.pid, usedGpuMemory=int(values.get("process_vram", 0)),
-                                   gpuInstanceId=int(values.get("process_gpu_instance_id", NVML_VALUE_NOT_AVAILABLE_uint)),
-                                   computeInstanceId=int(values.get("process_compute_instance_id",
-                                                                    NVML_VALUE_NOT_AVAILABLE_uint)))
+        info = c_nvmlProcessInfo_t(pid=process.pid, usedGpuMemory=int(values.get(vram, 0)),
+                                   gpuInstanceId=int(values.get(gpu_instance, NVML_VALUE_NOT_AVAILABLE_uint)),
+                                   computeInstanceId=int(values.get(compute_instance, NVML_VALUE_NOT_AVAILABLE_uint)))
         friendly = nvmlStructToFriendlyObject(info)
-        if "process_vram" not in values:
+        if vram not in values:
             friendly.usedGpuMemory = None
         out.append(friendly)
     return out
