@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""The pynvml and amdsmi tables of docs/foreign-names.md, generated from `hipstack-smi catalogue --json`
+(whose pynvml_calls and amdsmi_keys lists are smi-lib/src/foreign/pynvml.cpp and amdsmi.cpp), each
+between its markers: <!-- pynvml names: begin --> ... <!-- pynvml names: end -->, and amdsmi's likewise.
+
+Usage: foreign_names_docs.py HIPSTACK_SMI DOC --check   (exit 1 and a diff when a table drifted)
+       foreign_names_docs.py HIPSTACK_SMI DOC --write   (rewrites the tables in place)
+"""
+import difflib
+import json
+import subprocess
+import sys
+
+# (marker word, the catalogue's key, the name column's heading)
+TABLES = (("pynvml", "pynvml_calls", "pynvml call, argument or field"), ("amdsmi", "amdsmi_keys", "amdsmi call or key"))
+
+
+def cell(text):
+    return text.replace("|", "\\|")
+
+
+def table(rows, word, heading):
+    lines = [f"<!-- {word} names: begin -->", "",
+             f"{len(rows)} names, {len({r['name'].split('.')[0].split('(')[0] for r in rows})} calls.", "",
+             f"| {heading} | catalogue metrics (first the GPU gives) | notes |", "|---|---|---|"]
+    for r in rows:
+        source = " else ".join(f"`{m}`" for m in r["from"])
+        if r["instance"]:
+            source += f" (`{r['instance']}`)"
+        lines.append(f"| `{r['name']}` | {source} | {cell(r['note'])} |")
+    lines += ["", f"<!-- {word} names: end -->"]
+    return "\n".join(lines)
+
+
+def main():
+    smi, path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+    doc = json.loads(subprocess.run([smi, "catalogue", "--json"], capture_output=True, text=True, check=True,
+                                    timeout=60).stdout)
+    text = open(path, encoding="utf-8").read()
+    wanted = text
+    for word, key, heading in TABLES:
+        begin, end = f"<!-- {word} names: begin -->", f"<!-- {word} names: end -->"
+        start, stop = wanted.index(begin), wanted.index(end) + len(end)
+        wanted = wanted[:start] + table(doc[key], word, heading) + wanted[stop:]
+    if mode == "--write":
+        open(path, "w", encoding="utf-8").write(wanted)
+        return 0
+    if wanted != text:
+        sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), wanted.splitlines(True), path, "generated"))
+        print(f"{path}: a table is not what the library's foreign names say; run {sys.argv[0]} {smi} {path} --write")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
