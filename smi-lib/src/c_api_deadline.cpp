@@ -2,10 +2,16 @@
 #include "c_api_deadline.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <thread>
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 namespace hipstack::smi::c_api {
 namespace {
@@ -22,7 +28,8 @@ constexpr auto kSpin = std::chrono::microseconds(50);
 constexpr auto kSpinAfterWake = std::chrono::microseconds(500);
 // A worker idle this long ends (a program that stopped polling keeps no thread).
 constexpr auto kIdleExit = std::chrono::seconds(10);
-// The most idle workers kept (calls from many threads at once start more; the rest end when done).
+// The most idle workers kept, the lane's included (calls from many threads at once start more; the
+// rest end when done).
 constexpr std::size_t kMaxIdle = 8;
 
 // Whether this process may run on one processor only (its affinity: a container pinned to one CPU
@@ -83,7 +90,46 @@ unsigned forks_so_far() {
   return g_forks.load(std::memory_order_relaxed);
 }
 
+// Sleeps while `word` holds `expected`, at most `limit` (none: until woken). A futex, because the
+// lane's words are atomics the looks read directly, and a wait on them must not miss a change made
+// between the look and the sleep (the kernel compares the word first).
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::optional<Clock::duration> limit) {
+  timespec relative{};
+  if (limit) {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::max(*limit, Clock::duration::zero())).count();
+    relative.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+    relative.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+  }
+  // EINTR, EAGAIN (the word changed) and ETIMEDOUT all mean: look again.
+  static_cast<void>(::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
+                              limit ? &relative : nullptr, nullptr, 0));
+}
+
+void futex_wake(std::atomic<std::uint32_t>& word) {
+  static_cast<void>(::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0));
+}
+
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) && std::atomic<std::uint32_t>::is_always_lock_free,
+              "a futex word is a plain 32-bit integer");
+
 }  // namespace
+
+// The handle's lane: one worker taking one call at a time. A caller takes the lane (`busy`), puts
+// its call in `call` and counts it in `posted`; the worker runs it and counts it in `taken`; the
+// caller that sees its number in `taken` has its answer and gives the lane back. The words both
+// threads look at share one cache line, so a handoff moves that line and the call, nothing else.
+// An abandoned call keeps the lane busy until its read returns (the worker gives it back then).
+struct Lane {
+  enum WorkerState : std::uint32_t { gone, looking, asleep };
+  alignas(64) std::atomic<std::uint32_t> posted{0};  // calls handed to the lane so far
+  std::atomic<std::uint32_t> taken{0};                // calls the lane's worker finished so far
+  std::atomic<bool> busy{false};                      // a caller holds the lane
+  std::atomic<bool> caller_asleep{false};             // the caller sleeps on `taken` (the worker then wakes it)
+  std::atomic<std::uint32_t> worker{gone};            // the worker thread's state (gone and back: under Shared::mutex)
+  std::atomic<std::uint32_t> wake_word{0};            // the sleeping worker's futex: bumped to wake it
+  std::shared_ptr<ReadDeadline::Call> call;           // the posted call: the caller's until posted, then the worker's
+  std::atomic<bool> stop{false};                      // the handle closed
+};
 
 // A kept worker thread: runs the calls handed to it, one at a time. A caller that takes it off the
 // idle list (under Shared::mutex) owns `call` until it sets has_read; the worker then owns it, so
@@ -104,16 +150,34 @@ struct ReadDeadline::Shared {
   };
   std::map<std::uint32_t, Stuck> stuck;
   std::vector<std::shared_ptr<Worker>> idle;
+  std::atomic<std::size_t> stuck_keys{0};  // stuck.size(), for a look without the lock
   std::condition_variable idle_left;  // an idle worker ended (the handle's close waits for them all)
   bool closing = false;
-  unsigned forks = forks_so_far();  // the process the workers run in
+  std::atomic<unsigned> forks{forks_so_far()};  // the process the workers run in
+  Lane lane;
 
   // Under `mutex`.
   void forget_workers_of_parent() {
-    if (const unsigned now = forks_so_far(); now != forks) {
+    if (const unsigned now = forks_so_far(); now != forks.load(std::memory_order_relaxed)) {
       idle.clear();
       stuck.clear();  // the stuck reads were the parent's too
-      forks = now;
+      stuck_keys.store(0);
+      // The lane's worker was the parent's: the lane starts again empty.
+      lane.call.reset();
+      lane.taken.store(lane.posted.load());
+      lane.busy.store(false);
+      lane.caller_asleep.store(false);
+      lane.worker.store(Lane::gone);
+      forks.store(now);
+    }
+  }
+
+  // Under `mutex`: counts off one stuck read of `key` that returned.
+  void unstick(std::uint32_t key) {
+    const auto it = stuck.find(key);
+    if (it != stuck.end() && --it->second.calls == 0) {
+      stuck.erase(it);
+      stuck_keys.store(stuck.size());
     }
   }
 
@@ -122,8 +186,7 @@ struct ReadDeadline::Shared {
     if (call.state.exchange(Call::done) == Call::abandoned) {
       // The caller marked it abandoned and counted it stuck under the lock: this waits for that.
       std::lock_guard lock(mutex);
-      const auto it = stuck.find(call.key);
-      if (it != stuck.end() && --it->second.calls == 0) stuck.erase(it);
+      unstick(call.key);
       return;
     }
     // Seen false: the caller's look at the state (after it set `waiting`) sees done, so it does not
@@ -141,9 +204,10 @@ struct ReadDeadline::Shared {
       call->run();
       bool kept = false;
       {
-        // Idle again before the caller hears of it: its next call finds this worker.
+        // Idle again before the caller hears of it: its next call finds this worker. (The lane's
+        // worker counts as one of the kMaxIdle.)
         std::lock_guard lock(shared->mutex);
-        kept = !shared->closing && shared->idle.size() < kMaxIdle;
+        kept = !shared->closing && shared->idle.size() + 1 < kMaxIdle;
         if (kept) shared->idle.push_back(self);
       }
       shared->finish(*call);
@@ -164,6 +228,62 @@ struct ReadDeadline::Shared {
       call = std::move(self->call);
     }
   }
+
+  // The lane's worker: runs each call posted on the lane until it idles past kIdleExit or the handle
+  // closes. `done`: the lane's calls finished before it started.
+  static void work_lane(const std::shared_ptr<Shared>& shared, std::uint32_t done) {
+    Lane& lane = shared->lane;
+    for (;;) {
+      if (!spin_until([&lane, done] { return lane.posted.load(std::memory_order_acquire) != done; }, kSpin) &&
+          !sleep_lane(*shared, done)) {
+        return;
+      }
+      const std::shared_ptr<Call> call = std::move(lane.call);
+      call->run();
+      ++done;
+      if (call->state.exchange(Call::done) != Call::abandoned) {
+        // taken is stored before caller_asleep is looked at, and the caller sets caller_asleep before
+        // it looks at taken (both sequentially consistent): one of the two sees the other.
+        lane.taken.store(done);
+        if (lane.caller_asleep.load()) futex_wake(lane.taken);
+        continue;
+      }
+      // Nobody waits for this answer: the read is counted off, and the lane is free again.
+      std::lock_guard lock(shared->mutex);
+      shared->unstick(call->key);
+      lane.taken.store(done);
+      lane.busy.store(false);
+      if (lane.stop.load()) {
+        lane.worker.store(Lane::gone);
+        shared->idle_left.notify_all();
+        return;
+      }
+    }
+  }
+
+  // The lane's worker found no call in its look: sleeps until one is posted, the handle closes or
+  // kIdleExit passes. Whether a call is posted (false: the worker has ended).
+  static bool sleep_lane(Shared& shared, std::uint32_t done) {
+    Lane& lane = shared.lane;
+    const auto until = Clock::now() + kIdleExit;
+    // Asleep is stored before posted is looked at; a caller posts before it looks at this: one of the
+    // two sees the other (the caller then wakes this worker, or starts one if it has ended).
+    lane.worker.store(Lane::asleep);
+    for (;;) {
+      const std::uint32_t wake = lane.wake_word.load();
+      if (lane.posted.load() != done) break;
+      if (lane.stop.load() || Clock::now() >= until) {
+        std::lock_guard lock(shared.mutex);
+        if (lane.posted.load() != done) break;  // a caller posted meanwhile and waits for the lock
+        lane.worker.store(Lane::gone);
+        shared.idle_left.notify_all();
+        return false;
+      }
+      futex_wait(lane.wake_word, wake, until - Clock::now());
+    }
+    lane.worker.store(Lane::looking);
+    return true;
+  }
 };
 
 ReadDeadline::ReadDeadline(std::chrono::milliseconds limit) : limit_(limit), shared_(std::make_shared<Shared>()) {}
@@ -177,11 +297,54 @@ ReadDeadline::~ReadDeadline() {
     worker->stop = true;
     worker->wake.notify_one();
   }
+  Lane& lane = shared_->lane;
+  lane.stop.store(true);
+  lane.wake_word.fetch_add(1);
+  futex_wake(lane.wake_word);
   // Each idle worker leaves the list as it ends; it needs the lock for that, which the wait gives up.
-  shared_->idle_left.wait(lock, [this] { return shared_->idle.empty(); });
+  // A lane still busy at close holds an abandoned call (a caller may not use the handle while closing
+  // it): its worker ends when that read returns.
+  shared_->idle_left.wait(lock, [this, &lane] {
+    return shared_->idle.empty() && (lane.worker.load() == Lane::gone || lane.busy.load());
+  });
+}
+
+bool ReadDeadline::start_on_lane(const std::shared_ptr<Call>& call) {
+  Shared& shared = *shared_;
+  Lane& lane = shared.lane;
+  // Anything stuck, or a fork since the last call: the pool's way, under the lock, sorts it out.
+  if (shared.stuck_keys.load(std::memory_order_relaxed) != 0 || shared.forks.load(std::memory_order_relaxed) != forks_so_far()) {
+    return false;
+  }
+  if (lane.busy.exchange(true, std::memory_order_acquire)) return false;
+  call->on_lane = true;
+  call->ticket = lane.posted.load(std::memory_order_relaxed) + 1;
+  lane.call = call;
+  lane.posted.store(call->ticket);  // publishes the call; before the look at the worker (sleep_lane says why)
+  if (lane.worker.load() == Lane::looking) return true;
+  call->slow_start = true;
+  std::lock_guard lock(shared.mutex);
+  if (lane.worker.load() == Lane::asleep) {
+    lane.wake_word.fetch_add(1);
+    futex_wake(lane.wake_word);
+  } else if (lane.worker.load() == Lane::gone) {
+    lane.worker.store(Lane::looking);
+    try {
+      // A thread of its own: the handle may close (and this ReadDeadline go) while it is stuck.
+      std::thread(Shared::work_lane, shared_, call->ticket - 1).detach();
+    } catch (...) {
+      lane.worker.store(Lane::gone);
+      lane.call.reset();
+      lane.taken.store(call->ticket);
+      lane.busy.store(false);
+      throw;
+    }
+  }
+  return true;
 }
 
 std::optional<Clock::duration> ReadDeadline::start(std::shared_ptr<Call> call) {
+  if (start_on_lane(call)) return std::nullopt;
   std::unique_lock lock(shared_->mutex);
   shared_->forget_workers_of_parent();
   if (!shared_->stuck.empty()) {
@@ -213,13 +376,39 @@ bool ReadDeadline::await(Call& call, std::chrono::milliseconds limit) {
   std::unique_lock lock(shared_->mutex);
   call.waiting.store(true);
   if (call.finished.wait_until(lock, deadline, finished)) return true;
-  // Abandoned, unless the read returned just now; the worker counts the stuck read off when it
-  // returns, after this lock is given up.
+  lock.unlock();
+  return !abandon(call, limit);
+}
+
+bool ReadDeadline::await_lane(Call& call, std::chrono::milliseconds limit) {
+  Lane& lane = shared_->lane;
+  const auto deadline = Clock::now() + limit;
+  const auto answered = [&lane, &call] { return lane.taken.load(std::memory_order_acquire) == call.ticket; };
+  if (!spin_until(answered, call.slow_start ? kSpinAfterWake : kSpin)) {
+    lane.caller_asleep.store(true);  // before the look at taken (work_lane says why)
+    for (;;) {
+      const std::uint32_t seen = lane.taken.load();
+      const auto left = deadline - Clock::now();
+      if (seen == call.ticket || left <= Clock::duration::zero()) break;
+      futex_wait(lane.taken, seen, left);
+    }
+    lane.caller_asleep.store(false);
+    if (!answered() && abandon(call, limit)) return false;  // the lane stays busy until the read returns
+    while (!answered()) pause();  // finished just now: the worker counts it at once
+  }
+  lane.busy.store(false, std::memory_order_release);
+  return true;
+}
+
+bool ReadDeadline::abandon(Call& call, std::chrono::milliseconds limit) {
+  // The worker counts the stuck read off when it returns, after this lock is given up.
+  std::lock_guard lock(shared_->mutex);
   int running = Call::running;
-  if (!call.state.compare_exchange_strong(running, Call::abandoned)) return true;
+  if (!call.state.compare_exchange_strong(running, Call::abandoned)) return false;  // the read returned just now
   auto [it, added] = shared_->stuck.try_emplace(call.key, Shared::Stuck{Clock::now() - limit, 0});
   ++it->second.calls;
-  return false;
+  shared_->stuck_keys.store(shared_->stuck.size());
+  return true;
 }
 
 }  // namespace hipstack::smi::c_api

@@ -7,7 +7,10 @@
 // TIMED_OUT at once, so a wedged GPU costs one thread, not one per call.
 //
 // Workers are kept between calls (a thread's start costs tens of microseconds, more than a read of
-// NVML): a call hands its read to an idle worker, or starts one when none is idle. A worker that
+// NVML). Each handle has a lane: one worker that takes one call at a time through a cache line both
+// threads look at, without a lock or an allocation of its own (a poller's calls, one after another,
+// pay a few hundred nanoseconds for the handoff). A call that finds the lane taken (calls from
+// several threads at once) hands its read to an idle worker of a pool, or starts one. A worker that
 // finished looks for its next read for 50 µs before it sleeps, and the caller looks for its answer
 // as long (longer when it had to wake its worker) before it sleeps, pausing and then yielding the
 // processor between looks (c_api_deadline.cpp says why), so a poller's back-to-back calls pay no
@@ -68,7 +71,7 @@ class ReadDeadline {
       throw TimedOut(fmt::format("{}: a read that began {:.1f} s ago has not returned yet (a hung driver? see dmesg)", what(),
                                  std::chrono::duration<double>(*stuck_for).count()));
     }
-    if (!await(*call, limit_ + extra)) {
+    if (!(call->on_lane ? await_lane(*call, limit_ + extra) : await(*call, limit_ + extra))) {
       throw TimedOut(fmt::format("{}: no answer within {} ms: a read of its files is stuck (a hung driver? see dmesg)", what(),
                                  (limit_ + extra).count()));
     }
@@ -86,6 +89,8 @@ class ReadDeadline {
     virtual void run() noexcept = 0;  // on the worker: the read, its value or error kept for the caller
     std::uint32_t key = 0;
     bool slow_start = false;  // the caller's: its worker was asleep or new (it looks longer before sleeping)
+    bool on_lane = false;     // handed to the handle's lane (else to a worker of the pool)
+    std::uint32_t ticket = 0;  // on the lane: its number there (the lane's `posted` after it)
     std::atomic<int> state{running};
     std::atomic<bool> waiting{false};  // the caller sleeps on `finished` (the worker then notifies)
     std::condition_variable finished;  // waits with Shared::mutex
@@ -115,8 +120,15 @@ class ReadDeadline {
   // Hands `call` to a worker; when its key's GPU has a read stuck already, hands nothing and
   // answers how long that read has been stuck.
   std::optional<Clock::duration> start(std::shared_ptr<Call> call);
+  // Hands `call` to the lane when it is free and nothing is stuck: whether it did.
+  bool start_on_lane(const std::shared_ptr<Call>& call);
   // Whether the call finished within `limit`; false: it is abandoned (counted stuck for its key).
   bool await(Call& call, std::chrono::milliseconds limit);
+  // The same for a call on the lane.
+  bool await_lane(Call& call, std::chrono::milliseconds limit);
+  // Marks `call` abandoned and counts it stuck for its key, unless it finished just now: whether it
+  // was abandoned.
+  bool abandon(Call& call, std::chrono::milliseconds limit);
 
   std::chrono::milliseconds limit_;
   std::shared_ptr<Shared> shared_;

@@ -277,6 +277,12 @@ static bool is_control(unsigned char c) noexcept { return c < 0x20 || c == 0x7F;
 static bool all_printable(std::string_view raw, bool backslash_counts) noexcept {
   for (std::size_t i = 0; i < raw.size();) {
     const auto c = static_cast<unsigned char>(raw[i]);
+    // Printable ASCII, what almost every text is, needs no sequence decoding (a poller's sample runs
+    // this on every reading's detail).
+    if (c >= 0x20 && c < 0x7F && c != '\\') {
+      ++i;
+      continue;
+    }
     if ((backslash_counts && c == '\\') || is_control(c)) return false;
     const std::size_t length = utf8_sequence(raw, i);
     if (length == 0 || is_escaped_character(raw, i, length)) return false;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <array>
+#include <bitset>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -326,11 +327,11 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
     }
     readings.resize(asked);
   }
-  std::array<bool, 1024> seen{};
+  std::bitset<1024> seen;
   for (const Reading& r : readings) seen[static_cast<std::uint32_t>(r.id) % 1024] = true;
   // The metrics asked for as a table by id (catalogue ids are below 1024, as for `seen`): a sampler
   // that names its metrics (hipstack-smid names ~130) pays one look per reading, not a search.
-  std::array<bool, 1024> asked{};
+  std::bitset<1024> asked;
   for (const MetricId id : options.metrics) asked[static_cast<std::uint32_t>(id) % 1024] = true;
   auto requested = [&options, &asked](MetricId id) {
     return options.metrics.empty() || asked[static_cast<std::uint32_t>(id) % 1024];
@@ -342,7 +343,7 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   std::string unsupported;  // made when first needed
   auto pad = [&](const MetricInfo& info) {
     if (info.scope != Scope::device || !kind_selected(info.kind, options) || !requested(info.id)) return;
-    bool& answered = seen[static_cast<std::uint32_t>(info.id) % 1024];
+    auto answered = seen[static_cast<std::uint32_t>(info.id) % 1024];
     if (answered) return;
     answered = true;  // a metric named twice is padded once
     Reading r;

@@ -291,6 +291,26 @@ TEST_F(DeadlineTest, WorkersAreKeptBetweenCallsAndEndAtClose) {
   EXPECT_TRUE(threads_drop_to(before)) << thread_count() << " threads after close, " << before << " before open";
 }
 
+// A poller that pauses between calls finds the lane's worker asleep (it looks for 50 µs, then sleeps
+// on a futex): each call wakes it, on the same thread, and none waits for its deadline (a lost
+// wake-up would answer TIMED_OUT after kOpenDeadlineMs).
+TEST_F(DeadlineTest, APausingPollerWakesTheSameWorker) {
+  std::uint32_t device = 0;
+  hipstack_smi_system* system = open_with_deadline(device);
+  ASSERT_NE(system, nullptr);
+  double busy = 0;
+  ASSERT_EQ(busy_percent(system, device, busy), HIPSTACK_SMI_OK) << last_error();
+  const std::set<std::string> after_one = threads();
+  for (int i = 0; i < 20; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the pause under test: the worker goes to sleep
+    const auto start = Clock::now();
+    ASSERT_EQ(busy_percent(system, device, busy), HIPSTACK_SMI_OK) << "call " << i << ": " << last_error();
+    EXPECT_LT(seconds_since(start), kOpenDeadlineMs / 2000.0) << "call " << i << " waited for its deadline";
+  }
+  EXPECT_EQ(threads(), after_one) << "a call after a pause ran on another thread than the kept worker";
+  hipstack_smi_close(system);
+}
+
 // A forked child has none of its parent's threads: its calls start workers of their own rather than
 // hand reads to the parent's kept ones (which would leave every call to time out).
 TEST_F(DeadlineTest, AForkedChildReads) {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bitset>
 #include <array>
 #include <initializer_list>
 #include <cctype>
@@ -39,20 +38,28 @@ const char* architecture_name(unsigned arch) {
 const char* enabled_text(int state) { return state != 0 ? "enabled" : "disabled"; }
 
 // Whether a sample asked for any of a group of metrics (an empty list asks for everything), by a
-// table of flags made once per sample: a sample asks ~60 times (catalogue ids are below 1024,
-// catalogue.cpp).
+// table of flags made once per sample (its Probe's): a sample asks ~60 times (catalogue ids are
+// below 1024, catalogue.cpp).
 class AskedFor {
  public:
   explicit AskedFor(const SampleOptions& options) : everything_(options.metrics.empty()) {
-    for (const MetricId id : options.metrics) asked_.set(static_cast<std::uint32_t>(id) % 1024);
+    for (const MetricId id : options.metrics) {
+      const auto bit = static_cast<std::uint32_t>(id) % 1024;
+      asked_[bit / 64] |= std::uint64_t{1} << (bit % 64);
+    }
   }
   bool operator()(std::initializer_list<MetricId> ids) const {
-    return everything_ || std::any_of(ids.begin(), ids.end(), [this](MetricId id) { return asked_.test(static_cast<std::uint32_t>(id) % 1024); });
+    if (everything_) return true;
+    for (const MetricId id : ids) {
+      const auto bit = static_cast<std::uint32_t>(id) % 1024;
+      if ((asked_[bit / 64] >> (bit % 64)) & 1U) return true;
+    }
+    return false;
   }
 
  private:
   bool everything_;
-  std::bitset<1024> asked_;
+  std::array<std::uint64_t, 16> asked_{};
 };
 
 // Calls NVML for one device and reports what it said. Every call below is its own statement,
@@ -60,9 +67,11 @@ class AskedFor {
 // order of evaluation is unspecified, and GCC reads v first.
 class Probe {
  public:
-  Probe(const Library& lib, const NvidiaGpu& gpu, std::vector<Reading>& out) : lib_(lib), gpu_(gpu), list_(out) {}
+  Probe(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out)
+      : lib_(lib), gpu_(gpu), want_(options), list_(out) {}
 
   ReadingList& list() { return list_; }
+  const AskedFor& want() const { return want_; }
   const Api& api() const { return lib_.api(); }
   Device device() const { return gpu_.handle; }
 
@@ -110,6 +119,7 @@ class Probe {
  private:
   const Library& lib_;
   const NvidiaGpu& gpu_;
+  AskedFor want_;
   ReadingList list_;
 };
 
@@ -245,9 +255,9 @@ Return read_string(Return (*fn)(Device, char*, unsigned), Device device, unsigne
 }
 
 void read_identity(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
-  Probe p(lib, gpu, out);
+  Probe p(lib, gpu, options, out);
   const Api& api = p.api();
-  const AskedFor want(options);
+  const AskedFor& want = p.want();
   p.list().text(MetricId::vendor, "nvidia", "NVML");
   p.list().text(MetricId::uuid, gpu.uuid, "nvmlDeviceGetUUID");
   p.list().text(MetricId::marketing_name, gpu.name, "nvmlDeviceGetName");
@@ -307,9 +317,9 @@ void read_identity(const Library& lib, const NvidiaGpu& gpu, const SampleOptions
 namespace {
 
 // ECC, MIG, persistence, display and compute modes.
-void read_modes(Probe& p, const SampleOptions& options) {
+void read_modes(Probe& p) {
   const Api& api = p.api();
-  const AskedFor want(options);
+  const AskedFor& want = p.want();
   EnableState current = 0;
   EnableState pending = 0;
   // One call answers the mode now and the mode after the next reset.
@@ -346,9 +356,9 @@ void read_modes(Probe& p, const SampleOptions& options) {
 }  // namespace
 
 void read_static(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
-  Probe p(lib, gpu, out);
+  Probe p(lib, gpu, options, out);
   const Api& api = p.api();
-  const AskedFor want(options);
+  const AskedFor& want = p.want();
   if (want({MetricId::vram_total})) {
     MemoryV2 memory{};
     memory.version = kMemoryV2Version;
@@ -410,15 +420,15 @@ void read_static(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& 
   for (const auto& [id, type] : thresholds) {
     if (want({id})) p.fetch<unsigned>(id, "nvmlDeviceGetTemperatureThreshold", api.temperature_threshold, 1.0, type);
   }
-  read_modes(p, options);
+  read_modes(p);
 }
 
 namespace {
 
 // Clocks, and how busy the engines are (NVML's utilisation, encoder, decoder).
-void read_clocks_and_use(Probe& p, const SampleOptions& options) {
+void read_clocks_and_use(Probe& p) {
   const Api& api = p.api();
-  const AskedFor want(options);
+  const AskedFor& want = p.want();
   unsigned value = 0;
   const std::pair<MetricId, int> clocks[] = {{MetricId::clock_sclk, kClockGraphics},
                                              {MetricId::clock_sm, kClockSm},
@@ -447,9 +457,9 @@ void read_clocks_and_use(Probe& p, const SampleOptions& options) {
 }
 
 // Fan, performance state, throttling and the time spent limited per reason.
-void read_limits(Probe& p, const SampleOptions& options) {
+void read_limits(Probe& p) {
   const Api& api = p.api();
-  const AskedFor want(options);
+  const AskedFor& want = p.want();
   unsigned value = 0;
   if (want({MetricId::fan_pwm})) {
     // NVML's fan speed is the intended speed as a share of the maximum: our fan_pwm.
@@ -487,7 +497,7 @@ void read_limits(Probe& p, const SampleOptions& options) {
 // The PCIe link now, its throughput (on request) and replays.
 void read_pcie(Probe& p, const SampleOptions& options) {
   const Api& api = p.api();
-  const AskedFor want(options);
+  const AskedFor& want = p.want();
   if (want({MetricId::pcie_speed})) {
     unsigned generation = 0;
     const Return code = p.call(api.pcie_generation, &generation);
@@ -504,7 +514,7 @@ void read_pcie(Probe& p, const SampleOptions& options) {
     for (const auto& [id, counter] : directions) {
       p.fetch<unsigned>(id, "nvmlDeviceGetPcieThroughput", api.pcie_throughput, 1.0 / 1024, counter);  // KB/s (1/1024 is exact)
     }
-  } else {
+  } else if (want({MetricId::pcie_rx, MetricId::pcie_tx})) {
     p.list().failed(MetricId::pcie_rx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
     p.list().failed(MetricId::pcie_tx, ENOENT, "opt-in: nvmlDeviceGetPcieThroughput samples for 20 ms");
   }
@@ -516,9 +526,9 @@ void read_pcie(Probe& p, const SampleOptions& options) {
 }  // namespace
 
 void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
-  Probe p(lib, gpu, out);
+  Probe p(lib, gpu, options, out);
   const Api& api = p.api();
-  const AskedFor want(options);
+  const AskedFor& want = p.want();
   if (want({MetricId::temperature_junction})) {
     p.fetch<unsigned>(MetricId::temperature_junction, "nvmlDeviceGetTemperature", api.temperature, 1.0, kTemperatureGpu);
   }
@@ -552,14 +562,14 @@ void read_live(const Library& lib, const NvidiaGpu& gpu, const SampleOptions& op
     const Return code = p.call(api.total_energy, &energy);
     p.number(MetricId::energy_consumed, "nvmlDeviceGetTotalEnergyConsumption", code, static_cast<double>(energy) / 1000.0);
   }
-  read_clocks_and_use(p, options);
+  read_clocks_and_use(p);
   if (want({MetricId::vram_used, MetricId::vram_free, MetricId::vram_reserved})) read_memory_use(p);
   if (want({MetricId::bar1_used})) {
     Bar1Memory bar1{};
     const Return code = p.call(api.bar1_memory, &bar1);
     p.number(MetricId::bar1_used, "nvmlDeviceGetBAR1MemoryInfo", code, static_cast<double>(bar1.bar1Used));
   }
-  read_limits(p, options);
+  read_limits(p);
   read_pcie(p, options);
   if (memory_errors) read_memory_errors(p, batch);
   if (want({MetricId::nvlink_state})) read_nvlinks(p);
