@@ -428,19 +428,37 @@ class Query:
             self._unpack = struct.Struct("=" + "iiqd" * len(infos)).unpack_from  # hipstack_smi_value's layout
             # Per metric: where its status and its value are in the unpacked fields.
             self._positions = [(4 * i, 4 * i + (2 if info.type == "integer" else 3)) for i, info in enumerate(infos)]
+        # A query of one number: where its value is (value() then makes no list).
+        self._single = self._positions[0][1] if self._numeric and len(infos) == 1 else None
+
+    def _reader(self):
+        """This thread's reader of the numbers: hipstack_smi_read_values with its arguments bound and a
+        buffer of this thread's, made at the thread's first call. Gives the unpacked fields."""
+        system, read_values, ids, count, unpack = self._system, self._read_values, self._ids, self._count, self._unpack
+        out = self._value_array()
+
+        def read(device: int) -> tuple:
+            if not 0 <= device < 0x80000000:  # passed as a C int (no argtypes); no GPU has such an index
+                raise NoSuchDevice(_capi.ERROR_NO_SUCH_DEVICE, f"no GPU {device}")
+            # The handle is looked up on every call: a closed System's is NULL, which the library refuses.
+            result = read_values(system._handle, device, ids, count, out)
+            if result != 0:
+                _check(result)
+            return unpack(out)
+        self._buffers.read = read
+        return read
+
+    def value(self, device: int):
+        """values(device)[0]: a query of one number answers without making a list (a poller's call)."""
+        if self._single is None:
+            return self.values(device)[0]
+        fields = (getattr(self._buffers, "read", None) or self._reader())(device)
+        return fields[self._single] if fields[0] == 0 else None
 
     def values(self, device: int) -> list:
         """Each metric's value in the catalogue's unit, in the order asked; None where its reading is not ok."""
         if self._numeric:
-            out = getattr(self._buffers, "values", None)
-            if out is None:
-                out = self._buffers.values = self._value_array()
-            if not 0 <= device < 0x80000000:  # passed as a C int (no argtypes); no GPU has such an index
-                raise NoSuchDevice(_capi.ERROR_NO_SUCH_DEVICE, f"no GPU {device}")
-            result = self._read_values(self._system._handle, device, self._ids, self._count, out)
-            if result != _capi.OK:
-                _check(result)
-            fields = self._unpack(out)
+            fields = (getattr(self._buffers, "read", None) or self._reader())(device)
             return [fields[value] if fields[status] == 0 else None for status, value in self._positions]
         lib = self._lib
         buffers = self._buffers
