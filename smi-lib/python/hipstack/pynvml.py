@@ -29,7 +29,9 @@ _lock = threading.Lock()
 _system: Optional[hipstack.System] = None
 _inits = 0  # nvmlInit calls not yet matched by nvmlShutdown, as NVML counts them
 _queries = {}  # metric names -> hipstack.Query of _system (emptied with it)
-_answering = {}  # (GPU index, candidate metric names) -> the Query of the one that answered last (emptied with _system)
+_bound = {}  # table name -> {GPU index: the bound Query.value of its candidate that answered} (emptied with _system)
+_bound_sets = {}  # a call's table names -> the bound Query.values of their metrics (emptied with _system)
+_NOTHING_BOUND = {}  # what _bound gives for a name no call has bound yet (never written)
 _nvmlGetFunctionPointer_cache = {}  # name -> callable, as pynvml keeps it (gpustat adds to it)
 
 _MIB = 1 << 20
@@ -101,7 +103,8 @@ def nvmlShutdown() -> None:  # noqa: N802
         _inits -= 1
         if _inits == 0 and _system is not None:
             _queries.clear()
-            _answering.clear()
+            _bound.clear()
+            _bound_sets.clear()
             _system.close()
             _system = None
 
@@ -213,32 +216,60 @@ def _values(handle, *metrics, instance: str = ""):
     return out
 
 
-def _first(handle, *metrics):
-    """The value of the first of `metrics` the GPU gives (NVML's figure has one source per vendor). The
-    one that answered is asked alone the next time: a call reads one figure, not every candidate."""
-    index = _index(handle)
-    known = _answering.get((index, metrics))
-    if known is not None:
+def _figure(handle, name: str):
+    """The figure of pynvml's `name` (its name in the library's table, _M): the value of the first of
+    its candidate metrics the GPU gives (NVML's figure has one source per vendor). The candidate that
+    answered a GPU is bound to the name at that GPU's first call: a call is then one C read of one
+    metric, with no search and no tuple made."""
+    index = handle.index if type(handle) is _Handle else _index(handle)
+    read = _bound.get(name, _NOTHING_BOUND).get(index)
+    if read is not None:
         try:
-            value = known.values(index)[0]
+            value = read(index)
         except hipstack.Error as e:
             raise _nvml_error(e) from e
         if value is not None:
             return value
-    for name in metrics:
-        value = _quick_at(index, (name,))[0]
+    metrics = _M[name]
+    for metric in metrics:
+        query = _query((metric,))
+        try:
+            value = query.value(index)
+        except hipstack.Error as e:
+            raise _nvml_error(e) from e
         if value is not None:
-            _answering[(index, metrics)] = _queries[(name,)]
+            _bound.setdefault(name, {})[index] = query.value
             return value
     readings = {r.metric: r for r in _readings(handle, *metrics) if not r.instance}
-    for name in metrics:
-        if name in readings and readings[name].ok:
-            return readings[name].value
-    present = [readings[n] for n in metrics if n in readings]
+    for metric in metrics:
+        if metric in readings and readings[metric].ok:
+            return readings[metric].value
+    present = [readings[m] for m in metrics if m in readings]
     failed = next((r for r in present if r.status != "not_supported"), present[0] if present else None)
     if failed is None:
         raise NVMLError(NVML_ERROR_NOT_SUPPORTED, "%s: not reported" % ", ".join(metrics))
     raise _failure(handle, failed)
+
+
+def _figures(handle, *names) -> list:
+    """The values of all the metrics of these names of the table (a call's struct), in order; the
+    first one's error when one is missing."""
+    values = _figures_or_none(handle, *names)
+    if None not in values:
+        return values
+    return _values(handle, *(metric for name in names for metric in _M[name]))
+
+
+def _figures_or_none(handle, *names) -> list:
+    """The values of all the metrics of these names, None where one is not ok (the caller decides what
+    a missing one means). Their Query is bound to the names at the first call."""
+    read = _bound_sets.get(names)
+    if read is None:
+        read = _bound_sets[names] = _query(tuple(metric for name in names for metric in _M[name])).values
+    try:
+        return read(handle.index if type(handle) is _Handle else _index(handle))
+    except hipstack.Error as e:
+        raise _nvml_error(e) from e
 
 
 def _sum(handle, metric: str) -> int:
@@ -349,24 +380,24 @@ def _device(handle) -> hipstack.Device:
 
 
 def nvmlDeviceGetName(handle) -> str:  # noqa: N802
-    return _values(handle, *_M["nvmlDeviceGetName"])[0]
+    return _figure(handle, "nvmlDeviceGetName")
 
 
 def nvmlDeviceGetUUID(handle) -> str:  # noqa: N802
-    return _values(handle, *_M["nvmlDeviceGetUUID"])[0]
+    return _figure(handle, "nvmlDeviceGetUUID")
 
 
 def nvmlDeviceGetSerial(handle) -> str:  # noqa: N802
-    return _values(handle, *_M["nvmlDeviceGetSerial"])[0]
+    return _figure(handle, "nvmlDeviceGetSerial")
 
 
 def nvmlDeviceGetVbiosVersion(handle) -> str:  # noqa: N802
-    return _values(handle, *_M["nvmlDeviceGetVbiosVersion"])[0]
+    return _figure(handle, "nvmlDeviceGetVbiosVersion")
 
 
 def nvmlDeviceGetMinorNumber(handle) -> int:  # noqa: N802
     """N of /dev/nvidiaN (NVIDIA); AMD GPUs have no such device: NotSupported."""
-    return int(_values(handle, *_M["nvmlDeviceGetMinorNumber"])[0])
+    return int(_figure(handle, "nvmlDeviceGetMinorNumber"))
 
 
 def nvmlDeviceGetPciInfo(handle) -> nvmlPciInfo_t:  # noqa: N802
@@ -388,7 +419,7 @@ nvmlDeviceGetPciInfo_v2 = nvmlDeviceGetPciInfo_v3 = nvmlDeviceGetPciInfo
 
 
 def nvmlDeviceGetCudaComputeCapability(handle):  # noqa: N802
-    major, _, minor = _values(handle, *_M["nvmlDeviceGetCudaComputeCapability"])[0].partition(".")
+    major, _, minor = _figure(handle, "nvmlDeviceGetCudaComputeCapability").partition(".")
     return (int(major), int(minor or 0))
 
 
@@ -399,52 +430,52 @@ def nvmlDeviceGetMemoryInfo(handle, version=None):  # noqa: N802
     used: on an H200 NVML's first call answered used = total - free to the byte); with
     version=nvmlMemory_v2 the reservation apart (NVIDIA). NVIDIA GPUs report free memory; amdgpu
     reports used VRAM (free = total - used)."""
-    total = int(_values(handle, *_M["nvmlDeviceGetMemoryInfo.total"])[0])
-    free_name, used_name = _M["nvmlDeviceGetMemoryInfo.free"]  # free, else total - used
-    reserved_name, = _M["nvmlDeviceGetMemoryInfo(nvmlMemory_v2).reserved"]
-    used_v2_name, = _M["nvmlDeviceGetMemoryInfo(nvmlMemory_v2).used"]
-    wanted = dict.fromkeys((free_name, used_name, reserved_name, used_v2_name))  # each once, in order
-    readings = {r.metric: r for r in _readings(handle, *wanted) if not r.instance}
-    free_r, used_r, reserved_r = readings.get(free_name), readings.get(used_name), readings.get(reserved_name)
-    used_v2_r = readings.get(used_v2_name)
-    if free_r is not None and free_r.ok:
-        free = int(free_r.value)
-    elif used_r is not None and used_r.ok:
-        free = total - int(used_r.value)
+    total = int(_figure(handle, "nvmlDeviceGetMemoryInfo.total"))
+    # free, used (free = total - used where the driver gives no free figure), reserved, used (v2): one
+    # read of the numbers; the readings only to say why neither free nor used is there.
+    free, used, reserved, used_v2 = _figures_or_none(handle, "nvmlDeviceGetMemoryInfo.free",
+                                                     "nvmlDeviceGetMemoryInfo(nvmlMemory_v2).reserved",
+                                                     "nvmlDeviceGetMemoryInfo(nvmlMemory_v2).used")
+    if free is not None:
+        free = int(free)
+    elif used is not None:
+        free = total - int(used)
     else:
+        free_name, used_name = _M["nvmlDeviceGetMemoryInfo.free"]
+        readings = {r.metric: r for r in _readings(handle, free_name, used_name) if not r.instance}
+        free_r, used_r = readings.get(free_name), readings.get(used_name)
         raise _failure(handle, used_r or free_r) if (used_r or free_r) else NVMLError(NVML_ERROR_NOT_SUPPORTED, "vram")
     if version is None:
         return c_nvmlMemory_t(total=total, free=free, used=total - free)
     if version != nvmlMemory_v2:
         raise NVMLError(NVML_ERROR_ARGUMENT_VERSION_MISMATCH, "version %r" % (version,))
-    reserved = int(reserved_r.value) if reserved_r is not None and reserved_r.ok else 0
-    used = int(used_v2_r.value) if used_v2_r is not None and used_v2_r.ok else total - free - reserved
+    reserved = int(reserved) if reserved is not None else 0
+    used = int(used_v2) if used_v2 is not None else total - free - reserved
     return c_nvmlMemory_v2_t(version=version, total=total, reserved=reserved, free=free, used=used)
 
 
 def nvmlDeviceGetBAR1MemoryInfo(handle) -> c_nvmlBAR1Memory_t:  # noqa: N802
-    total, used = (int(v) for v in _values(handle, *_M["nvmlDeviceGetBAR1MemoryInfo.bar1Total"],
-                                           *_M["nvmlDeviceGetBAR1MemoryInfo.bar1Used"]))
+    total, used = (int(v) for v in _figures(handle, "nvmlDeviceGetBAR1MemoryInfo.bar1Total", "nvmlDeviceGetBAR1MemoryInfo.bar1Used"))
     return c_nvmlBAR1Memory_t(bar1Total=total, bar1Free=total - used, bar1Used=used)
 
 
 def nvmlDeviceGetUtilizationRates(handle) -> c_nvmlUtilization_t:  # noqa: N802
-    gpu, memory = _values(handle, *_M["nvmlDeviceGetUtilizationRates.gpu"], *_M["nvmlDeviceGetUtilizationRates.memory"])
+    gpu, memory = _figures(handle, "nvmlDeviceGetUtilizationRates.gpu", "nvmlDeviceGetUtilizationRates.memory")
     return c_nvmlUtilization_t(gpu=_whole(gpu), memory=_whole(memory))
 
 
 def nvmlDeviceGetEncoderUtilization(handle) -> list:  # noqa: N802
     """[percent, sampling period in µs]; hipstack does not know NVML's period: 0."""
-    return [_whole(_values(handle, *_M["nvmlDeviceGetEncoderUtilization"])[0]), 0]
+    return [_whole(_figure(handle, "nvmlDeviceGetEncoderUtilization")), 0]
 
 
 def nvmlDeviceGetDecoderUtilization(handle) -> list:  # noqa: N802
-    return [_whole(_values(handle, *_M["nvmlDeviceGetDecoderUtilization"])[0]), 0]
+    return [_whole(_figure(handle, "nvmlDeviceGetDecoderUtilization")), 0]
 
 
 def nvmlDeviceGetFanSpeed(handle) -> int:  # noqa: N802
     """Percent of the fan's top speed (NVIDIA); AMD: the fan's PWM duty."""
-    return _whole(_values(handle, *_M["nvmlDeviceGetFanSpeed"])[0])
+    return _whole(_figure(handle, "nvmlDeviceGetFanSpeed"))
 
 
 def nvmlDeviceGetFanSpeed_v2(handle, fan: int) -> int:  # noqa: N802
@@ -458,7 +489,7 @@ def nvmlDeviceGetTemperature(handle, sensor: int) -> int:  # noqa: N802
     amd-smi reports as the GPU's temperature, else the edge sensor."""
     if sensor != NVML_TEMPERATURE_GPU:
         raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "sensor %r: only NVML_TEMPERATURE_GPU (0) is known" % (sensor,))
-    return _whole(_first(handle, *_M["nvmlDeviceGetTemperature(NVML_TEMPERATURE_GPU)"]))
+    return _whole(_figure(handle, "nvmlDeviceGetTemperature(NVML_TEMPERATURE_GPU)"))
 
 
 def _milliwatts(watts) -> int:
@@ -468,29 +499,28 @@ def _milliwatts(watts) -> int:
 def nvmlDeviceGetPowerUsage(handle) -> int:  # noqa: N802
     """Milliwatts: the average power NVML's call reports on NVIDIA GPUs; on AMD the driver's average
     where it has one, else its current socket power (MI300: power1_input only, as amd-smi shows)."""
-    return _milliwatts(_first(handle, *_M["nvmlDeviceGetPowerUsage"]))
+    return _milliwatts(_figure(handle, "nvmlDeviceGetPowerUsage"))
 
 
 def nvmlDeviceGetEnforcedPowerLimit(handle) -> int:  # noqa: N802
-    return _milliwatts(_values(handle, *_M["nvmlDeviceGetEnforcedPowerLimit"])[0])
+    return _milliwatts(_figure(handle, "nvmlDeviceGetEnforcedPowerLimit"))
 
 
 nvmlDeviceGetPowerManagementLimit = nvmlDeviceGetEnforcedPowerLimit
 
 
 def nvmlDeviceGetPowerManagementDefaultLimit(handle) -> int:  # noqa: N802
-    return _milliwatts(_values(handle, *_M["nvmlDeviceGetPowerManagementDefaultLimit"])[0])
+    return _milliwatts(_figure(handle, "nvmlDeviceGetPowerManagementDefaultLimit"))
 
 
 def nvmlDeviceGetPowerManagementLimitConstraints(handle) -> list:  # noqa: N802
-    low, high = _values(handle, *_M["nvmlDeviceGetPowerManagementLimitConstraints.minLimit"],
-                        *_M["nvmlDeviceGetPowerManagementLimitConstraints.maxLimit"])
+    low, high = _figures(handle, "nvmlDeviceGetPowerManagementLimitConstraints.minLimit", "nvmlDeviceGetPowerManagementLimitConstraints.maxLimit")
     return [_milliwatts(low), _milliwatts(high)]
 
 
 def nvmlDeviceGetTotalEnergyConsumption(handle) -> int:  # noqa: N802
     """Millijoules since the driver loaded."""
-    return _whole(_values(handle, *_M["nvmlDeviceGetTotalEnergyConsumption"])[0] * 1000)
+    return _whole(_figure(handle, "nvmlDeviceGetTotalEnergyConsumption") * 1000)
 
 
 # NVML clock types -> their names in the table (AMD: the shader clock for graphics and SM).
@@ -504,7 +534,7 @@ _MAX_CLOCKS = {NVML_CLOCK_GRAPHICS: "nvmlDeviceGetMaxClockInfo(NVML_CLOCK_GRAPHI
 def _clock(table, handle, clock_type) -> int:
     if clock_type not in table:
         raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "clock type %r" % (clock_type,))
-    return _whole(_first(handle, *_M[table[clock_type]]))
+    return _whole(_figure(handle, table[clock_type]))
 
 
 def nvmlDeviceGetClockInfo(handle, clock_type: int) -> int:  # noqa: N802
@@ -523,19 +553,19 @@ def _pcie_generation(gts: float) -> int:
 
 
 def nvmlDeviceGetCurrPcieLinkGeneration(handle) -> int:  # noqa: N802
-    return _pcie_generation(_values(handle, *_M["nvmlDeviceGetCurrPcieLinkGeneration"])[0])
+    return _pcie_generation(_figure(handle, "nvmlDeviceGetCurrPcieLinkGeneration"))
 
 
 def nvmlDeviceGetMaxPcieLinkGeneration(handle) -> int:  # noqa: N802
-    return _pcie_generation(_values(handle, *_M["nvmlDeviceGetMaxPcieLinkGeneration"])[0])
+    return _pcie_generation(_figure(handle, "nvmlDeviceGetMaxPcieLinkGeneration"))
 
 
 def nvmlDeviceGetCurrPcieLinkWidth(handle) -> int:  # noqa: N802
-    return int(_values(handle, *_M["nvmlDeviceGetCurrPcieLinkWidth"])[0])
+    return int(_figure(handle, "nvmlDeviceGetCurrPcieLinkWidth"))
 
 
 def nvmlDeviceGetMaxPcieLinkWidth(handle) -> int:  # noqa: N802
-    return int(_values(handle, *_M["nvmlDeviceGetMaxPcieLinkWidth"])[0])
+    return int(_figure(handle, "nvmlDeviceGetMaxPcieLinkWidth"))
 
 
 def nvmlDeviceGetPcieThroughput(handle, counter: int) -> int:  # noqa: N802
@@ -559,15 +589,15 @@ def nvmlDeviceGetPcieThroughput(handle, counter: int) -> int:  # noqa: N802
 
 def nvmlDeviceGetPerformanceState(handle) -> int:  # noqa: N802
     """0 (P0, the most) .. 15; NVIDIA only."""
-    return int(_values(handle, *_M["nvmlDeviceGetPerformanceState"])[0].lstrip("P"))
+    return int(_figure(handle, "nvmlDeviceGetPerformanceState").lstrip("P"))
 
 
 def nvmlDeviceGetPersistenceMode(handle) -> int:  # noqa: N802
-    return _enabled(_values(handle, *_M["nvmlDeviceGetPersistenceMode"])[0])
+    return _enabled(_figure(handle, "nvmlDeviceGetPersistenceMode"))
 
 
 def nvmlDeviceGetDisplayActive(handle) -> int:  # noqa: N802
-    return _enabled(_values(handle, *_M["nvmlDeviceGetDisplayActive"])[0])
+    return _enabled(_figure(handle, "nvmlDeviceGetDisplayActive"))
 
 
 _COMPUTE_MODES = {"default": NVML_COMPUTEMODE_DEFAULT, "exclusive_thread": NVML_COMPUTEMODE_EXCLUSIVE_THREAD,
@@ -575,7 +605,7 @@ _COMPUTE_MODES = {"default": NVML_COMPUTEMODE_DEFAULT, "exclusive_thread": NVML_
 
 
 def nvmlDeviceGetComputeMode(handle) -> int:  # noqa: N802
-    mode = _values(handle, *_M["nvmlDeviceGetComputeMode"])[0]
+    mode = _figure(handle, "nvmlDeviceGetComputeMode")
     if mode not in _COMPUTE_MODES:
         raise NVMLError(NVML_ERROR_UNKNOWN, "compute mode %r" % mode)
     return _COMPUTE_MODES[mode]
@@ -583,19 +613,19 @@ def nvmlDeviceGetComputeMode(handle) -> int:  # noqa: N802
 
 def nvmlDeviceGetMigMode(handle) -> list:  # noqa: N802
     """[current, pending after the next reset] (NVIDIA)."""
-    return [_enabled(v) for v in _values(handle, *_M["nvmlDeviceGetMigMode.currentMode"], *_M["nvmlDeviceGetMigMode.pendingMode"])]
+    return [_enabled(v) for v in _figures(handle, "nvmlDeviceGetMigMode.currentMode", "nvmlDeviceGetMigMode.pendingMode")]
 
 
 def nvmlDeviceGetEccMode(handle) -> list:  # noqa: N802
     """[current, pending after the next reset] (NVIDIA)."""
-    return [_enabled(v) for v in _values(handle, *_M["nvmlDeviceGetEccMode.currentMode"], *_M["nvmlDeviceGetEccMode.pendingMode"])]
+    return [_enabled(v) for v in _figures(handle, "nvmlDeviceGetEccMode.currentMode", "nvmlDeviceGetEccMode.pendingMode")]
 
 
 def nvmlDeviceGetCurrentClocksEventReasons(handle) -> int:  # noqa: N802
     """NVML's clock-event bits (NVIDIA). AMD's throttle bits mean other things: NotSupported there."""
     if _device(handle).vendor != "nvidia":
         raise NVMLError(NVML_ERROR_NOT_SUPPORTED, "throttle_status of an AMD GPU has no NVML bits")
-    return int(_values(handle, *_M["nvmlDeviceGetCurrentClocksEventReasons"])[0])
+    return int(_figure(handle, "nvmlDeviceGetCurrentClocksEventReasons"))
 
 
 nvmlDeviceGetCurrentClocksThrottleReasons = nvmlDeviceGetCurrentClocksEventReasons
@@ -630,8 +660,7 @@ def nvmlDeviceGetRemappedRows(handle):  # noqa: N802
     rows = hipstack.foreign_table("pynvml")  # the instance of each count is the table's too
     correctable, uncorrectable = (int(_values(handle, *_M[name], instance=rows[name].instance)[0]) for name in (
         "nvmlDeviceGetRemappedRows.corrRows", "nvmlDeviceGetRemappedRows.uncRows"))
-    pending, failed = (int(v) for v in _values(handle, *_M["nvmlDeviceGetRemappedRows.isPending"],
-                                                *_M["nvmlDeviceGetRemappedRows.failureOccurred"]))
+    pending, failed = (int(v) for v in _figures(handle, "nvmlDeviceGetRemappedRows.isPending", "nvmlDeviceGetRemappedRows.failureOccurred"))
     return (correctable, uncorrectable, pending, failed)
 
 
