@@ -12,6 +12,9 @@ import tempfile
 import unittest
 
 import hipstack
+from hipstack._amdsmi_types import AmdSmiLinkType
+
+AMDSMI_LINK_TYPE_XGMI = int(AmdSmiLinkType.AMDSMI_LINK_TYPE_XGMI)
 
 CAPTURE = os.path.join(os.environ["HIPSTACK_CAPTURES_DIR"], "constructed/mi300x-8gpu-spx-nps1")
 ENV = dict(os.environ, HIPSTACK_SYSFS_ROOT=os.path.join(CAPTURE, "sys"), HIPSTACK_PROCFS_ROOT=os.path.join(CAPTURE, "proc"),
@@ -277,6 +280,76 @@ print(json.dumps(out))
                         self.assertEqual((h["power"], h["temp"]), (round(r["power_current"]), int(r["temperature_junction"])))
                     else:  # amdsmi's secondary partitions: "N/A" in a dict, NOT_SUPPORTED for a value
                         self.assertEqual((h["power"], h["temp"]), ("N/A", 2))
+
+
+class ViolationsAndLinks(unittest.TestCase):
+    """amdsmi_get_violation_status computes as amdsmi does: two reads of the accumulators 100 ms apart
+    (here the module's sleep replaces card0's gpu_metrics with grown accumulators: 1,000 more samples,
+    250 of them power-limited, all 1,000 HBM-thermal); the link calls give the library's links."""
+    GROWN = {32: 1000, 40: 250, 52: 1000}  # gpu_metrics v1.6 (u32 at): accumulation_counter, ppt_residency, hbm_thm_residency
+
+    def test_violation_status_over_the_two_reads(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            shutil.copytree(CAPTURE, os.path.join(scratch, "capture"), symlinks=True)
+            metrics = os.path.join(scratch, "capture/sys/class/drm/card0/device/gpu_metrics")
+            env = dict(ENV, HIPSTACK_SYSFS_ROOT=os.path.join(scratch, "capture/sys"),
+                       HIPSTACK_PROCFS_ROOT=os.path.join(scratch, "capture/proc"))
+            script = r"""
+import json, os, struct, sys
+from hipstack.amdsmi import *
+import hipstack._amdsmi_limits as limits
+path, grown = sys.argv[1], {int(k): v for k, v in json.loads(sys.argv[2]).items()}
+calls = []
+def grow(seconds):  # card0's call only: the second call (card1's) finds card0's file as the first left it
+    calls.append(seconds)
+    if len(calls) > 1:
+        return
+    data = bytearray(open(path, "rb").read())
+    for offset, more in grown.items():
+        struct.pack_into("<I", data, offset, struct.unpack_from("<I", data, offset)[0] + more)
+    open(path + ".new", "wb").write(data)
+    os.replace(path + ".new", path)
+limits.time.sleep = grow
+amdsmi_init()
+h = amdsmi_get_processor_handles()
+print(json.dumps([amdsmi_get_violation_status(h[0]), amdsmi_get_violation_status(h[1]), calls]))
+"""
+            done = subprocess.run([sys.executable, "-c", script, metrics, json.dumps(self.GROWN)], env=env,
+                                  capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            card0, card1, waits = json.loads(done.stdout)
+            self.assertEqual(waits, [0.1, 0.1], "amdsmi's 100 ms between the two reads")
+            with hipstack.System(sysfs_root=env["HIPSTACK_SYSFS_ROOT"], nvml=False) as system:
+                after = {(r.metric, r.instance): r.value for r in system.sample(0, kinds=("live",)) if r.ok}
+        self.assertEqual(card0["acc_counter"], after[("violation_accumulation_count", "")])
+        self.assertEqual((card0["acc_ppt_pwr"], card0["acc_hbm_thrm"], card0["acc_prochot_thrm"]),
+                         (after[("violation_residency", "ppt")], after[("violation_residency", "hbm_thermal")], 0))
+        self.assertEqual((card0["per_ppt_pwr"], card0["per_hbm_thrm"], card0["per_prochot_thrm"]), (25, 100, 0))
+        self.assertEqual((card0["active_ppt_pwr"], card0["active_hbm_thrm"], card0["active_prochot_thrm"]), (True, True, False))
+        self.assertEqual(card0["violation_timestamp"], round(after[("firmware_timestamp", "")] * 100_000_000))
+        # card1's accumulators did not move: no share can be computed, as amdsmi answers then.
+        self.assertEqual((card1["per_ppt_pwr"], card1["active_ppt_pwr"]), ("N/A", "N/A"))
+        self.assertEqual(card1["acc_gfx_clk_below_host_limit"], "N/A")
+        self.assertEqual(card1["per_low_utilization"], [["N/A"] * 8] * 8)
+
+    def test_link_type_hops_and_weight_of_every_pair(self):
+        found = run(r"""
+import json
+from hipstack.amdsmi import *
+amdsmi_init()
+h = amdsmi_get_processor_handles()
+print(json.dumps({f"{a},{b}": [amdsmi_topo_get_link_type(h[a], h[b]), amdsmi_topo_get_link_weight(h[a], h[b])]
+                  for a in range(len(h)) for b in range(len(h)) if a != b}))
+""")
+        with hipstack.System(sysfs_root=ENV["HIPSTACK_SYSFS_ROOT"], nvml=False) as system:
+            links = system.links()
+        pairs = json.loads(found)
+        self.assertEqual(len(pairs), 56)
+        for link in links:
+            r = {x.metric: x.value for x in link.readings if x.ok}
+            self.assertEqual(r["link_type"], "xgmi")
+            for key in (f"{link.source},{link.target}", f"{link.target},{link.source}"):
+                self.assertEqual(pairs[key], [{"hops": r["link_hops"], "type": AMDSMI_LINK_TYPE_XGMI}, r["link_weight"]], key)
 
 
 class EccAndBadPages(unittest.TestCase):

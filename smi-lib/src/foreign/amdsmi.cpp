@@ -21,6 +21,8 @@ constexpr std::string_view kRasBlock = "the RAS block's count (since the driver 
 constexpr std::string_view kLevels = "the lowest DPM level; clk_deep_sleep: level S";
 constexpr std::string_view kTop = "the driver's top clock, else the highest DPM level";
 constexpr std::string_view kHighest = "the highest DPM level";
+constexpr std::string_view kViolation =
+    "read twice 100 ms apart: acc_* the second read; per_* = delta * 100 // delta of acc_counter; active_*: per_* > 0";
 constexpr std::string_view kMhz = "MHz";
 
 const ForeignName kTable[] = {
@@ -48,6 +50,9 @@ const ForeignName kTable[] = {
     {"amdsmi_get_gpu_compute_partition", {M::compute_partition}, "", ""},
     {"amdsmi_get_gpu_memory_partition", {M::memory_partition}, "", ""},
     {"amdsmi_topo_get_numa_node_number", {M::numa_node}, "", ""},
+    {"amdsmi_topo_get_link_type.type", {M::link_type}, "", "xgmi -> 2, pcie -> 1, another kind -> 4 (AmdSmiLinkType)"},
+    {"amdsmi_topo_get_link_type.hops", {M::link_hops}, "", ""},
+    {"amdsmi_topo_get_link_weight", {M::link_weight}, "", "KFD's weight"},
     {"amdsmi_get_power_info.socket_power", {M::power_current, M::power_average}, "", "whole W"},
     {"amdsmi_get_power_info.current_socket_power", {M::power_current}, "", "whole W"},
     {"amdsmi_get_power_info.average_socket_power", {M::power_average}, "", "whole W"},
@@ -164,6 +169,13 @@ const ForeignName kTable[] = {
     {"amdsmi_get_gpu_metrics_info.xgmi_link_speed", {M::xgmi_link_speed}, "", "whole GT/s"},
     {"amdsmi_get_gpu_metrics_info.xgmi_read_data_acc", {M::xgmi_read_data}, "", "8 links, bytes -> KB"},
     {"amdsmi_get_gpu_metrics_info.xgmi_write_data_acc", {M::xgmi_write_data}, "", "8 links, bytes -> KB"},
+    {"amdsmi_get_violation_status.acc_counter", {M::violation_accumulation_count}, "", kViolation},
+    {"amdsmi_get_violation_status.acc_prochot_thrm", {M::violation_residency}, "prochot", kViolation},
+    {"amdsmi_get_violation_status.acc_ppt_pwr", {M::violation_residency}, "ppt", kViolation},
+    {"amdsmi_get_violation_status.acc_socket_thrm", {M::violation_residency}, "socket_thermal", kViolation},
+    {"amdsmi_get_violation_status.acc_vr_thrm", {M::violation_residency}, "vr_thermal", kViolation},
+    {"amdsmi_get_violation_status.acc_hbm_thrm", {M::violation_residency}, "hbm_thermal", kViolation},
+    {"amdsmi_get_violation_status.violation_timestamp", {M::firmware_timestamp}, "", "s -> 10 ns (the firmware's unit)"},
     {"amdsmi_get_gpu_metrics_info.accumulation_counter", {M::violation_accumulation_count}, "", ""},
     {"amdsmi_get_gpu_metrics_info.prochot_residency_acc", {M::violation_residency}, "prochot", ""},
     {"amdsmi_get_gpu_metrics_info.ppt_residency_acc", {M::violation_residency}, "ppt", ""},
