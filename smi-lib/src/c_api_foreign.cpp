@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -74,7 +75,7 @@ size_t hipstack_smi_foreign_names_size(hipstack_smi_foreign_tool tool) {
   try {
     const auto* rows = foreign_rows(tool);
     return rows != nullptr ? rows->size() : 0;
-  } catch (...) {  // out of memory making the table: nothing to count
+  } catch (const std::bad_alloc&) {  // out of memory making the table: nothing to count
     return 0;
   }
 }

@@ -4,7 +4,10 @@
 
 #include <hipstack/smi.hpp>
 
+#include <array>
 #include <cerrno>
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -48,6 +51,33 @@ class ReadingList {
 };
 
 Status status_for_errno(int error_code) noexcept;
+
+// Whether a sample asked for any of a group of metrics (an empty list asks for everything), by a
+// table of flags made once per sample: a backend asks ~60 times a sample, so a poller's one-metric
+// sample reads only the files or calls that metric needs (catalogue ids are below 1024,
+// catalogue.cpp). add() takes in what another asked metric needs (energy needs power).
+class AskedFor {
+ public:
+  explicit AskedFor(const SampleOptions& options) : everything_(options.metrics.empty()) {
+    for (const MetricId id : options.metrics) add(id);
+  }
+  bool operator()(std::initializer_list<MetricId> ids) const {
+    if (everything_) return true;
+    for (const MetricId id : ids) {
+      const auto bit = static_cast<std::uint32_t>(id) % 1024;
+      if ((asked_[bit / 64] >> (bit % 64)) & 1U) return true;
+    }
+    return false;
+  }
+  void add(MetricId id) {
+    const auto bit = static_cast<std::uint32_t>(id) % 1024;
+    asked_[bit / 64] |= std::uint64_t{1} << (bit % 64);
+  }
+
+ private:
+  bool everything_;
+  std::array<std::uint64_t, 16> asked_{};
+};
 
 // Whether a sample asked for id (an empty list asks for everything).
 inline bool asked_for(const SampleOptions& options, MetricId id) {

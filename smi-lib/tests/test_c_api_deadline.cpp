@@ -209,6 +209,27 @@ TEST_F(DeadlineTest, AStuckGpuAnswersAtOnceAndHoldsUpNothingElse) {
   hipstack_smi_close(system);
 }
 
+// A poller's read of one metric reads only that metric's files: with a FIFO where another metric's
+// file is (pp_dpm_sclk, a clock table; the RAS folder's counts), the power still answers at once.
+TEST_F(DeadlineTest, AOneMetricReadTouchesOnlyItsFiles) {
+  std::uint32_t device = 0;
+  hipstack_smi_system* system = open_with_deadline(device);
+  ASSERT_NE(system, nullptr);
+  Fifo clocks(device_dir() / "pp_dpm_sclk");
+  Fifo mode(device_dir() / "power_dpm_force_performance_level");
+  const std::uint32_t power = HIPSTACK_SMI_METRIC_power_current;
+  hipstack_smi_value value{};
+  const auto start = Clock::now();
+  ASSERT_EQ(hipstack_smi_read_values(system, device, &power, 1, &value), HIPSTACK_SMI_OK) << last_error();
+  EXPECT_LT(seconds_since(start), kOpenDeadlineMs / 2000.0);
+  EXPECT_EQ(value.status, HIPSTACK_SMI_STATUS_OK);
+  EXPECT_GT(value.real, 0);
+  // The FIFOs do hold a read: the clock, whose table is one, times out.
+  const std::uint32_t sclk = HIPSTACK_SMI_METRIC_clock_sclk;
+  EXPECT_EQ(hipstack_smi_read_values(system, device, &sclk, 1, &value), HIPSTACK_SMI_ERROR_TIMED_OUT);
+  hipstack_smi_close(system);
+}
+
 // Closing the handle while a read is stuck leaves the System to that read's thread.
 TEST_F(DeadlineTest, CloseWhileAReadIsStuck) {
   std::uint32_t stuck = 0;

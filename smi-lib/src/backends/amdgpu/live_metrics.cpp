@@ -308,7 +308,9 @@ bool read_clocks(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
         {MetricId::clock_vclk, "vclk", gm.current_vclk0, nullptr, gm.average_vclk0},
         {MetricId::clock_dclk, "dclk", gm.current_dclk0, nullptr, gm.average_dclk0},
         {MetricId::clock_dcefclk, "dcefclk", gm.current_dcefclk, nullptr, std::nullopt}};
-    for (const ClockSources& clock : clocks) any_starred = read_clock(values, gpu, clock) || any_starred;
+    for (const ClockSources& clock : clocks) {
+      if (values.wanted({clock.id, MetricId::dpm_level_current})) any_starred = read_clock(values, gpu, clock) || any_starred;
+    }
   } else {
     for (const MetricId id : {MetricId::clock_sclk, MetricId::clock_mclk, MetricId::clock_fclk, MetricId::clock_socclk,
                               MetricId::clock_vclk, MetricId::clock_dclk, MetricId::clock_dcefclk,
@@ -324,6 +326,7 @@ bool read_clocks(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
 }
 
 void read_fan(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
+  if (!values.wanted({MetricId::fan_speed, MetricId::fan_pwm, MetricId::fan_pwm_level})) return;
   ReadingList& list = values.list();
   const FsView& fs = values.fs();
   const std::string hw = gpu.hwmon_dir.empty() ? std::string() : gpu.hwmon_dir + "/";
@@ -354,14 +357,18 @@ void read_links(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm, co
   const std::string dev = has_card ? gpu.device_dir + "/" : std::string();
   auto dev_file = [&dev](const char* name) { return dev.empty() ? std::string() : dev + name; };
   if (has_card) {
-    any_starred = read_pcie_link(values, gpu, gm) || any_starred;
+    if (values.wanted({MetricId::pcie_speed, MetricId::pcie_width, MetricId::dpm_level_current})) {
+      any_starred = read_pcie_link(values, gpu, gm) || any_starred;
+    }
     if (!any_starred) list.failed(MetricId::dpm_level_current, ENOENT, "no pp_dpm_* table has a starred level");
   } else {
     list.failed(MetricId::pcie_speed, ENOENT, "no DRM card");
     list.failed(MetricId::pcie_width, ENOENT, "no DRM card");
   }
   values.number(MetricId::pcie_replay_count, dev_file("pcie_replay_count"), 1.0, gm.pcie_replay_count);
-  if (options.pcie_throughput && has_card) {
+  if (!values.wanted({MetricId::pcie_rx, MetricId::pcie_tx})) {
+    // not asked: neither read nor explained
+  } else if (options.pcie_throughput && has_card) {
     read_pcie_throughput(values, gpu);
   } else {
     const char* why = has_card ? "opt-in: the pcie_bw read blocks one second" : "no DRM card";
@@ -375,6 +382,7 @@ void read_links(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm, co
 
 // The performance level and the active power profile.
 void read_power_settings(SysfsValues& values, const AmdGpu& gpu) {
+  if (!values.wanted({MetricId::performance_level, MetricId::power_profile})) return;
   ReadingList& list = values.list();
   const FsView& fs = values.fs();
   const bool has_card = !gpu.device_dir.empty();
@@ -398,7 +406,14 @@ void read_power_settings(SysfsValues& values, const AmdGpu& gpu) {
 }  // namespace
 
 void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
-  SysfsValues values(fs, out);
+  // Only the files the asked metrics need (a poller's one-metric sample reads one or two, not ~30);
+  // energy is judged against the power drawn.
+  AskedFor wanted(options);
+  if (wanted({MetricId::energy_consumed})) {
+    wanted.add(MetricId::power_average);
+    wanted.add(MetricId::power_current);
+  }
+  SysfsValues values(fs, out, &wanted);
   ReadingList& list = values.list();
   const std::string dev = gpu.device_dir.empty() ? std::string() : gpu.device_dir + "/";
   auto dev_file = [&dev](const char* name) { return dev.empty() ? std::string() : dev + name; };
@@ -437,7 +452,11 @@ void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options
   }
   values.value_or_absent(MetricId::gfx_activity_accumulated, gm.gfx_activity_acc, "gpu_metrics");
   read_counters(list, gm);
-  read_ras(fs, gpu, out);
+  if (values.wanted({MetricId::ras_correctable, MetricId::ras_uncorrectable, MetricId::ras_deferred,
+                     MetricId::ecc_corrected_volatile, MetricId::ecc_uncorrected_volatile, MetricId::bad_pages_reserved,
+                     MetricId::bad_pages_pending, MetricId::bad_pages_failed, MetricId::bad_page_threshold})) {
+    read_ras(fs, gpu, out);
+  }
   values.value_or_absent(MetricId::firmware_timestamp, gm.firmware_timestamp, "gpu_metrics");
   read_power_settings(values, gpu);
 }

@@ -17,6 +17,7 @@ void SysfsValues::emit_number(MetricId id, double value, std::string detail, con
 
 bool SysfsValues::number(MetricId id, const std::string& path, double per_unit, std::optional<double> fallback,
                          const char* fallback_source, const std::string& instance) {
+  if (!wanted({id})) return false;
   if (path.empty()) {
     value_or_absent(id, fallback, fallback ? fallback_source : "no such file on this device", instance);
     return fallback.has_value();
@@ -48,6 +49,7 @@ bool SysfsValues::number(MetricId id, const std::string& path, double per_unit, 
 }
 
 bool SysfsValues::text(MetricId id, const std::string& path, const std::string& instance) {
+  if (!wanted({id})) return false;
   const FileText file = fs_.read_text(path);
   if (!file.ok()) {
     list_.failed(id, file.error, fs_.host_path(path) + ": " + std::strerror(file.error), instance);
@@ -63,6 +65,7 @@ bool SysfsValues::text(MetricId id, const std::string& path, const std::string& 
 
 void SysfsValues::value_or_absent(MetricId id, std::optional<double> value, const std::string& source,
                                   const std::string& instance) {
+  if (!wanted({id})) return;
   if (value) {
     emit_number(id, *value, source, instance);
   } else {

@@ -19,10 +19,15 @@ inline constexpr double kMicroPerUnit = 1e6;  // µW -> W
 
 class SysfsValues {
  public:
-  SysfsValues(const FsView& fs, std::vector<Reading>& out) : fs_(fs), list_(out) {}
+  // wanted: the metrics to read (number, text and value_or_absent skip the others, reading no
+  // file); null: all of them.
+  SysfsValues(const FsView& fs, std::vector<Reading>& out, const AskedFor* wanted = nullptr)
+      : fs_(fs), list_(out), wanted_(wanted) {}
 
   ReadingList& list() { return list_; }
   const FsView& fs() const { return fs_; }
+  // Whether any of these metrics is to be read.
+  bool wanted(std::initializer_list<MetricId> ids) const { return wanted_ == nullptr || (*wanted_)(ids); }
 
   // A number file converted into catalogue units (divided by `per_unit`, file units per catalogue
   // unit); when the file is absent and a fallback value exists, the fallback is reported instead (its
@@ -40,6 +45,7 @@ class SysfsValues {
   void emit_number(MetricId id, double value, std::string detail, const std::string& instance);
   const FsView& fs_;
   ReadingList list_;
+  const AskedFor* wanted_;
 };
 
 }  // namespace hipstack::smi::detail::amdgpu

@@ -37,31 +37,6 @@ const char* architecture_name(unsigned arch) {
 
 const char* enabled_text(int state) { return state != 0 ? "enabled" : "disabled"; }
 
-// Whether a sample asked for any of a group of metrics (an empty list asks for everything), by a
-// table of flags made once per sample (its Probe's): a sample asks ~60 times (catalogue ids are
-// below 1024, catalogue.cpp).
-class AskedFor {
- public:
-  explicit AskedFor(const SampleOptions& options) : everything_(options.metrics.empty()) {
-    for (const MetricId id : options.metrics) {
-      const auto bit = static_cast<std::uint32_t>(id) % 1024;
-      asked_[bit / 64] |= std::uint64_t{1} << (bit % 64);
-    }
-  }
-  bool operator()(std::initializer_list<MetricId> ids) const {
-    if (everything_) return true;
-    for (const MetricId id : ids) {
-      const auto bit = static_cast<std::uint32_t>(id) % 1024;
-      if ((asked_[bit / 64] >> (bit % 64)) & 1U) return true;
-    }
-    return false;
-  }
-
- private:
-  bool everything_;
-  std::array<std::uint64_t, 16> asked_{};
-};
-
 // Calls NVML for one device and reports what it said. Every call below is its own statement,
 // before the value it writes is read: as one argument list (number(id, name, call(&v), v)) the
 // order of evaluation is unspecified, and GCC reads v first.
