@@ -281,8 +281,9 @@ def _sum(handle, metric: str) -> int:
     return int(sum(r.value for r in ok))
 
 
-def _whole(value) -> int:
-    return int(round(value))
+# A figure as NVML's whole number: round() of a float is an int already (the builtin itself, no call
+# of ours: these are on every call's path).
+_whole = round
 
 
 def _enabled(text: str) -> int:
@@ -493,13 +494,13 @@ def nvmlDeviceGetTemperature(handle, sensor: int) -> int:  # noqa: N802
 
 
 def _milliwatts(watts) -> int:
-    return _whole(watts * 1000)
+    return round(watts * 1000)
 
 
 def nvmlDeviceGetPowerUsage(handle) -> int:  # noqa: N802
     """Milliwatts: the average power NVML's call reports on NVIDIA GPUs; on AMD the driver's average
     where it has one, else its current socket power (MI300: power1_input only, as amd-smi shows)."""
-    return _milliwatts(_figure(handle, "nvmlDeviceGetPowerUsage"))
+    return round(_figure(handle, "nvmlDeviceGetPowerUsage") * 1000)  # W -> mW
 
 
 def nvmlDeviceGetEnforcedPowerLimit(handle) -> int:  # noqa: N802
