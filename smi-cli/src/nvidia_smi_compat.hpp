@@ -14,13 +14,16 @@
 #include "nvidia_smi_dmon.hpp"
 #include "nvidia_smi_q.hpp"
 
+namespace hipstack::smi {
+struct NvidiaSmiField;  // hipstack/foreign_names.hpp
+}  // namespace hipstack::smi
+
 namespace hipstack::cli {
 
-struct NvidiaSmiField;
 struct NvidiaSmiRequest {
   enum class Mode { query_gpu, query_apps, list, help_gpu, help_apps, dmon, report };
   Mode mode = Mode::query_gpu;
-  std::vector<const NvidiaSmiField*> fields;  // --query-gpu / --query-compute-apps, in order
+  std::vector<const smi::NvidiaSmiField*> fields;  // --query-gpu / --query-compute-apps, in order
   bool header = true;                         // --format=csv without noheader
   bool units = true;                          // --format=csv without nounits
   std::vector<std::string> ids;               // -i / --id
