@@ -7,6 +7,7 @@ A daemon reads a capture; hipstack-smi --host (unix socket, and TCP) and hipstac
 --sysfs-root on the same capture must print byte-identical tables, JSON and CSV, with the same exit
 codes. The daemon is started and stopped (by PID) by each test.
 """
+import ctypes
 import json
 import os
 import re
@@ -103,7 +104,8 @@ class RemoteCliTest(unittest.TestCase):
         """Without --host, a read-only command asks the node's daemon (its socket named by
         HIPSTACK_SMID_SOCKET here) and prints what a local read of the same GPUs prints; --direct,
         a chosen root, a health policy, metric -v and the default view (its processes) read the GPUs
-        instead (here: the machine's own)."""
+        instead (here: the machine's own; the default view asks the daemon for its rows only when
+        this process finds the daemon's GPUs, test_default_view_rows_from_the_local_daemon)."""
         capture = os.path.join(CAPTURES, "constructed/mi300x-8gpu-faults/sys")
         socket = self.start(capture)[len("unix://"):]
         for command in COMMANDS:
@@ -197,6 +199,45 @@ class RemoteCliTest(unittest.TestCase):
         self.assertEqual(len(rows(remote.stdout)), 9)
         self.assertIn("hipstack-smid at " + host, remote.stdout)
         self.assertIn("Processes: not available with --host", remote.stdout)
+
+    def test_default_view_rows_from_the_local_daemon(self):
+        """The default view on a node whose daemon runs: the GPU rows are the daemon's (its samples and
+        health checks), the process list is read by hipstack-smi itself. Here hipstack-smi runs in a
+        mount namespace of its own with the capture over /sys, so it finds the daemon's GPUs itself
+        (as on a real node); the JSON's devices and processes are what a local read of the capture
+        gives, and the origin names the daemon. Where the GPUs are not the daemon's (the machine's
+        own, here none), the view reads them itself."""
+        capture = os.path.join(CAPTURES, "constructed/mi300x-8gpu-faults/sys")
+        socket = self.start(capture)[len("unix://"):]
+        libc = ctypes.CDLL(None, use_errno=True)
+        clone_newns, ms_bind, ms_rec, ms_private = 0x00020000, 0x1000, 0x4000, 0x40000
+
+        def capture_as_sys():  # in hipstack-smi's process, before it starts
+            if libc.unshare(clone_newns) != 0 or libc.mount(b"none", b"/", None, ms_rec | ms_private, None) != 0 or \
+                    libc.mount(capture.encode(), b"/sys", None, ms_bind | ms_rec, None) != 0:
+                raise OSError(ctypes.get_errno(), "the capture over /sys")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HIPSTACK_")}
+        env["HIPSTACK_SMID_SOCKET"] = socket
+        answered = subprocess.run([SMI, "-v", "--json"], capture_output=True, text=True, timeout=30, env=env,
+                                  preexec_fn=capture_as_sys)
+        no_proc = os.path.join(self.dir, "no-proc")  # the machine's /proc has none of the capture's processes
+        os.mkdir(no_proc)
+        local = self.smi("--sysfs-root", capture, "--procfs-root", no_proc, "--json")
+        self.assertEqual(answered.returncode, local.returncode, answered.stderr)
+        self.assertIn("answered by hipstack-smid at unix:" + socket, answered.stderr)
+        ours, theirs = json.loads(answered.stdout), json.loads(local.stdout)
+        self.assertEqual(ours["origin"], "hipstack-smid at unix:" + socket)
+        self.assertEqual(len(ours["devices"]), 8)
+        self.assertEqual(ours["devices"], theirs["devices"])
+        # The processes as KFD lists them under the capture's sysfs (their names and DRM handles are in
+        # the capture's proc, which hipstack-smi does not read here: it reads this machine's /proc).
+        listed = lambda doc: [(p["device"], p["pid"]) for p in doc["processes"]]  # noqa: E731
+        self.assertEqual(listed(ours), listed(theirs))
+        self.assertTrue(listed(ours))
+        # The machine's own GPUs (none) are not the daemon's: the view reads them itself.
+        own = self.smi_here(socket)
+        self.assertNotIn("MI300X", own.stdout)
+        self.assertNotIn("hipstack-smid", own.stdout)
 
     def test_what_does_not_work_remotely_says_so(self):
         host = self.start(os.path.join(CAPTURES, "constructed/mi300x-8gpu-spx-nps1/sys"))

@@ -536,21 +536,55 @@ int run_remote(const Invocation& in, char** argv) {
   return run_on_host(remote, in.command, in.common, in.query, in.health_policy, in.job, argv);
 }
 
+// The default view with its GPU rows from the node's daemon and its process list read here (the
+// daemon does not serve processes): the GPUs are opened for that list (NVML's start-up stays), but
+// their samples and health checks are the daemon's. Nothing (the view reads everything itself) when
+// the GPUs cannot be opened here or are not the daemon's, PCI address by PCI address.
+std::optional<int> run_overview_from_daemon(const DeviceSource& daemon, Invocation& in, const std::string& where) {
+  in.open.vendor_shutdown = false;  // a one-shot process: run_local says why
+#ifdef HIPSTACK_CLI_NORMAL_EXIT
+  in.open.vendor_shutdown = true;
+#endif
+  const std::chrono::milliseconds deadline(in.read_deadline_ms);
+  std::optional<smi::System> system;
+  try {
+    system = open_within(in.open, deadline);
+  } catch (const smi::Error&) {
+    return std::nullopt;  // the own read says why
+  }
+  if (!system) return std::nullopt;
+  const LocalSource local(*system, deadline);
+  const auto theirs = daemon.devices();
+  const auto ours = local.devices();
+  const bool same = theirs.size() == ours.size() &&
+                    std::equal(theirs.begin(), theirs.end(), ours.begin(), [](const smi::DeviceSummary& a, const smi::DeviceSummary& b) {
+                      return smi::normalise_bdf(a.bdf) == smi::normalise_bdf(b.bdf);
+                    });
+  if (!same) {
+    if (in.common.verbose) std::fprintf(stderr, "hipstack-smi: %s lists other GPUs than this process finds: reading them itself\n", where.c_str());
+    return std::nullopt;
+  }
+  const int code = run_source_command(daemon, &local, "", in.common, in.query, in.health_policy, where);
+  return local.any_stuck() ? exit_stuck(code) : exit_now(code);
+}
+
 // The node's daemon answers read-only commands from its latest samples (no GPU opened, no NVML
 // start-up), unless the command asks for something only a read of its own gives: files or an NVML
-// of its choosing, a health policy, a PCIe or window measurement, the per-metric costs, or the
-// default view (its process list is read here: the daemon does not serve processes). Nothing when
-// the daemon does not answer.
-std::optional<int> run_through_local_daemon(const Invocation& in) {
+// of its choosing, a health policy, a PCIe or window measurement, the per-metric costs. The default
+// view takes its GPU rows from the daemon and reads its process list itself. Nothing when the
+// daemon does not answer.
+std::optional<int> run_through_local_daemon(Invocation& in) {
   const CommonOptions& common = in.common;
-  const bool needs_own_read = in.direct || in.command.empty() || chooses_what_to_read(in.open) || !in.health_policy.empty() ||
+  const bool needs_own_read = in.direct || chooses_what_to_read(in.open) || !in.health_policy.empty() ||
                               common.pcie_throughput || common.window_asked || (in.command == "metric" && common.verbose);
   if (!find_command(in.command)->remote || in.change.any() || needs_own_read) return std::nullopt;
   const std::string socket = local_daemon_socket();
   std::string why_not;
   if (const auto source = connect_local_daemon(socket, why_not)) {
     if (common.verbose) std::fprintf(stderr, "hipstack-smi: answered by hipstack-smid at unix:%s (--direct reads the GPUs)\n", socket.c_str());
-    return run_through_daemon(*source, in.command, common, in.query, in.health_policy, "hipstack-smid at unix:" + socket);
+    const std::string where = "hipstack-smid at unix:" + socket;
+    if (in.command.empty()) return run_overview_from_daemon(*source, in, where);
+    return run_through_daemon(*source, in.command, common, in.query, in.health_policy, where);
   }
   if (common.verbose) std::fprintf(stderr, "hipstack-smi: reading the GPUs itself: %s\n", why_not.c_str());
   return std::nullopt;
