@@ -127,7 +127,11 @@ struct Lane {
   std::atomic<bool> caller_asleep{false};             // the caller sleeps on `taken` (the worker then wakes it)
   std::atomic<std::uint32_t> worker{gone};            // the worker thread's state (gone and back: under Shared::mutex)
   std::atomic<std::uint32_t> wake_word{0};            // the sleeping worker's futex: bumped to wake it
-  std::shared_ptr<ReadDeadline::Call> call;           // the posted call: the caller's until posted, then the worker's
+  // The posted call: the caller's until posted, then the worker's to run. The caller owns it (no
+  // reference count moves between the threads per call) unless it abandons it: then `abandoned`
+  // keeps it alive for the worker (under Shared::mutex).
+  ReadDeadline::Call* call = nullptr;
+  std::shared_ptr<ReadDeadline::Call> abandoned;
   std::atomic<bool> stop{false};                      // the handle closed
 };
 
@@ -163,7 +167,8 @@ struct ReadDeadline::Shared {
       stuck.clear();  // the stuck reads were the parent's too
       stuck_keys.store(0);
       // The lane's worker was the parent's: the lane starts again empty.
-      lane.call.reset();
+      lane.call = nullptr;
+      lane.abandoned.reset();
       lane.taken.store(lane.posted.load());
       lane.busy.store(false);
       lane.caller_asleep.store(false);
@@ -238,7 +243,7 @@ struct ReadDeadline::Shared {
           !sleep_lane(*shared, done)) {
         return;
       }
-      const std::shared_ptr<Call> call = std::move(lane.call);
+      Call* const call = lane.call;
       call->run();
       ++done;
       if (call->state.exchange(Call::done) != Call::abandoned) {
@@ -248,9 +253,10 @@ struct ReadDeadline::Shared {
         if (lane.caller_asleep.load()) futex_wake(lane.taken);
         continue;
       }
-      // Nobody waits for this answer: the read is counted off, and the lane is free again.
+      // Nobody waits for this answer: the read is counted off, the call freed, the lane free again.
       std::lock_guard lock(shared->mutex);
       shared->unstick(call->key);
+      lane.abandoned.reset();
       lane.taken.store(done);
       lane.busy.store(false);
       if (lane.stop.load()) {
@@ -319,7 +325,7 @@ bool ReadDeadline::start_on_lane(const std::shared_ptr<Call>& call) {
   if (lane.busy.exchange(true, std::memory_order_acquire)) return false;
   call->on_lane = true;
   call->ticket = lane.posted.load(std::memory_order_relaxed) + 1;
-  lane.call = call;
+  lane.call = call.get();
   lane.posted.store(call->ticket);  // publishes the call; before the look at the worker (sleep_lane says why)
   if (lane.worker.load() == Lane::looking) return true;
   call->slow_start = true;
@@ -334,7 +340,7 @@ bool ReadDeadline::start_on_lane(const std::shared_ptr<Call>& call) {
       std::thread(Shared::work_lane, shared_, call->ticket - 1).detach();
     } catch (...) {
       lane.worker.store(Lane::gone);
-      lane.call.reset();
+      lane.call = nullptr;
       lane.taken.store(call->ticket);
       lane.busy.store(false);
       throw;
@@ -343,7 +349,7 @@ bool ReadDeadline::start_on_lane(const std::shared_ptr<Call>& call) {
   return true;
 }
 
-std::optional<Clock::duration> ReadDeadline::start(std::shared_ptr<Call> call) {
+std::optional<Clock::duration> ReadDeadline::start(const std::shared_ptr<Call>& call) {
   if (start_on_lane(call)) return std::nullopt;
   std::unique_lock lock(shared_->mutex);
   shared_->forget_workers_of_parent();
@@ -354,7 +360,7 @@ std::optional<Clock::duration> ReadDeadline::start(std::shared_ptr<Call> call) {
     std::shared_ptr<Worker> worker = std::move(shared_->idle.back());
     shared_->idle.pop_back();
     call->slow_start = worker->asleep;
-    worker->call = std::move(call);
+    worker->call = call;
     worker->has_read.store(true, std::memory_order_release);
     if (worker->asleep) worker->wake.notify_one();  // one that looks for its read finds it
     return std::nullopt;
@@ -362,7 +368,7 @@ std::optional<Clock::duration> ReadDeadline::start(std::shared_ptr<Call> call) {
   lock.unlock();
   call->slow_start = true;
   // A thread of its own: the handle may close (and this ReadDeadline go) while it is stuck.
-  std::thread(Shared::work, shared_, std::make_shared<Worker>(), std::move(call)).detach();
+  std::thread(Shared::work, shared_, std::make_shared<Worker>(), call).detach();
   return std::nullopt;
 }
 
@@ -380,7 +386,8 @@ bool ReadDeadline::await(Call& call, std::chrono::milliseconds limit) {
   return !abandon(call, limit);
 }
 
-bool ReadDeadline::await_lane(Call& call, std::chrono::milliseconds limit) {
+bool ReadDeadline::await_lane(const std::shared_ptr<Call>& owned, std::chrono::milliseconds limit) {
+  Call& call = *owned;
   Lane& lane = shared_->lane;
   const auto deadline = Clock::now() + limit;
   const auto answered = [&lane, &call] { return lane.taken.load(std::memory_order_acquire) == call.ticket; };
@@ -393,18 +400,19 @@ bool ReadDeadline::await_lane(Call& call, std::chrono::milliseconds limit) {
       futex_wait(lane.taken, seen, left);
     }
     lane.caller_asleep.store(false);
-    if (!answered() && abandon(call, limit)) return false;  // the lane stays busy until the read returns
+    if (!answered() && abandon(call, limit, &owned)) return false;  // the lane stays busy until the read returns
     while (!answered()) pause();  // finished just now: the worker counts it at once
   }
   lane.busy.store(false, std::memory_order_release);
   return true;
 }
 
-bool ReadDeadline::abandon(Call& call, std::chrono::milliseconds limit) {
+bool ReadDeadline::abandon(Call& call, std::chrono::milliseconds limit, const std::shared_ptr<Call>* on_lane) {
   // The worker counts the stuck read off when it returns, after this lock is given up.
   std::lock_guard lock(shared_->mutex);
   int running = Call::running;
   if (!call.state.compare_exchange_strong(running, Call::abandoned)) return false;  // the read returned just now
+  if (on_lane != nullptr) shared_->lane.abandoned = *on_lane;  // the lane's worker still runs it
   auto [it, added] = shared_->stuck.try_emplace(call.key, Shared::Stuck{Clock::now() - limit, 0});
   ++it->second.calls;
   shared_->stuck_keys.store(shared_->stuck.size());

@@ -64,18 +64,19 @@ class ReadDeadline {
   auto run(std::uint32_t key, What what, std::chrono::milliseconds extra, Read read) -> decltype(read()) {
     using T = decltype(read());
     if (limit_.count() == 0) return read();
-    // One allocation a call, shared with the worker (it outlives an abandoned call).
-    auto call = std::make_shared<Job<T, Read>>(std::move(read));
+    // One allocation a call, shared with the worker (it outlives an abandoned call). Held as a Call
+    // so that handing it on converts nothing (a conversion would count a reference more).
+    const std::shared_ptr<Call> call = std::make_shared<Job<T, Read>>(std::move(read));
     call->key = key;
     if (const auto stuck_for = start(call)) {
       throw TimedOut(fmt::format("{}: a read that began {:.1f} s ago has not returned yet (a hung driver? see dmesg)", what(),
                                  std::chrono::duration<double>(*stuck_for).count()));
     }
-    if (!(call->on_lane ? await_lane(*call, limit_ + extra) : await(*call, limit_ + extra))) {
+    if (!(call->on_lane ? await_lane(call, limit_ + extra) : await(*call, limit_ + extra))) {
       throw TimedOut(fmt::format("{}: no answer within {} ms: a read of its files is stuck (a hung driver? see dmesg)", what(),
                                  (limit_ + extra).count()));
     }
-    return call->take();  // rethrows the read's error
+    return static_cast<Job<T, Read>&>(*call).take();  // rethrows the read's error
   }
 
   // The kept workers, shared with them (they outlive the handle when a read is stuck).
@@ -119,16 +120,16 @@ class ReadDeadline {
 
   // Hands `call` to a worker; when its key's GPU has a read stuck already, hands nothing and
   // answers how long that read has been stuck.
-  std::optional<Clock::duration> start(std::shared_ptr<Call> call);
+  std::optional<Clock::duration> start(const std::shared_ptr<Call>& call);
   // Hands `call` to the lane when it is free and nothing is stuck: whether it did.
   bool start_on_lane(const std::shared_ptr<Call>& call);
   // Whether the call finished within `limit`; false: it is abandoned (counted stuck for its key).
   bool await(Call& call, std::chrono::milliseconds limit);
-  // The same for a call on the lane.
-  bool await_lane(Call& call, std::chrono::milliseconds limit);
+  // The same for a call on the lane (`owned`: the caller's share, handed to the lane if abandoned).
+  bool await_lane(const std::shared_ptr<Call>& owned, std::chrono::milliseconds limit);
   // Marks `call` abandoned and counts it stuck for its key, unless it finished just now: whether it
-  // was abandoned.
-  bool abandon(Call& call, std::chrono::milliseconds limit);
+  // was abandoned. on_lane: the call's owner, kept by the lane for its worker.
+  bool abandon(Call& call, std::chrono::milliseconds limit, const std::shared_ptr<Call>* on_lane = nullptr);
 
   std::chrono::milliseconds limit_;
   std::shared_ptr<Shared> shared_;
