@@ -644,7 +644,9 @@ class RapidReset(Adversarial):
                     stopped.start()
                     self.addCleanup(stopped.join)
                     # 5 s: the stop (1 to 2 s), then the samples are fresh again within 2 s and stay so.
-                    while time.monotonic() < start + 5:
+                    # On a loaded machine the stop itself can end late: the looks go on until a fresh
+                    # sample is seen after it (at most 10 s in all), so the check is never skipped.
+                    while time.monotonic() < start + 5 or (fresh_again is None and time.monotonic() < start + 10):
                         asked = time.monotonic()
                         self.assertEqual(len(stub.ListDevices(base.pb.ListDevicesRequest(), timeout=SCRAPE_DEADLINE).devices), 8)
                         slowest = max(slowest, time.monotonic() - asked)
