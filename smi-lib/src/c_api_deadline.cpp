@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <system_error>
 #include <thread>
 
 #include <linux/futex.h>
@@ -338,7 +339,7 @@ bool ReadDeadline::start_on_lane(const std::shared_ptr<Call>& call) {
     try {
       // A thread of its own: the handle may close (and this ReadDeadline go) while it is stuck.
       std::thread(Shared::work_lane, shared_, call->ticket - 1).detach();
-    } catch (...) {
+    } catch (const std::system_error&) {  // no thread to be had: the call is not posted after all
       lane.worker.store(Lane::gone);
       lane.call = nullptr;
       lane.taken.store(call->ticket);

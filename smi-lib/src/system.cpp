@@ -16,6 +16,7 @@
 #include "fs_view.hpp"
 #include "parse.hpp"
 #include "plausibility.hpp"
+#include "readings.hpp"
 #include "roots.hpp"
 #include "version.hpp"
 
@@ -329,13 +330,10 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   }
   std::bitset<1024> seen;
   for (const Reading& r : readings) seen[static_cast<std::uint32_t>(r.id) % 1024] = true;
-  // The metrics asked for as a table by id (catalogue ids are below 1024, as for `seen`): a sampler
-  // that names its metrics (hipstack-smid names ~130) pays one look per reading, not a search.
-  std::bitset<1024> asked;
-  for (const MetricId id : options.metrics) asked[static_cast<std::uint32_t>(id) % 1024] = true;
-  auto requested = [&options, &asked](MetricId id) {
-    return options.metrics.empty() || asked[static_cast<std::uint32_t>(id) % 1024];
-  };
+  // The metrics asked for as a table by id, the backends' own: a sampler that names its metrics
+  // (hipstack-smid names ~130) pays one look per reading, not a search.
+  const detail::AskedFor asked(options);
+  auto requested = [&asked](MetricId id) { return asked({id}); };
   if (!options.metrics.empty()) std::erase_if(readings, [&](const Reading& r) { return !requested(r.id); });
   make_printable(readings);
   // Each metric of the kinds asked that no reading answers: "not supported", or why the GPU cannot be

@@ -366,14 +366,14 @@ void read_links(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm, co
     list.failed(MetricId::pcie_width, ENOENT, "no DRM card");
   }
   values.number(MetricId::pcie_replay_count, dev_file("pcie_replay_count"), 1.0, gm.pcie_replay_count);
-  if (!values.wanted({MetricId::pcie_rx, MetricId::pcie_tx})) {
-    // not asked: neither read nor explained
-  } else if (options.pcie_throughput && has_card) {
-    read_pcie_throughput(values, gpu);
-  } else {
-    const char* why = has_card ? "opt-in: the pcie_bw read blocks one second" : "no DRM card";
-    list.failed(MetricId::pcie_rx, ENOENT, why);
-    list.failed(MetricId::pcie_tx, ENOENT, why);
+  if (values.wanted({MetricId::pcie_rx, MetricId::pcie_tx})) {
+    if (options.pcie_throughput && has_card) {
+      read_pcie_throughput(values, gpu);
+    } else {
+      const char* why = has_card ? "opt-in: the pcie_bw read blocks one second" : "no DRM card";
+      list.failed(MetricId::pcie_rx, ENOENT, why);
+      list.failed(MetricId::pcie_tx, ENOENT, why);
+    }
   }
   values.value_or_absent(MetricId::pcie_bandwidth, gm.pcie_bandwidth_inst, "gpu_metrics");
   values.value_or_absent(MetricId::xgmi_link_speed, gm.xgmi_link_speed, "gpu_metrics");
@@ -406,8 +406,8 @@ void read_power_settings(SysfsValues& values, const AmdGpu& gpu) {
 }  // namespace
 
 void read_live(const FsView& fs, const AmdGpu& gpu, const SampleOptions& options, std::vector<Reading>& out) {
-  // Only the files the asked metrics need (a poller's one-metric sample reads one or two, not ~30);
-  // energy is judged against the power drawn.
+  // Only the files the asked metrics need (a poller's one-metric sample reads a few, not ~30:
+  // gpu_metrics is read whatever is asked); energy is judged against the power drawn.
   AskedFor wanted(options);
   if (wanted({MetricId::energy_consumed})) {
     wanted.add(MetricId::power_average);
