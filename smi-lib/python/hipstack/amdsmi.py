@@ -476,7 +476,6 @@ def amdsmi_get_gpu_activity(handle) -> Dict[str, Any]:
             "mm_activity": _or_na(r.get(mm), _int)}
 
 
-# Each clock type's catalogue names: (current, DPM levels, top, the level name in dpm_level_current).
 # Each clock type's names in the table: clk (the clock now), min_clk (its DPM levels), max_clk (the
 # driver's top clock, else the levels).
 _CLOCKS = {

@@ -184,12 +184,9 @@ def _query(metrics) -> hipstack.Query:
 
 
 def _quick(handle, metrics) -> list:
-    """Each metric's value, None where it is not ok (the slow path then says why). The hot path of
-    every call: no context manager, one look-up of the prepared query."""
-    return _quick_at(_index(handle), metrics)
-
-
-def _quick_at(index: int, metrics) -> list:
+    """Each metric's value, None where it is not ok (the slow path then says why): no context manager,
+    one look-up of the prepared query."""
+    index = _index(handle)
     query = _queries.get(metrics) or _query(metrics)
     try:
         return query.values(index)
@@ -500,7 +497,7 @@ def _milliwatts(watts) -> int:
 def nvmlDeviceGetPowerUsage(handle) -> int:  # noqa: N802
     """Milliwatts: the average power NVML's call reports on NVIDIA GPUs; on AMD the driver's average
     where it has one, else its current socket power (MI300: power1_input only, as amd-smi shows)."""
-    return round(_figure(handle, "nvmlDeviceGetPowerUsage") * 1000)  # W -> mW
+    return _milliwatts(_figure(handle, "nvmlDeviceGetPowerUsage"))
 
 
 def nvmlDeviceGetEnforcedPowerLimit(handle) -> int:  # noqa: N802
