@@ -6,17 +6,12 @@ between its markers: <!-- pynvml names: begin --> ... <!-- pynvml names: end -->
 Usage: foreign_names_docs.py HIPSTACK_SMI DOC --check   (exit 1 and a diff when a table drifted)
        foreign_names_docs.py HIPSTACK_SMI DOC --write   (rewrites the tables in place)
 """
-import difflib
-import json
-import subprocess
 import sys
+
+from generated_docs import catalogue, cell, replace_between, write_or_check
 
 # (marker word, the catalogue's key, the name column's heading)
 TABLES = (("pynvml", "pynvml_calls", "pynvml call, argument or field"), ("amdsmi", "amdsmi_keys", "amdsmi call or key"))
-
-
-def cell(text):
-    return text.replace("|", "\\|")
 
 
 def table(rows, word, heading):
@@ -34,22 +29,13 @@ def table(rows, word, heading):
 
 def main():
     smi, path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
-    doc = json.loads(subprocess.run([smi, "catalogue", "--json"], capture_output=True, text=True, check=True,
-                                    timeout=60).stdout)
+    doc = catalogue(smi)
     text = open(path, encoding="utf-8").read()
     wanted = text
     for word, key, heading in TABLES:
-        begin, end = f"<!-- {word} names: begin -->", f"<!-- {word} names: end -->"
-        start, stop = wanted.index(begin), wanted.index(end) + len(end)
-        wanted = wanted[:start] + table(doc[key], word, heading) + wanted[stop:]
-    if mode == "--write":
-        open(path, "w", encoding="utf-8").write(wanted)
-        return 0
-    if wanted != text:
-        sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), wanted.splitlines(True), path, "generated"))
-        print(f"{path}: a table is not what the library's foreign names say; run {sys.argv[0]} {smi} {path} --write")
-        return 1
-    return 0
+        wanted = replace_between(wanted, f"<!-- {word} names: begin -->", f"<!-- {word} names: end -->",
+                                 table(doc[key], word, heading))
+    return write_or_check(path, text, wanted, mode, "a table is not what the library's foreign names say")
 
 
 if __name__ == "__main__":

@@ -6,22 +6,15 @@
 Usage: nvidia_smi_docs.py HIPSTACK_SMI DOC --check   (exit 1 and a diff when the table drifted)
        nvidia_smi_docs.py HIPSTACK_SMI DOC --write   (rewrites the table in place)
 """
-import difflib
-import json
-import subprocess
 import sys
+
+from generated_docs import catalogue, cell, replace_between, write_or_check
 
 BEGIN, END = "<!-- nvidia-smi fields: begin -->", "<!-- nvidia-smi fields: end -->"
 
 
-def cell(text):
-    return text.replace("|", "\\|")
-
-
 def table(smi):
-    doc = json.loads(subprocess.run([smi, "catalogue", "--json"], capture_output=True, text=True, check=True,
-                                    timeout=60).stdout)
-    fields = doc["nvidia_smi_fields"]
+    fields = catalogue(smi)["nvidia_smi_fields"]
     answered = sum(f["answered"] for f in fields)
     lines = [BEGIN, "",
              f"{len(fields)} fields ({sum(len(f['aliases']) for f in fields)} aliases besides); hipstack has a figure "
@@ -45,16 +38,8 @@ def table(smi):
 def main():
     smi, path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     text = open(path, encoding="utf-8").read()
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    wanted = text[:start] + table(smi) + text[end:]
-    if mode == "--write":
-        open(path, "w", encoding="utf-8").write(wanted)
-        return 0
-    if wanted != text:
-        sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), wanted.splitlines(True), path, "generated"))
-        print(f"{path}: the field table is not what the catalogue says; run {sys.argv[0]} {smi} {path} --write")
-        return 1
-    return 0
+    return write_or_check(path, text, replace_between(text, BEGIN, END, table(smi)), mode,
+                          "the field table is not what the catalogue says")
 
 
 if __name__ == "__main__":
