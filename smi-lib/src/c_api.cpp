@@ -2,6 +2,7 @@
 // result codes and C++ values into size-prefixed structs (the rules: c_api_internal.hpp).
 #include "c_api_internal.hpp"
 
+#include <array>
 #include <cstddef>
 
 // The System is shared with the threads of calls abandoned at the read deadline (c_api_deadline.hpp):
@@ -258,7 +259,12 @@ hipstack_smi_result hipstack_smi_open(const hipstack_smi_open_options* options, 
     if (const auto r = open_options(options, open, limit); r != HIPSTACK_SMI_OK) return r;
     ReadDeadline deadline(limit);
     auto opened = deadline.run(ReadDeadline::kNode, [] { return "finding the GPUs"; }, {},
-                               [open] { return std::make_shared<System>(System::open(open)); });
+                               [open] {
+                                 // Not make_shared: each call's caller counts an owner more and less, and the
+                                 // count beside the System in one cache line would make the reading
+                                 // thread's every look at the System miss.
+                                 return std::shared_ptr<System>(std::make_unique<System>(System::open(open)));
+                               });
     *system = new hipstack_smi_system{std::move(opened), std::move(deadline)};
     return HIPSTACK_SMI_OK;
   });
@@ -340,6 +346,66 @@ hipstack_smi_result hipstack_smi_sample_device(const hipstack_smi_system* system
   });
 }
 
+namespace {
+
+// The kinds of metrics a read of values asks for (its sample's options).
+struct ValueKinds {
+  bool identity = false;
+  bool static_info = false;
+  bool live = false;
+};
+
+// metrics[i] as a metric read_values reads, its kind added to `kinds`; else invalid_argument.
+MetricId value_metric(const uint32_t* metrics, std::size_t i, ValueKinds& kinds) {
+  const MetricInfo* info = find_metric(static_cast<MetricId>(metrics[i]));
+  if (info == nullptr) throw Error(Error::Code::invalid_argument, fmt::format("metrics[{}] = {} is no metric's id", i, metrics[i]));
+  if (info->scope != Scope::device || !info->instance_label.empty() || info->type == ValueType::text || info->cost == Cost::window ||
+      info->cost == Cost::blocking) {
+    throw Error(Error::Code::invalid_argument, fmt::format("metrics[{}] = {} ({}): not a single-valued, numeric GPU metric read at once; "
+                                                           "read it with hipstack_smi_sample_device",
+                                                           i, metrics[i], info->name));
+  }
+  kinds.identity = kinds.identity || info->kind == Kind::identity;
+  kinds.static_info = kinds.static_info || info->kind == Kind::static_info;
+  kinds.live = kinds.live || info->kind == Kind::live || info->kind == Kind::counter;
+  return info->id;
+}
+
+// On the reading thread: each metric's value from one sample of them (the readings are made and
+// freed there), values[i] that of ids[i].
+void read_values_of(const System& s, std::uint32_t device, const MetricId* ids, std::size_t count, ValueKinds kinds,
+                    hipstack_smi_value* values) {
+  SampleOptions o;
+  o.identity = kinds.identity;
+  o.static_info = kinds.static_info;
+  o.live = kinds.live;
+  o.metrics.assign(ids, ids + count);
+  const std::vector<Reading> readings = s.sample(device, o);
+  for (std::size_t i = 0; i < count; ++i) {
+    const MetricId id = ids[i];
+    hipstack_smi_value v{HIPSTACK_SMI_STATUS_NOT_SUPPORTED, static_cast<hipstack_smi_value_type>(find_metric(id)->type), 0, 0.0};
+    const auto r = std::find_if(readings.begin(), readings.end(), [id](const Reading& x) { return x.id == id && x.instance.empty(); });
+    if (r != readings.end()) {
+      const hipstack_smi_reading c = c_reading(*r);  // the sample's conversion, so both calls give the same number
+      v.status = c.status;
+      if (c.status == HIPSTACK_SMI_STATUS_OK) {
+        v.integer = c.integer;
+        v.real = c.real;
+      }
+    }
+    values[i] = v;
+  }
+}
+
+// A poller's read of a few values crosses to the reading thread and back in fixed arrays: nothing is
+// allocated on one thread and freed on the other (a free into the other thread's arena takes its lock).
+constexpr std::size_t kFewValues = 4;
+struct FewValues {
+  std::array<hipstack_smi_value, kFewValues> values;
+};
+
+}  // namespace
+
 hipstack_smi_result hipstack_smi_read_values(const hipstack_smi_system* system, uint32_t device, const uint32_t* metrics,
                                              size_t count, hipstack_smi_value* values) {
   return guarded([&] {
@@ -348,42 +414,23 @@ hipstack_smi_result hipstack_smi_read_values(const hipstack_smi_system* system, 
     if (count == 0 || count > catalogue().size()) {
       throw Error(Error::Code::invalid_argument, fmt::format("count {}: between 1 and the catalogue's {} metrics", count, catalogue().size()));
     }
-    SampleOptions o;
-    o.live = false;
-    o.metrics.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-      const MetricInfo* info = find_metric(static_cast<MetricId>(metrics[i]));
-      if (info == nullptr) throw Error(Error::Code::invalid_argument, fmt::format("metrics[{}] = {} is no metric's id", i, metrics[i]));
-      if (info->scope != Scope::device || !info->instance_label.empty() || info->type == ValueType::text ||
-          info->cost == Cost::window || info->cost == Cost::blocking) {
-        throw Error(Error::Code::invalid_argument,
-                    fmt::format("metrics[{}] = {} ({}): not a single-valued, numeric GPU metric read at once; read it with "
-                                "hipstack_smi_sample_device",
-                                i, metrics[i], info->name));
-      }
-      o.identity = o.identity || info->kind == Kind::identity;
-      o.static_info = o.static_info || info->kind == Kind::static_info;
-      o.live = o.live || info->kind == Kind::live || info->kind == Kind::counter;
-      o.metrics.push_back(info->id);
+    ValueKinds kinds;
+    if (count <= kFewValues) {
+      std::array<MetricId, kFewValues> ids{};
+      for (std::size_t i = 0; i < count; ++i) ids[i] = value_metric(metrics, i, kinds);
+      const FewValues found = system->bounded(device, [device, ids, count, kinds](const System& s) {
+        FewValues out;
+        read_values_of(s, device, ids.data(), count, kinds, out.values.data());
+        return out;
+      });
+      std::copy_n(found.values.begin(), count, values);
+      return HIPSTACK_SMI_OK;
     }
-    // The values are made on the reading thread: the readings are made and freed there.
-    const auto found = system->bounded(device, [device, o = std::move(o)](const System& s) {
-      const std::vector<Reading> readings = s.sample(device, o);
-      std::vector<hipstack_smi_value> out;
-      out.reserve(o.metrics.size());
-      for (const MetricId id : o.metrics) {
-        hipstack_smi_value v{HIPSTACK_SMI_STATUS_NOT_SUPPORTED, static_cast<hipstack_smi_value_type>(find_metric(id)->type), 0, 0.0};
-        const auto r = std::find_if(readings.begin(), readings.end(), [id](const Reading& x) { return x.id == id && x.instance.empty(); });
-        if (r != readings.end()) {
-          const hipstack_smi_reading c = c_reading(*r);  // the sample's conversion, so both calls give the same number
-          v.status = c.status;
-          if (c.status == HIPSTACK_SMI_STATUS_OK) {
-            v.integer = c.integer;
-            v.real = c.real;
-          }
-        }
-        out.push_back(v);
-      }
+    std::vector<MetricId> ids(count);
+    for (std::size_t i = 0; i < count; ++i) ids[i] = value_metric(metrics, i, kinds);
+    const auto found = system->bounded(device, [device, ids = std::move(ids), kinds](const System& s) {
+      std::vector<hipstack_smi_value> out(ids.size());
+      read_values_of(s, device, ids.data(), ids.size(), kinds, out.data());
       return out;
     });
     std::copy(found.begin(), found.end(), values);

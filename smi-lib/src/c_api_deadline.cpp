@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <condition_variable>
+#include <cstddef>
 #include <system_error>
 #include <thread>
 
@@ -62,21 +64,29 @@ void pause() {
 // build machine with a build on both cores, against 6 µs yielding). On one processor it always is.
 constexpr auto kPauseFor = std::chrono::microseconds(4);
 
-// Looks at `ready` until it holds or `spin` passed; whether it held. The clock is read every few
-// looks only: reading it costs more than a look.
+// Looks at `ready` until it holds or about `spin` passed; whether it held. The clock is read every
+// few looks only, the first time after the first few: reading it costs more than a look, and a
+// poller's answer often comes before.
 template <typename Ready>
 bool spin_until(Ready ready, std::chrono::microseconds spin) {
+  constexpr int kLooks = 16;
+  for (int look = 0; look < kLooks; ++look) {
+    if (ready()) return true;
+    pause();
+  }
   const auto start = Clock::now();
   const auto end = start + spin;
   const auto stop_pausing = single_processor() ? start : start + kPauseFor;
   for (;;) {
-    for (int look = 0; look < 16; ++look) {
+    if (const auto now = Clock::now(); now >= end) {
+      return ready();
+    } else if (now >= stop_pausing) {
+      std::this_thread::yield();
+    }
+    for (int look = 0; look < kLooks; ++look) {
       if (ready()) return true;
       pause();
     }
-    const auto now = Clock::now();
-    if (now >= end) return ready();
-    if (now >= stop_pausing) std::this_thread::yield();
   }
 }
 
@@ -115,11 +125,12 @@ static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) && std
 
 }  // namespace
 
-// The handle's lane: one worker taking one call at a time. A caller takes the lane (`busy`), puts
-// its call in `call` and counts it in `posted`; the worker runs it and counts it in `taken`; the
-// caller that sees its number in `taken` has its answer and gives the lane back. The words both
-// threads look at share one cache line, so a handoff moves that line and the call, nothing else.
-// An abandoned call keeps the lane busy until its read returns (the worker gives it back then).
+// The handle's lane: one worker taking one call at a time. A caller takes the lane (`busy`), builds
+// its call in `slot` and counts it in `posted`; the worker runs it and counts it in `taken`; the
+// caller that sees its number in `taken` has its answer, destroys the call and gives the lane back.
+// The words both threads look at share one cache line and the call sits in the lines after it, so a
+// handoff moves those and nothing else. An abandoned call keeps the lane busy until its read returns
+// (the worker then destroys the call and gives the lane back).
 struct Lane {
   enum WorkerState : std::uint32_t { gone, looking, asleep };
   alignas(64) std::atomic<std::uint32_t> posted{0};  // calls handed to the lane so far
@@ -128,12 +139,9 @@ struct Lane {
   std::atomic<bool> caller_asleep{false};             // the caller sleeps on `taken` (the worker then wakes it)
   std::atomic<std::uint32_t> worker{gone};            // the worker thread's state (gone and back: under Shared::mutex)
   std::atomic<std::uint32_t> wake_word{0};            // the sleeping worker's futex: bumped to wake it
-  // The posted call: the caller's until posted, then the worker's to run. The caller owns it (no
-  // reference count moves between the threads per call) unless it abandons it: then `abandoned`
-  // keeps it alive for the worker (under Shared::mutex).
-  ReadDeadline::Call* call = nullptr;
-  std::shared_ptr<ReadDeadline::Call> abandoned;
   std::atomic<bool> stop{false};                      // the handle closed
+  ReadDeadline::Call* call = nullptr;                 // the posted call (in `slot`)
+  alignas(ReadDeadline::kLaneSlotAlign) std::byte slot[ReadDeadline::kLaneSlotBytes];
 };
 
 // A kept worker thread: runs the calls handed to it, one at a time. A caller that takes it off the
@@ -168,8 +176,9 @@ struct ReadDeadline::Shared {
       stuck.clear();  // the stuck reads were the parent's too
       stuck_keys.store(0);
       // The lane's worker was the parent's: the lane starts again empty.
+      // A call in the lane's room is left as it is, not destroyed: its thread was the parent's and
+      // may have been in the middle of it (what it holds is the parent's).
       lane.call = nullptr;
-      lane.abandoned.reset();
       lane.taken.store(lane.posted.load());
       lane.busy.store(false);
       lane.caller_asleep.store(false);
@@ -189,17 +198,14 @@ struct ReadDeadline::Shared {
 
   // The worker's read returned: tells the caller, or counts off the stuck read it abandoned.
   void finish(ReadDeadline::Call& call) {
-    if (call.state.exchange(Call::done) == Call::abandoned) {
+    const std::uint32_t before = call.state.exchange(Call::done);
+    if (before == Call::abandoned) {
       // The caller marked it abandoned and counted it stuck under the lock: this waits for that.
       std::lock_guard lock(mutex);
       unstick(call.key);
-      return;
-    }
-    // Seen false: the caller's look at the state (after it set `waiting`) sees done, so it does not
-    // sleep. (The worker still owns a share of the call: reading it here is safe.)
-    if (call.waiting.load()) {
-      std::lock_guard lock(mutex);
-      call.finished.notify_one();
+    } else if (before == Call::awaited) {
+      // The caller sleeps on the state (the worker still owns a share of the call: it is there).
+      futex_wake(call.state);
     }
   }
 
@@ -249,15 +255,19 @@ struct ReadDeadline::Shared {
       ++done;
       if (call->state.exchange(Call::done) != Call::abandoned) {
         // taken is stored before caller_asleep is looked at, and the caller sets caller_asleep before
-        // it looks at taken (both sequentially consistent): one of the two sees the other.
+        // it looks at taken (both sequentially consistent): one of the two sees the other. The call
+        // is the caller's again from the store on.
         lane.taken.store(done);
         if (lane.caller_asleep.load()) futex_wake(lane.taken);
         continue;
       }
-      // Nobody waits for this answer: the read is counted off, the call freed, the lane free again.
+      // Nobody waits for this answer: the call is destroyed (outside the lock: the System it holds
+      // may go with it), the read counted off, the lane free again.
+      const std::uint32_t key = call->key;
+      call->~Call();
       std::lock_guard lock(shared->mutex);
-      shared->unstick(call->key);
-      lane.abandoned.reset();
+      shared->unstick(key);
+      lane.call = nullptr;
       lane.taken.store(done);
       lane.busy.store(false);
       if (lane.stop.load()) {
@@ -316,20 +326,27 @@ ReadDeadline::~ReadDeadline() {
   });
 }
 
-bool ReadDeadline::start_on_lane(const std::shared_ptr<Call>& call) {
+void* ReadDeadline::claim_lane() {
   Shared& shared = *shared_;
   Lane& lane = shared.lane;
   // Anything stuck, or a fork since the last call: the pool's way, under the lock, sorts it out.
   if (shared.stuck_keys.load(std::memory_order_relaxed) != 0 || shared.forks.load(std::memory_order_relaxed) != forks_so_far()) {
-    return false;
+    return nullptr;
   }
-  if (lane.busy.exchange(true, std::memory_order_acquire)) return false;
-  call->on_lane = true;
-  call->ticket = lane.posted.load(std::memory_order_relaxed) + 1;
-  lane.call = call.get();
-  lane.posted.store(call->ticket);  // publishes the call; before the look at the worker (sleep_lane says why)
-  if (lane.worker.load() == Lane::looking) return true;
-  call->slow_start = true;
+  if (lane.busy.exchange(true, std::memory_order_acquire)) return nullptr;
+  return lane.slot;
+}
+
+void ReadDeadline::release_lane() { shared_->lane.busy.store(false, std::memory_order_release); }
+
+void ReadDeadline::post_lane(Call& call) {
+  Shared& shared = *shared_;
+  Lane& lane = shared.lane;
+  call.ticket = lane.posted.load(std::memory_order_relaxed) + 1;
+  lane.call = &call;
+  lane.posted.store(call.ticket);  // publishes the call; before the look at the worker (sleep_lane says why)
+  if (lane.worker.load() == Lane::looking) return;
+  call.slow_start = true;
   std::lock_guard lock(shared.mutex);
   if (lane.worker.load() == Lane::asleep) {
     lane.wake_word.fetch_add(1);
@@ -338,20 +355,17 @@ bool ReadDeadline::start_on_lane(const std::shared_ptr<Call>& call) {
     lane.worker.store(Lane::looking);
     try {
       // A thread of its own: the handle may close (and this ReadDeadline go) while it is stuck.
-      std::thread(Shared::work_lane, shared_, call->ticket - 1).detach();
+      std::thread(Shared::work_lane, shared_, call.ticket - 1).detach();
     } catch (const std::system_error&) {  // no thread to be had: the call is not posted after all
       lane.worker.store(Lane::gone);
       lane.call = nullptr;
-      lane.taken.store(call->ticket);
-      lane.busy.store(false);
+      lane.taken.store(call.ticket);
       throw;
     }
   }
-  return true;
 }
 
 std::optional<Clock::duration> ReadDeadline::start(const std::shared_ptr<Call>& call) {
-  if (start_on_lane(call)) return std::nullopt;
   std::unique_lock lock(shared_->mutex);
   shared_->forget_workers_of_parent();
   if (!shared_->stuck.empty()) {
@@ -374,25 +388,28 @@ std::optional<Clock::duration> ReadDeadline::start(const std::shared_ptr<Call>& 
 }
 
 bool ReadDeadline::await(Call& call, std::chrono::milliseconds limit) {
-  const auto deadline = Clock::now() + limit;
-  const auto finished = [&call] { return call.state.load() != Call::running; };
-  if (spin_until([&call] { return call.state.load(std::memory_order_acquire) != Call::running; },
-                 call.slow_start ? kSpinAfterWake : kSpin)) {
-    return true;
+  const auto finished = [&call] { return call.state.load(std::memory_order_acquire) == Call::done; };
+  const auto spin = call.slow_start ? kSpinAfterWake : kSpin;
+  if (spin_until(finished, spin)) return true;
+  const auto deadline = Clock::now() + limit - spin;  // counted from the handoff
+  // Awaited before the sleep: the worker's exchange to done then sees it and wakes this caller.
+  std::uint32_t running = Call::running;
+  if (!call.state.compare_exchange_strong(running, Call::awaited)) return true;  // done just now
+  for (;;) {
+    const auto left = deadline - Clock::now();
+    if (finished()) return true;
+    if (left <= Clock::duration::zero()) break;
+    futex_wait(call.state, Call::awaited, left);
   }
-  std::unique_lock lock(shared_->mutex);
-  call.waiting.store(true);
-  if (call.finished.wait_until(lock, deadline, finished)) return true;
-  lock.unlock();
   return !abandon(call, limit);
 }
 
-bool ReadDeadline::await_lane(const std::shared_ptr<Call>& owned, std::chrono::milliseconds limit) {
-  Call& call = *owned;
+bool ReadDeadline::await_lane(Call& call, std::chrono::milliseconds limit) {
   Lane& lane = shared_->lane;
-  const auto deadline = Clock::now() + limit;
   const auto answered = [&lane, &call] { return lane.taken.load(std::memory_order_acquire) == call.ticket; };
-  if (!spin_until(answered, call.slow_start ? kSpinAfterWake : kSpin)) {
+  const auto spin = call.slow_start ? kSpinAfterWake : kSpin;
+  if (!spin_until(answered, spin)) {
+    const auto deadline = Clock::now() + limit - spin;  // counted from the post (read once: a poller's call reads no clock here)
     lane.caller_asleep.store(true);  // before the look at taken (work_lane says why)
     for (;;) {
       const std::uint32_t seen = lane.taken.load();
@@ -401,23 +418,25 @@ bool ReadDeadline::await_lane(const std::shared_ptr<Call>& owned, std::chrono::m
       futex_wait(lane.taken, seen, left);
     }
     lane.caller_asleep.store(false);
-    if (!answered() && abandon(call, limit, &owned)) return false;  // the lane stays busy until the read returns
+    if (!answered() && abandon(call, limit)) return false;  // the lane stays busy until the read returns
     while (!answered()) pause();  // finished just now: the worker counts it at once
   }
-  lane.busy.store(false, std::memory_order_release);
   return true;
 }
 
-bool ReadDeadline::abandon(Call& call, std::chrono::milliseconds limit, const std::shared_ptr<Call>* on_lane) {
+bool ReadDeadline::abandon(Call& call, std::chrono::milliseconds limit) {
   // The worker counts the stuck read off when it returns, after this lock is given up.
   std::lock_guard lock(shared_->mutex);
-  int running = Call::running;
-  if (!call.state.compare_exchange_strong(running, Call::abandoned)) return false;  // the read returned just now
-  if (on_lane != nullptr) shared_->lane.abandoned = *on_lane;  // the lane's worker still runs it
-  auto [it, added] = shared_->stuck.try_emplace(call.key, Shared::Stuck{Clock::now() - limit, 0});
-  ++it->second.calls;
-  shared_->stuck_keys.store(shared_->stuck.size());
-  return true;
+  std::uint32_t seen = call.state.load();
+  while (seen == Call::running || seen == Call::awaited) {
+    if (call.state.compare_exchange_weak(seen, Call::abandoned)) {
+      auto [it, added] = shared_->stuck.try_emplace(call.key, Shared::Stuck{Clock::now() - limit, 0});
+      ++it->second.calls;
+      shared_->stuck_keys.store(shared_->stuck.size());
+      return true;
+    }
+  }
+  return false;  // the read returned just now
 }
 
 }  // namespace hipstack::smi::c_api

@@ -8,8 +8,8 @@
 //
 // Workers are kept between calls (a thread's start costs tens of microseconds, more than a read of
 // NVML). Each handle has a lane: one worker that takes one call at a time through a cache line both
-// threads look at, without a lock or an allocation of its own (a poller's calls, one after another,
-// pay a few hundred nanoseconds for the handoff). A call that finds the lane taken (calls from
+// threads look at, the call built in the lane's own memory: no lock, no allocation (a poller's
+// calls, one after another, pay a few hundred nanoseconds for the handoff). A call that finds the lane taken (calls from
 // several threads at once) hands its read to an idle worker of a pool, or starts one. A worker that
 // finished looks for its next read for 50 µs before it sleeps, and the caller looks for its answer
 // as long (longer when it had to wake its worker) before it sleeps, pausing and then yielding the
@@ -22,16 +22,18 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -63,20 +65,38 @@ class ReadDeadline {
   template <typename What, typename Read>
   auto run(std::uint32_t key, What what, std::chrono::milliseconds extra, Read read) -> decltype(read()) {
     using T = decltype(read());
+    using Handed = Job<T, Read>;
     if (limit_.count() == 0) return read();
+    const auto limit = limit_ + extra;
+    // The lane's call is built in the lane's own memory: no allocation, and the handoff moves only
+    // the lines both threads look at anyway.
+    if constexpr (sizeof(Handed) <= kLaneSlotBytes && alignof(Handed) <= kLaneSlotAlign && std::is_nothrow_move_constructible_v<Read>) {
+      if (void* const slot = claim_lane()) {
+        Handed* const call = new (slot) Handed(std::move(read));
+        call->key = key;
+        try {
+          post_lane(*call);
+        } catch (const std::system_error&) {  // no thread to be had: nothing was handed over
+          call->~Handed();
+          release_lane();
+          throw;
+        }
+        // Abandoned: the lane and the call are its worker's until the read returns.
+        if (!await_lane(*call, limit)) throw timed_out(what(), limit);
+        const LaneRelease release{*this, call};
+        return call->take();  // rethrows the read's error
+      }
+    }
     // One allocation a call, shared with the worker (it outlives an abandoned call). Held as a Call
     // so that handing it on converts nothing (a conversion would count a reference more).
-    const std::shared_ptr<Call> call = std::make_shared<Job<T, Read>>(std::move(read));
+    const std::shared_ptr<Call> call = std::make_shared<Handed>(std::move(read));
     call->key = key;
     if (const auto stuck_for = start(call)) {
       throw TimedOut(fmt::format("{}: a read that began {:.1f} s ago has not returned yet (a hung driver? see dmesg)", what(),
                                  std::chrono::duration<double>(*stuck_for).count()));
     }
-    if (!(call->on_lane ? await_lane(call, limit_ + extra) : await(*call, limit_ + extra))) {
-      throw TimedOut(fmt::format("{}: no answer within {} ms: a read of its files is stuck (a hung driver? see dmesg)", what(),
-                                 (limit_ + extra).count()));
-    }
-    return static_cast<Job<T, Read>&>(*call).take();  // rethrows the read's error
+    if (!await(*call, limit)) throw timed_out(what(), limit);
+    return static_cast<Handed&>(*call).take();  // rethrows the read's error
   }
 
   // The kept workers, shared with them (they outlive the handle when a read is stuck).
@@ -85,17 +105,19 @@ class ReadDeadline {
   // (the caller, at the deadline, under Shared::mutex); whichever comes second sees the first, so
   // a stuck read is counted off exactly when it was counted (c_api_deadline.cpp).
   struct Call {
-    enum State : int { running, done, abandoned };
+    // The caller that sleeps on a running call marks it `awaited` first (the worker then wakes it).
+    enum State : std::uint32_t { running, awaited, done, abandoned };
     virtual ~Call() = default;
     virtual void run() noexcept = 0;  // on the worker: the read, its value or error kept for the caller
     std::uint32_t key = 0;
-    bool slow_start = false;  // the caller's: its worker was asleep or new (it looks longer before sleeping)
-    bool on_lane = false;     // handed to the handle's lane (else to a worker of the pool)
     std::uint32_t ticket = 0;  // on the lane: its number there (the lane's `posted` after it)
-    std::atomic<int> state{running};
-    std::atomic<bool> waiting{false};  // the caller sleeps on `finished` (the worker then notifies)
-    std::condition_variable finished;  // waits with Shared::mutex
+    bool slow_start = false;   // the caller's: its worker was asleep or new (it looks longer before sleeping)
+    std::atomic<std::uint32_t> state{running};  // a futex word (the pool's caller sleeps on it)
   };
+
+  // The room a call built in the lane has (a one-metric read's fits with room to spare).
+  static constexpr std::size_t kLaneSlotBytes = 448;
+  static constexpr std::size_t kLaneSlotAlign = 64;
 
  private:
   template <typename T, typename Read>
@@ -118,18 +140,39 @@ class ReadDeadline {
     std::exception_ptr error;
   };
 
+  // The lane's call, when done with: destroyed in the lane, the lane given back.
+  struct LaneRelease {
+    ReadDeadline& deadline;
+    Call* call;
+    LaneRelease(ReadDeadline& d, Call* c) : deadline(d), call(c) {}
+    LaneRelease(const LaneRelease&) = delete;
+    LaneRelease& operator=(const LaneRelease&) = delete;
+    ~LaneRelease() {
+      call->~Call();
+      deadline.release_lane();
+    }
+  };
+
+  static TimedOut timed_out(const std::string& what, std::chrono::milliseconds limit) {
+    return TimedOut(fmt::format("{}: no answer within {} ms: a read of its files is stuck (a hung driver? see dmesg)", what, limit.count()));
+  }
+
   // Hands `call` to a worker; when its key's GPU has a read stuck already, hands nothing and
   // answers how long that read has been stuck.
   std::optional<Clock::duration> start(const std::shared_ptr<Call>& call);
-  // Hands `call` to the lane when it is free and nothing is stuck: whether it did.
-  bool start_on_lane(const std::shared_ptr<Call>& call);
+  // The lane's room for a call when the lane is free and nothing is stuck (the lane is then the
+  // caller's until release_lane), else nullptr.
+  void* claim_lane();
+  // Posts the call built in the lane's room and wakes or starts the lane's worker.
+  void post_lane(Call& call);
+  void release_lane();
   // Whether the call finished within `limit`; false: it is abandoned (counted stuck for its key).
   bool await(Call& call, std::chrono::milliseconds limit);
-  // The same for a call on the lane (`owned`: the caller's share, handed to the lane if abandoned).
-  bool await_lane(const std::shared_ptr<Call>& owned, std::chrono::milliseconds limit);
+  // The same for the call on the lane (abandoned, it stays the worker's, the lane busy, until it returns).
+  bool await_lane(Call& call, std::chrono::milliseconds limit);
   // Marks `call` abandoned and counts it stuck for its key, unless it finished just now: whether it
-  // was abandoned. on_lane: the call's owner, kept by the lane for its worker.
-  bool abandon(Call& call, std::chrono::milliseconds limit, const std::shared_ptr<Call>* on_lane = nullptr);
+  // was abandoned.
+  bool abandon(Call& call, std::chrono::milliseconds limit);
 
   std::chrono::milliseconds limit_;
   std::shared_ptr<Shared> shared_;

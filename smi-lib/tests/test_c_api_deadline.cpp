@@ -332,6 +332,55 @@ TEST_F(DeadlineTest, APausingPollerWakesTheSameWorker) {
   hipstack_smi_close(system);
 }
 
+// Callers on several threads at once share the handle: one takes the lane (its call built in the
+// lane's room), the others go to the pool's workers (and sleep on their call's state). Every answer
+// is its own caller's: each thread reads its own GPU's power, alone (in the lane's room) and among
+// more values than fit there, and must get what a sample of that GPU alone says.
+TEST_F(DeadlineTest, CallersOnSeveralThreadsGetTheirOwnAnswers) {
+  std::uint32_t first = 0;
+  hipstack_smi_system* system = open_with_deadline(first);
+  ASSERT_NE(system, nullptr);
+  std::uint32_t count = 0;
+  ASSERT_EQ(hipstack_smi_device_count(system, &count), HIPSTACK_SMI_OK) << last_error();
+  ASSERT_GE(count, 4U);
+  std::vector<std::uint32_t> ids;
+  for (const char* name : {"power_current", "gpu_busy", "temperature_junction", "temperature_memory", "clock_mclk", "power_cap"}) {
+    hipstack_smi_metric_info info = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_metric_info);
+    ASSERT_EQ(hipstack_smi_metric_by_name(name, &info), HIPSTACK_SMI_OK) << name;
+    ids.push_back(info.id);
+  }
+  // Each GPU's values read once, from one thread: what every later read must give.
+  std::vector<std::vector<hipstack_smi_value>> expected(count, std::vector<hipstack_smi_value>(ids.size()));
+  for (std::uint32_t gpu = 0; gpu < count; ++gpu) {
+    ASSERT_EQ(hipstack_smi_read_values(system, gpu, ids.data(), ids.size(), expected[gpu].data()), HIPSTACK_SMI_OK) << last_error();
+    ASSERT_EQ(expected[gpu][0].status, HIPSTACK_SMI_STATUS_OK) << "GPU " << gpu << "'s power";
+  }
+  constexpr int kRounds = 300;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (std::uint32_t gpu = 0; gpu < 4; ++gpu) {
+    threads.emplace_back([&, gpu] {
+      for (int round = 0; round < kRounds; ++round) {
+        const std::size_t n = round % 2 == 0 ? 1 : ids.size();  // within the lane's room, and past it
+        std::vector<hipstack_smi_value> got(n);
+        if (hipstack_smi_read_values(system, gpu, ids.data(), n, got.data()) != HIPSTACK_SMI_OK) {
+          ++wrong;
+          continue;
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          if (got[i].status != expected[gpu][i].status || got[i].integer != expected[gpu][i].integer ||
+              got[i].real != expected[gpu][i].real) {
+            ++wrong;
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0) << "answers that were not their caller's GPU's";
+  hipstack_smi_close(system);
+}
+
 // A forked child has none of its parent's threads: its calls start workers of their own rather than
 // hand reads to the parent's kept ones (which would leave every call to time out).
 TEST_F(DeadlineTest, AForkedChildReads) {

@@ -448,6 +448,31 @@ class Query:
         self._buffers.read = read
         return read
 
+    def reader(self, device: int):
+        """A function of no arguments giving value(device), the cheapest way to read one number again
+        and again (a poller's loop; each hipstack.pynvml call): the device and a buffer are bound to it.
+        For the thread that made it only (the buffer is that thread's). A query of several metrics or
+        of a text gives a function of value(device) as it is."""
+        if self._single is None:
+            return lambda: self.value(device)
+        if not 0 <= device < 0x80000000:
+            raise NoSuchDevice(_capi.ERROR_NO_SUCH_DEVICE, f"no GPU {device}")
+        system, read_values, ids, count = self._system, self._read_values, self._ids, self._count
+        out = self._value_array()
+        which = ctypes.c_uint32(device)
+        # Views of the buffer's status and value fields (hipstack_smi_value): read without unpacking.
+        status = ctypes.c_int32.from_buffer(out, _capi.Value.status.offset)
+        field = "integer" if self._single == 2 else "real"
+        number = (ctypes.c_int64 if field == "integer" else ctypes.c_double).from_buffer(out, getattr(_capi.Value, field).offset)
+
+        def read():
+            # The handle is looked up on every call: a closed System's is NULL, which the library refuses.
+            result = read_values(system._handle, which, ids, count, out)
+            if result != 0:
+                _check(result)
+            return number.value if status.value == 0 else None
+        return read
+
     def value(self, device: int):
         """values(device)[0]: a query of one number answers without making a list (a poller's call)."""
         if self._single is None:

@@ -29,9 +29,10 @@ _lock = threading.Lock()
 _system: Optional[hipstack.System] = None
 _inits = 0  # nvmlInit calls not yet matched by nvmlShutdown, as NVML counts them
 _queries = {}  # metric names -> hipstack.Query of _system (emptied with it)
-_bound = {}  # table name -> {GPU index: the bound Query.value of its candidate that answered} (emptied with _system)
+# Each thread's readers: (table name, GPU index) -> the Query.reader of its candidate that answered.
+# Replaced with _system (a thread's dict cannot be emptied from another thread).
+_per_thread = threading.local()
 _bound_sets = {}  # a call's table names -> the bound Query.values of their metrics (emptied with _system)
-_NOTHING_BOUND = {}  # what _bound gives for a name no call has bound yet (never written)
 _nvmlGetFunctionPointer_cache = {}  # name -> callable, as pynvml keeps it (gpustat adds to it)
 
 _MIB = 1 << 20
@@ -96,14 +97,14 @@ nvmlInit_v2 = nvmlInit
 
 
 def nvmlShutdown() -> None:  # noqa: N802
-    global _system, _inits
+    global _system, _inits, _per_thread
     with _lock:
         if _inits == 0:
             raise NVMLError(NVML_ERROR_UNINITIALIZED)
         _inits -= 1
         if _inits == 0 and _system is not None:
             _queries.clear()
-            _bound.clear()
+            _per_thread = threading.local()
             _bound_sets.clear()
             _system.close()
             _system = None
@@ -219,10 +220,13 @@ def _figure(handle, name: str):
     answered a GPU is bound to the name at that GPU's first call: a call is then one C read of one
     metric, with no search and no tuple made."""
     index = handle.index if type(handle) is _Handle else _index(handle)
-    read = _bound.get(name, _NOTHING_BOUND).get(index)
+    try:
+        read = _per_thread.readers[name, index]
+    except (AttributeError, KeyError):  # this thread's first call of the name for the GPU
+        read = None
     if read is not None:
         try:
-            value = read(index)
+            value = read()
         except hipstack.Error as e:
             raise _nvml_error(e) from e
         if value is not None:
@@ -235,7 +239,10 @@ def _figure(handle, name: str):
         except hipstack.Error as e:
             raise _nvml_error(e) from e
         if value is not None:
-            _bound.setdefault(name, {})[index] = query.value
+            readers = getattr(_per_thread, "readers", None)
+            if readers is None:
+                readers = _per_thread.readers = {}
+            readers[name, index] = query.reader(index)
             return value
     readings = {r.metric: r for r in _readings(handle, *metrics) if not r.instance}
     for metric in metrics:
