@@ -106,6 +106,7 @@
   X(152, ecc_mode_pending,       NONE, TEXT,    DEVICE, STATIC, "", "ECC mode the GPU takes at its next reset: enabled or disabled (NVIDIA).") \
   X(153, mig_mode_pending,       NONE, TEXT,    DEVICE, STATIC, "", "MIG mode the GPU takes at its next reset: enabled or disabled (NVIDIA).") \
   X(154, display_active,         NONE, TEXT,    DEVICE, STATIC, "", "Whether a display is initialised on the GPU (memory kept for one): enabled or disabled (NVIDIA).") \
+  X(155, mig_device_slots,       COUNT, INTEGER, DEVICE, STATIC, "", "MIG device slots of the GPU: the most MIG devices it can hold (NVML's nvmlDeviceGetMaxMigDeviceCount).") \
   /* live metrics: 200..399 */                                                                             \
   X(200, temperature_edge,       CELSIUS, REAL, DEVICE, LIVE, "", "Edge temperature.")                      \
   X(201, temperature_junction,   CELSIUS, REAL, DEVICE, LIVE, "", "Junction (hotspot) temperature.")        \
@@ -218,6 +219,11 @@
   X(405, partition_gpu_instance_id, NONE, INTEGER, PARTITION, IDENTITY, "", "MIG GPU instance id of the partition.") \
   X(406, partition_compute_instance_id, NONE, INTEGER, PARTITION, IDENTITY, "", "MIG compute instance id of the partition.") \
   X(407, partition_uuid,         NONE, TEXT,    PARTITION, IDENTITY, "", "UUID of the partition (MIG device UUID).") \
+  X(408, partition_name,         NONE, TEXT,    PARTITION, IDENTITY, "", "Name of the partition's device (a MIG device's, as NVML gives it).") \
+  X(409, partition_memory_used,  BYTE, INTEGER, PARTITION, LIVE, "", "Memory of the partition in use.") \
+  X(410, partition_slot,         NONE, INTEGER, PARTITION, IDENTITY, "", "The partition's MIG device slot (nvmlDeviceGetMigDeviceHandleByIndex's index; slots may be empty).") \
+  X(411, partition_bar1_total,   BYTE, INTEGER, PARTITION, STATIC, "", "BAR1 (the CPU's window onto the partition's memory) size.") \
+  X(412, partition_bar1_used,    BYTE, INTEGER, PARTITION, LIVE, "", "BAR1 of the partition in use.") \
   /* processes: 450..499 */                                                                                \
   X(450, process_vram,           BYTE, INTEGER, PROCESS, LIVE, "", "VRAM held by the process.")             \
   X(451, process_gtt,            BYTE, INTEGER, PROCESS, LIVE, "", "GTT held by the process.")              \

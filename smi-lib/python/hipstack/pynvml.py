@@ -121,6 +121,8 @@ def _open() -> hipstack.System:
 
 def _index(handle) -> int:
     if not isinstance(handle, _Handle):
+        if type(handle) is _MigHandle:
+            raise NVMLError(NVML_ERROR_NOT_SUPPORTED, "a MIG device: hipstack answers this call for whole GPUs")
         raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "not a handle of hipstack.pynvml")
     return handle.index
 
@@ -219,7 +221,12 @@ def _figure(handle, name: str):
     its candidate metrics the GPU gives (NVML's figure has one source per vendor). The candidate that
     answered a GPU is bound to the name at that GPU's first call: a call is then one C read of one
     metric, with no search and no tuple made."""
-    index = handle.index if type(handle) is _Handle else _index(handle)
+    if type(handle) is _Handle:
+        index = handle.index
+    elif type(handle) is _MigHandle and name in _nvml_mig.MIG_FIGURES:
+        return _nvml_mig.figure(handle, _nvml_mig.MIG_FIGURES[name])
+    else:
+        index = _index(handle)
     try:
         read = _per_thread.readers[name, index]
     except (AttributeError, KeyError):  # this thread's first call of the name for the GPU
@@ -435,6 +442,8 @@ def nvmlDeviceGetMemoryInfo(handle, version=None):  # noqa: N802
     used: on an H200 NVML's first call answered used = total - free to the byte); with
     version=nvmlMemory_v2 the reservation apart (NVIDIA). NVIDIA GPUs report free memory; amdgpu
     reports used VRAM (free = total - used)."""
+    if type(handle) is _MigHandle:
+        return _nvml_mig.memory(handle, version)
     total = int(_figure(handle, "nvmlDeviceGetMemoryInfo.total"))
     # free, used (free = total - used where the driver gives no free figure), reserved, used (v2): one
     # read of the numbers; the readings only to say why neither free nor used is there.
@@ -460,6 +469,8 @@ def nvmlDeviceGetMemoryInfo(handle, version=None):  # noqa: N802
 
 
 def nvmlDeviceGetBAR1MemoryInfo(handle) -> c_nvmlBAR1Memory_t:  # noqa: N802
+    if type(handle) is _MigHandle:
+        return _nvml_mig.bar1(handle)
     total, used = (int(v) for v in _figures(handle, "nvmlDeviceGetBAR1MemoryInfo.bar1Total", "nvmlDeviceGetBAR1MemoryInfo.bar1Used"))
     return c_nvmlBAR1Memory_t(bar1Total=total, bar1Free=total - used, bar1Used=used)
 
@@ -684,12 +695,6 @@ nvmlDeviceGetBrand = _not_read("nvmlDeviceGetBrand")
 nvmlDeviceGetProcessUtilization = _not_read("nvmlDeviceGetProcessUtilization")
 nvmlDeviceGetMPSComputeRunningProcesses = _not_read("nvmlDeviceGetMPSComputeRunningProcesses")
 nvmlDeviceGetMPSComputeRunningProcesses_v2 = nvmlDeviceGetMPSComputeRunningProcesses_v3 = nvmlDeviceGetMPSComputeRunningProcesses
-nvmlDeviceGetMaxMigDeviceCount = _not_read("nvmlDeviceGetMaxMigDeviceCount")
-
-
-def nvmlDeviceIsMigDeviceHandle(handle) -> int:  # noqa: N802
-    _index(handle)
-    return 0  # hipstack's handles are whole GPUs
 
 
 def nvmlDeviceGetFieldValues(handle, field_ids) -> list:  # noqa: N802
@@ -707,8 +712,10 @@ def nvmlDeviceGetFieldValues(handle, field_ids) -> list:  # noqa: N802
 def _processes(handle, graphics: bool) -> list:
     """Processes of a kind as NVML lists them, with the VRAM each holds (None where the driver does not
     say). A process without a type (amdgpu) is a compute process."""
+    # A MIG device's: the GPU's processes that run in its GPU and compute instance.
+    instances = _nvml_mig.instance_ids(handle) if type(handle) is _MigHandle else None
     with _AsNvmlErrors():
-        found = _open().processes(_index(handle))
+        found = _open().processes(handle.parent if instances is not None else _index(handle))
     kind_name, = _M["nvmlDeviceGetGraphicsRunningProcesses" if graphics else "nvmlDeviceGetComputeRunningProcesses"]
     vram, = _M["nvmlProcessInfo_t.usedGpuMemory"]
     gpu_instance, = _M["nvmlProcessInfo_t.gpuInstanceId"]
@@ -718,6 +725,8 @@ def _processes(handle, graphics: bool) -> list:
         values = {r.metric: r.value for r in process.readings if r.ok and not r.instance}
         kind = values.get(kind_name, "compute")
         if ("graphics" if graphics else "compute") not in kind:
+            continue
+        if instances is not None and (values.get(gpu_instance), values.get(compute_instance)) != instances:
             continue
         info = c_nvmlProcessInfo_t(pid=process.pid, usedGpuMemory=int(values.get(vram, 0)),
                                    gpuInstanceId=int(values.get(gpu_instance, NVML_VALUE_NOT_AVAILABLE_uint)),
@@ -742,4 +751,9 @@ nvmlDeviceGetGraphicsRunningProcesses_v2 = nvmlDeviceGetGraphicsRunningProcesses
 
 
 # ---- NVML's C entry points, for clients that call them through pointers --------------------------
+from hipstack import _nvml_mig  # noqa: E402 (needs the names above)
+from hipstack._nvml_mig import (_MigHandle, nvmlDeviceGetComputeInstanceId,  # noqa: E402,F401
+                                nvmlDeviceGetDeviceHandleFromMigDeviceHandle, nvmlDeviceGetGpuInstanceId,
+                                nvmlDeviceGetMaxMigDeviceCount, nvmlDeviceGetMigDeviceHandleByIndex,
+                                nvmlDeviceIsMigDeviceHandle)
 from hipstack._nvml_pointers import _nvmlGetFunctionPointer  # noqa: E402,F401 (needs the calls above)

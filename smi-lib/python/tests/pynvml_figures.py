@@ -64,6 +64,38 @@ CALLS = {
     "graphics_processes": processes(N.nvmlDeviceGetGraphicsRunningProcesses),
 }
 
+# The calls NVML answers for a MIG device's handle.
+MIG_CALLS = {
+    "name": N.nvmlDeviceGetName, "uuid": N.nvmlDeviceGetUUID, "memory": N.nvmlDeviceGetMemoryInfo,
+    "bar1": N.nvmlDeviceGetBAR1MemoryInfo, "gpu_instance": N.nvmlDeviceGetGpuInstanceId, "compute_instance": N.nvmlDeviceGetComputeInstanceId,
+    "processes": processes(N.nvmlDeviceGetComputeRunningProcesses),
+}
+
+
+def mig_devices(h):
+    """Each MIG slot's device and its answers (an error for an empty slot), one slot past an H100's 7."""
+    out = []
+    for slot in range(8):
+        try:
+            mig = N.nvmlDeviceGetMigDeviceHandleByIndex(h, slot)
+        except N.NVMLError as e:
+            out.append({"error": e.value})
+            continue
+        answers = {}
+        for key, call in MIG_CALLS.items():
+            try:
+                answers[key] = plain(call(mig))
+            except N.NVMLError as e:
+                answers[key] = {"error": e.value}
+        out.append(answers)
+    return out
+
+
+CALLS.update({
+    "max_mig_devices": N.nvmlDeviceGetMaxMigDeviceCount, "mig_devices": mig_devices,
+    "gpu_instance_of_a_gpu": N.nvmlDeviceGetGpuInstanceId,
+})
+
 pynvml.nvmlInit()
 out = []
 for i in range(pynvml.nvmlDeviceGetCount()):

@@ -16,8 +16,9 @@ from hipstack import _amdsmi_metrics
 
 PACKAGE = os.path.dirname(hipstack.__file__)
 # The compatibility layers and their helpers: where a metric name must not be written by hand.
-MODULES = {"pynvml": ["pynvml.py", "_nvml_constants.py", "_nvml_errors.py", "_nvml_pointers.py", "_nvml_types.py"],
-           "amdsmi": ["amdsmi.py", "_amdsmi_metrics.py", "_amdsmi_types.py", "_amdsmi_limits.py"]}
+# (Each layer's module and every helper module of its prefix in the package: a helper added later is in.)
+MODULES = {tool: [tool + ".py", *sorted(f for f in os.listdir(PACKAGE) if f.startswith(prefix) and f.endswith(".py"))]
+           for tool, prefix in (("pynvml", "_nvml_"), ("amdsmi", "_amdsmi_"))}
 # A name of the tables' shape: a call (or the struct it fills), a call with arguments, or either with a
 # dotted field. (pynvml's other names, nvmlReturn or nvmlStructToFriendlyObject, are not calls that read.)
 FOREIGN_NAME = re.compile(r"^(nvml(Device|System)\w*|nvmlProcessInfo_t|amdsmi_(get|topo)_\w+)(\([^()]*\))?(\.\w+)*$")

@@ -66,6 +66,8 @@ class OnTheFakeNvml(unittest.TestCase):
             "compute_capability": [9, 0], "ecc_errors": [0, 0, 0, 0], "remapped_rows": [0, 0, 0, 0],
             "clock_event_reasons": 1,  # GPU_IDLE
             "processes": [], "graphics_processes": [],
+            # MIG off: no slots (the script's NVML), so every slot asked for is past them.
+            "max_mig_devices": 0, "mig_devices": [{"error": 2}] * 8, "gpu_instance_of_a_gpu": {"error": 2},
         }
         self.assertEqual(gpu, expected)
         for key, value in gpu.items():  # NVML's types: whole numbers are ints, never floats
@@ -186,6 +188,39 @@ print(fn(p._Handle(99), ctypes.byref(count), None) == p.NVML_ERROR_INVALID_ARGUM
         self.assertEqual(out.splitlines(), ["uninitialized", "True 2",
                                             "0 2 [(4242, %d), (4310, %d)]" % (20480 * MIB, 1024 * MIB),
                                             "0 %d %d" % (81559 * MIB, used), "True", "not found", "not found", "True"])
+
+
+    def test_mig_handles(self):
+        """A MIG device's handle says it is one, leads back to its GPU, answers the MIG calls and raises
+        NotSupported for the others; a GPU's handle is no MIG handle and has no instance ids; a slot
+        emptied after the handle was taken answers NotFound. (The MIG figures themselves are checked
+        against NVIDIA's pynvml on the same double: python.pynvml-clients.)"""
+        script = r'''
+import hipstack.pynvml as p
+p.nvmlInit()
+gpu = p.nvmlDeviceGetHandleByIndex(1)
+mig = p.nvmlDeviceGetMigDeviceHandleByIndex(gpu, 1)
+print(p.nvmlDeviceIsMigDeviceHandle(mig), p.nvmlDeviceIsMigDeviceHandle(gpu))
+print(p.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(mig) == gpu, p.nvmlDeviceGetUUID(mig))
+for call in (lambda: p.nvmlDeviceGetTemperature(mig, p.NVML_TEMPERATURE_GPU), lambda: p.nvmlDeviceGetPowerUsage(mig),
+             lambda: p.nvmlDeviceGetMaxMigDeviceCount(mig), lambda: p.nvmlDeviceGetComputeInstanceId(gpu),
+             lambda: p.nvmlDeviceGetDeviceHandleFromMigDeviceHandle(gpu), lambda: p.nvmlDeviceGetMigDeviceHandleByIndex(gpu, -1)):
+    try:
+        print(call())
+    except p.NVMLError as e:
+        print(type(e).__name__)
+print(p.nvmlDeviceGetMemoryInfo(p._MigHandle(1, 0)).used, p.nvmlDeviceGetComputeRunningProcesses(p._MigHandle(1, 0))[0].pid)
+try:
+    p.nvmlDeviceGetName(p._MigHandle(1, 4))
+except p.NVMLError_NotFound:
+    print("slot 4 is empty")
+'''
+        env = dict(os.environ, **self.fake("h100x2-mig.txt"))
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+        self.assertEqual(out.splitlines(), ["1 0", "True MIG-8c0f7a42-1e63-5b9d-b4f2-05d8e6a1c7e9",
+                                            "NVMLError_NotSupported", "NVMLError_NotSupported", "NVMLError_InvalidArgument",
+                                            "NVMLError_InvalidArgument", "NVMLError_InvalidArgument",
+                                            "NVMLError_InvalidArgument", "%d 5001" % (10496 * MIB), "slot 4 is empty"])
 
 
 class OnAnAmdCapture(unittest.TestCase):

@@ -35,9 +35,15 @@ const char* pcie_path_name(int level) {
 // PIX=1 switch, PXB=several, PHB=host bridge, NODE, SYS across sockets).
 int pcie_hops(int level) { return level / 10 + 1; }
 
+// A MIG device and its slot (the index nvmlDeviceGetMigDeviceHandleByIndex takes: slots may be empty).
+struct MigDevice {
+  unsigned slot = 0;
+  Device handle = nullptr;
+};
+
 // MIG devices of one GPU (empty when MIG is off or not supported).
-std::vector<Device> mig_devices(const Api& api, Device device) {
-  std::vector<Device> out;
+std::vector<MigDevice> mig_devices(const Api& api, Device device) {
+  std::vector<MigDevice> out;
   unsigned current = 0;
   unsigned pending = 0;
   if (device == nullptr || api.mig_mode == nullptr || api.mig_mode(device, &current, &pending) != kSuccess || current == 0) return out;
@@ -48,7 +54,7 @@ std::vector<Device> mig_devices(const Api& api, Device device) {
   }
   for (unsigned i = 0; i < count && i < 64; ++i) {
     Device mig = nullptr;
-    if (api.mig_device_by_index(device, i, &mig) == kSuccess && mig != nullptr) out.push_back(mig);
+    if (api.mig_device_by_index(device, i, &mig) == kSuccess && mig != nullptr) out.push_back({i, mig});
   }
   return out;
 }
@@ -81,11 +87,12 @@ NvlinkPeers nvlink_peers(const Api& api, Device device) {
   return peers;
 }
 
-// The partitions' handles: the MIG devices, or the GPU itself as its one partition (MIG off).
-std::vector<Device> partition_handles(const Api& api, const NvidiaGpu& gpu) {
+// The partitions' handles: the MIG devices, or the GPU itself as its one partition (MIG off; its
+// slot is then no MIG slot).
+std::vector<MigDevice> partition_handles(const Api& api, const NvidiaGpu& gpu) {
   if (gpu.handle == nullptr) return {};
   auto handles = mig_devices(api, gpu.handle);
-  if (handles.empty()) handles.push_back(gpu.handle);
+  if (handles.empty()) handles.push_back({0, gpu.handle});
   return handles;
 }
 
@@ -176,7 +183,7 @@ std::vector<Partition> NvmlBackend::partition_names(std::size_t device) const {
   for (std::size_t i = 0; i < handles.size(); ++i) {
     std::string uuid;
     Return uuid_code = kSuccess;
-    result.push_back(named_partition(library_->api(), gpu, handles[i], i, uuid, uuid_code));
+    result.push_back(named_partition(library_->api(), gpu, handles[i].handle, i, uuid, uuid_code));
   }
   return result;
 }
@@ -185,12 +192,13 @@ std::vector<Partition> NvmlBackend::partitions(std::size_t device) const {
   const NvidiaGpu& gpu = gpus_.at(device);
   const Api& api = library_->api();
   const auto migs = partition_handles(api, gpu);
-  const bool whole_gpu = migs.size() == 1 && migs.front() == gpu.handle;
+  const bool whole_gpu = migs.size() == 1 && migs.front().handle == gpu.handle;
   std::vector<Partition> result;
   for (std::size_t i = 0; i < migs.size(); ++i) {
+    const Device handle = migs[i].handle;
     std::string uuid;
     Return uuid_code = kSuccess;
-    Partition p = named_partition(api, gpu, migs[i], i, uuid, uuid_code);
+    Partition p = named_partition(api, gpu, handle, i, uuid, uuid_code);
     ReadingList list(p.readings);
     auto report = [&](MetricId id, const char* function, Return code, std::int64_t value) {
       if (code == kSuccess) list.integer(id, value, function);
@@ -200,21 +208,33 @@ std::vector<Partition> NvmlBackend::partitions(std::size_t device) const {
     else list.failed(MetricId::partition_uuid, errno_for(uuid_code), "nvmlDeviceGetUUID: " + library_->describe(uuid_code));
     // Each call is its own statement: its output must be written before the value is read.
     DeviceAttributes attributes{};
-    const Return attributes_code = api.attributes == nullptr ? kErrorFunctionNotFound : api.attributes(migs[i], &attributes);
+    const Return attributes_code = api.attributes == nullptr ? kErrorFunctionNotFound : api.attributes(handle, &attributes);
     report(MetricId::partition_compute_units, "nvmlDeviceGetAttributes", attributes_code, attributes.multiprocessorCount);
     Memory memory{};
-    const Return memory_code = api.memory == nullptr ? kErrorFunctionNotFound : api.memory(migs[i], &memory);
+    const Return memory_code = api.memory == nullptr ? kErrorFunctionNotFound : api.memory(handle, &memory);
     report(MetricId::partition_memory, "nvmlDeviceGetMemoryInfo", memory_code, static_cast<std::int64_t>(memory.total));
+    report(MetricId::partition_memory_used, "nvmlDeviceGetMemoryInfo", memory_code, static_cast<std::int64_t>(memory.used));
+    Bar1Memory bar1{};
+    const Return bar1_code = api.bar1_memory == nullptr ? kErrorFunctionNotFound : api.bar1_memory(handle, &bar1);
+    report(MetricId::partition_bar1_total, "nvmlDeviceGetBAR1MemoryInfo", bar1_code, static_cast<std::int64_t>(bar1.bar1Total));
+    report(MetricId::partition_bar1_used, "nvmlDeviceGetBAR1MemoryInfo", bar1_code, static_cast<std::int64_t>(bar1.bar1Used));
     if (whole_gpu) {
-      list.failed(MetricId::partition_gpu_instance_id, ENOENT, "MIG is off: the partition is the whole GPU");
-      list.failed(MetricId::partition_compute_instance_id, ENOENT, "MIG is off: the partition is the whole GPU");
+      for (const MetricId id : {MetricId::partition_gpu_instance_id, MetricId::partition_compute_instance_id, MetricId::partition_slot,
+                                MetricId::partition_name}) {
+        list.failed(id, ENOENT, "MIG is off: the partition is the whole GPU");
+      }
     } else {
+      std::string name;
+      const Return name_code = api.name == nullptr ? kErrorFunctionNotFound : read_string(api.name, handle, kNameSize, name);
+      if (name_code == kSuccess) list.text(MetricId::partition_name, name, "nvmlDeviceGetName");
+      else list.failed(MetricId::partition_name, errno_for(name_code), "nvmlDeviceGetName: " + library_->describe(name_code));
+      list.integer(MetricId::partition_slot, migs[i].slot, "nvmlDeviceGetMigDeviceHandleByIndex");
       unsigned gi = 0;
-      const Return gi_code = api.gpu_instance_id == nullptr ? kErrorFunctionNotFound : api.gpu_instance_id(migs[i], &gi);
+      const Return gi_code = api.gpu_instance_id == nullptr ? kErrorFunctionNotFound : api.gpu_instance_id(handle, &gi);
       report(MetricId::partition_gpu_instance_id, "nvmlDeviceGetGpuInstanceId", gi_code, gi);
       unsigned ci = 0;
       const Return ci_code =
-          api.compute_instance_id == nullptr ? kErrorFunctionNotFound : api.compute_instance_id(migs[i], &ci);
+          api.compute_instance_id == nullptr ? kErrorFunctionNotFound : api.compute_instance_id(handle, &ci);
       report(MetricId::partition_compute_instance_id, "nvmlDeviceGetComputeInstanceId", ci_code, ci);
     }
     result.push_back(std::move(p));

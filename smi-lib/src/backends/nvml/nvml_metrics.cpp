@@ -312,6 +312,7 @@ void read_modes(Probe& p) {
       p.text(MetricId::mig_mode_pending, "nvmlDeviceGetMigMode", code, enabled_text(static_cast<int>(mig_pending)));
     }
   }
+  if (want({MetricId::mig_device_slots})) p.fetch<unsigned>(MetricId::mig_device_slots, "nvmlDeviceGetMaxMigDeviceCount", api.max_mig_devices, 1);
   if (want({MetricId::persistence_mode})) {
     const Return code = p.call(api.persistence_mode, &current);
     p.text(MetricId::persistence_mode, "nvmlDeviceGetPersistenceMode", code, enabled_text(current));
