@@ -84,9 +84,12 @@ def nvmlDeviceGetMaxMigDeviceCount(handle) -> int:  # noqa: N802
 
 
 def nvmlDeviceGetMigDeviceHandleByIndex(handle, index: int) -> _MigHandle:  # noqa: N802
-    """The MIG device in slot `index`: INVALID_ARGUMENT past the GPU's slots, NOT_FOUND for an empty
-    slot (as NVML answers)."""
+    """The MIG device in slot `index`: NOT_FOUND for an empty slot and for every slot of a GPU with MIG
+    off (an H100's NVML 580.159.04 answered so for slots 0-7), INVALID_ARGUMENT past the slots of a GPU
+    with MIG on."""
     gpu = _gpu(handle)
+    if _p._figure(_p._Handle(gpu), "nvmlDeviceGetMigMode.currentMode") != "enabled":
+        raise NVMLError(NVML_ERROR_NOT_FOUND, "GPU %d: MIG is off, no MIG devices" % gpu)
     slots = nvmlDeviceGetMaxMigDeviceCount(handle)
     if not isinstance(index, int) or not 0 <= index < slots:
         raise NVMLError(NVML_ERROR_INVALID_ARGUMENT, "MIG slot %r: GPU %d has %d" % (index, gpu, slots))

@@ -66,8 +66,8 @@ class OnTheFakeNvml(unittest.TestCase):
             "compute_capability": [9, 0], "ecc_errors": [0, 0, 0, 0], "remapped_rows": [0, 0, 0, 0],
             "clock_event_reasons": 1,  # GPU_IDLE
             "processes": [], "graphics_processes": [],
-            # MIG off: no slots (the script's NVML), so every slot asked for is past them.
-            "max_mig_devices": 0, "mig_devices": [{"error": 2}] * 8, "gpu_instance_of_a_gpu": {"error": 2},
+            # MIG off: no slots, and every slot asked for is NOT_FOUND (what an H100's NVML answered).
+            "max_mig_devices": 0, "mig_devices": [{"error": 6}] * 8, "gpu_instance_of_a_gpu": {"error": 2},
         }
         self.assertEqual(gpu, expected)
         for key, value in gpu.items():  # NVML's types: whole numbers are ints, never floats

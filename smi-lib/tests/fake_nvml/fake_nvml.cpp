@@ -276,6 +276,9 @@ extern "C" Return fake_nvml_impl_mig_device_by_index(Device device, unsigned ind
   if (!mig || d->mig_slot >= 0) return kErrorInvalidArgument;
   FAKE_NVML_SCRIPTED("mig_device_by_index", std::to_string(index));
   if (!find(d, "max_mig_devices")) return kErrorNotSupported;
+  // With MIG off every slot is empty, past the GPU's count too (an H100's NVML 580.159.04 answered
+  // NOT_FOUND for slots 0-7 with a count of 0); with it on, a slot past the count is refused.
+  if (!bool_or(d, "mig_mode.current", false)) return kErrorNotFound;
   if (index >= d->mig_slots.size()) return kErrorInvalidArgument;
   if (!d->mig_slots[index]) return kErrorNotFound;
   *mig = d->mig_slots[index];
