@@ -109,7 +109,7 @@ constexpr MetricId kMemory[] = {vram_total, vram_used, vram_free, vram_reserved,
                                 vram_visible_used, gtt_total, gtt_used, bar1_total, bar1_used, vram_vendor};
 constexpr MetricId kClocks[] = {clock_sclk, clock_mclk, clock_fclk, clock_socclk, clock_vclk, clock_dclk, clock_dcefclk,
                                 clock_sclk_xcc, clock_sm, clock_video, clock_sclk_max, clock_mclk_max, clock_sm_max,
-                                clock_video_max, dpm_level_current};
+                                clock_video_max, dpm_level_current, dpm_clock_current};
 constexpr MetricId kActivity[] = {gpu_busy, memory_busy, media_busy, encoder_busy, decoder_busy,
                                   gfx_activity_accumulated, graphics_active, sm_active, sm_occupancy,
                                   tensor_active, fp64_active, fp32_active, fp16_active, dram_active,

@@ -282,6 +282,58 @@ print(json.dumps(out))
                         self.assertEqual((h["power"], h["temp"]), ("N/A", 2))
 
 
+class ClockTables(unittest.TestCase):
+    """amdsmi_get_clk_freq against rocm-smi-lib 7.2.4's own answers on the same captures
+    (rsmi_clk_freq_7.2.4.json, recorded with rsmi_clk_freq_probe.py: amdsmi wraps that call for these
+    clocks): the deep-sleep level first, the fine-grained sclk's middle line, `current`, Hz, every GPU
+    and CPX partition; a table the GPU lacks is NOT_SUPPORTED where rocm-smi says so, PCIE INVAL."""
+    RSMI_TYPES = {0: "SYS", 1: "DF", 2: "DCEF", 3: "SOC", 4: "MEM", 5: "PCIE"}
+    SCRIPT = r"""
+import json
+from hipstack.amdsmi import *
+amdsmi_init()
+out = []
+for h in amdsmi_get_processor_handles():
+    gpu = {}
+    for name in ("SYS", "DF", "DCEF", "SOC", "MEM", "PCIE"):
+        try:
+            gpu[name] = amdsmi_get_clk_freq(h, AmdSmiClkType[name])
+        except AmdSmiLibraryException as e:
+            gpu[name] = e.get_error_code()
+    gpu["GFX"] = amdsmi_get_clk_freq(h, AmdSmiClkType.GFX) if isinstance(gpu["SYS"], dict) else None
+    out.append(gpu)
+print(json.dumps(out))
+"""
+
+    def test_as_rocm_smi_lists_them(self):
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "rsmi_clk_freq_7.2.4.json")) as f:
+            record = json.load(f)
+        not_supported, invalid = 2, 1  # rocm-smi's results; amdsmi's codes for them are the same numbers
+        for capture in ("mi300x-8gpu-spx-nps1", "mi300x-8gpu-cpx-nps1"):
+            with self.subTest(capture=capture):
+                ours = run_on("constructed/" + capture, self.SCRIPT)
+                theirs = record[capture]
+                self.assertEqual(len(ours), len(theirs))
+                answered = 0
+                for index, gpu in enumerate(ours):
+                    for rsmi_type, name in self.RSMI_TYPES.items():
+                        answer = theirs[str(index)][str(rsmi_type)]
+                        if answer[0] == 0:
+                            _, _, count, current, hz = answer
+                            self.assertEqual(gpu[name], {"num_supported": count, "current": current, "frequency": hz},
+                                             f"{capture} handle {index} {name}")
+                            answered += 1
+                        else:
+                            self.assertEqual(gpu[name], {not_supported: 2, invalid: 1}[answer[0]], f"{capture} handle {index} {name}")
+                    if gpu["GFX"] is not None:
+                        self.assertEqual(gpu["GFX"], gpu["SYS"])
+                self.assertEqual(answered, 8 * 4)  # sclk, fclk, socclk, mclk of each GPU (partition 0 in CPX)
+        # The two shapes rocm-smi lists differently from pp_dpm's numbering, as recorded above.
+        spx = record["mi300x-8gpu-spx-nps1"]["0"]
+        self.assertEqual(spx["0"][2:], [3, 1, [500000000, 142000000, 2100000000]])  # min, the clock now *, max
+        self.assertEqual(spx["3"][1:4], [True, 4, 0])  # "S: 30Mhz *" is line 0
+
+
 class ViolationsAndLinks(unittest.TestCase):
     """amdsmi_get_violation_status computes as amdsmi does: two reads of the accumulators 100 ms apart
     (here the module's sleep replaces card0's gpu_metrics with grown accumulators: 1,000 more samples,

@@ -24,6 +24,9 @@ constexpr std::string_view kHighest = "the highest DPM level";
 constexpr std::string_view kViolation =
     "read twice 100 ms apart: acc_* the second read; per_* = delta * 100 // delta of acc_counter; active_*: per_* > 0";
 constexpr std::string_view kMhz = "MHz";
+constexpr std::string_view kFreqLevels = "Hz, pp_dpm's lines in order: the deep-sleep level S first";
+constexpr std::string_view kFreqCurrent =
+    "both: the starred line's label (its place in frequency) and its clock (a fine-grained table's middle line)";
 
 const ForeignName kTable[] = {
     {"amdsmi_get_gpu_id", {M::pci_device_id}, "", "the PCI device id as an int"},
@@ -99,6 +102,20 @@ const ForeignName kTable[] = {
     {"amdsmi_get_clock_info(DCLK0).clk", {M::clock_dclk}, "", kMhz},
     {"amdsmi_get_clock_info(DCLK0).min_clk", {M::dclk_level}, "", kLevels},
     {"amdsmi_get_clock_info(DCLK0).max_clk", {M::dclk_level}, "", kHighest},
+    {"amdsmi_get_clk_freq(SYS).frequency", {M::sclk_level}, "", kFreqLevels},
+    {"amdsmi_get_clk_freq(SYS).current", {M::dpm_level_current, M::dpm_clock_current}, "sclk", kFreqCurrent},
+    {"amdsmi_get_clk_freq(DF).frequency", {M::fclk_level}, "", kFreqLevels},
+    {"amdsmi_get_clk_freq(DF).current", {M::dpm_level_current, M::dpm_clock_current}, "fclk", kFreqCurrent},
+    {"amdsmi_get_clk_freq(DCEF).frequency", {M::dcefclk_level}, "", kFreqLevels},
+    {"amdsmi_get_clk_freq(DCEF).current", {M::dpm_level_current, M::dpm_clock_current}, "dcefclk", kFreqCurrent},
+    {"amdsmi_get_clk_freq(SOC).frequency", {M::socclk_level}, "", kFreqLevels},
+    {"amdsmi_get_clk_freq(SOC).current", {M::dpm_level_current, M::dpm_clock_current}, "socclk", kFreqCurrent},
+    {"amdsmi_get_clk_freq(MEM).frequency", {M::mclk_level}, "", kFreqLevels},
+    {"amdsmi_get_clk_freq(MEM).current", {M::dpm_level_current, M::dpm_clock_current}, "mclk", kFreqCurrent},
+    {"amdsmi_get_clk_freq(VCLK0).frequency", {M::vclk_level}, "", kFreqLevels},
+    {"amdsmi_get_clk_freq(VCLK0).current", {M::dpm_level_current, M::dpm_clock_current}, "vclk", kFreqCurrent},
+    {"amdsmi_get_clk_freq(DCLK0).frequency", {M::dclk_level}, "", kFreqLevels},
+    {"amdsmi_get_clk_freq(DCLK0).current", {M::dpm_level_current, M::dpm_clock_current}, "dclk", kFreqCurrent},
     {"amdsmi_get_gpu_perf_level", {M::performance_level}, "", "\"auto\" -> \"AMDSMI_DEV_PERF_LEVEL_AUTO\", ..."},
     {"amdsmi_get_gpu_fan_speed", {M::fan_pwm_level}, "", "the PWM level (of amdsmi_get_gpu_fan_speed_max); fan 0"},
     {"amdsmi_get_gpu_fan_rpms", {M::fan_speed}, "", "RPM; fan 0"},

@@ -83,7 +83,10 @@ bool read_clock(SysfsValues& values, const AmdGpu& gpu, const ClockSources& c) {
   int error = 0;
   const std::string path = gpu.device_dir + "/pp_dpm_" + c.name;
   const std::optional<DpmLevel> starred = starred_dpm_level(values.fs(), path, problem, error);
-  if (starred) values.list().text(MetricId::dpm_level_current, printed_index(*starred), path, c.name);
+  if (starred) {
+    values.list().text(MetricId::dpm_level_current, printed_index(*starred), path, c.name);
+    values.list().real(MetricId::dpm_clock_current, starred->mhz, path, c.name);
+  }
 
   Opt hwmon;
   std::string hwmon_path;
@@ -309,12 +312,12 @@ bool read_clocks(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
         {MetricId::clock_dclk, "dclk", gm.current_dclk0, nullptr, gm.average_dclk0},
         {MetricId::clock_dcefclk, "dcefclk", gm.current_dcefclk, nullptr, std::nullopt}};
     for (const ClockSources& clock : clocks) {
-      if (values.wanted({clock.id, MetricId::dpm_level_current})) any_starred = read_clock(values, gpu, clock) || any_starred;
+      if (values.wanted({clock.id, MetricId::dpm_level_current, MetricId::dpm_clock_current})) any_starred = read_clock(values, gpu, clock) || any_starred;
     }
   } else {
     for (const MetricId id : {MetricId::clock_sclk, MetricId::clock_mclk, MetricId::clock_fclk, MetricId::clock_socclk,
                               MetricId::clock_vclk, MetricId::clock_dclk, MetricId::clock_dcefclk,
-                              MetricId::dpm_level_current}) {
+                              MetricId::dpm_level_current, MetricId::dpm_clock_current}) {
       list.failed(id, ENOENT, "no DRM card");
     }
   }
@@ -322,6 +325,9 @@ bool read_clocks(SysfsValues& values, const AmdGpu& gpu, const GpuMetrics& gm) {
     list.real(MetricId::clock_sclk_xcc, gm.current_gfxclk_per_xcc[i], "gpu_metrics", std::to_string(i));
   }
   if (gm.current_gfxclk_per_xcc.empty()) list.failed(MetricId::clock_sclk_xcc, ENOENT, "gpu_metrics: no per-XCC clocks");
+  if (has_card && !any_starred && values.wanted({MetricId::dpm_clock_current})) {
+    list.failed(MetricId::dpm_clock_current, ENOENT, "no pp_dpm_* clock table has a starred level");
+  }
   return any_starred;
 }
 
