@@ -118,7 +118,7 @@ constexpr MetricId kActivity[] = {gpu_busy, memory_busy, media_busy, encoder_bus
                                   violation_share};
 constexpr MetricId kPcie[] = {pcie_speed, pcie_width, pcie_speed_max, pcie_width_max, pcie_bandwidth, pcie_rx, pcie_tx,
                               pcie_replay_count, pcie_nak_sent_count, pcie_nak_received_count, pcie_recovery_count};
-constexpr MetricId kXgmi[] = {xgmi_link_speed, xgmi_link_width, xgmi_read_data, xgmi_write_data, xgmi_hive_id,
+constexpr MetricId kXgmi[] = {xgmi_link_speed, xgmi_link_width, xgmi_read_data, xgmi_write_data, xgmi_link_status, xgmi_hive_id,
                               xgmi_physical_id, nvlink_state};
 constexpr MetricId kErrors[] = {ecc_mode, ecc_mode_pending, ecc_corrected_volatile, ecc_uncorrected_volatile, ecc_corrected_aggregate,
                                 ecc_uncorrected_aggregate, ras_correctable, ras_uncorrectable, ras_deferred,

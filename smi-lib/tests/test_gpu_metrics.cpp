@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -628,6 +629,19 @@ TEST(GpuMetricsV1_9, UnitMismatchDuplicatesAndAmbiguousIdsStayRaw) {
   EXPECT_EQ(r.metrics.temperature_mem, 50.0);
   ASSERT_EQ(r.metrics.attributes.size(), 4u);
   EXPECT_EQ(r.metrics.attributes[3].values, (std::vector<std::optional<double>>{70.0, 71.0}));
+}
+
+// A link's index is its link: an unfilled state between two filled ones stays in its place (NaN),
+// unfilled ones after the last filled one are dropped; the same in the fixed v1.7 layout.
+TEST(GpuMetricsV1_9, LinkStatesKeepTheirLinks) {
+  A t;
+  t.add(31, A::none, A::u16, {1, kOnes, 0, kOnes, kOnes});
+  const auto r = decode(t.bytes());
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.metrics.xgmi_link_status.size(), 3u);
+  EXPECT_EQ(r.metrics.xgmi_link_status[0], 1.0);
+  EXPECT_TRUE(std::isnan(r.metrics.xgmi_link_status[1]));
+  EXPECT_EQ(r.metrics.xgmi_link_status[2], 0.0);
 }
 
 TEST(GpuMetricsV1_9, EmptyTable) {

@@ -1,13 +1,13 @@
 """hipstack.amdsmi's throttling and topology calls: amdsmi_get_violation_status (how much of the time
-the firmware held the clocks down, and why) and amdsmi_topo_get_link_type / _link_weight (how two GPUs
-are joined). Every metric comes from the library's table (docs/foreign-names.md)."""
+the firmware held the clocks down, and why), amdsmi_topo_get_link_type / _link_weight (how two GPUs
+are joined) and amdsmi_get_gpu_xgmi_link_status (which XGMI links are up). Every metric comes from the library's table (docs/foreign-names.md)."""
 import time
 from typing import Any, Dict
 
 import hipstack
 from hipstack import amdsmi as _amdsmi
-from hipstack._amdsmi_types import (AMDSMI_STATUS_INVAL, AMDSMI_STATUS_NOT_SUPPORTED, AmdSmiLibraryException,
-                                    AmdSmiLinkType)
+from hipstack._amdsmi_types import (AMDSMI_STATUS_INVAL, AMDSMI_STATUS_NOT_SUPPORTED, AMDSMI_STATUS_UNEXPECTED_DATA,
+                                    AmdSmiLibraryException, AmdSmiLinkType)
 
 # amdsmi's names of the throttle reasons it keeps one accumulator for, as amdsmi_get_violation_status's
 # keys (acc_<name>, per_<name>, active_<name>) -> the table's name of that accumulator.
@@ -110,3 +110,32 @@ def amdsmi_topo_get_link_weight(src, dst) -> int:
     if weight is None or not weight.ok:
         raise _amdsmi._missing(src, metric, weight)
     return int(weight.value)
+
+
+# gpu_metrics' link states (hipstack's xgmi_link_status) -> amdsmi's letters; a link the table does not
+# fill is "X" (disabled), as amdsmi shows 0xFFFF.
+_LINK_LETTERS = {"up": "U", "down": "D"}
+_MAX_XGMI_LINKS = 8  # AMDSMI_MAX_NUM_XGMI_LINKS
+
+
+def amdsmi_get_gpu_xgmi_link_status(handle) -> Dict[str, Any]:
+    """{"status": ["U" | "D" | "X", ...], "total_links"}: one letter per link up to total_links, which
+    amdsmi takes as the node's AMD GPU count (at most 8); NOT_SUPPORTED when no link has a state
+    (gpu_metrics before v1.7, a secondary partition); a state the kernel does not define is
+    UNEXPECTED_DATA, as amdsmi answers it."""
+    metric = _amdsmi._metric("amdsmi_get_gpu_xgmi_link_status.status")
+    readings = {r.instance: r for r in _amdsmi._instances(handle, ("live",), metric)}
+    gpus = sum(1 for d in _amdsmi._call(_amdsmi._open().devices) if d.vendor == "amd")
+    total = min(gpus, _MAX_XGMI_LINKS)
+    status = []
+    for link in range(total):
+        r = readings.get(str(link))
+        if r is None:
+            status.append("X")
+        elif r.ok and r.value in _LINK_LETTERS:
+            status.append(_LINK_LETTERS[r.value])
+        else:
+            raise AmdSmiLibraryException(AMDSMI_STATUS_UNEXPECTED_DATA, f"XGMI link {link}: {r.status}: {r.detail}")
+    if all(letter == "X" for letter in status):
+        raise AmdSmiLibraryException(AMDSMI_STATUS_NOT_SUPPORTED, "no XGMI link state (gpu_metrics v1.7+ gives them)")
+    return {"status": status, "total_links": total}

@@ -693,6 +693,6 @@ def amdsmi_get_gpu_process_list(handle) -> List[Dict[str, Any]]:
 
 
 from hipstack._amdsmi_metrics import amdsmi_get_gpu_metrics_info  # noqa: E402,F401 (needs the helpers above)
-from hipstack._amdsmi_limits import (amdsmi_get_violation_status, amdsmi_topo_get_link_type,  # noqa: E402,F401
-                                     amdsmi_topo_get_link_weight)
+from hipstack._amdsmi_limits import (amdsmi_get_gpu_xgmi_link_status, amdsmi_get_violation_status,  # noqa: E402,F401
+                                     amdsmi_topo_get_link_type, amdsmi_topo_get_link_weight)
 from hipstack._amdsmi_clocks import amdsmi_get_clk_freq  # noqa: E402,F401

@@ -384,6 +384,39 @@ print(json.dumps([amdsmi_get_violation_status(h[0]), amdsmi_get_violation_status
         self.assertEqual(card1["acc_gfx_clk_below_host_limit"], "N/A")
         self.assertEqual(card1["per_low_utilization"], [["N/A"] * 8] * 8)
 
+    def test_xgmi_link_status(self):
+        """card0's gpu_metrics replaced by a v1.7 table (2208 bytes, every field unfilled but the link
+        states): its links as amdsmi's letters, an unfilled link "X" in its place, total_links the node's
+        8 GPUs; the v1.6 GPUs have no link states (NOT_SUPPORTED); a state the kernel does not define
+        is UNEXPECTED_DATA."""
+        script = r"""
+import json
+from hipstack.amdsmi import *
+amdsmi_init()
+out = []
+for h in amdsmi_get_processor_handles()[:2]:
+    try:
+        out.append(amdsmi_get_gpu_xgmi_link_status(h))
+    except AmdSmiLibraryException as e:
+        out.append(e.get_error_code())
+print(json.dumps(out))
+"""
+        for states, expected in (([1, 1, 0, 0xFFFF, 1], {"status": ["U", "U", "D", "X", "U", "X", "X", "X"], "total_links": 8}),
+                                 ([1, 2, 1], 43)):
+            with self.subTest(states=states), tempfile.TemporaryDirectory() as scratch:
+                shutil.copytree(CAPTURE, os.path.join(scratch, "capture"), symlinks=True)
+                table = bytearray(b"\xff" * 2208)
+                table[0:4] = (2208).to_bytes(2, "little") + bytes([1, 7])
+                for link, state in enumerate(states):
+                    table[264 + 2 * link:266 + 2 * link] = state.to_bytes(2, "little")
+                with open(os.path.join(scratch, "capture/sys/class/drm/card0/device/gpu_metrics"), "wb") as f:
+                    f.write(table)
+                env = dict(ENV, HIPSTACK_SYSFS_ROOT=os.path.join(scratch, "capture/sys"),
+                           HIPSTACK_PROCFS_ROOT=os.path.join(scratch, "capture/proc"))
+                done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertEqual(json.loads(done.stdout), [expected, 2])
+
     def test_link_type_hops_and_weight_of_every_pair(self):
         found = run(r"""
 import json

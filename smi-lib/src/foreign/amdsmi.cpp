@@ -116,6 +116,8 @@ const ForeignName kTable[] = {
     {"amdsmi_get_clk_freq(VCLK0).current", {M::dpm_level_current, M::dpm_clock_current}, "vclk", kFreqCurrent},
     {"amdsmi_get_clk_freq(DCLK0).frequency", {M::dclk_level}, "", kFreqLevels},
     {"amdsmi_get_clk_freq(DCLK0).current", {M::dpm_level_current, M::dpm_clock_current}, "dclk", kFreqCurrent},
+    {"amdsmi_get_gpu_xgmi_link_status.status", {M::xgmi_link_status}, "",
+     "\"up\" -> \"U\", \"down\" -> \"D\", no state -> \"X\"; total_links: the node's AMD GPUs, at most 8"},
     {"amdsmi_get_gpu_perf_level", {M::performance_level}, "", "\"auto\" -> \"AMDSMI_DEV_PERF_LEVEL_AUTO\", ..."},
     {"amdsmi_get_gpu_fan_speed", {M::fan_pwm_level}, "", "the PWM level (of amdsmi_get_gpu_fan_speed_max); fan 0"},
     {"amdsmi_get_gpu_fan_rpms", {M::fan_speed}, "", "RPM; fan 0"},

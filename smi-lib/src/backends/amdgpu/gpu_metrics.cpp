@@ -5,7 +5,9 @@
 
 #include "gpu_metrics.hpp"
 
+#include <cmath>
 #include <exception>
+#include <limits>
 #include <new>
 #include <string>
 
@@ -48,7 +50,14 @@ void apply_fields(std::span<const std::uint8_t> table, std::span<const Field> fi
         dst.clear();
         for (std::size_t i = 0; i < f.count; ++i) {
           const auto v = present(table, f.offset + i * f.width, f.width);
-          if (v) dst.push_back(static_cast<double>(*v) * f.mul / f.div);
+          if (v) {
+            dst.push_back(static_cast<double>(*v) * f.mul / f.div);
+          } else if (f.positional) {
+            dst.push_back(std::numeric_limits<double>::quiet_NaN());
+          }
+        }
+        if (f.positional) {
+          while (!dst.empty() && std::isnan(dst.back())) dst.pop_back();
         }
         break;
       }

@@ -108,7 +108,7 @@ struct GpuMetrics {
       pcie_nak_sent_count, pcie_nak_received_count, pcie_other_end_recovery_count;
   std::optional<double> xgmi_link_width, xgmi_link_speed; // lanes, GT/s (kernel gives Gbps)
   std::vector<double> xgmi_read_data, xgmi_write_data;    // bytes per link, accumulated (kernel: KB)
-  std::vector<double> xgmi_link_status;                   // per link: 0 inactive, 1 active, 2 n/a
+  std::vector<double> xgmi_link_status;                   // per link: 0 inactive, 1 active, 2 n/a; NaN: not filled
   std::optional<double> mem_max_bandwidth;                // bytes per second (v1.7+)
 
   std::optional<std::uint64_t> throttle_status;   // throttle_status, or indep_throttle_status where that is the only one
@@ -178,6 +178,7 @@ struct Field {
   std::uint16_t offset = 0;
   std::uint8_t width = 2;      // bytes per element
   std::uint8_t count = 1;      // elements (vector kind)
+  bool positional = false;     // vector kind: an absent element in the middle stays, as NaN (its index is its link's)
   double mul = 1.0;            // converted = stored * mul / div
   double div = 1.0;
   std::optional<double> GpuMetrics::*number = nullptr;
@@ -199,6 +200,12 @@ constexpr Field vec(std::vector<double> GpuMetrics::*m, std::uint16_t offset, st
   Field f;
   f.kind = Field::Kind::vector; f.offset = offset; f.width = width; f.count = count;
   f.mul = mul; f.div = div; f.vector = m;
+  return f;
+}
+// A vector whose index means something (a link): absent elements before the last present one stay, as NaN.
+constexpr Field vec_at(std::vector<double> GpuMetrics::*m, std::uint16_t offset, std::uint8_t width, std::uint8_t count) {
+  Field f = vec(m, offset, width, count);
+  f.positional = true;
   return f;
 }
 constexpr Field bits(std::optional<std::uint64_t> GpuMetrics::*m, std::uint16_t offset, std::uint8_t width) {

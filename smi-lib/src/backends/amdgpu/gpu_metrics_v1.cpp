@@ -296,7 +296,7 @@ constexpr Field kV1_7Head[] = {
     bits(&M::pcie_nak_received_count, 132, 4),
     vec(&M::xgmi_read_data, 136, 8, 8, kKiB),
     vec(&M::xgmi_write_data, 200, 8, 8, kKiB),
-    vec(&M::xgmi_link_status, 264, 2, 8),
+    vec_at(&M::xgmi_link_status, 264, 2, 8),
     // 280: padding
     num(&M::firmware_timestamp, 288, 8, 1, kTenNsDiv),
     vec(&M::current_gfxclk_per_xcc, 296, 2, 8),

@@ -13,6 +13,8 @@
 #include "gpu_metrics.hpp"
 
 #include <array>
+#include <cmath>
+#include <limits>
 #include <cstdio>
 
 namespace hipstack::smi::detail::gpu_metrics_impl {
@@ -36,6 +38,7 @@ enum class Dest : std::uint8_t {
   sum,           // sum of present instances -> optional<double>
   vector,        // present instances -> vector<double>
   vector_first,  // vector, and its first entry -> the scalar too
+  positions,     // every instance up to the last present one, absent ones NaN -> vector<double> (index = link)
   raw,           // first present instance's bits -> optional<uint64_t>
   partitions,    // num_partition
 };
@@ -58,6 +61,9 @@ constexpr AttrMap s(std::uint16_t id, std::optional<double> M::*m, std::uint16_t
 }
 constexpr AttrMap v(std::uint16_t id, std::vector<double> M::*m, std::uint16_t units) {
   return {id, Dest::vector, units, 1.0, nullptr, m, nullptr};
+}
+constexpr AttrMap vp(std::uint16_t id, std::vector<double> M::*m, std::uint16_t units) {
+  return {id, Dest::positions, units, 1.0, nullptr, m, nullptr};
 }
 constexpr AttrMap vf(std::uint16_t id, std::vector<double> M::*m, std::optional<double> M::*first, std::uint16_t units) {
   return {id, Dest::vector_first, units, 1.0, first, m, nullptr};
@@ -103,7 +109,7 @@ constexpr AttrMap kMap[] = {
     r(28, &M::pcie_nak_received_count),
     v(29, &M::xgmi_read_data, bit(kData1)),
     v(30, &M::xgmi_write_data, bit(kData1)),
-    v(31, &M::xgmi_link_status, bit(kNone)),
+    vp(31, &M::xgmi_link_status, bit(kNone)),
     n(32, &M::firmware_timestamp, kTime),
     vf(33, &M::current_gfxclk_per_xcc, &M::current_gfxclk, bit(kClock1)),
     vf(34, &M::current_socclks, &M::current_socclk, bit(kClock1)),
@@ -168,6 +174,13 @@ void map_attribute(const GpuMetricsAttribute& a, GpuMetrics& out) {
     case Dest::vector:
       out.*map->vector = std::move(present);
       break;
+    case Dest::positions: {
+      std::vector<double>& dst = out.*map->vector;
+      dst.clear();
+      for (const auto& v : a.values) dst.push_back(v ? *v / map->div : std::numeric_limits<double>::quiet_NaN());
+      while (!dst.empty() && std::isnan(dst.back())) dst.pop_back();
+      break;
+    }
     case Dest::vector_first:
       out.*map->number = present.empty() ? std::nullopt : std::optional<double>(present.front());
       out.*map->vector = std::move(present);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 
@@ -184,7 +185,7 @@ void read_pcie_throughput(SysfsValues& values, const AmdGpu& gpu) {
 }
 
 // gpu_metrics counters that only the firmware keeps (v1.4+ on MI-series): violation residencies,
-// PCIe error counters, XGMI traffic.
+// PCIe error counters, XGMI traffic; and the XGMI links' states (v1.7+).
 void read_counters(ReadingList& list, const GpuMetrics& gm) {
   auto counter = [&list](MetricId id, const std::optional<std::uint64_t>& value, const std::string& instance = {}) {
     if (value) list.integer(id, static_cast<std::int64_t>(*value), "gpu_metrics", instance);
@@ -205,6 +206,20 @@ void read_counters(ReadingList& list, const GpuMetrics& gm) {
   }
   for (std::size_t i = 0; i < gm.xgmi_write_data.size(); ++i) {
     list.integer(MetricId::xgmi_write_data, static_cast<std::int64_t>(gm.xgmi_write_data[i]), "gpu_metrics", std::to_string(i));
+  }
+  // amdgpu_xgmi_link_status: 0 inactive, 1 active, 2 not available; a link the table leaves unfilled
+  // (NaN) is no link to report.
+  for (std::size_t i = 0; i < gm.xgmi_link_status.size(); ++i) {
+    const double state = gm.xgmi_link_status[i];
+    const std::string link = std::to_string(i);
+    if (std::isnan(state)) continue;
+    if (state == 0 || state == 1) {
+      list.text(MetricId::xgmi_link_status, state == 1 ? "up" : "down", "gpu_metrics", link);
+    } else if (state == 2) {
+      list.failed(MetricId::xgmi_link_status, ENODATA, "gpu_metrics: the firmware has no state for this link (2, n/a)", link);
+    } else {
+      list.failed(MetricId::xgmi_link_status, EPROTO, fmt::format("gpu_metrics: link state {} is none the kernel defines (0, 1, 2)", state), link);
+    }
   }
 }
 
