@@ -51,6 +51,62 @@ bool names_a_gpu(std::string_view name, const std::map<std::uint32_t, std::strin
   return error == std::errc() && end == name.data() + name.size() && std::to_string(index) == name && devices.contains(index);
 }
 
+// The job ids of one GPU's mapping file (`where`: its path, for the problems): one a line, blanks
+// around them ignored; a bad line skipped (the first named, the others counted), at most
+// kMaxJobsPerGpu.
+void add_job_lines(const std::string& text, const std::string& where, std::set<std::string>& jobs,
+                   std::vector<std::string>& problems) {
+  std::size_t line_number = 0, refused = 0;
+  std::string first_refused;  // the first bad line, named; the others counted
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_number;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    line.erase(0, std::min(line.find_first_not_of(" \t"), line.size()));
+    if (line.empty()) continue;
+    if (const auto problem = text_problem(line, "job id", kMaxJobIdBytes, false)) {
+      if (refused++ == 0) first_refused = fmt::format("{}:{}: {}: skipped", where, line_number, *problem);
+      continue;
+    }
+    if (jobs.size() >= kMaxJobsPerGpu) {
+      problems.push_back(fmt::format("{}: more than {} jobs: the rest skipped", where, kMaxJobsPerGpu));
+      break;
+    }
+    jobs.insert(std::move(line));
+  }
+  if (refused > 1) first_refused += fmt::format(" (and {} more bad lines)", refused - 1);
+  if (refused > 0) problems.push_back(std::move(first_refused));
+}
+
+// The folder's other names, said (a typo, a GPU this node does not have): counted, the first few in
+// name order named, the listing itself bounded.
+void note_other_names(DIR* listing, const std::string& dir, const std::map<std::uint32_t, std::string>& devices,
+                      std::vector<std::string>& problems) {
+  std::size_t foreign = 0, entries = 0;
+  std::set<std::string> foreign_names;
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    if (++entries > kMaxMappingEntries) {
+      problems.push_back(fmt::format("{}: more than {} entries: the rest not looked at", dir, kMaxMappingEntries));
+      break;
+    }
+    if (names_a_gpu(name, devices)) continue;
+    ++foreign;
+    foreign_names.insert(smi::printable_text(name.substr(0, 64)));
+    if (foreign_names.size() > kNamedForeign) foreign_names.erase(std::prev(foreign_names.end()));
+  }
+  if (foreign > 0) {
+    std::string named;
+    for (const std::string& n : foreign_names) named += (named.empty() ? "" : ", ") + n;
+    problems.push_back(fmt::format("{}: {} {} not the index of a GPU here ({}{}): skipped", dir, foreign, foreign == 1 ? "name is" : "names are",
+                                   named, foreign > foreign_names.size() ? ", ..." : ""));
+  }
+}
+
 }  // namespace
 
 std::string gpu_key(const smi::DeviceSummary& device) { return device.uuid.empty() ? device.bdf : device.uuid; }
@@ -91,54 +147,11 @@ GpuJobs read_job_mapping(const std::string& dir, const std::map<std::uint32_t, s
     ::close(fd);
     text.resize(std::min(size, kMaxMappingFileBytes));
     std::set<std::string>& jobs = out[key];
-    std::size_t line_number = 0, refused = 0;
-    std::string first_refused;  // the first bad line, named; the others counted
-    for (std::size_t pos = 0; pos < text.size();) {
-      std::size_t end = text.find('\n', pos);
-      if (end == std::string::npos) end = text.size();
-      std::string line = text.substr(pos, end - pos);
-      pos = end + 1;
-      ++line_number;
-      while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-      line.erase(0, std::min(line.find_first_not_of(" \t"), line.size()));
-      if (line.empty()) continue;
-      if (const auto problem = text_problem(line, "job id", kMaxJobIdBytes, false)) {
-        if (refused++ == 0) first_refused = fmt::format("{}/{}:{}: {}: skipped", dir, name, line_number, *problem);
-        continue;
-      }
-      if (jobs.size() >= kMaxJobsPerGpu) {
-        problems.push_back(fmt::format("{}/{}: more than {} jobs: the rest skipped", dir, name, kMaxJobsPerGpu));
-        break;
-      }
-      jobs.insert(std::move(line));
-    }
-    if (refused > 1) first_refused += fmt::format(" (and {} more bad lines)", refused - 1);
-    if (refused > 0) problems.push_back(std::move(first_refused));
+    add_job_lines(text, fmt::format("{}/{}", dir, name), jobs, problems);
     if (jobs.empty()) out.erase(key);
   }
-  // The other names, said (a typo, a GPU this node does not have): counted, the first few in name
-  // order named, the listing itself bounded.
-  std::size_t foreign = 0, entries = 0;
-  std::set<std::string> foreign_names;
-  while (const dirent* entry = ::readdir(listing)) {
-    const std::string_view name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    if (++entries > kMaxMappingEntries) {
-      problems.push_back(fmt::format("{}: more than {} entries: the rest not looked at", dir, kMaxMappingEntries));
-      break;
-    }
-    if (names_a_gpu(name, devices)) continue;
-    ++foreign;
-    foreign_names.insert(smi::printable_text(name.substr(0, 64)));
-    if (foreign_names.size() > kNamedForeign) foreign_names.erase(std::prev(foreign_names.end()));
-  }
+  note_other_names(listing, dir, devices, problems);
   ::closedir(listing);
-  if (foreign > 0) {
-    std::string named;
-    for (const std::string& n : foreign_names) named += (named.empty() ? "" : ", ") + n;
-    problems.push_back(fmt::format("{}: {} {} not the index of a GPU here ({}{}): skipped", dir, foreign, foreign == 1 ? "name is" : "names are",
-                                   named, foreign > foreign_names.size() ? ", ..." : ""));
-  }
   return out;
 }
 

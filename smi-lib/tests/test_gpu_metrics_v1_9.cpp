@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,8 +20,12 @@ namespace {
 
 using test::AttributeTableBuilder;
 using M = GpuMetrics;
+using Bytes = std::vector<std::uint8_t>;
 
-GpuMetricsDecode decode(const std::vector<std::uint8_t>& table) { return decode_gpu_metrics(table); }
+// The first n bytes of the table (all of them by default), as a short read would give them.
+GpuMetricsDecode decode(const Bytes& table, std::size_t n = SIZE_MAX) {
+  return decode_gpu_metrics(std::span<const std::uint8_t>(table.data(), std::min(n, table.size())));
+}
 
 using A = AttributeTableBuilder;
 constexpr std::uint64_t kOnes = ~std::uint64_t{0};

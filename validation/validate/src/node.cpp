@@ -77,6 +77,31 @@ TestResult health_check(const smi::HealthReport& report, std::uint32_t device) {
   return r;
 }
 
+// A GPU as a unit to test, before the runtime's numbering: its identity, class, PCIe link and
+// critical temperatures (from `readings`, a sample of those).
+Unit gpu_unit(const smi::DeviceSummary& d, std::uint32_t device, const Thresholds& thresholds,
+              const std::vector<smi::Reading>& readings) {
+  Unit base;
+  base.smi_index = device;
+  base.vendor = d.vendor;
+  base.name = d.name;
+  base.bdf = d.bdf;
+  base.uuid = d.uuid;
+  base.device_class = thresholds.classify(d.vendor, d.name);
+  base.pcie_speed_max = reading(readings, MetricId::pcie_speed_max).value_or(0);
+  base.pcie_width_max = static_cast<int>(reading(readings, MetricId::pcie_width_max).value_or(0));
+  if (base.pcie_speed_max > 0 && base.pcie_width_max > 0) {
+    base.pcie_link_gbps = pcie_rate_gbps(base.pcie_speed_max, base.pcie_width_max);
+    base.pcie_link = fmt::format("{:g} GT/s x{}", base.pcie_speed_max, base.pcie_width_max);
+  }
+  const std::pair<MetricId, const char*> critical[] = {{MetricId::temperature_edge_critical, "temperature_edge"},
+                                                       {MetricId::temperature_junction_critical, "temperature_junction"},
+                                                       {MetricId::temperature_memory_critical, "temperature_memory"}};
+  for (const auto& [id, sensor] : critical)
+    if (const auto limit = reading(readings, id)) base.critical_c[sensor] = *limit;
+  return base;
+}
+
 }  // namespace
 
 Node inspect_node(const smi::System& system, const smi::OpenOptions& open, const Thresholds& thresholds,
@@ -101,26 +126,8 @@ Node inspect_node(const smi::System& system, const smi::OpenOptions& open, const
                      MetricId::temperature_memory_critical};
   for (std::uint32_t device : devices) {
     const smi::DeviceSummary& d = summaries.at(device);
-    Unit base;
-    base.smi_index = device;
-    base.vendor = d.vendor;
-    base.name = d.name;
-    base.bdf = d.bdf;
-    base.uuid = d.uuid;
-    base.device_class = thresholds.classify(d.vendor, d.name);
     const std::vector<smi::Reading> readings = system.sample(device, options);
-    base.pcie_speed_max = reading(readings, MetricId::pcie_speed_max).value_or(0);
-    base.pcie_width_max = static_cast<int>(reading(readings, MetricId::pcie_width_max).value_or(0));
-    if (base.pcie_speed_max > 0 && base.pcie_width_max > 0) {
-      base.pcie_link_gbps = pcie_rate_gbps(base.pcie_speed_max, base.pcie_width_max);
-      base.pcie_link = fmt::format("{:g} GT/s x{}", base.pcie_speed_max, base.pcie_width_max);
-    }
-    const std::pair<MetricId, const char*> critical[] = {
-        {MetricId::temperature_edge_critical, "temperature_edge"},
-        {MetricId::temperature_junction_critical, "temperature_junction"},
-        {MetricId::temperature_memory_critical, "temperature_memory"}};
-    for (const auto& [id, sensor] : critical)
-      if (const auto limit = reading(readings, id)) base.critical_c[sensor] = *limit;
+    Unit base = gpu_unit(d, device, thresholds, readings);
     const smi::HealthReport report = system.health(device);
     node.checks.push_back(pcie_check(report, device, readings));
     node.checks.push_back(health_check(report, device));
