@@ -1,4 +1,5 @@
-// hipstack-smi subcommands. Each takes the opened System and the parsed common options, writes its
+// hipstack-smi subcommands. Each takes the DeviceSource it reads through (the local System, the
+// node's daemon or a remote one; named `system`) and the parsed common options, writes its
 // output to stdout and returns the process exit code (docs/cli.md lists them).
 #pragma once
 

@@ -87,8 +87,8 @@ constexpr std::size_t kMaxId = [] {
   for (const MetricInfo& m : kCatalogue) top = std::max(top, static_cast<std::uint32_t>(m.id));
   return top;
 }();
-// System::sample keeps per-call tables of 1024 flags by id.
-static_assert(kMaxId < 1024, "catalogue ids must stay below 1024");
+// Tables indexed by id (System::sample's flags, AskedFor) have detail::kMetricIdSpace entries.
+static_assert(kMaxId < detail::kMetricIdSpace, "catalogue ids must stay below kMetricIdSpace (readings.hpp)");
 constexpr auto kIndexById = [] {
   std::array<std::int16_t, kMaxId + 1> index{};
   index.fill(-1);

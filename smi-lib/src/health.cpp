@@ -54,7 +54,8 @@ std::string count_of(double v, const char* noun) {
   return fmt::format("{:.0f} {}{}", v, noun, v == 1 ? "" : "s");
 }
 
-std::string num(double v, const char* unit) {
+// v with at most two decimals, trailing zeros dropped, and its unit ("42.5 W").
+std::string with_unit(double v, const char* unit) {
   std::string text = fmt::format("{:.2f}", v);
   while (text.back() == '0') text.pop_back();
   if (text.back() == '.') text.pop_back();
@@ -64,7 +65,7 @@ std::string num(double v, const char* unit) {
 class Checker {
  public:
   Checker(const Facts& facts, const HealthPolicy& policy, std::vector<HealthFinding>& out)
-      : f_(facts), p_(policy), out_(out) {}
+      : facts_(facts), policy_(policy), out_(out) {}
 
   void add(HealthCheck check, Verdict verdict, std::string reading, std::string threshold, std::string message,
            std::string remediation = {}) {
@@ -81,18 +82,18 @@ class Checker {
                    {MetricId::temperature_memory, MetricId::temperature_memory_critical, "memory"}};
     bool any = false;
     for (const auto& s : sensors) {
-      const auto now = f_.number(s.now);
-      const auto critical = f_.number(s.critical);
+      const auto now = facts_.number(s.now);
+      const auto critical = facts_.number(s.critical);
       if (!now || !critical || *critical <= 0) continue;
       any = true;
-      const std::string reading = fmt::format("{} {}", s.name, num(*now, "°C"));
-      const std::string limit = fmt::format("critical {}", num(*critical, "°C"));
+      const std::string reading = fmt::format("{} {}", s.name, with_unit(*now, "°C"));
+      const std::string limit = fmt::format("critical {}", with_unit(*critical, "°C"));
       if (*now >= *critical) {
         add(HealthCheck::thermal_temperature, Verdict::fail, reading, limit, fmt::format("{} temperature at or above its critical limit", s.name),
             "Check cooling (airflow, fans, heatsink contact) and reduce load; the GPU throttles hard here.");
-      } else if (*now >= *critical - p_.thermal_margin) {
-        add(HealthCheck::thermal_temperature, Verdict::warn, reading, fmt::format("{}, margin {}", limit, num(p_.thermal_margin, "°C")),
-            fmt::format("{} temperature within {} of its critical limit", s.name, num(p_.thermal_margin, "°C")),
+      } else if (*now >= *critical - policy_.thermal_margin) {
+        add(HealthCheck::thermal_temperature, Verdict::warn, reading, fmt::format("{}, margin {}", limit, with_unit(policy_.thermal_margin, "°C")),
+            fmt::format("{} temperature within {} of its critical limit", s.name, with_unit(policy_.thermal_margin, "°C")),
             "Check cooling and ambient temperature before the GPU throttles.");
       } else {
         add(HealthCheck::thermal_temperature, Verdict::pass, reading, limit, fmt::format("{} temperature below its critical limit", s.name));
@@ -105,27 +106,27 @@ class Checker {
   // counters), or the reason bits active now (NVIDIA clock-event reasons).
   void throttling(HealthCheck check, std::initializer_list<const char*> reasons, std::int64_t nvidia_bits,
                   const char* what, const char* remediation) {
-    const auto total = f_.number(MetricId::violation_accumulation_count);
+    const auto total = facts_.number(MetricId::violation_accumulation_count);
     if (total && *total > 0) {
       double worst = 0;
       std::string worst_reason;
       for (const char* reason : reasons) {
-        const auto count = f_.number(MetricId::violation_residency, reason);
+        const auto count = facts_.number(MetricId::violation_residency, reason);
         if (count && *count / *total > worst) {
           worst = *count / *total;
           worst_reason = reason;
         }
       }
-      const std::string reading = worst_reason.empty() ? "0 %" : fmt::format("{} {}", worst_reason, num(worst * 100, "%"));
-      const std::string limit = fmt::format("{} of the time", num(p_.throttle_share * 100, "%"));
-      if (worst >= p_.throttle_share) {
-        add(check, Verdict::warn, reading, limit, fmt::format("{} throttling {} of the time since the driver loaded", what, num(worst * 100, "%")), remediation);
+      const std::string reading = worst_reason.empty() ? "0 %" : fmt::format("{} {}", worst_reason, with_unit(worst * 100, "%"));
+      const std::string limit = fmt::format("{} of the time", with_unit(policy_.throttle_share * 100, "%"));
+      if (worst >= policy_.throttle_share) {
+        add(check, Verdict::warn, reading, limit, fmt::format("{} throttling {} of the time since the driver loaded", what, with_unit(worst * 100, "%")), remediation);
       } else {
         add(check, Verdict::pass, reading, limit, fmt::format("little or no {} throttling", what));
       }
       return;
     }
-    const auto bits = f_.number(MetricId::throttle_status);
+    const auto bits = facts_.number(MetricId::throttle_status);
     if (bits && vendor_ == "amd") {
       // gpu_metrics' throttler bits: 0 means no throttler is active now on every ASIC; which bit is
       // which reason differs per SMU generation, so a set bit is not attributed to a reason.
@@ -152,28 +153,28 @@ class Checker {
   }
 
   void power() {
-    const auto power = f_.number(MetricId::power_current) ? f_.number(MetricId::power_current) : f_.number(MetricId::power_average);
-    const auto cap = f_.number(MetricId::power_cap);
+    const auto power = facts_.number(MetricId::power_current) ? facts_.number(MetricId::power_current) : facts_.number(MetricId::power_average);
+    const auto cap = facts_.number(MetricId::power_cap);
     if (!power || !cap || *cap <= 0) {
       unknown(HealthCheck::power_at_cap, "power or power cap not reported");
-    } else if (*power >= *cap * p_.power_cap_share) {
-      add(HealthCheck::power_at_cap, Verdict::warn, num(*power, "W"), fmt::format("{} of cap {}", num(p_.power_cap_share * 100, "%"), num(*cap, "W")),
+    } else if (*power >= *cap * policy_.power_cap_share) {
+      add(HealthCheck::power_at_cap, Verdict::warn, with_unit(*power, "W"), fmt::format("{} of cap {}", with_unit(policy_.power_cap_share * 100, "%"), with_unit(*cap, "W")),
           "drawing its full power cap: clocks are power-limited",
           "Expected under full load; otherwise check the power cap and the workload's power profile.");
     } else {
-      add(HealthCheck::power_at_cap, Verdict::pass, num(*power, "W"), fmt::format("cap {}", num(*cap, "W")), "below the power cap");
+      add(HealthCheck::power_at_cap, Verdict::pass, with_unit(*power, "W"), fmt::format("cap {}", with_unit(*cap, "W")), "below the power cap");
     }
   }
 
   void clocks() {
-    const auto busy = f_.number(MetricId::gpu_busy);
-    const auto clock = f_.number(MetricId::clock_sclk);
-    const auto max = f_.number(MetricId::clock_sclk_max);
+    const auto busy = facts_.number(MetricId::gpu_busy);
+    const auto clock = facts_.number(MetricId::clock_sclk);
+    const auto max = facts_.number(MetricId::clock_sclk_max);
     if (!busy || !clock || !max || *max <= 0) return unknown(HealthCheck::clocks_stuck_low, "busy %, clock or maximum clock not reported");
-    const std::string reading = fmt::format("{} at {} busy", num(*clock, "MHz"), num(*busy, "%"));
-    const std::string limit = fmt::format("{} of {} when busy >= {}", num(p_.clock_low_share * 100, "%"), num(*max, "MHz"),
-                                          num(p_.busy_for_clock_check, "%"));
-    if (*busy >= p_.busy_for_clock_check && *clock < *max * p_.clock_low_share) {
+    const std::string reading = fmt::format("{} at {} busy", with_unit(*clock, "MHz"), with_unit(*busy, "%"));
+    const std::string limit = fmt::format("{} of {} when busy >= {}", with_unit(policy_.clock_low_share * 100, "%"), with_unit(*max, "MHz"),
+                                          with_unit(policy_.busy_for_clock_check, "%"));
+    if (*busy >= policy_.busy_for_clock_check && *clock < *max * policy_.clock_low_share) {
       add(HealthCheck::clocks_stuck_low, Verdict::warn, reading, limit, "graphics clock low while the GPU is busy",
           "Look for throttling (thermal, power), a forced performance level or a low clock limit.");
     } else {
@@ -182,24 +183,24 @@ class Checker {
   }
 
   void pcie() {
-    const auto speed = f_.number(MetricId::pcie_speed);
-    const auto width = f_.number(MetricId::pcie_width);
-    const auto max_speed = f_.number(MetricId::pcie_speed_max);
-    const auto max_width = f_.number(MetricId::pcie_width_max);
+    const auto speed = facts_.number(MetricId::pcie_speed);
+    const auto width = facts_.number(MetricId::pcie_width);
+    const auto max_speed = facts_.number(MetricId::pcie_speed_max);
+    const auto max_width = facts_.number(MetricId::pcie_width_max);
     if (!speed || !width || !max_speed || !max_width) {
       unknown(HealthCheck::pcie_link_degraded, "current or maximum PCIe link not reported");
     } else {
-      const std::string reading = fmt::format("{} x{}", num(*speed, "GT/s"), num(*width, ""));
-      const std::string limit = fmt::format("max {} x{}", num(*max_speed, "GT/s"), num(*max_width, ""));
+      const std::string reading = fmt::format("{} x{}", with_unit(*speed, "GT/s"), with_unit(*width, ""));
+      const std::string limit = fmt::format("max {} x{}", with_unit(*max_speed, "GT/s"), with_unit(*max_width, ""));
       // Width below the maximum is always a fault (slot, riser, seating). Speed below it is
       // expected while idle (GPUs lower it to save power), so it counts only on a busy GPU.
-      const auto busy = f_.number(MetricId::gpu_busy);
-      const bool busy_now = busy && *busy >= p_.busy_for_clock_check;
+      const auto busy = facts_.number(MetricId::gpu_busy);
+      const bool busy_now = busy && *busy >= policy_.busy_for_clock_check;
       if (*width < *max_width) {
         add(HealthCheck::pcie_link_degraded, Verdict::warn, reading, limit, "PCIe link narrower than its maximum width",
             "Reseat the card; check the slot, riser or cable and the BIOS bifurcation setting.");
       } else if (*speed < *max_speed && busy_now) {
-        add(HealthCheck::pcie_link_degraded, Verdict::warn, reading, fmt::format("{} when busy >= {}", limit, num(p_.busy_for_clock_check, "%")),
+        add(HealthCheck::pcie_link_degraded, Verdict::warn, reading, fmt::format("{} when busy >= {}", limit, with_unit(policy_.busy_for_clock_check, "%")),
             "PCIe link below its maximum speed while the GPU is busy",
             "Reseat the card; check the slot, riser or cable and the BIOS link speed setting.");
       } else if (*speed < *max_speed) {
@@ -210,41 +211,41 @@ class Checker {
         add(HealthCheck::pcie_link_degraded, Verdict::pass, reading, limit, "PCIe link at its maximum");
       }
     }
-    const auto replays = f_.number(MetricId::pcie_replay_count);
+    const auto replays = facts_.number(MetricId::pcie_replay_count);
     if (!replays) return unknown(HealthCheck::pcie_replays, "PCIe replay count not reported");
-    if (*replays >= static_cast<double>(p_.pcie_replays)) {
-      add(HealthCheck::pcie_replays, Verdict::warn, num(*replays, ""), fmt::format("{} since driver load", p_.pcie_replays),
+    if (*replays >= static_cast<double>(policy_.pcie_replays)) {
+      add(HealthCheck::pcie_replays, Verdict::warn, with_unit(*replays, ""), fmt::format("{} since driver load", policy_.pcie_replays),
           "many PCIe replays: the link retransmits", "Check the slot, riser and cabling; watch whether the count keeps rising.");
     } else {
-      add(HealthCheck::pcie_replays, Verdict::pass, num(*replays, ""), fmt::format("{} since driver load", p_.pcie_replays), "few PCIe replays");
+      add(HealthCheck::pcie_replays, Verdict::pass, with_unit(*replays, ""), fmt::format("{} since driver load", policy_.pcie_replays), "few PCIe replays");
     }
   }
 
   void memory() {
-    const auto uncorrected = f_.number(MetricId::ecc_uncorrected_volatile) ? f_.number(MetricId::ecc_uncorrected_volatile)
-                                                                          : f_.number(MetricId::ecc_uncorrected_aggregate);
+    const auto uncorrected = facts_.number(MetricId::ecc_uncorrected_volatile) ? facts_.number(MetricId::ecc_uncorrected_volatile)
+                                                                          : facts_.number(MetricId::ecc_uncorrected_aggregate);
     if (!uncorrected) {
       unknown(HealthCheck::memory_uncorrectable_ecc, "uncorrectable ECC count not reported");
     } else if (*uncorrected > 0) {
       std::string blocks;
-      for (const Reading* r : f_.all(MetricId::ras_uncorrectable)) {
-        if (r->number().value_or(0) > 0) blocks += fmt::format("{}{} {}", blocks.empty() ? " (" : ", ", r->instance, num(*r->number(), ""));
+      for (const Reading* r : facts_.all(MetricId::ras_uncorrectable)) {
+        if (r->number().value_or(0) > 0) blocks += fmt::format("{}{} {}", blocks.empty() ? " (" : ", ", r->instance, with_unit(*r->number(), ""));
       }
       if (!blocks.empty()) blocks += ")";
-      add(HealthCheck::memory_uncorrectable_ecc, Verdict::fail, num(*uncorrected, "") + blocks, "0",
+      add(HealthCheck::memory_uncorrectable_ecc, Verdict::fail, with_unit(*uncorrected, "") + blocks, "0",
           "uncorrectable memory errors: data may have been corrupted",
           "Drain the GPU, reset it so the driver retires the pages, and replace it if errors recur.");
     } else {
       add(HealthCheck::memory_uncorrectable_ecc, Verdict::pass, "0", "0", "no uncorrectable memory errors");
     }
-    const auto corrected = f_.number(MetricId::ecc_corrected_volatile);
+    const auto corrected = facts_.number(MetricId::ecc_corrected_volatile);
     if (!corrected) {
       unknown(HealthCheck::memory_correctable_ecc, "correctable ECC count not reported");
-    } else if (*corrected >= static_cast<double>(p_.correctable_ecc)) {
-      add(HealthCheck::memory_correctable_ecc, Verdict::warn, num(*corrected, ""), fmt::format("{} since driver load", p_.correctable_ecc),
+    } else if (*corrected >= static_cast<double>(policy_.correctable_ecc)) {
+      add(HealthCheck::memory_correctable_ecc, Verdict::warn, with_unit(*corrected, ""), fmt::format("{} since driver load", policy_.correctable_ecc),
           "many correctable memory errors", "Watch the rate; schedule a reset and a memory test (hipstack-validate) if it keeps rising.");
     } else {
-      add(HealthCheck::memory_correctable_ecc, Verdict::pass, num(*corrected, ""), fmt::format("{} since driver load", p_.correctable_ecc),
+      add(HealthCheck::memory_correctable_ecc, Verdict::pass, with_unit(*corrected, ""), fmt::format("{} since driver load", policy_.correctable_ecc),
           "few correctable memory errors");
     }
     bad_pages();
@@ -252,8 +253,8 @@ class Checker {
   }
 
   void bad_pages() {
-    const auto pending = f_.number(MetricId::bad_pages_pending);
-    const auto nv_pending = f_.number(MetricId::remapped_rows_pending);
+    const auto pending = facts_.number(MetricId::bad_pages_pending);
+    const auto nv_pending = facts_.number(MetricId::remapped_rows_pending);
     if (pending || nv_pending) {
       const double count = pending.value_or(0) + nv_pending.value_or(0);
       if (count > 0) {
@@ -265,10 +266,10 @@ class Checker {
     } else {
       unknown(HealthCheck::memory_bad_pages_pending, "no retired-page table reported");
     }
-    const auto reserved = f_.number(MetricId::bad_pages_reserved);
-    const auto failed = f_.number(MetricId::bad_pages_failed);
-    const auto threshold = f_.number(MetricId::bad_page_threshold);
-    const auto nv_failed = f_.number(MetricId::remapped_rows_failed);
+    const auto reserved = facts_.number(MetricId::bad_pages_reserved);
+    const auto failed = facts_.number(MetricId::bad_pages_failed);
+    const auto threshold = facts_.number(MetricId::bad_page_threshold);
+    const auto nv_failed = facts_.number(MetricId::remapped_rows_failed);
     if (nv_failed && *nv_failed > 0) {
       add(HealthCheck::memory_bad_page_threshold, Verdict::fail, "row remapping failed", "0",
           "the GPU could not remap a failing memory row", "Replace the GPU (row remapping resources exhausted).");
@@ -286,15 +287,15 @@ class Checker {
       add(HealthCheck::memory_bad_page_threshold, Verdict::fail, fmt::format("{} failed to retire", count_of(*failed, "page")), "0",
           "the driver could not retire a bad page", "Replace the GPU or contact the vendor; its memory can no longer be repaired.");
     } else if (threshold && retired >= *threshold) {
-      add(HealthCheck::memory_bad_page_threshold, Verdict::fail, count_of(retired, "page"), fmt::format("threshold {}", num(*threshold, "")),
+      add(HealthCheck::memory_bad_page_threshold, Verdict::fail, count_of(retired, "page"), fmt::format("threshold {}", with_unit(*threshold, "")),
           "retired pages reached the driver's threshold", "Replace the GPU: the driver treats it as bad.");
-    } else if (threshold && retired >= *threshold * p_.bad_page_share) {
+    } else if (threshold && retired >= *threshold * policy_.bad_page_share) {
       add(HealthCheck::memory_bad_page_threshold, Verdict::warn, count_of(retired, "page"),
-          fmt::format("{} of threshold {}", num(p_.bad_page_share * 100, "%"), num(*threshold, "")),
+          fmt::format("{} of threshold {}", with_unit(policy_.bad_page_share * 100, "%"), with_unit(*threshold, "")),
           "retired pages near the driver's threshold", "Plan a replacement.");
     } else {
       add(HealthCheck::memory_bad_page_threshold, Verdict::pass, count_of(retired, "page"),
-          threshold ? fmt::format("threshold {}", num(*threshold, "")) : std::string("driver default threshold"),
+          threshold ? fmt::format("threshold {}", with_unit(*threshold, "")) : std::string("driver default threshold"),
           "few retired pages");
     }
   }
@@ -303,23 +304,23 @@ class Checker {
   void xgmi() {
     std::optional<double> uncorrected;
     std::optional<double> corrected;
-    for (const Reading* r : f_.all(MetricId::ras_uncorrectable)) {
+    for (const Reading* r : facts_.all(MetricId::ras_uncorrectable)) {
       if (r->instance == "xgmi_wafl" && r->number()) uncorrected = r->number();
     }
-    for (const Reading* r : f_.all(MetricId::ras_correctable)) {
+    for (const Reading* r : facts_.all(MetricId::ras_correctable)) {
       if (r->instance == "xgmi_wafl" && r->number()) corrected = r->number();
     }
     if (!uncorrected && !corrected) return;
     if (uncorrected.value_or(0) > 0) {
-      add(HealthCheck::xgmi_errors, Verdict::fail, fmt::format("{} uncorrectable", num(*uncorrected, "")), "0",
+      add(HealthCheck::xgmi_errors, Verdict::fail, fmt::format("{} uncorrectable", with_unit(*uncorrected, "")), "0",
           "uncorrectable errors on the XGMI links to other GPUs",
           "Drain the node, check the XGMI bridges or cabling, and reset the GPUs of the hive; replace the part if it recurs.");
-    } else if (corrected.value_or(0) >= static_cast<double>(p_.correctable_ecc)) {
-      add(HealthCheck::xgmi_errors, Verdict::warn, fmt::format("{} correctable", num(*corrected, "")),
-          fmt::format("{} since driver load", p_.correctable_ecc), "many correctable errors on the XGMI links",
+    } else if (corrected.value_or(0) >= static_cast<double>(policy_.correctable_ecc)) {
+      add(HealthCheck::xgmi_errors, Verdict::warn, fmt::format("{} correctable", with_unit(*corrected, "")),
+          fmt::format("{} since driver load", policy_.correctable_ecc), "many correctable errors on the XGMI links",
           "Watch the rate; reseat or replace the XGMI bridge if it keeps rising.");
     } else {
-      add(HealthCheck::xgmi_errors, Verdict::pass, fmt::format("{} correctable", num(corrected.value_or(0), "")), "0 uncorrectable",
+      add(HealthCheck::xgmi_errors, Verdict::pass, fmt::format("{} correctable", with_unit(corrected.value_or(0), "")), "0 uncorrectable",
           "XGMI links without uncorrectable errors");
     }
   }
@@ -327,7 +328,7 @@ class Checker {
   void ras_readable() {
     std::string blocks;
     for (const MetricId id : {MetricId::ras_correctable, MetricId::ras_uncorrectable}) {
-      for (const Reading* r : f_.all(id)) {
+      for (const Reading* r : facts_.all(id)) {
         if ((r->status == Status::unavailable || r->status == Status::error) && !r->instance.empty() &&
             blocks.find(r->instance) == std::string::npos) {
           blocks += (blocks.empty() ? "" : ", ") + r->instance;
@@ -379,8 +380,8 @@ class Checker {
   void set_vendor(std::string vendor) { vendor_ = std::move(vendor); }
 
  private:
-  const Facts& f_;
-  const HealthPolicy& p_;
+  const Facts& facts_;
+  const HealthPolicy& policy_;
   std::vector<HealthFinding>& out_;
   std::string vendor_;
 };

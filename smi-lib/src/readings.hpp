@@ -52,10 +52,17 @@ class ReadingList {
 
 Status status_for_errno(int error_code) noexcept;
 
+// Every catalogue id is below this (catalogue.cpp asserts it), so tables indexed by id (flags of a
+// sample, positions in the catalogue) have this many entries.
+inline constexpr std::uint32_t kMetricIdSpace = 1024;
+
+// A metric's entry in a table indexed by id.
+constexpr std::uint32_t id_slot(MetricId id) { return static_cast<std::uint32_t>(id) % kMetricIdSpace; }
+
 // Whether a sample asked for any of a group of metrics (an empty list asks for everything), by a
 // table of flags made once per sample: a backend asks ~60 times a sample, so a poller's one-metric
-// sample reads only the files or calls that metric needs (catalogue ids are below 1024,
-// catalogue.cpp). add() takes in what another asked metric needs (energy needs power).
+// sample reads only the files or calls that metric needs. add() takes in what another asked metric
+// needs (energy needs power).
 class AskedFor {
  public:
   explicit AskedFor(const SampleOptions& options) : everything_(options.metrics.empty()) {
@@ -64,19 +71,19 @@ class AskedFor {
   bool operator()(std::initializer_list<MetricId> ids) const {
     if (everything_) return true;
     for (const MetricId id : ids) {
-      const auto bit = static_cast<std::uint32_t>(id) % 1024;
+      const auto bit = id_slot(id);
       if ((asked_[bit / 64] >> (bit % 64)) & 1U) return true;
     }
     return false;
   }
   void add(MetricId id) {
-    const auto bit = static_cast<std::uint32_t>(id) % 1024;
+    const auto bit = id_slot(id);
     asked_[bit / 64] |= std::uint64_t{1} << (bit % 64);
   }
 
  private:
   bool everything_;
-  std::array<std::uint64_t, 16> asked_{};
+  std::array<std::uint64_t, kMetricIdSpace / 64> asked_{};
 };
 
 // Whether a sample asked for id (an empty list asks for everything).

@@ -25,13 +25,13 @@ namespace {
 
 std::size_t catalogue_position(MetricId id) {
   static const auto positions = [] {
-    std::array<std::uint16_t, 1024> table{};
+    std::array<std::uint16_t, detail::kMetricIdSpace> table{};
     table.fill(0xffff);
     const auto all = catalogue();
-    for (std::size_t i = 0; i < all.size(); ++i) table[static_cast<std::uint32_t>(all[i].id) % 1024] = static_cast<std::uint16_t>(i);
+    for (std::size_t i = 0; i < all.size(); ++i) table[detail::id_slot(all[i].id)] = static_cast<std::uint16_t>(i);
     return table;
   }();
-  return positions[static_cast<std::uint32_t>(id) % 1024];
+  return positions[detail::id_slot(id)];
 }
 
 bool kind_selected(Kind kind, const SampleOptions& options) {
@@ -328,8 +328,8 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
     }
     readings.resize(asked);
   }
-  std::bitset<1024> seen;
-  for (const Reading& r : readings) seen[static_cast<std::uint32_t>(r.id) % 1024] = true;
+  std::bitset<detail::kMetricIdSpace> seen;
+  for (const Reading& r : readings) seen[detail::id_slot(r.id)] = true;
   // The metrics asked for as a table by id, the backends' own: a sampler that names its metrics
   // (hipstack-smid names ~130) pays one look per reading, not a search.
   const detail::AskedFor asked(options);
@@ -341,7 +341,7 @@ std::vector<Reading> System::sample(std::uint32_t device, const SampleOptions& o
   std::string unsupported;  // made when first needed
   auto pad = [&](const MetricInfo& info) {
     if (info.scope != Scope::device || !kind_selected(info.kind, options) || !requested(info.id)) return;
-    auto answered = seen[static_cast<std::uint32_t>(info.id) % 1024];
+    auto answered = seen[detail::id_slot(info.id)];
     if (answered) return;
     answered = true;  // a metric named twice is padded once
     Reading r;
