@@ -265,6 +265,25 @@ void keep_history(DeviceState& state, std::shared_ptr<const HistoryEntry> kept, 
   }
 }
 
+// The previous snapshot's live readings that `which` picks, appended to `live` (values carried over
+// between the reads that refresh them).
+void carry_over(DeviceState& state, bool (*which)(const smi::Reading&), std::vector<smi::Reading>& live) {
+  std::lock_guard lock(state.mutex);
+  if (state.snapshot) std::copy_if(state.snapshot->live.begin(), state.snapshot->live.end(), std::back_inserter(live), which);
+}
+
+// `live` holds three runs, each in catalogue order: what was read now [0, read_now), what was carried
+// over [read_now, carried_end), the window's; merged into catalogue order, which every output keeps (a
+// remote hipstack-smi prints what a local one does).
+void merge_in_catalogue_order(std::vector<smi::Reading>& live, std::size_t read_now, std::size_t carried_end) {
+  const auto by_position = [](const smi::Reading& a, const smi::Reading& b) {
+    return catalogue_position(a.id) < catalogue_position(b.id);
+  };
+  const auto at = [&live](std::size_t i) { return live.begin() + static_cast<std::ptrdiff_t>(i); };
+  std::inplace_merge(at(0), at(read_now), at(carried_end), by_position);
+  std::inplace_merge(at(0), at(carried_end), live.end(), by_position);
+}
+
 SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState& state, std::size_t history_share, bool slow_due,
                    bool window_due, bool costly_due) {
   const Config& config = pool.config;
@@ -293,14 +312,8 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
     // reads fail must not go on exporting what it said before.
     const bool answered =
         snapshot->device.fault.empty() && (pool.cheap_live.empty() || smi::device_answered(snapshot->live));
-    if (!costly_due && answered) {
-      // Between costly reads their last values carry over (energy: with the estimate, below).
-      std::lock_guard lock(state.mutex);
-      if (state.snapshot) {
-        std::copy_if(state.snapshot->live.begin(), state.snapshot->live.end(), std::back_inserter(snapshot->live),
-                     is_costly_reading);
-      }
-    }
+    // Between costly reads their last values carry over (energy: with the estimate, below).
+    if (!costly_due && answered) carry_over(state, is_costly_reading, snapshot->live);
     const std::size_t carried_end = snapshot->live.size();
     const bool costly_failed = costly_due && std::any_of(snapshot->live.begin(), snapshot->live.end(), [](const smi::Reading& r) {
       return r.status == smi::Status::error && is_costly_reading(r);
@@ -317,21 +330,9 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
       snapshot->live.insert(snapshot->live.end(), std::make_move_iterator(averages.begin()),
                             std::make_move_iterator(averages.end()));
     } else if (any_window && config.window_interval.count() > 0 && answered) {
-      std::lock_guard lock(state.mutex);
-      if (state.snapshot) {
-        std::copy_if(state.snapshot->live.begin(), state.snapshot->live.end(), std::back_inserter(snapshot->live),
-                     is_window_reading);
-      }
+      carry_over(state, is_window_reading, snapshot->live);
     }
-    // Carried and window readings were appended, each run in catalogue order: merged back into
-    // catalogue order, which every output keeps (a remote hipstack-smi prints what a local one does).
-    const auto by_position = [](const smi::Reading& a, const smi::Reading& b) {
-      return catalogue_position(a.id) < catalogue_position(b.id);
-    };
-    auto& live_readings = snapshot->live;
-    const auto at = [&live_readings](std::size_t i) { return live_readings.begin() + static_cast<std::ptrdiff_t>(i); };
-    std::inplace_merge(at(0), at(read_now), at(carried_end), by_position);
-    std::inplace_merge(at(0), at(carried_end), live_readings.end(), by_position);
+    merge_in_catalogue_order(snapshot->live, read_now, carried_end);
     snapshot->live_at = Clock::now();
     snapshot->live_wall = std::chrono::system_clock::now();
     snapshot->have_live = true;
