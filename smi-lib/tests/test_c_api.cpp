@@ -279,8 +279,8 @@ TEST(CApi, FaultTextIntoACallerSizedBuffer) {
   fs::remove_all(copy);
 }
 
-// Partitions, processes, links, bad pages and health, each as the C++ API gives them.
-TEST(CApi, TheWholeModelAsTheCxxApiGivesIt) {
+// Each GPU's partitions, processes, health and bad pages, as the C++ API gives them.
+TEST(CApi, EachGpuAsTheCxxApiGivesIt) {
   const std::string sys = capture("constructed/mi300x-8gpu-spx-nps1/sys");
   const std::string proc = capture("constructed/mi300x-8gpu-spx-nps1/proc");
   hipstack_smi_system* system = open_root(sys, proc);
@@ -343,7 +343,16 @@ TEST(CApi, TheWholeModelAsTheCxxApiGivesIt) {
     hipstack_smi_list_free(pages);
   }
   EXPECT_EQ(processes_seen, 7u);  // the capture's /proc: GPUs 0, 1, 4, 5, 6 and two on 7
+  hipstack_smi_close(system);
+}
 
+// Links and backends, each as the C++ API gives them.
+TEST(CApi, TheNodeAsTheCxxApiGivesIt) {
+  const std::string sys = capture("constructed/mi300x-8gpu-spx-nps1/sys");
+  const std::string proc = capture("constructed/mi300x-8gpu-spx-nps1/proc");
+  hipstack_smi_system* system = open_root(sys, proc);
+  ASSERT_NE(system, nullptr);
+  const smi::System cxx = cxx_open(sys, proc);
   hipstack_smi_list* links = nullptr;
   ASSERT_EQ(hipstack_smi_get_links(system, &links), HIPSTACK_SMI_OK);
   const auto want_links = cxx.links();
