@@ -233,6 +233,45 @@ std::string utc_now() {
   return fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", utc);
 }
 
+using GpuProcesses = std::vector<std::pair<std::uint32_t, smi::ProcessInfo>>;
+
+// The selected GPUs' processes (local only: the daemon does not serve them), every GPU's scan at once.
+GpuProcesses scan_processes(const LocalSource* local, const std::vector<std::uint32_t>& selected) {
+  GpuProcesses processes;
+  if (local == nullptr) return processes;
+  std::vector<std::future<std::optional<std::vector<smi::ProcessInfo>>>> scans;
+  for (const std::uint32_t index : selected) {
+    scans.push_back(std::async(std::launch::async, [local, index] { return local->processes(index, kProcessBusyWindowMs); }));
+  }
+  for (std::size_t i = 0; i < scans.size(); ++i) {
+    for (smi::ProcessInfo& p : scans[i].get().value_or(std::vector<smi::ProcessInfo>{})) {
+      processes.emplace_back(selected[i], std::move(p));
+    }
+  }
+  return processes;
+}
+
+// The processes as the view's table: GPU, PID, user, name, VRAM and the busier engine.
+std::string process_table(const GpuProcesses& processes) {
+  Table table({"GPU", "PID", "USER", "NAME", "VRAM", "BUSY"});
+  for (const auto& [gpu, p] : processes) {
+    std::string vram = "N/A", busy = "N/A";
+    double busiest = 0;
+    for (const smi::Reading& reading : p.readings) {
+      if (reading.id == MetricId::process_vram && reading.ok()) vram = value_with_unit(reading);
+      // The busier of the graphics and compute engines (the drm-engine-* names of fdinfo).
+      if (reading.id == MetricId::process_engine_busy && reading.ok() &&
+          (reading.instance == "compute" || reading.instance == "gfx")) {
+        const double share = reading.number().value_or(0);
+        if (busy == "N/A" || share > busiest) busy = value_with_unit(reading);
+        busiest = std::max(busiest, share);
+      }
+    }
+    table.add({std::to_string(gpu), std::to_string(p.pid), p.user, p.name.substr(0, 24), vram, busy});
+  }
+  return table.str();
+}
+
 }  // namespace
 
 int run_overview(const DeviceSource& source, const LocalSource* local, const CommonOptions& options,
@@ -251,19 +290,7 @@ int run_overview(const DeviceSource& source, const LocalSource* local, const Com
     rows.push_back(gpu_row(source, selected[i], devices.at(selected[i]), std::move(sampled[i]), reports[i]));
   }
 
-  // Processes (local only: the daemon does not serve them), every GPU's scan at once.
-  std::vector<std::pair<std::uint32_t, smi::ProcessInfo>> processes;
-  if (local != nullptr) {
-    std::vector<std::future<std::optional<std::vector<smi::ProcessInfo>>>> scans;
-    for (const std::uint32_t index : selected) {
-      scans.push_back(std::async(std::launch::async, [local, index] { return local->processes(index, kProcessBusyWindowMs); }));
-    }
-    for (std::size_t i = 0; i < scans.size(); ++i) {
-      for (smi::ProcessInfo& p : scans[i].get().value_or(std::vector<smi::ProcessInfo>{})) {
-        processes.emplace_back(selected[i], std::move(p));
-      }
-    }
-  }
+  const auto processes = scan_processes(local, selected);
 
   std::set<std::string> drivers;  // "amdgpu 6.8.5" for the header, once each
   for (const GpuRow& row : rows) {
@@ -321,23 +348,7 @@ int run_overview(const DeviceSource& source, const LocalSource* local, const Com
   } else if (processes.empty()) {
     out += "No GPU processes found.\n";
   } else {
-    Table table({"GPU", "PID", "USER", "NAME", "VRAM", "BUSY"});
-    for (const auto& [gpu, p] : processes) {
-      std::string vram = "N/A", busy = "N/A";
-      double busiest = 0;
-      for (const smi::Reading& reading : p.readings) {
-        if (reading.id == MetricId::process_vram && reading.ok()) vram = value_with_unit(reading);
-        // The busier of the graphics and compute engines (the drm-engine-* names of fdinfo).
-        if (reading.id == MetricId::process_engine_busy && reading.ok() &&
-            (reading.instance == "compute" || reading.instance == "gfx")) {
-          const double share = reading.number().value_or(0);
-          if (busy == "N/A" || share > busiest) busy = value_with_unit(reading);
-          busiest = std::max(busiest, share);
-        }
-      }
-      table.add({std::to_string(gpu), std::to_string(p.pid), p.user, p.name.substr(0, 24), vram, busy});
-    }
-    out += table.str();
+    out += process_table(processes);
   }
   print(out);
   return finish_with_faults(source, selected);
