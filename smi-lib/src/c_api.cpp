@@ -419,7 +419,7 @@ hipstack_smi_result hipstack_smi_read_values(const hipstack_smi_system* system, 
       std::array<MetricId, kFewValues> ids{};
       for (std::size_t i = 0; i < count; ++i) ids[i] = value_metric(metrics, i, kinds);
       const FewValues found = system->bounded(device, [device, ids, count, kinds](const System& s) {
-        FewValues out;
+        FewValues out{};  // only the first `count` are read: the rest stay zero, never indeterminate
         read_values_of(s, device, ids.data(), count, kinds, out.values.data());
         return out;
       });

@@ -72,6 +72,17 @@ MIG_CALLS = {
 }
 
 
+def answers(calls, *args):
+    """Each call's answer as JSON, or {"error": NVML's code}."""
+    out = {}
+    for key, call in calls.items():
+        try:
+            out[key] = plain(call(*args))
+        except N.NVMLError as e:
+            out[key] = {"error": e.value}
+    return out
+
+
 def mig_devices(h):
     """Each MIG slot's device and its answers (an error for an empty slot), one slot past an H100's 7."""
     out = []
@@ -81,13 +92,7 @@ def mig_devices(h):
         except N.NVMLError as e:
             out.append({"error": e.value})
             continue
-        answers = {}
-        for key, call in MIG_CALLS.items():
-            try:
-                answers[key] = plain(call(mig))
-            except N.NVMLError as e:
-                answers[key] = {"error": e.value}
-        out.append(answers)
+        out.append(answers(MIG_CALLS, mig))
     return out
 
 
@@ -99,19 +104,7 @@ CALLS.update({
 pynvml.nvmlInit()
 out = []
 for i in range(pynvml.nvmlDeviceGetCount()):
-    h = pynvml.nvmlDeviceGetHandleByIndex(i)
-    gpu = {}
-    for key, call in CALLS.items():
-        try:
-            gpu[key] = plain(call(h))
-        except pynvml.NVMLError as e:
-            gpu[key] = {"error": e.value}
-    out.append(gpu)
-system = {}
-for key, call in (("driver_version", N.nvmlSystemGetDriverVersion), ("cuda_version", N.nvmlSystemGetCudaDriverVersion)):
-    try:
-        system[key] = plain(call())
-    except pynvml.NVMLError as e:
-        system[key] = {"error": e.value}
+    out.append(answers(CALLS, pynvml.nvmlDeviceGetHandleByIndex(i)))
+system = answers({"driver_version": N.nvmlSystemGetDriverVersion, "cuda_version": N.nvmlSystemGetCudaDriverVersion})
 pynvml.nvmlShutdown()
 print(json.dumps({"gpus": out, "system": system}))
