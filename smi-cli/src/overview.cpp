@@ -23,13 +23,23 @@ namespace {
 
 using smi::MetricId;
 
-// What one row needs: the sample asks for these only (backends skip the rest).
-constexpr MetricId kOverviewMetrics[] = {
-    MetricId::temperature_junction, MetricId::temperature_edge, MetricId::temperature_junction_critical,
-    MetricId::temperature_edge_critical, MetricId::power_average, MetricId::power_current, MetricId::power_cap,
-    MetricId::vram_used, MetricId::vram_total, MetricId::gpu_busy, MetricId::clock_sclk, MetricId::clock_mclk,
-    MetricId::compute_partition, MetricId::memory_partition, MetricId::mig_mode, MetricId::driver_name,
-    MetricId::driver_version};
+// What one row shows; the sample asks for these and their catalogue limits only (backends skip the rest).
+constexpr MetricId kOverviewValues[] = {
+    MetricId::temperature_junction, MetricId::temperature_edge, MetricId::power_average, MetricId::power_current,
+    MetricId::vram_used, MetricId::gpu_busy, MetricId::clock_sclk, MetricId::clock_mclk, MetricId::compute_partition,
+    MetricId::memory_partition, MetricId::mig_mode, MetricId::driver_name, MetricId::driver_version};
+
+std::vector<MetricId> overview_metrics() {
+  std::vector<MetricId> metrics(std::begin(kOverviewValues), std::end(kOverviewValues));
+  for (const MetricId value : kOverviewValues) {
+    if (const auto limit = smi::metric_limit(value)) metrics.push_back(limit->limit);
+  }
+  return metrics;
+}
+
+// The value's catalogue limit (its critical temperature, its power cap, its total).
+MetricId limit_of(MetricId value) { return smi::metric_limit(value)->limit; }
+
 // Engine busy of each process is measured over this window, all GPUs at once.
 constexpr unsigned kProcessBusyWindowMs = 100;
 constexpr std::size_t kScreenWidth = 80;
@@ -108,7 +118,7 @@ struct GpuRow {
   Json json;
 };
 
-// `sampled` holds kOverviewMetrics of the device whose handle is `handle`.
+// `sampled` holds overview_metrics() of the device whose handle is `handle`.
 GpuRow gpu_row(const DeviceSource& source, std::uint32_t handle, const smi::DeviceSummary& device,
                std::vector<smi::Reading> sampled, const smi::HealthReport& health) {
   const Readings r(std::move(sampled));
@@ -119,16 +129,16 @@ GpuRow gpu_row(const DeviceSource& source, std::uint32_t handle, const smi::Devi
   const bool junction = r.number(MetricId::temperature_junction).has_value();
   if (const auto t = r.first({MetricId::temperature_junction, MetricId::temperature_edge})) {
     temp = fmt::format("{:.0f}°C", *t);
-    const auto critical = r.number(junction ? MetricId::temperature_junction_critical : MetricId::temperature_edge_critical);
+    const auto critical = r.number(limit_of(junction ? MetricId::temperature_junction : MetricId::temperature_edge));
     row.hot = critical && *t >= *critical - 5;
   }
   const auto power = r.first({MetricId::power_average, MetricId::power_current});
-  const auto cap = r.number(MetricId::power_cap);
+  const auto cap = r.number(limit_of(MetricId::power_average));
   std::string power_text = "N/A";
   if (power && cap) power_text = fmt::format("{:.0f}/{:.0f} W", *power, *cap);
   else if (power) power_text = fmt::format("{:.0f} W", *power);
   const auto used = r.number(MetricId::vram_used);
-  const auto total = r.number(MetricId::vram_total);
+  const auto total = r.number(limit_of(MetricId::vram_used));
   std::string vram = r.failed(MetricId::vram_used) ? "ERR" : "N/A";  // `metric -m vram_used` says why
   if (used && total && *total > 0) {
     const double gib = 1024.0 * 1024 * 1024;
@@ -282,7 +292,7 @@ int run_overview(const DeviceSource& source, const LocalSource* local, const Com
   what.identity = true;
   what.static_info = true;
   what.live = true;
-  what.metrics.assign(std::begin(kOverviewMetrics), std::end(kOverviewMetrics));
+  what.metrics = overview_metrics();
   auto sampled = source.sample_all(selected, what);
   const auto reports = source.health_all(selected, "");
   std::vector<GpuRow> rows;

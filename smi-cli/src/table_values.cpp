@@ -13,33 +13,16 @@ namespace {
 
 using smi::MetricId;
 
-// A live value and the limit printed beside it. Presentation only: the catalogue holds both.
-struct Limit {
-  MetricId value;
-  MetricId limit;
-  std::string_view word;  // "crit", "cap", "max"; "" for a share: "used / total (pct)"
-};
-
-constexpr Limit kLimits[] = {
-    {MetricId::temperature_edge, MetricId::temperature_edge_critical, "crit"},
-    {MetricId::temperature_junction, MetricId::temperature_junction_critical, "crit"},
-    {MetricId::temperature_memory, MetricId::temperature_memory_critical, "crit"},
-    {MetricId::power_average, MetricId::power_cap, "cap"},
-    {MetricId::power_current, MetricId::power_cap, "cap"},
-    {MetricId::clock_sclk, MetricId::clock_sclk_max, "max"},
-    {MetricId::clock_mclk, MetricId::clock_mclk_max, "max"},
-    {MetricId::clock_sm, MetricId::clock_sm_max, "max"},
-    {MetricId::pcie_speed, MetricId::pcie_speed_max, "max"},
-    {MetricId::pcie_width, MetricId::pcie_width_max, "max"},
-    {MetricId::fan_speed, MetricId::fan_speed_max, "max"},
-    {MetricId::vram_used, MetricId::vram_total, ""},
-    {MetricId::vram_visible_used, MetricId::vram_visible_total, ""},
-    {MetricId::gtt_used, MetricId::gtt_total, ""},
-};
-
-const Limit* limit_of(MetricId id) {
-  const auto found = std::find_if(std::begin(kLimits), std::end(kLimits), [id](const Limit& l) { return l.value == id; });
-  return found == std::end(kLimits) ? nullptr : found;
+// The word a limit is printed with (the catalogue's limit column): "72 C (crit 105 C)"; a share
+// prints as "used / total (pct)".
+std::string_view limit_word(smi::LimitRole role) {
+  switch (role) {
+    case smi::LimitRole::critical: return "crit";
+    case smi::LimitRole::cap: return "cap";
+    case smi::LimitRole::maximum: return "max";
+    case smi::LimitRole::share_of: return "";
+  }
+  return "";
 }
 
 const smi::Reading* find(MetricId id, std::string_view instance, const std::vector<smi::Reading>& shown,
@@ -97,7 +80,7 @@ std::vector<MetricId> context_metrics(const std::vector<smi::Reading>& readings)
     if (!present && std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
   };
   for (const smi::Reading& r : readings) {
-    if (const Limit* limit = limit_of(r.id)) add(limit->limit);
+    if (const auto limit = smi::metric_limit(r.id)) add(limit->limit);
     if (r.id == MetricId::violation_residency) add(MetricId::violation_accumulation_count);
     if (r.id == MetricId::throttle_status) add(MetricId::gfx_target);
   }
@@ -122,14 +105,14 @@ std::optional<std::string> table_value(const smi::Reading& r, const std::vector<
     if (total && *total > 0) value += fmt::format(" ({:.1f} % of the time)", 100.0 * *r.number() / *total);
     return value;
   }
-  if (const Limit* limit = limit_of(r.id)) {
+  if (const auto limit = smi::metric_limit(r.id)) {
     const smi::Reading* l = find(limit->limit, r.instance, shown, context);
-    if (l != nullptr && limit->word.empty()) {
+    if (l != nullptr && limit->role == smi::LimitRole::share_of) {
       const auto used = r.number(), total = l->number();
       value += " / " + value_with_unit(*l);
       if (used && total && *total > 0) value += fmt::format(" ({:.0f} %)", 100.0 * *used / *total);
     } else if (l != nullptr) {
-      value += fmt::format(" ({} {})", limit->word, value_with_unit(*l));
+      value += fmt::format(" ({} {})", limit_word(limit->role), value_with_unit(*l));
     }
   }
   return value;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <optional>
 #include <cerrno>
 #include <cstdint>
 
@@ -28,57 +30,104 @@ constexpr Kind IDENTITY = Kind::identity, STATIC = Kind::static_info, LIVE = Kin
                WINDOW = Kind::window;
 }
 
-// The metrics of the costly class (smi.hpp, Cost), each with the dearest read measured for it
-// (bench/nvml_floor calls: each call once per GPU a second apart, as a sampler makes it, on 4 H200s,
-// driver 580.159.04; NVML answers calls repeated within a few ms from a cache, far cheaper;
-// docs/performance.md has the table). Values that change slowly or only count up, so a sampler
-// loses little by reading them every few seconds. ECC totals, retired pages and remapped rows stay
-// cheap: about a microsecond each there.
-constexpr MetricId kCostly[] = {
-    MetricId::energy_consumed,    // nvmlDeviceGetTotalEnergyConsumption (or its field value): 3.3 ms
-    MetricId::nvlink_state,       // nvmlDeviceGetNvLinkState, one call per link: 1.6 ms for 18 links
-    MetricId::pcie_replay_count,  // nvmlDeviceGetPcieReplayCounter: 0.4 ms (its field value 0.8 ms)
-    MetricId::violation_time,     // nvmlDeviceGetViolationStatus, one call per policy: 0.6-0.9 ms each, 8 policies
-                                  // (H200, 2026-11-29: the calls' own referenceTime stamps)
-    MetricId::bar1_used,          // nvmlDeviceGetBAR1MemoryInfo: 0.4 ms
-    MetricId::fan_pwm,            // nvmlDeviceGetFanSpeed: 0.4 ms to answer "not supported" on a fanless H200
-    MetricId::fan_pwm_level,      // amdgpu: the same pwm1 read as fan_pwm, so both come in the same sample
-    // amdgpu: each read makes the driver query the error registers of its RAS block (ras/*_err_count)
-    // or format the whole bad-page table (gpu_vram_bad_pages).
-    MetricId::ras_correctable, MetricId::ras_uncorrectable, MetricId::ras_deferred,
-    MetricId::bad_pages_reserved, MetricId::bad_pages_pending, MetricId::bad_pages_failed,
-    // amdgpu: a walk of /proc/*/fdinfo for DRM clients (NVML's two process lists: ~35 µs).
-    MetricId::running_processes,
-};
-// Reads that wait by design (nvmlDeviceGetPcieThroughput counts for 20 ms, amdgpu's pcie_bw for 1 s).
-constexpr MetricId kBlocking[] = {MetricId::pcie_rx, MetricId::pcie_tx};
+// The values a state metric can take, as its source documents them (the catalogue's `states`
+// column): amdgpu's power_dpm_force_performance_level and pp_power_profile_mode names (the kernel's
+// amdgpu_pm.c), NVML's P-states and NVLink states.
+constexpr std::string_view kPerformanceLevels[] = {"auto",           "low",          "high",
+                                                   "manual",         "profile_standard", "profile_min_sclk",
+                                                   "profile_min_mclk", "profile_peak", "perf_determinism"};
+constexpr std::string_view kPowerProfiles[] = {"BOOTUP_DEFAULT", "3D_FULL_SCREEN", "POWER_SAVING", "VIDEO", "VR",
+                                               "COMPUTE",        "CUSTOM",         "WINDOW_3D",    "CAPPED", "UNCAPPED"};
+constexpr std::string_view kPerformanceStates[] = {"P0", "P1", "P2",  "P3",  "P4",  "P5",  "P6",  "P7",
+                                                   "P8", "P9", "P10", "P11", "P12", "P13", "P14", "P15"};
+constexpr std::string_view kLinkStates[] = {"active", "inactive"};
 
-constexpr Cost cost_of(MetricId id, Kind kind) {
-  if (kind == Kind::window) return Cost::window;
-  for (const MetricId m : kBlocking) {
-    if (m == id) return Cost::blocking;
-  }
-  for (const MetricId m : kCostly) {
-    if (m == id) return Cost::costly;
-  }
-  return Cost::cheap;
+// The tokens of the catalogue's later columns, a namespace each (the rows write them bare).
+namespace cost_column {
+constexpr Cost CHEAP = Cost::cheap, COSTLY = Cost::costly, WINDOW = Cost::window, BLOCKING = Cost::blocking;
+}
+namespace group_column {
+enum : std::uint32_t {
+  NO_GROUP = 0,
+  TEMPERATURE = 1U << 0,
+  POWER = 1U << 1,
+  MEMORY = 1U << 2,
+  CLOCKS = 1U << 3,
+  ACTIVITY = 1U << 4,
+  PCIE = 1U << 5,
+  XGMI = 1U << 6,
+  ERRORS = 1U << 7,
+  THROTTLE = 1U << 8,
+  FAN = 1U << 9,
+  VOLTAGE = 1U << 10,
+  PARTITION = 1U << 11,
+};
+}
+namespace series_column {
+constexpr DefaultSeries DEFAULT = DefaultSeries::series, FULL = DefaultSeries::full_only, LABEL = DefaultSeries::info_label;
+}
+namespace states_column {
+using States = std::span<const std::string_view>;
+constexpr States NO_STATES{}, PERFORMANCE_LEVELS{kPerformanceLevels}, POWER_PROFILES{kPowerProfiles},
+    PERFORMANCE_STATES{kPerformanceStates}, LINK_STATES{kLinkStates};
 }
 
+// What the catalogue says of a metric beyond MetricInfo (a C++ value type, frozen within a SOVERSION:
+// docs/api.md, "ABI"), generated from the same rows.
+struct Uses {
+  std::uint32_t groups;
+  std::optional<MetricLimit> limit;
+  DefaultSeries series;
+  std::span<const std::string_view> states;
+};
+
 constexpr std::array kCatalogue = {
-#define HIPSTACK_SMI_X(id, name, unit, type, scope, kind, instance, help) \
-  MetricInfo{MetricId::name, #name, u::unit, t::type, s::scope, k::kind, instance, help, cost_of(MetricId::name, k::kind)},
+#define HIPSTACK_SMI_X(id, name, unit, type, scope, kind, instance, cost_class, groups, limit, series_use, state_set, help) \
+  MetricInfo{MetricId::name, #name, u::unit, t::type, s::scope, k::kind, instance, help, cost_column::cost_class},
     HIPSTACK_SMI_CATALOGUE(HIPSTACK_SMI_X)
 #undef HIPSTACK_SMI_X
 };
 
-// A costly read is one a sampler may put off: only live values and counters are sampled.
-constexpr bool costly_are_sampled() {
+#define CRITICAL(m) MetricLimit{MetricId::m, LimitRole::critical}
+#define CAP(m) MetricLimit{MetricId::m, LimitRole::cap}
+#define MAXIMUM(m) MetricLimit{MetricId::m, LimitRole::maximum}
+#define SHARE_OF(m) MetricLimit{MetricId::m, LimitRole::share_of}
+#define NO_LIMIT std::nullopt
+constexpr std::array<Uses, kCatalogue.size()> kUses = {{
+#define HIPSTACK_SMI_X(id, name, unit, type, scope, kind, instance, cost_class, groups, limit, series_use, state_set, help) \
+  Uses{[] { using namespace group_column; return std::uint32_t{groups}; }(), limit, series_column::series_use, states_column::state_set},
+    HIPSTACK_SMI_CATALOGUE(HIPSTACK_SMI_X)
+#undef HIPSTACK_SMI_X
+}};
+#undef CRITICAL
+#undef CAP
+#undef MAXIMUM
+#undef SHARE_OF
+#undef NO_LIMIT
+
+// Each class in its place: WINDOW is the window kind's cost, and a costly read is one a sampler
+// may put off, so only live values and counters are costly.
+constexpr bool costs_fit_kinds() {
   for (const MetricInfo& m : kCatalogue) {
+    if ((m.cost == Cost::window) != (m.kind == Kind::window)) return false;
     if (m.cost == Cost::costly && m.kind != Kind::live && m.kind != Kind::counter) return false;
   }
   return true;
 }
-static_assert(costly_are_sampled(), "a costly metric must be of the LIVE or COUNTER kind");
+static_assert(costs_fit_kinds(), "cost WINDOW goes with kind WINDOW, and a COSTLY metric is LIVE or COUNTER");
+
+// A state set names the values of a text; a limit is a single value of the same unit.
+constexpr bool uses_fit_metrics() {
+  for (std::size_t i = 0; i < kCatalogue.size(); ++i) {
+    if (!kUses[i].states.empty() && kCatalogue[i].type != ValueType::text) return false;
+    if (!kUses[i].limit) continue;
+    const auto limit = std::find_if(kCatalogue.begin(), kCatalogue.end(),
+                                    [&](const MetricInfo& m) { return m.id == kUses[i].limit->limit; });
+    if (limit == kCatalogue.end() || limit->unit != kCatalogue[i].unit || !limit->instance_label.empty()) return false;
+  }
+  return true;
+}
+static_assert(uses_fit_metrics(), "states belong to text metrics; a limit is a single metric of the value's unit");
 
 // Each id's row in kCatalogue (-1: no such metric): find_metric(MetricId) runs for every reading
 // every sample, in every output.
@@ -96,78 +145,74 @@ constexpr auto kIndexById = [] {
   return index;
 }();
 
-// The groups of `-m GROUP`. A metric may be in several (power_cap: power and limits).
-using enum MetricId;
-constexpr MetricId kTemperature[] = {temperature_edge, temperature_junction, temperature_memory, temperature_hbm,
-                                     temperature_vr_gfx, temperature_vr_soc, temperature_vr_mem,
-                                     temperature_edge_critical, temperature_junction_critical,
-                                     temperature_memory_critical, temperature_edge_emergency,
-                                     temperature_junction_emergency, temperature_memory_emergency};
-constexpr MetricId kPower[] = {power_average, power_current, energy_consumed, power_cap, power_cap_min, power_cap_max,
-                               power_cap_default};
-constexpr MetricId kMemory[] = {vram_total, vram_used, vram_free, vram_reserved, vram_visible_total,
-                                vram_visible_used, gtt_total, gtt_used, bar1_total, bar1_used, vram_vendor};
-constexpr MetricId kClocks[] = {clock_sclk, clock_mclk, clock_fclk, clock_socclk, clock_vclk, clock_dclk, clock_dcefclk,
-                                clock_sclk_xcc, clock_sm, clock_video, clock_sclk_max, clock_mclk_max, clock_sm_max,
-                                clock_video_max, dpm_level_current, dpm_clock_current};
-constexpr MetricId kActivity[] = {gpu_busy, memory_busy, media_busy, encoder_busy, decoder_busy,
-                                  gfx_activity_accumulated, graphics_active, sm_active, sm_occupancy,
-                                  tensor_active, fp64_active, fp32_active, fp16_active, dram_active,
-                                  memory_active, running_processes, xcp_busy, pcie_rx_rate, pcie_tx_rate, pcie_bandwidth_average,
-                                  nvlink_rx_rate, nvlink_tx_rate, xgmi_read_rate, xgmi_write_rate,
-                                  violation_share};
-constexpr MetricId kPcie[] = {pcie_speed, pcie_width, pcie_speed_max, pcie_width_max, pcie_bandwidth, pcie_rx, pcie_tx,
-                              pcie_replay_count, pcie_nak_sent_count, pcie_nak_received_count, pcie_recovery_count};
-constexpr MetricId kXgmi[] = {xgmi_link_speed, xgmi_link_width, xgmi_read_data, xgmi_write_data, xgmi_link_status, xgmi_hive_id,
-                              xgmi_physical_id, nvlink_state};
-constexpr MetricId kErrors[] = {ecc_mode, ecc_mode_pending, ecc_corrected_volatile, ecc_uncorrected_volatile, ecc_corrected_aggregate,
-                                ecc_uncorrected_aggregate, ras_correctable, ras_uncorrectable, ras_deferred,
-                                retired_pages, remapped_rows, remapped_rows_pending, remapped_rows_failed,
-                                bad_pages_reserved, bad_pages_pending, bad_pages_failed, bad_page_threshold};
-constexpr MetricId kThrottle[] = {throttle_status, violation_accumulation_count, violation_residency, violation_time,
-                                  performance_level, performance_state, power_profile};
-constexpr MetricId kFan[] = {fan_speed, fan_pwm, fan_pwm_level, fan_speed_max, fan_pwm_level_max};
-constexpr MetricId kVoltage[] = {voltage_gfx, voltage_soc, voltage_memory, voltage_northbridge};
-constexpr MetricId kPartition[] = {compute_partition, memory_partition, compute_partition_available,
-                                   memory_partition_available, mig_mode, mig_mode_pending};
+constexpr bool changes(Kind kind) { return kind != Kind::identity && kind != Kind::static_info; }
 
+// The members of a group in the order tables list them: the values that change (live values,
+// counters, windows) first, then the facts they are read against, each in catalogue order.
+template <std::uint32_t Bit>
+constexpr auto members_of() {
+  constexpr std::size_t count = [] {
+    std::size_t n = 0;
+    for (const Uses& u : kUses) n += (u.groups & Bit) != 0 ? 1 : 0;
+    return n;
+  }();
+  std::array<MetricId, count> members{};
+  std::size_t next = 0;
+  for (const bool changing : {true, false}) {
+    for (std::size_t i = 0; i < kCatalogue.size(); ++i) {
+      if ((kUses[i].groups & Bit) != 0 && changes(kCatalogue[i].kind) == changing) members[next++] = kCatalogue[i].id;
+    }
+  }
+  return members;
+}
+template <std::uint32_t Bit>
+constexpr auto kMembers = members_of<Bit>();
+
+// The groups of `-m GROUP` (a metric may be in several: the rows' `groups` column).
 constexpr MetricGroup kGroups[] = {
-    {"temperature", "Temperatures and their critical and emergency limits", kTemperature},
-    {"power", "Power draw, energy and the power cap with its limits", kPower},
-    {"memory", "VRAM, CPU-visible VRAM, GTT and BAR1: totals and use", kMemory},
-    {"clocks", "Current clocks, their maxima and the current DPM levels", kClocks},
-    {"activity", "Engine busy shares, activity counters and the activity over a window (SM, tensor, DRAM, links)", kActivity},
-    {"pcie", "PCIe link now and at most, bandwidth and link error counters", kPcie},
-    {"xgmi", "XGMI and NVLink links: state, speed, width and data moved", kXgmi},
-    {"errors", "ECC and RAS error counts, retired and remapped memory", kErrors},
-    {"throttle", "Throttle status, violation residencies and times, performance level and profile", kThrottle},
-    {"fan", "Fan speed and duty cycle", kFan},
-    {"voltage", "Core, SoC and memory voltages", kVoltage},
-    {"partition", "Compute and memory partition modes (MIG mode)", kPartition},
+    {"temperature", "Temperatures and their critical and emergency limits", kMembers<group_column::TEMPERATURE>},
+    {"power", "Power draw, energy and the power cap with its limits", kMembers<group_column::POWER>},
+    {"memory", "VRAM, CPU-visible VRAM, GTT and BAR1: totals and use", kMembers<group_column::MEMORY>},
+    {"clocks", "Current clocks, their maxima and the current DPM levels", kMembers<group_column::CLOCKS>},
+    {"activity", "Engine busy shares, activity counters and the activity over a window (SM, tensor, DRAM, links)",
+     kMembers<group_column::ACTIVITY>},
+    {"pcie", "PCIe link now and at most, bandwidth and link error counters", kMembers<group_column::PCIE>},
+    {"xgmi", "XGMI and NVLink links: state, speed, width and data moved", kMembers<group_column::XGMI>},
+    {"errors", "ECC and RAS error counts, retired and remapped memory", kMembers<group_column::ERRORS>},
+    {"throttle", "Throttle status, violation residencies and times, performance level and profile", kMembers<group_column::THROTTLE>},
+    {"fan", "Fan speed and duty cycle", kMembers<group_column::FAN>},
+    {"voltage", "Core, SoC and memory voltages", kMembers<group_column::VOLTAGE>},
+    {"partition", "Compute and memory partition modes (MIG mode)", kMembers<group_column::PARTITION>},
 };
+static_assert(std::size(kGroups) == std::bit_width(std::uint32_t{group_column::PARTITION}), "one kGroups entry per group bit");
+static_assert([] {
+  for (const MetricGroup& g : kGroups) {
+    if (g.members.empty()) return false;
+  }
+  return true;
+}(), "every group has members");
 
-// The values a state metric can take, as its source documents them: amdgpu's
-// power_dpm_force_performance_level and pp_power_profile_mode names (the kernel's amdgpu_pm.c),
-// NVML's P-states and NVLink states. Text metrics not listed take open-ended values.
-constexpr std::string_view kPerformanceLevels[] = {"auto",           "low",          "high",
-                                                   "manual",         "profile_standard", "profile_min_sclk",
-                                                   "profile_min_mclk", "profile_peak", "perf_determinism"};
-constexpr std::string_view kPowerProfiles[] = {"BOOTUP_DEFAULT", "3D_FULL_SCREEN", "POWER_SAVING", "VIDEO", "VR",
-                                               "COMPUTE",        "CUSTOM",         "WINDOW_3D",    "CAPPED", "UNCAPPED"};
-constexpr std::string_view kPerformanceStates[] = {"P0", "P1", "P2",  "P3",  "P4",  "P5",  "P6",  "P7",
-                                                   "P8", "P9", "P10", "P11", "P12", "P13", "P14", "P15"};
-constexpr std::string_view kLinkStates[] = {"active", "inactive"};
+const Uses* uses_of(MetricId id) noexcept {
+  const auto number = static_cast<std::uint32_t>(id);
+  if (number >= kIndexById.size() || kIndexById[number] < 0) return nullptr;
+  return &kUses[static_cast<std::size_t>(kIndexById[number])];
+}
 
 }  // namespace
 
 std::span<const std::string_view> metric_states(MetricId id) noexcept {
-  switch (id) {
-    case MetricId::performance_level: return kPerformanceLevels;
-    case MetricId::power_profile: return kPowerProfiles;
-    case MetricId::performance_state: return kPerformanceStates;
-    case MetricId::nvlink_state: return kLinkStates;
-    default: return {};
-  }
+  const Uses* uses = uses_of(id);
+  return uses == nullptr ? std::span<const std::string_view>{} : uses->states;
+}
+
+std::optional<MetricLimit> metric_limit(MetricId value) noexcept {
+  const Uses* uses = uses_of(value);
+  return uses == nullptr ? std::nullopt : uses->limit;
+}
+
+DefaultSeries metric_default_series(MetricId id) noexcept {
+  const Uses* uses = uses_of(id);
+  return uses == nullptr ? DefaultSeries::full_only : uses->series;
 }
 
 std::span<const MetricInfo> catalogue() noexcept { return kCatalogue; }
@@ -231,6 +276,25 @@ std::string_view cost_name(Cost cost) noexcept {
     case Cost::blocking: return "blocking";
   }
   return "cheap";
+}
+
+std::string_view limit_role_name(LimitRole role) noexcept {
+  switch (role) {
+    case LimitRole::critical: return "critical";
+    case LimitRole::cap: return "cap";
+    case LimitRole::maximum: return "maximum";
+    case LimitRole::share_of: return "share_of";
+  }
+  return "critical";
+}
+
+std::string_view default_series_name(DefaultSeries series) noexcept {
+  switch (series) {
+    case DefaultSeries::full_only: return "full_only";
+    case DefaultSeries::series: return "series";
+    case DefaultSeries::info_label: return "info_label";
+  }
+  return "full_only";
 }
 
 std::string_view kind_name(Kind kind) noexcept {

@@ -73,30 +73,29 @@ class Checker {
   }
   void unknown(HealthCheck check, std::string why) { add(check, Verdict::unknown, "", "", std::move(why)); }
 
+  // Every temperature the catalogue judges against a critical limit (edge, junction, memory).
   void thermal() {
-    const struct {
-      MetricId now, critical;
-      const char* name;
-    } sensors[] = {{MetricId::temperature_edge, MetricId::temperature_edge_critical, "edge"},
-                   {MetricId::temperature_junction, MetricId::temperature_junction_critical, "junction"},
-                   {MetricId::temperature_memory, MetricId::temperature_memory_critical, "memory"}};
     bool any = false;
-    for (const auto& s : sensors) {
-      const auto now = facts_.number(s.now);
-      const auto critical = facts_.number(s.critical);
+    for (const MetricInfo& sensor : catalogue()) {
+      const auto against = metric_limit(sensor.id);
+      if (!against || against->role != LimitRole::critical || sensor.unit != Unit::celsius) continue;
+      const auto now = facts_.number(sensor.id);
+      const auto critical = facts_.number(against->limit);
       if (!now || !critical || *critical <= 0) continue;
       any = true;
-      const std::string reading = fmt::format("{} {}", s.name, with_unit(*now, "°C"));
+      std::string_view name = sensor.name;
+      if (name.starts_with("temperature_")) name.remove_prefix(std::string_view("temperature_").size());
+      const std::string reading = fmt::format("{} {}", name, with_unit(*now, "°C"));
       const std::string limit = fmt::format("critical {}", with_unit(*critical, "°C"));
       if (*now >= *critical) {
-        add(HealthCheck::thermal_temperature, Verdict::fail, reading, limit, fmt::format("{} temperature at or above its critical limit", s.name),
+        add(HealthCheck::thermal_temperature, Verdict::fail, reading, limit, fmt::format("{} temperature at or above its critical limit", name),
             "Check cooling (airflow, fans, heatsink contact) and reduce load; the GPU throttles hard here.");
       } else if (*now >= *critical - policy_.thermal_margin) {
         add(HealthCheck::thermal_temperature, Verdict::warn, reading, fmt::format("{}, margin {}", limit, with_unit(policy_.thermal_margin, "°C")),
-            fmt::format("{} temperature within {} of its critical limit", s.name, with_unit(policy_.thermal_margin, "°C")),
+            fmt::format("{} temperature within {} of its critical limit", name, with_unit(policy_.thermal_margin, "°C")),
             "Check cooling and ambient temperature before the GPU throttles.");
       } else {
-        add(HealthCheck::thermal_temperature, Verdict::pass, reading, limit, fmt::format("{} temperature below its critical limit", s.name));
+        add(HealthCheck::thermal_temperature, Verdict::pass, reading, limit, fmt::format("{} temperature below its critical limit", name));
       }
     }
     if (!any) unknown(HealthCheck::thermal_temperature, "no temperature with a critical limit is reported");

@@ -122,6 +122,77 @@ TEST(Catalogue, GroupsAreDistinctFromMetricsAndWellFormed) {
   EXPECT_EQ(find_metric_group("no_such_group"), nullptr);
 }
 
+// Groups list what changes before the facts it is read against, each in catalogue order, so
+// `query -m power` prints the draw first and the caps after.
+TEST(Catalogue, GroupsListChangingValuesBeforeFacts) {
+  const auto changes = [](MetricId id) {
+    const Kind kind = find_metric(id)->kind;
+    return kind != Kind::identity && kind != Kind::static_info;
+  };
+  for (const MetricGroup& g : metric_groups()) {
+    for (std::size_t i = 1; i < g.members.size(); ++i) {
+      const MetricId before = g.members[i - 1], after = g.members[i];
+      EXPECT_TRUE(changes(before) || !changes(after)) << g.name << ": " << find_metric(after)->name << " after a fact";
+      if (changes(before) == changes(after)) {
+        EXPECT_LT(find_metric(before) - catalogue().data(), find_metric(after) - catalogue().data()) << g.name;
+      }
+    }
+  }
+  const MetricGroup* power = find_metric_group("power");
+  ASSERT_NE(power, nullptr);
+  EXPECT_EQ(power->members.front(), MetricId::power_average);
+  EXPECT_EQ(power->members.back(), MetricId::power_cap);
+}
+
+// The limit column: what a value is printed beside and judged against; one of the value's unit.
+TEST(Catalogue, LimitsPairValuesWithTheirLimits) {
+  const auto limit = [](MetricId id) { return metric_limit(id); };
+  ASSERT_TRUE(limit(MetricId::temperature_junction));
+  EXPECT_EQ(limit(MetricId::temperature_junction)->limit, MetricId::temperature_junction_critical);
+  EXPECT_EQ(limit(MetricId::temperature_junction)->role, LimitRole::critical);
+  EXPECT_EQ(limit(MetricId::power_current)->limit, MetricId::power_cap);
+  EXPECT_EQ(limit(MetricId::power_current)->role, LimitRole::cap);
+  EXPECT_EQ(limit(MetricId::clock_sm)->limit, MetricId::clock_sm_max);
+  EXPECT_EQ(limit(MetricId::clock_sm)->role, LimitRole::maximum);
+  EXPECT_EQ(limit(MetricId::gtt_used)->limit, MetricId::gtt_total);
+  EXPECT_EQ(limit(MetricId::gtt_used)->role, LimitRole::share_of);
+  EXPECT_FALSE(limit(MetricId::gpu_busy));
+  EXPECT_FALSE(limit(static_cast<MetricId>(9999)));
+  std::size_t limited = 0;
+  for (const MetricInfo& m : catalogue()) {
+    const auto l = limit(m.id);
+    if (!l) continue;
+    ++limited;
+    const MetricInfo* of = find_metric(l->limit);
+    ASSERT_NE(of, nullptr) << m.name;
+    EXPECT_EQ(of->unit, m.unit) << m.name;
+    EXPECT_FALSE(metric_limit(of->id)) << "a limit has no limit of its own: " << of->name;
+  }
+  EXPECT_EQ(limited, 14U);
+  EXPECT_EQ(limit_role_name(LimitRole::share_of), "share_of");
+}
+
+// The series column and the states column, as the daemon and the exporters read them.
+TEST(Catalogue, SeriesAndStatesColumns) {
+  EXPECT_EQ(metric_default_series(MetricId::gpu_busy), DefaultSeries::series);
+  EXPECT_EQ(metric_default_series(MetricId::performance_level), DefaultSeries::series);
+  EXPECT_EQ(metric_default_series(MetricId::clock_sclk_max), DefaultSeries::info_label);
+  EXPECT_EQ(metric_default_series(MetricId::clock_fclk), DefaultSeries::full_only);
+  EXPECT_EQ(metric_default_series(static_cast<MetricId>(9999)), DefaultSeries::full_only);
+  EXPECT_EQ(default_series_name(DefaultSeries::info_label), "info_label");
+  std::size_t with_states = 0;
+  for (const MetricInfo& m : catalogue()) {
+    if (metric_states(m.id).empty()) continue;
+    ++with_states;
+    EXPECT_EQ(m.type, ValueType::text) << m.name;
+  }
+  EXPECT_EQ(with_states, 4U);
+  ASSERT_EQ(metric_states(MetricId::nvlink_state).size(), 2U);
+  EXPECT_EQ(metric_states(MetricId::nvlink_state)[0], "active");
+  EXPECT_EQ(metric_states(MetricId::performance_state).back(), "P15");
+  EXPECT_TRUE(metric_states(static_cast<MetricId>(9999)).empty());
+}
+
 // Throttle bits are named only where the vendor documents them (NVML; MI300's SMU 13.0.6 firmware).
 TEST(ThrottleReasons, NamedWhereDocumented) {
   using Names = std::vector<std::string>;

@@ -100,7 +100,7 @@ typedef enum hipstack_smi_cost {
 
 /* One constant per catalogue row: HIPSTACK_SMI_METRIC_<name>. */
 typedef enum hipstack_smi_metric_id {
-#define HIPSTACK_SMI_C_X(id, name, unit, type, scope, kind, instance, help) HIPSTACK_SMI_METRIC_##name = id,
+#define HIPSTACK_SMI_C_X(id, name, unit, type, scope, kind, instance, cost, groups, limit, series, states, help) HIPSTACK_SMI_METRIC_##name = id,
   HIPSTACK_SMI_CATALOGUE(HIPSTACK_SMI_C_X)
 #undef HIPSTACK_SMI_C_X
 } hipstack_smi_metric_id;

@@ -51,7 +51,7 @@ enum class Kind : std::uint8_t { identity, static_info, live, counter, window };
 enum class Cost : std::uint8_t { cheap, costly, window, blocking };
 
 enum class MetricId : std::uint32_t {
-#define HIPSTACK_SMI_X(id, name, unit, type, scope, kind, instance, help) name = id,
+#define HIPSTACK_SMI_X(id, name, unit, type, scope, kind, instance, cost, groups, limit, series, states, help) name = id,
   HIPSTACK_SMI_CATALOGUE(HIPSTACK_SMI_X)
 #undef HIPSTACK_SMI_X
 };
@@ -73,11 +73,11 @@ HIPSTACK_SMI_CXX_API std::span<const MetricInfo> catalogue() noexcept;
 HIPSTACK_SMI_CXX_API const MetricInfo* find_metric(MetricId id) noexcept;
 HIPSTACK_SMI_CXX_API const MetricInfo* find_metric(std::string_view name) noexcept;
 // Named sets of catalogue metrics, for `-m temperature` and the like (docs/metrics.md, "Groups").
-// Defined once beside the catalogue; no group shares a name with a metric.
+// Defined once beside the catalogue (its `groups` column); no group shares a name with a metric.
 struct MetricGroup {
   std::string_view name;
   std::string_view help;
-  std::span<const MetricId> members;  // in the order tables list them
+  std::span<const MetricId> members;  // what changes first (live values, counters, windows), then facts; each in catalogue order
 };
 HIPSTACK_SMI_CXX_API std::span<const MetricGroup> metric_groups() noexcept;
 // The values a text metric that names a state can take (performance_level, power_profile,
@@ -85,6 +85,31 @@ HIPSTACK_SMI_CXX_API std::span<const MetricGroup> metric_groups() noexcept;
 // open-ended values. A newer driver may report a state not listed: callers must allow for it.
 HIPSTACK_SMI_CXX_API std::span<const std::string_view> metric_states(MetricId id) noexcept;
 HIPSTACK_SMI_CXX_API const MetricGroup* find_metric_group(std::string_view name) noexcept;
+// The metric a value is shown and judged against (the catalogue's `limit` column): a temperature's
+// critical limit, a power draw's cap, a clock's maximum, memory used's total.
+enum class LimitRole : std::uint8_t {
+  critical,  // the value must stay below it (temperature_edge: temperature_edge_critical)
+  cap,       // the firmware holds the value at or below it (power_average: power_cap)
+  maximum,   // the most the value can be (clock_sclk: clock_sclk_max)
+  share_of,  // the whole the value is a part of (vram_used: vram_total)
+};
+struct MetricLimit {
+  MetricId limit;
+  LimitRole role;
+};
+// Nothing for a metric without a limit.
+HIPSTACK_SMI_CXX_API std::optional<MetricLimit> metric_limit(MetricId value) noexcept;
+// How hipstack-smid's default series profile exports a metric (the catalogue's `series` column;
+// docs/daemon.md, "Series profiles"). Identity facts and texts without states are labels of
+// hipstack_gpu_info whatever this says.
+enum class DefaultSeries : std::uint8_t {
+  full_only,   // a series only in the full profile
+  series,      // a series (a state set, for a text with states) in the default profile too
+  info_label,  // a label of hipstack_gpu_info in every profile (limits that never change), a series in full
+};
+HIPSTACK_SMI_CXX_API DefaultSeries metric_default_series(MetricId id) noexcept;
+HIPSTACK_SMI_CXX_API std::string_view limit_role_name(LimitRole role) noexcept;  // "critical", "cap", "maximum", "share_of"
+HIPSTACK_SMI_CXX_API std::string_view default_series_name(DefaultSeries series) noexcept;  // "full_only", "series", "info_label"
 // The reasons a throttle_status value names, as the vendor documents its bits: NVML's clock-event
 // reasons ("sw_power_cap", ...) on NVIDIA GPUs; on AMD GPUs of gfx_target gfx942 (MI300, SMU 13.0.6)
 // the firmware's THROTTLER_* bits ("prochot", "ppt", "socket_thermal", "vr_thermal", "hbm_thermal",

@@ -3,11 +3,11 @@
  * Every metric hipstack reports is one row of HIPSTACK_SMI_CATALOGUE. The C enum, the C++ MetricId,
  * the runtime catalogue table, CLI columns, JSON keys and exporter names are all generated from it.
  *
- * Row: X(id, name, unit, type, scope, kind, instance, help)
+ * Row: X(id, name, unit, type, scope, kind, instance, cost, groups, limit, series, states, help)
  *   id        stable number; never reused, never renumbered
  *   name      snake_case, without the unit (exporters append the unit)
  *   unit      NONE CELSIUS WATT JOULE MEGAHERTZ BYTE BYTE_PER_SECOND PERCENT MILLIVOLT RPM
- *             GIGATRANSFER_PER_SECOND LANE COUNT SECOND
+ *             GIGATRANSFER_PER_SECOND LANE COUNT SECOND (HIPSTACK_SMI_UNITS below)
  *   type      INTEGER (int64) REAL (double) TEXT (UTF-8 string)
  *   scope     DEVICE PARTITION PROCESS LINK
  *   kind      IDENTITY (never changes while the driver is loaded) STATIC (changes only on reconfiguration)
@@ -15,7 +15,26 @@
  *             WINDOW (an average over the window between two looks at the device's counters: sampled
  *             only when asked, see SampleOptions::window)
  *   instance  "" for a single value, else the name of the instance label (e.g. "level", "stack", "ip")
+ *   cost      what a read costs, the dearest any backend measured (docs/performance.md, "Cost classes"):
+ *             CHEAP (every sample) COSTLY (a driver round trip of 100 us to ms for a slow value: read
+ *             every costly interval) BLOCKING (the read itself waits: only on request) WINDOW (what
+ *             every WINDOW-kind metric costs, and only those)
+ *   groups    the `-m GROUP` sets the metric belongs to, |-joined: TEMPERATURE POWER MEMORY CLOCKS
+ *             ACTIVITY PCIE XGMI ERRORS THROTTLE FAN VOLTAGE PARTITION, or NO_GROUP (docs/metrics.md)
+ *   limit     the metric a value is shown and judged against: CRITICAL(m) (a temperature's critical
+ *             limit) CAP(m) (a power cap) MAXIMUM(m) (the most it can be) SHARE_OF(m) (a total it is
+ *             part of), or NO_LIMIT
+ *   series    how hipstack-smid's default series profile exports it: DEFAULT (a series, or a state
+ *             set) FULL (only in the full profile) LABEL (a label of hipstack_gpu_info in every
+ *             profile, a series in full); identity facts and texts without states are info labels
+ *             whatever this says (docs/daemon.md, "Series profiles")
+ *   states    the values a state metric takes, in its source's documented order: PERFORMANCE_LEVELS
+ *             POWER_PROFILES PERFORMANCE_STATES LINK_STATES, or NO_STATES (open-ended)
  *   help      one sentence for humans and exporters
+ *
+ * The names other tools give a metric (nvidia-smi fields, pynvml calls, amdsmi keys) are rows of the
+ * foreign-name tables, keyed by the other tool's name (hipstack/foreign_names.hpp): one such name may
+ * combine several metrics, and one metric answer many names.
  */
 #ifndef HIPSTACK_SMI_CATALOGUE_H
 #define HIPSTACK_SMI_CATALOGUE_H
@@ -23,229 +42,229 @@
 /* clang-format off */
 #define HIPSTACK_SMI_CATALOGUE(X)                                                                          \
   /* identity: 1..99 */                                                                                    \
-  X(1,  vendor,                  NONE, TEXT,    DEVICE, IDENTITY, "", "GPU vendor: amd or nvidia.")          \
-  X(2,  bdf,                     NONE, TEXT,    DEVICE, IDENTITY, "", "PCI address domain:bus:device.function.") \
-  X(3,  pci_vendor_id,           NONE, TEXT,    DEVICE, IDENTITY, "", "PCI vendor id, 0x-prefixed hex.")     \
-  X(4,  pci_device_id,           NONE, TEXT,    DEVICE, IDENTITY, "", "PCI device id, 0x-prefixed hex.")     \
-  X(5,  pci_subsystem_vendor_id, NONE, TEXT,    DEVICE, IDENTITY, "", "PCI subsystem vendor id, 0x-prefixed hex.") \
-  X(6,  pci_subsystem_device_id, NONE, TEXT,    DEVICE, IDENTITY, "", "PCI subsystem device id, 0x-prefixed hex.") \
-  X(7,  pci_revision_id,         NONE, TEXT,    DEVICE, IDENTITY, "", "PCI revision id, 0x-prefixed hex.")   \
-  X(8,  marketing_name,          NONE, TEXT,    DEVICE, IDENTITY, "", "Marketing name of the GPU model.")    \
-  X(9,  unique_id,               NONE, TEXT,    DEVICE, IDENTITY, "", "Driver unique id of the GPU (ASIC serial), 16 hex digits.") \
-  X(10, uuid,                    NONE, TEXT,    DEVICE, IDENTITY, "", "hipstack UUID of the GPU, stable across reboots.") \
-  X(11, serial_number,           NONE, TEXT,    DEVICE, IDENTITY, "", "Board serial number from the FRU EEPROM.") \
-  X(12, product_name,            NONE, TEXT,    DEVICE, IDENTITY, "", "Board product name from the FRU EEPROM.") \
-  X(13, product_number,          NONE, TEXT,    DEVICE, IDENTITY, "", "Board part number from the FRU EEPROM.") \
-  X(14, manufacturer,            NONE, TEXT,    DEVICE, IDENTITY, "", "Board manufacturer from the FRU EEPROM.") \
-  X(15, vbios_version,           NONE, TEXT,    DEVICE, IDENTITY, "", "Video BIOS version string.")          \
-  X(16, gfx_target,              NONE, TEXT,    DEVICE, IDENTITY, "", "Compiler target of the GPU, e.g. gfx942.") \
-  X(17, driver_name,             NONE, TEXT,    DEVICE, IDENTITY, "", "Kernel driver bound to the GPU.")     \
-  X(18, driver_version,          NONE, TEXT,    DEVICE, IDENTITY, "", "Kernel driver version.")             \
-  X(19, firmware_version,        NONE, TEXT,    DEVICE, IDENTITY, "ip", "Firmware version of one IP block.") \
-  X(20, drm_card,                NONE, INTEGER, DEVICE, IDENTITY, "", "DRM card number (/dev/dri/cardN).")   \
-  X(21, drm_render_minor,        NONE, INTEGER, DEVICE, IDENTITY, "", "DRM render node minor (/dev/dri/renderDN).") \
-  X(22, kfd_gpu_id,              NONE, INTEGER, DEVICE, IDENTITY, "", "KFD topology gpu_id of the GPU.")     \
-  X(23, device_type,             NONE, TEXT,    DEVICE, IDENTITY, "", "discrete or integrated.")            \
-  X(24, cuda_driver_version,     NONE, TEXT,    DEVICE, IDENTITY, "", "CUDA version the NVIDIA driver supports, e.g. 13.0.") \
-  X(25, compute_capability,      NONE, TEXT,    DEVICE, IDENTITY, "", "CUDA compute capability, e.g. 9.0.")  \
-  X(26, architecture,            NONE, TEXT,    DEVICE, IDENTITY, "", "GPU architecture family, e.g. hopper.") \
-  X(27, device_minor,            NONE, INTEGER, DEVICE, IDENTITY, "", "Minor number of the GPU's own character device: N of /dev/nvidiaN (NVIDIA).") \
+  X(1,   vendor,                         NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "GPU vendor: amd or nvidia.") \
+  X(2,   bdf,                            NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "PCI address domain:bus:device.function.") \
+  X(3,   pci_vendor_id,                  NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "PCI vendor id, 0x-prefixed hex.") \
+  X(4,   pci_device_id,                  NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "PCI device id, 0x-prefixed hex.") \
+  X(5,   pci_subsystem_vendor_id,        NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "PCI subsystem vendor id, 0x-prefixed hex.") \
+  X(6,   pci_subsystem_device_id,        NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "PCI subsystem device id, 0x-prefixed hex.") \
+  X(7,   pci_revision_id,                NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "PCI revision id, 0x-prefixed hex.") \
+  X(8,   marketing_name,                 NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Marketing name of the GPU model.") \
+  X(9,   unique_id,                      NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Driver unique id of the GPU (ASIC serial), 16 hex digits.") \
+  X(10,  uuid,                           NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "hipstack UUID of the GPU, stable across reboots.") \
+  X(11,  serial_number,                  NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Board serial number from the FRU EEPROM.") \
+  X(12,  product_name,                   NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Board product name from the FRU EEPROM.") \
+  X(13,  product_number,                 NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Board part number from the FRU EEPROM.") \
+  X(14,  manufacturer,                   NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Board manufacturer from the FRU EEPROM.") \
+  X(15,  vbios_version,                  NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Video BIOS version string.") \
+  X(16,  gfx_target,                     NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Compiler target of the GPU, e.g. gfx942.") \
+  X(17,  driver_name,                    NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Kernel driver bound to the GPU.") \
+  X(18,  driver_version,                 NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Kernel driver version.") \
+  X(19,  firmware_version,               NONE,                    TEXT,    DEVICE,    IDENTITY, "ip",     CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Firmware version of one IP block.") \
+  X(20,  drm_card,                       NONE,                    INTEGER, DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "DRM card number (/dev/dri/cardN).") \
+  X(21,  drm_render_minor,               NONE,                    INTEGER, DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "DRM render node minor (/dev/dri/renderDN).") \
+  X(22,  kfd_gpu_id,                     NONE,                    INTEGER, DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "KFD topology gpu_id of the GPU.") \
+  X(23,  device_type,                    NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "discrete or integrated.") \
+  X(24,  cuda_driver_version,            NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "CUDA version the NVIDIA driver supports, e.g. 13.0.") \
+  X(25,  compute_capability,             NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "CUDA compute capability, e.g. 9.0.") \
+  X(26,  architecture,                   NONE,                    TEXT,    DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "GPU architecture family, e.g. hopper.") \
+  X(27,  device_minor,                   NONE,                    INTEGER, DEVICE,    IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Minor number of the GPU's own character device: N of /dev/nvidiaN (NVIDIA).") \
   /* static facts: 100..199 */                                                                             \
-  X(100, vram_total,             BYTE, INTEGER, DEVICE, STATIC, "", "Total VRAM.")                          \
-  X(101, vram_visible_total,     BYTE, INTEGER, DEVICE, STATIC, "", "CPU-visible VRAM (BAR) size.")         \
-  X(102, gtt_total,              BYTE, INTEGER, DEVICE, STATIC, "", "Total GTT (GPU-mapped system memory).") \
-  X(103, vram_vendor,            NONE, TEXT,    DEVICE, STATIC, "", "VRAM vendor reported by the driver.")  \
-  X(104, compute_units,          COUNT, INTEGER, DEVICE, STATIC, "", "Compute units (AMD) or streaming multiprocessors (NVIDIA).") \
-  X(105, simds_per_cu,           COUNT, INTEGER, DEVICE, STATIC, "", "SIMD units per compute unit.")        \
-  X(106, wavefront_size,         COUNT, INTEGER, DEVICE, STATIC, "", "Threads per wavefront (warp).")       \
-  X(107, max_waves_per_simd,     COUNT, INTEGER, DEVICE, STATIC, "", "Maximum wavefronts resident per SIMD.") \
-  X(108, lds_size,               BYTE, INTEGER, DEVICE, STATIC, "", "Local data share (shared memory) per workgroup.") \
-  X(109, xccs,                  COUNT, INTEGER, DEVICE, STATIC, "", "Accelerator complex dies (XCCs) in the GPU.") \
-  X(110, sdma_engines,           COUNT, INTEGER, DEVICE, STATIC, "", "SDMA (copy) engines.")                \
-  X(111, clock_sclk_max,         MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum graphics (shader) clock.")   \
-  X(112, clock_mclk_max,         MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum memory clock.")              \
-  X(113, sclk_level,             MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Graphics clock DPM level.")     \
-  X(114, mclk_level,             MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Memory clock DPM level.")       \
-  X(115, fclk_level,             MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Fabric clock DPM level.")       \
-  X(116, socclk_level,           MEGAHERTZ, REAL, DEVICE, STATIC, "level", "SoC clock DPM level.")          \
-  X(117, dcefclk_level,          MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Display controller clock DPM level.") \
-  X(118, vclk_level,             MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Video core clock DPM level.")   \
-  X(119, dclk_level,             MEGAHERTZ, REAL, DEVICE, STATIC, "level", "Video decode clock DPM level.") \
-  X(120, pcie_level,             NONE, TEXT,    DEVICE, STATIC, "level", "PCIe DPM level: speed and width.") \
-  X(121, power_cap_min,          WATT, REAL,    DEVICE, STATIC, "", "Lowest settable power cap.")          \
-  X(122, power_cap_max,          WATT, REAL,    DEVICE, STATIC, "", "Highest settable power cap.")         \
-  X(123, power_cap_default,      WATT, REAL,    DEVICE, STATIC, "", "Default power cap.")                  \
-  X(124, power_cap,              WATT, REAL,    DEVICE, STATIC, "", "Power cap in force.")                 \
-  X(125, pcie_speed_max,         GIGATRANSFER_PER_SECOND, REAL, DEVICE, STATIC, "", "Maximum PCIe link speed.") \
-  X(126, pcie_width_max,         LANE, INTEGER, DEVICE, STATIC, "", "Maximum PCIe link width.")            \
-  X(127, cache_size,             BYTE, INTEGER, DEVICE, STATIC, "level", "Size of one cache of the given level (L1, L2, L3).") \
-  X(128, numa_node,              NONE, INTEGER, DEVICE, STATIC, "", "NUMA node closest to the GPU (-1 when none).") \
-  X(129, xgmi_hive_id,           NONE, TEXT,    DEVICE, STATIC, "", "XGMI hive id, 0x-prefixed hex; 0x0 when not in a hive.") \
-  X(130, temperature_edge_critical,     CELSIUS, REAL, DEVICE, STATIC, "", "Critical limit of the edge sensor.") \
-  X(131, temperature_junction_critical, CELSIUS, REAL, DEVICE, STATIC, "", "Critical limit of the junction (hotspot) sensor.") \
-  X(132, temperature_memory_critical,   CELSIUS, REAL, DEVICE, STATIC, "", "Critical limit of the memory sensor.") \
-  X(133, temperature_edge_emergency,    CELSIUS, REAL, DEVICE, STATIC, "", "Emergency (shutdown) limit of the edge sensor.") \
-  X(134, temperature_junction_emergency, CELSIUS, REAL, DEVICE, STATIC, "", "Emergency (shutdown) limit of the junction sensor.") \
-  X(135, temperature_memory_emergency,  CELSIUS, REAL, DEVICE, STATIC, "", "Emergency (shutdown) limit of the memory sensor.") \
-  X(136, fan_speed_max,          RPM, INTEGER, DEVICE, STATIC, "", "Highest fan speed.")                    \
-  X(137, compute_partition,      NONE, TEXT,    DEVICE, STATIC, "", "Current compute partition mode (SPX, DPX, TPX, QPX, CPX).") \
-  X(138, memory_partition,       NONE, TEXT,    DEVICE, STATIC, "", "Current memory partition mode (NPS1, NPS2, NPS4, NPS8).") \
-  X(139, xgmi_physical_id,       NONE, INTEGER, DEVICE, STATIC, "", "Position of the GPU in its XGMI hive.") \
-  X(140, bar1_total,             BYTE, INTEGER, DEVICE, STATIC, "", "BAR1 (CPU-mapped device memory) size.") \
-  X(141, ecc_mode,               NONE, TEXT,    DEVICE, STATIC, "", "ECC mode in force: enabled or disabled.") \
-  X(142, mig_mode,               NONE, TEXT,    DEVICE, STATIC, "", "MIG mode in force: enabled or disabled.") \
-  X(143, persistence_mode,       NONE, TEXT,    DEVICE, STATIC, "", "Driver persistence mode: enabled or disabled.") \
-  X(144, compute_mode,           NONE, TEXT,    DEVICE, STATIC, "", "Compute mode: default, exclusive_process or prohibited.") \
-  X(145, clock_sm_max,           MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum streaming multiprocessor clock.") \
-  X(146, clock_video_max,        MEGAHERTZ, REAL, DEVICE, STATIC, "", "Maximum video clock.")               \
-  X(147, bad_page_threshold,     COUNT, INTEGER, DEVICE, STATIC, "", "Retired pages at which the driver marks the GPU bad.") \
-  X(148, compute_partition_available, NONE, TEXT, DEVICE, STATIC, "", "Compute partition modes the GPU accepts, comma-separated.") \
-  X(149, memory_partition_available, NONE, TEXT, DEVICE, STATIC, "", "Memory partition modes the GPU accepts, comma-separated.") \
-  X(150, cpu_affinity,           NONE, TEXT,    DEVICE, STATIC, "", "CPUs closest to the GPU, as the kernel lists them for its PCI device (local_cpulist), e.g. 0-47,96-143.") \
-  X(151, fan_pwm_level_max,      NONE, INTEGER, DEVICE, STATIC, "", "Raw fan duty value that means full speed (hwmon pwm1_max): the scale of fan_pwm_level.") \
-  X(152, ecc_mode_pending,       NONE, TEXT,    DEVICE, STATIC, "", "ECC mode the GPU takes at its next reset: enabled or disabled (NVIDIA).") \
-  X(153, mig_mode_pending,       NONE, TEXT,    DEVICE, STATIC, "", "MIG mode the GPU takes at its next reset: enabled or disabled (NVIDIA).") \
-  X(154, display_active,         NONE, TEXT,    DEVICE, STATIC, "", "Whether a display is initialised on the GPU (memory kept for one): enabled or disabled (NVIDIA).") \
-  X(155, mig_device_slots,       COUNT, INTEGER, DEVICE, STATIC, "", "MIG device slots of the GPU: the most MIG devices it can hold (NVML's nvmlDeviceGetMaxMigDeviceCount).") \
+  X(100, vram_total,                     BYTE,                    INTEGER, DEVICE,    STATIC,   "",       CHEAP,    MEMORY,      NO_LIMIT,                                DEFAULT, NO_STATES,          "Total VRAM.") \
+  X(101, vram_visible_total,             BYTE,                    INTEGER, DEVICE,    STATIC,   "",       CHEAP,    MEMORY,      NO_LIMIT,                                FULL,    NO_STATES,          "CPU-visible VRAM (BAR) size.") \
+  X(102, gtt_total,                      BYTE,                    INTEGER, DEVICE,    STATIC,   "",       CHEAP,    MEMORY,      NO_LIMIT,                                FULL,    NO_STATES,          "Total GTT (GPU-mapped system memory).") \
+  X(103, vram_vendor,                    NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    MEMORY,      NO_LIMIT,                                FULL,    NO_STATES,          "VRAM vendor reported by the driver.") \
+  X(104, compute_units,                  COUNT,                   INTEGER, DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Compute units (AMD) or streaming multiprocessors (NVIDIA).") \
+  X(105, simds_per_cu,                   COUNT,                   INTEGER, DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "SIMD units per compute unit.") \
+  X(106, wavefront_size,                 COUNT,                   INTEGER, DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Threads per wavefront (warp).") \
+  X(107, max_waves_per_simd,             COUNT,                   INTEGER, DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Maximum wavefronts resident per SIMD.") \
+  X(108, lds_size,                       BYTE,                    INTEGER, DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Local data share (shared memory) per workgroup.") \
+  X(109, xccs,                           COUNT,                   INTEGER, DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Accelerator complex dies (XCCs) in the GPU.") \
+  X(110, sdma_engines,                   COUNT,                   INTEGER, DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "SDMA (copy) engines.") \
+  X(111, clock_sclk_max,                 MEGAHERTZ,               REAL,    DEVICE,    STATIC,   "",       CHEAP,    CLOCKS,      NO_LIMIT,                                LABEL,   NO_STATES,          "Maximum graphics (shader) clock.") \
+  X(112, clock_mclk_max,                 MEGAHERTZ,               REAL,    DEVICE,    STATIC,   "",       CHEAP,    CLOCKS,      NO_LIMIT,                                FULL,    NO_STATES,          "Maximum memory clock.") \
+  X(113, sclk_level,                     MEGAHERTZ,               REAL,    DEVICE,    STATIC,   "level",  CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Graphics clock DPM level.") \
+  X(114, mclk_level,                     MEGAHERTZ,               REAL,    DEVICE,    STATIC,   "level",  CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Memory clock DPM level.") \
+  X(115, fclk_level,                     MEGAHERTZ,               REAL,    DEVICE,    STATIC,   "level",  CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Fabric clock DPM level.") \
+  X(116, socclk_level,                   MEGAHERTZ,               REAL,    DEVICE,    STATIC,   "level",  CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "SoC clock DPM level.") \
+  X(117, dcefclk_level,                  MEGAHERTZ,               REAL,    DEVICE,    STATIC,   "level",  CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Display controller clock DPM level.") \
+  X(118, vclk_level,                     MEGAHERTZ,               REAL,    DEVICE,    STATIC,   "level",  CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Video core clock DPM level.") \
+  X(119, dclk_level,                     MEGAHERTZ,               REAL,    DEVICE,    STATIC,   "level",  CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Video decode clock DPM level.") \
+  X(120, pcie_level,                     NONE,                    TEXT,    DEVICE,    STATIC,   "level",  CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "PCIe DPM level: speed and width.") \
+  X(121, power_cap_min,                  WATT,                    REAL,    DEVICE,    STATIC,   "",       CHEAP,    POWER,       NO_LIMIT,                                FULL,    NO_STATES,          "Lowest settable power cap.") \
+  X(122, power_cap_max,                  WATT,                    REAL,    DEVICE,    STATIC,   "",       CHEAP,    POWER,       NO_LIMIT,                                FULL,    NO_STATES,          "Highest settable power cap.") \
+  X(123, power_cap_default,              WATT,                    REAL,    DEVICE,    STATIC,   "",       CHEAP,    POWER,       NO_LIMIT,                                FULL,    NO_STATES,          "Default power cap.") \
+  X(124, power_cap,                      WATT,                    REAL,    DEVICE,    STATIC,   "",       CHEAP,    POWER,       NO_LIMIT,                                DEFAULT, NO_STATES,          "Power cap in force.") \
+  X(125, pcie_speed_max,                 GIGATRANSFER_PER_SECOND, REAL,    DEVICE,    STATIC,   "",       CHEAP,    PCIE,        NO_LIMIT,                                DEFAULT, NO_STATES,          "Maximum PCIe link speed.") \
+  X(126, pcie_width_max,                 LANE,                    INTEGER, DEVICE,    STATIC,   "",       CHEAP,    PCIE,        NO_LIMIT,                                DEFAULT, NO_STATES,          "Maximum PCIe link width.") \
+  X(127, cache_size,                     BYTE,                    INTEGER, DEVICE,    STATIC,   "level",  CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Size of one cache of the given level (L1, L2, L3).") \
+  X(128, numa_node,                      NONE,                    INTEGER, DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "NUMA node closest to the GPU (-1 when none).") \
+  X(129, xgmi_hive_id,                   NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    XGMI,        NO_LIMIT,                                FULL,    NO_STATES,          "XGMI hive id, 0x-prefixed hex; 0x0 when not in a hive.") \
+  X(130, temperature_edge_critical,      CELSIUS,                 REAL,    DEVICE,    STATIC,   "",       CHEAP,    TEMPERATURE, NO_LIMIT,                                DEFAULT, NO_STATES,          "Critical limit of the edge sensor.") \
+  X(131, temperature_junction_critical,  CELSIUS,                 REAL,    DEVICE,    STATIC,   "",       CHEAP,    TEMPERATURE, NO_LIMIT,                                DEFAULT, NO_STATES,          "Critical limit of the junction (hotspot) sensor.") \
+  X(132, temperature_memory_critical,    CELSIUS,                 REAL,    DEVICE,    STATIC,   "",       CHEAP,    TEMPERATURE, NO_LIMIT,                                DEFAULT, NO_STATES,          "Critical limit of the memory sensor.") \
+  X(133, temperature_edge_emergency,     CELSIUS,                 REAL,    DEVICE,    STATIC,   "",       CHEAP,    TEMPERATURE, NO_LIMIT,                                FULL,    NO_STATES,          "Emergency (shutdown) limit of the edge sensor.") \
+  X(134, temperature_junction_emergency, CELSIUS,                 REAL,    DEVICE,    STATIC,   "",       CHEAP,    TEMPERATURE, NO_LIMIT,                                FULL,    NO_STATES,          "Emergency (shutdown) limit of the junction sensor.") \
+  X(135, temperature_memory_emergency,   CELSIUS,                 REAL,    DEVICE,    STATIC,   "",       CHEAP,    TEMPERATURE, NO_LIMIT,                                FULL,    NO_STATES,          "Emergency (shutdown) limit of the memory sensor.") \
+  X(136, fan_speed_max,                  RPM,                     INTEGER, DEVICE,    STATIC,   "",       CHEAP,    FAN,         NO_LIMIT,                                FULL,    NO_STATES,          "Highest fan speed.") \
+  X(137, compute_partition,              NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    PARTITION,   NO_LIMIT,                                FULL,    NO_STATES,          "Current compute partition mode (SPX, DPX, TPX, QPX, CPX).") \
+  X(138, memory_partition,               NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    PARTITION,   NO_LIMIT,                                FULL,    NO_STATES,          "Current memory partition mode (NPS1, NPS2, NPS4, NPS8).") \
+  X(139, xgmi_physical_id,               NONE,                    INTEGER, DEVICE,    STATIC,   "",       CHEAP,    XGMI,        NO_LIMIT,                                FULL,    NO_STATES,          "Position of the GPU in its XGMI hive.") \
+  X(140, bar1_total,                     BYTE,                    INTEGER, DEVICE,    STATIC,   "",       CHEAP,    MEMORY,      NO_LIMIT,                                FULL,    NO_STATES,          "BAR1 (CPU-mapped device memory) size.") \
+  X(141, ecc_mode,                       NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    ERRORS,      NO_LIMIT,                                FULL,    NO_STATES,          "ECC mode in force: enabled or disabled.") \
+  X(142, mig_mode,                       NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    PARTITION,   NO_LIMIT,                                FULL,    NO_STATES,          "MIG mode in force: enabled or disabled.") \
+  X(143, persistence_mode,               NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Driver persistence mode: enabled or disabled.") \
+  X(144, compute_mode,                   NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Compute mode: default, exclusive_process or prohibited.") \
+  X(145, clock_sm_max,                   MEGAHERTZ,               REAL,    DEVICE,    STATIC,   "",       CHEAP,    CLOCKS,      NO_LIMIT,                                LABEL,   NO_STATES,          "Maximum streaming multiprocessor clock.") \
+  X(146, clock_video_max,                MEGAHERTZ,               REAL,    DEVICE,    STATIC,   "",       CHEAP,    CLOCKS,      NO_LIMIT,                                FULL,    NO_STATES,          "Maximum video clock.") \
+  X(147, bad_page_threshold,             COUNT,                   INTEGER, DEVICE,    STATIC,   "",       CHEAP,    ERRORS,      NO_LIMIT,                                LABEL,   NO_STATES,          "Retired pages at which the driver marks the GPU bad.") \
+  X(148, compute_partition_available,    NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    PARTITION,   NO_LIMIT,                                FULL,    NO_STATES,          "Compute partition modes the GPU accepts, comma-separated.") \
+  X(149, memory_partition_available,     NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    PARTITION,   NO_LIMIT,                                FULL,    NO_STATES,          "Memory partition modes the GPU accepts, comma-separated.") \
+  X(150, cpu_affinity,                   NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "CPUs closest to the GPU, as the kernel lists them for its PCI device (local_cpulist), e.g. 0-47,96-143.") \
+  X(151, fan_pwm_level_max,              NONE,                    INTEGER, DEVICE,    STATIC,   "",       CHEAP,    FAN,         NO_LIMIT,                                FULL,    NO_STATES,          "Raw fan duty value that means full speed (hwmon pwm1_max): the scale of fan_pwm_level.") \
+  X(152, ecc_mode_pending,               NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    ERRORS,      NO_LIMIT,                                FULL,    NO_STATES,          "ECC mode the GPU takes at its next reset: enabled or disabled (NVIDIA).") \
+  X(153, mig_mode_pending,               NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    PARTITION,   NO_LIMIT,                                FULL,    NO_STATES,          "MIG mode the GPU takes at its next reset: enabled or disabled (NVIDIA).") \
+  X(154, display_active,                 NONE,                    TEXT,    DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Whether a display is initialised on the GPU (memory kept for one): enabled or disabled (NVIDIA).") \
+  X(155, mig_device_slots,               COUNT,                   INTEGER, DEVICE,    STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "MIG device slots of the GPU: the most MIG devices it can hold (NVML's nvmlDeviceGetMaxMigDeviceCount).") \
   /* live metrics: 200..399 */                                                                             \
-  X(200, temperature_edge,       CELSIUS, REAL, DEVICE, LIVE, "", "Edge temperature.")                      \
-  X(201, temperature_junction,   CELSIUS, REAL, DEVICE, LIVE, "", "Junction (hotspot) temperature.")        \
-  X(202, temperature_memory,     CELSIUS, REAL, DEVICE, LIVE, "", "Memory temperature.")                    \
-  X(203, temperature_hbm,        CELSIUS, REAL, DEVICE, LIVE, "stack", "Temperature of one HBM stack.")     \
-  X(204, temperature_vr_gfx,     CELSIUS, REAL, DEVICE, LIVE, "", "Graphics voltage regulator temperature.") \
-  X(205, temperature_vr_soc,     CELSIUS, REAL, DEVICE, LIVE, "", "SoC voltage regulator temperature.")     \
-  X(206, temperature_vr_mem,     CELSIUS, REAL, DEVICE, LIVE, "", "Memory voltage regulator temperature.")  \
-  X(210, power_average,          WATT, REAL,    DEVICE, LIVE, "", "Average socket power.")                 \
-  X(211, power_current,          WATT, REAL,    DEVICE, LIVE, "", "Instantaneous socket power.")           \
-  X(212, energy_consumed,        JOULE, REAL,   DEVICE, COUNTER, "", "Energy consumed since the driver loaded.") \
-  X(219, dpm_level_current,      NONE, TEXT,    DEVICE, LIVE, "clock", "Index of the pp_dpm level (clock or pcie) the driver stars as current (sysfs numbering; S = deep sleep).") \
-  X(220, clock_sclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current graphics (shader) clock.")     \
-  X(221, clock_mclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current memory clock.")                \
-  X(222, clock_fclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current fabric clock.")                \
-  X(223, clock_socclk,           MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current SoC clock.")                   \
-  X(224, clock_vclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current video core clock.")            \
-  X(225, clock_dclk,             MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current video decode clock.")          \
-  X(226, clock_dcefclk,          MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current display controller clock.")    \
-  X(227, clock_sclk_xcc,         MEGAHERTZ, REAL, DEVICE, LIVE, "xcc", "Current graphics clock of one XCC.") \
-  X(228, clock_sm,               MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current streaming multiprocessor clock.") \
-  X(229, clock_video,            MEGAHERTZ, REAL, DEVICE, LIVE, "", "Current video clock.")                 \
-  X(230, gpu_busy,               PERCENT, REAL, DEVICE, LIVE, "", "Graphics/compute engine busy.")          \
-  X(231, memory_busy,            PERCENT, REAL, DEVICE, LIVE, "", "Memory controller busy.")                \
-  X(232, media_busy,             PERCENT, REAL, DEVICE, LIVE, "", "Video (VCN) engine busy.")               \
-  X(233, encoder_busy,           PERCENT, REAL, DEVICE, LIVE, "", "Video encoder busy.")                    \
-  X(234, decoder_busy,           PERCENT, REAL, DEVICE, LIVE, "", "Video decoder busy.")                    \
-  X(240, vram_used,              BYTE, INTEGER, DEVICE, LIVE, "", "VRAM in use.")                          \
-  X(241, vram_visible_used,      BYTE, INTEGER, DEVICE, LIVE, "", "CPU-visible VRAM in use.")              \
-  X(242, gtt_used,               BYTE, INTEGER, DEVICE, LIVE, "", "GTT in use.")                           \
-  X(243, vram_free,              BYTE, INTEGER, DEVICE, LIVE, "", "VRAM not allocated.")                   \
-  X(244, vram_reserved,          BYTE, INTEGER, DEVICE, LIVE, "", "VRAM reserved by the driver and firmware.") \
-  X(245, bar1_used,              BYTE, INTEGER, DEVICE, LIVE, "", "BAR1 in use.")                          \
-  X(250, fan_speed,              RPM, INTEGER,  DEVICE, LIVE, "", "Fan speed.")                            \
-  X(251, fan_pwm,                PERCENT, REAL, DEVICE, LIVE, "", "Fan duty cycle (PWM) as a share of its maximum.") \
-  X(252, fan_pwm_level,          NONE, INTEGER, DEVICE, LIVE, "", "Fan duty cycle as the driver's raw value (hwmon pwm1), from 0 to fan_pwm_level_max.") \
-  X(260, voltage_gfx,            MILLIVOLT, REAL, DEVICE, LIVE, "", "Graphics core voltage.")               \
-  X(261, voltage_soc,            MILLIVOLT, REAL, DEVICE, LIVE, "", "SoC voltage.")                         \
-  X(262, voltage_memory,         MILLIVOLT, REAL, DEVICE, LIVE, "", "Memory voltage.")                      \
-  X(263, voltage_northbridge,    MILLIVOLT, REAL, DEVICE, LIVE, "", "Northbridge voltage (APUs).")          \
-  X(270, pcie_speed,             GIGATRANSFER_PER_SECOND, REAL, DEVICE, LIVE, "", "Current PCIe link speed.") \
-  X(271, pcie_width,             LANE, INTEGER, DEVICE, LIVE, "", "Current PCIe link width.")              \
-  X(272, pcie_replay_count,      COUNT, INTEGER, DEVICE, COUNTER, "", "PCIe replays since the driver loaded.") \
-  X(273, pcie_rx,                BYTE_PER_SECOND, REAL, DEVICE, LIVE, "", "PCIe receive throughput (opt-in on amdgpu: the read blocks 1 s).") \
-  X(274, pcie_tx,                BYTE_PER_SECOND, REAL, DEVICE, LIVE, "", "PCIe transmit throughput (opt-in on amdgpu: the read blocks 1 s).") \
-  X(275, pcie_bandwidth,         BYTE_PER_SECOND, REAL, DEVICE, LIVE, "", "Instantaneous PCIe bandwidth reported by firmware.") \
-  X(276, xgmi_link_speed,        GIGATRANSFER_PER_SECOND, REAL, DEVICE, LIVE, "", "XGMI link speed.")   \
-  X(277, xgmi_link_width,        LANE, INTEGER, DEVICE, LIVE, "", "XGMI link width.")                      \
-  X(280, throttle_status,        NONE, INTEGER, DEVICE, LIVE, "", "Firmware throttle status bit mask (0 when not throttled).") \
-  X(281, performance_level,      NONE, TEXT,    DEVICE, LIVE, "", "DPM performance level (auto, manual, high, ...).") \
-  X(282, power_profile,          NONE, TEXT,    DEVICE, LIVE, "", "Active power profile (3D_FULL_SCREEN, COMPUTE, ...).") \
-  X(283, gpu_metrics_version,    NONE, TEXT,    DEVICE, LIVE, "", "Format of the driver's gpu_metrics table, e.g. 1.3.") \
-  X(284, gfx_activity_accumulated, COUNT, REAL, DEVICE, COUNTER, "", "Accumulated graphics activity counter from firmware.") \
-  X(285, firmware_timestamp,     SECOND, REAL,  DEVICE, LIVE, "", "Firmware timestamp of the gpu_metrics sample.") \
-  X(286, violation_accumulation_count, COUNT, INTEGER, DEVICE, COUNTER, "", "Firmware samples the violation residencies are counted against.") \
-  X(287, violation_residency,    COUNT, INTEGER, DEVICE, COUNTER, "reason", "Firmware samples during which a throttle reason (prochot, ppt, socket_thermal, vr_thermal, hbm_thermal) was active.") \
-  X(288, pcie_nak_sent_count,    COUNT, INTEGER, DEVICE, COUNTER, "", "PCIe NAKs sent since the driver loaded.") \
-  X(289, pcie_nak_received_count, COUNT, INTEGER, DEVICE, COUNTER, "", "PCIe NAKs received since the driver loaded.") \
-  X(290, pcie_recovery_count,    COUNT, INTEGER, DEVICE, COUNTER, "", "PCIe L0-to-recovery transitions since the driver loaded.") \
-  X(291, xgmi_read_data,         BYTE, INTEGER, DEVICE, COUNTER, "link", "Data read over one XGMI link since the driver loaded.") \
-  X(292, xgmi_write_data,        BYTE, INTEGER, DEVICE, COUNTER, "link", "Data written over one XGMI link since the driver loaded.") \
-  X(293, performance_state,      NONE, TEXT,    DEVICE, LIVE, "", "Performance state, P0 (highest) to P15.") \
-  X(294, ecc_corrected_volatile, COUNT, INTEGER, DEVICE, COUNTER, "", "Corrected ECC errors since the driver loaded.") \
-  X(295, ecc_uncorrected_volatile, COUNT, INTEGER, DEVICE, COUNTER, "", "Uncorrected ECC errors since the driver loaded.") \
-  X(296, ecc_corrected_aggregate, COUNT, INTEGER, DEVICE, COUNTER, "", "Corrected ECC errors over the device's life.") \
-  X(297, ecc_uncorrected_aggregate, COUNT, INTEGER, DEVICE, COUNTER, "", "Uncorrected ECC errors over the device's life.") \
-  X(298, retired_pages,          COUNT, INTEGER, DEVICE, COUNTER, "cause", "Memory pages retired, by cause (single_bit_ecc, double_bit_ecc).") \
-  X(299, remapped_rows,          COUNT, INTEGER, DEVICE, COUNTER, "kind", "Memory rows remapped, by kind (correctable, uncorrectable).") \
-  X(300, remapped_rows_pending,  NONE, INTEGER, DEVICE, LIVE, "", "1 when a row remapping waits for a GPU reset.") \
-  X(301, remapped_rows_failed,   NONE, INTEGER, DEVICE, LIVE, "", "1 when a row remapping has failed.")  \
-  X(302, nvlink_state,           NONE, TEXT,    DEVICE, LIVE, "link", "State of one NVLink: active or inactive.") \
-  X(303, ras_correctable,        COUNT, INTEGER, DEVICE, COUNTER, "block", "Correctable errors of one RAS block (umc, gfx, sdma, mmhub, pcie_bif, xgmi_wafl, ...).") \
-  X(304, ras_uncorrectable,      COUNT, INTEGER, DEVICE, COUNTER, "block", "Uncorrectable errors of one RAS block.") \
-  X(305, ras_deferred,           COUNT, INTEGER, DEVICE, COUNTER, "block", "Deferred errors of one RAS block.") \
-  X(306, bad_pages_reserved,     COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages retired and reserved by the driver.") \
-  X(307, bad_pages_pending,      COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages waiting to be retired (after a reset).") \
-  X(308, bad_pages_failed,       COUNT, INTEGER, DEVICE, LIVE, "", "VRAM pages the driver failed to retire.") \
-  X(309, running_processes,      COUNT, INTEGER, DEVICE, LIVE, "", "Processes hipstack sees with a context on the GPU now, distinct PIDs (NVML: compute and graphics process lists; amdgpu: KFD processes with memory or queues on it and DRM clients with memory on it).") \
+  X(200, temperature_edge,               CELSIUS,                 REAL,    DEVICE,    LIVE,     "",       CHEAP,    TEMPERATURE, CRITICAL(temperature_edge_critical),     DEFAULT, NO_STATES,          "Edge temperature.") \
+  X(201, temperature_junction,           CELSIUS,                 REAL,    DEVICE,    LIVE,     "",       CHEAP,    TEMPERATURE, CRITICAL(temperature_junction_critical), DEFAULT, NO_STATES,          "Junction (hotspot) temperature.") \
+  X(202, temperature_memory,             CELSIUS,                 REAL,    DEVICE,    LIVE,     "",       CHEAP,    TEMPERATURE, CRITICAL(temperature_memory_critical),   DEFAULT, NO_STATES,          "Memory temperature.") \
+  X(203, temperature_hbm,                CELSIUS,                 REAL,    DEVICE,    LIVE,     "stack",  CHEAP,    TEMPERATURE, NO_LIMIT,                                FULL,    NO_STATES,          "Temperature of one HBM stack.") \
+  X(204, temperature_vr_gfx,             CELSIUS,                 REAL,    DEVICE,    LIVE,     "",       CHEAP,    TEMPERATURE, NO_LIMIT,                                FULL,    NO_STATES,          "Graphics voltage regulator temperature.") \
+  X(205, temperature_vr_soc,             CELSIUS,                 REAL,    DEVICE,    LIVE,     "",       CHEAP,    TEMPERATURE, NO_LIMIT,                                FULL,    NO_STATES,          "SoC voltage regulator temperature.") \
+  X(206, temperature_vr_mem,             CELSIUS,                 REAL,    DEVICE,    LIVE,     "",       CHEAP,    TEMPERATURE, NO_LIMIT,                                FULL,    NO_STATES,          "Memory voltage regulator temperature.") \
+  X(210, power_average,                  WATT,                    REAL,    DEVICE,    LIVE,     "",       CHEAP,    POWER,       CAP(power_cap),                          DEFAULT, NO_STATES,          "Average socket power.") \
+  X(211, power_current,                  WATT,                    REAL,    DEVICE,    LIVE,     "",       CHEAP,    POWER,       CAP(power_cap),                          DEFAULT, NO_STATES,          "Instantaneous socket power.") \
+  X(212, energy_consumed,                JOULE,                   REAL,    DEVICE,    COUNTER,  "",       COSTLY,   POWER,       NO_LIMIT,                                DEFAULT, NO_STATES,          "Energy consumed since the driver loaded.") \
+  X(219, dpm_level_current,              NONE,                    TEXT,    DEVICE,    LIVE,     "clock",  CHEAP,    CLOCKS,      NO_LIMIT,                                FULL,    NO_STATES,          "Index of the pp_dpm level (clock or pcie) the driver stars as current (sysfs numbering; S = deep sleep).") \
+  X(220, clock_sclk,                     MEGAHERTZ,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    CLOCKS,      MAXIMUM(clock_sclk_max),                 DEFAULT, NO_STATES,          "Current graphics (shader) clock.") \
+  X(221, clock_mclk,                     MEGAHERTZ,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    CLOCKS,      MAXIMUM(clock_mclk_max),                 FULL,    NO_STATES,          "Current memory clock.") \
+  X(222, clock_fclk,                     MEGAHERTZ,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    CLOCKS,      NO_LIMIT,                                FULL,    NO_STATES,          "Current fabric clock.") \
+  X(223, clock_socclk,                   MEGAHERTZ,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    CLOCKS,      NO_LIMIT,                                FULL,    NO_STATES,          "Current SoC clock.") \
+  X(224, clock_vclk,                     MEGAHERTZ,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    CLOCKS,      NO_LIMIT,                                FULL,    NO_STATES,          "Current video core clock.") \
+  X(225, clock_dclk,                     MEGAHERTZ,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    CLOCKS,      NO_LIMIT,                                FULL,    NO_STATES,          "Current video decode clock.") \
+  X(226, clock_dcefclk,                  MEGAHERTZ,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    CLOCKS,      NO_LIMIT,                                FULL,    NO_STATES,          "Current display controller clock.") \
+  X(227, clock_sclk_xcc,                 MEGAHERTZ,               REAL,    DEVICE,    LIVE,     "xcc",    CHEAP,    CLOCKS,      NO_LIMIT,                                FULL,    NO_STATES,          "Current graphics clock of one XCC.") \
+  X(228, clock_sm,                       MEGAHERTZ,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    CLOCKS,      MAXIMUM(clock_sm_max),                   DEFAULT, NO_STATES,          "Current streaming multiprocessor clock.") \
+  X(229, clock_video,                    MEGAHERTZ,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    CLOCKS,      NO_LIMIT,                                FULL,    NO_STATES,          "Current video clock.") \
+  X(230, gpu_busy,                       PERCENT,                 REAL,    DEVICE,    LIVE,     "",       CHEAP,    ACTIVITY,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Graphics/compute engine busy.") \
+  X(231, memory_busy,                    PERCENT,                 REAL,    DEVICE,    LIVE,     "",       CHEAP,    ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Memory controller busy.") \
+  X(232, media_busy,                     PERCENT,                 REAL,    DEVICE,    LIVE,     "",       CHEAP,    ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Video (VCN) engine busy.") \
+  X(233, encoder_busy,                   PERCENT,                 REAL,    DEVICE,    LIVE,     "",       CHEAP,    ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Video encoder busy.") \
+  X(234, decoder_busy,                   PERCENT,                 REAL,    DEVICE,    LIVE,     "",       CHEAP,    ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Video decoder busy.") \
+  X(240, vram_used,                      BYTE,                    INTEGER, DEVICE,    LIVE,     "",       CHEAP,    MEMORY,      SHARE_OF(vram_total),                    DEFAULT, NO_STATES,          "VRAM in use.") \
+  X(241, vram_visible_used,              BYTE,                    INTEGER, DEVICE,    LIVE,     "",       CHEAP,    MEMORY,      SHARE_OF(vram_visible_total),            FULL,    NO_STATES,          "CPU-visible VRAM in use.") \
+  X(242, gtt_used,                       BYTE,                    INTEGER, DEVICE,    LIVE,     "",       CHEAP,    MEMORY,      SHARE_OF(gtt_total),                     FULL,    NO_STATES,          "GTT in use.") \
+  X(243, vram_free,                      BYTE,                    INTEGER, DEVICE,    LIVE,     "",       CHEAP,    MEMORY,      NO_LIMIT,                                FULL,    NO_STATES,          "VRAM not allocated.") \
+  X(244, vram_reserved,                  BYTE,                    INTEGER, DEVICE,    LIVE,     "",       CHEAP,    MEMORY,      NO_LIMIT,                                FULL,    NO_STATES,          "VRAM reserved by the driver and firmware.") \
+  X(245, bar1_used,                      BYTE,                    INTEGER, DEVICE,    LIVE,     "",       COSTLY,   MEMORY,      NO_LIMIT,                                FULL,    NO_STATES,          "BAR1 in use.") \
+  X(250, fan_speed,                      RPM,                     INTEGER, DEVICE,    LIVE,     "",       CHEAP,    FAN,         MAXIMUM(fan_speed_max),                  FULL,    NO_STATES,          "Fan speed.") \
+  X(251, fan_pwm,                        PERCENT,                 REAL,    DEVICE,    LIVE,     "",       COSTLY,   FAN,         NO_LIMIT,                                FULL,    NO_STATES,          "Fan duty cycle (PWM) as a share of its maximum.") \
+  X(252, fan_pwm_level,                  NONE,                    INTEGER, DEVICE,    LIVE,     "",       COSTLY,   FAN,         NO_LIMIT,                                FULL,    NO_STATES,          "Fan duty cycle as the driver's raw value (hwmon pwm1), from 0 to fan_pwm_level_max.") \
+  X(260, voltage_gfx,                    MILLIVOLT,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    VOLTAGE,     NO_LIMIT,                                FULL,    NO_STATES,          "Graphics core voltage.") \
+  X(261, voltage_soc,                    MILLIVOLT,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    VOLTAGE,     NO_LIMIT,                                FULL,    NO_STATES,          "SoC voltage.") \
+  X(262, voltage_memory,                 MILLIVOLT,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    VOLTAGE,     NO_LIMIT,                                FULL,    NO_STATES,          "Memory voltage.") \
+  X(263, voltage_northbridge,            MILLIVOLT,               REAL,    DEVICE,    LIVE,     "",       CHEAP,    VOLTAGE,     NO_LIMIT,                                FULL,    NO_STATES,          "Northbridge voltage (APUs).") \
+  X(270, pcie_speed,                     GIGATRANSFER_PER_SECOND, REAL,    DEVICE,    LIVE,     "",       CHEAP,    PCIE,        MAXIMUM(pcie_speed_max),                 DEFAULT, NO_STATES,          "Current PCIe link speed.") \
+  X(271, pcie_width,                     LANE,                    INTEGER, DEVICE,    LIVE,     "",       CHEAP,    PCIE,        MAXIMUM(pcie_width_max),                 DEFAULT, NO_STATES,          "Current PCIe link width.") \
+  X(272, pcie_replay_count,              COUNT,                   INTEGER, DEVICE,    COUNTER,  "",       COSTLY,   PCIE,        NO_LIMIT,                                DEFAULT, NO_STATES,          "PCIe replays since the driver loaded.") \
+  X(273, pcie_rx,                        BYTE_PER_SECOND,         REAL,    DEVICE,    LIVE,     "",       BLOCKING, PCIE,        NO_LIMIT,                                FULL,    NO_STATES,          "PCIe receive throughput (opt-in on amdgpu: the read blocks 1 s).") \
+  X(274, pcie_tx,                        BYTE_PER_SECOND,         REAL,    DEVICE,    LIVE,     "",       BLOCKING, PCIE,        NO_LIMIT,                                FULL,    NO_STATES,          "PCIe transmit throughput (opt-in on amdgpu: the read blocks 1 s).") \
+  X(275, pcie_bandwidth,                 BYTE_PER_SECOND,         REAL,    DEVICE,    LIVE,     "",       CHEAP,    PCIE,        NO_LIMIT,                                FULL,    NO_STATES,          "Instantaneous PCIe bandwidth reported by firmware.") \
+  X(276, xgmi_link_speed,                GIGATRANSFER_PER_SECOND, REAL,    DEVICE,    LIVE,     "",       CHEAP,    XGMI,        NO_LIMIT,                                FULL,    NO_STATES,          "XGMI link speed.") \
+  X(277, xgmi_link_width,                LANE,                    INTEGER, DEVICE,    LIVE,     "",       CHEAP,    XGMI,        NO_LIMIT,                                FULL,    NO_STATES,          "XGMI link width.") \
+  X(280, throttle_status,                NONE,                    INTEGER, DEVICE,    LIVE,     "",       CHEAP,    THROTTLE,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Firmware throttle status bit mask (0 when not throttled).") \
+  X(281, performance_level,              NONE,                    TEXT,    DEVICE,    LIVE,     "",       CHEAP,    THROTTLE,    NO_LIMIT,                                DEFAULT, PERFORMANCE_LEVELS, "DPM performance level (auto, manual, high, ...).") \
+  X(282, power_profile,                  NONE,                    TEXT,    DEVICE,    LIVE,     "",       CHEAP,    THROTTLE,    NO_LIMIT,                                DEFAULT, POWER_PROFILES,     "Active power profile (3D_FULL_SCREEN, COMPUTE, ...).") \
+  X(283, gpu_metrics_version,            NONE,                    TEXT,    DEVICE,    LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Format of the driver's gpu_metrics table, e.g. 1.3.") \
+  X(284, gfx_activity_accumulated,       COUNT,                   REAL,    DEVICE,    COUNTER,  "",       CHEAP,    ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Accumulated graphics activity counter from firmware.") \
+  X(285, firmware_timestamp,             SECOND,                  REAL,    DEVICE,    LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Firmware timestamp of the gpu_metrics sample.") \
+  X(286, violation_accumulation_count,   COUNT,                   INTEGER, DEVICE,    COUNTER,  "",       CHEAP,    THROTTLE,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Firmware samples the violation residencies are counted against.") \
+  X(287, violation_residency,            COUNT,                   INTEGER, DEVICE,    COUNTER,  "reason", CHEAP,    THROTTLE,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Firmware samples during which a throttle reason (prochot, ppt, socket_thermal, vr_thermal, hbm_thermal) was active.") \
+  X(288, pcie_nak_sent_count,            COUNT,                   INTEGER, DEVICE,    COUNTER,  "",       CHEAP,    PCIE,        NO_LIMIT,                                FULL,    NO_STATES,          "PCIe NAKs sent since the driver loaded.") \
+  X(289, pcie_nak_received_count,        COUNT,                   INTEGER, DEVICE,    COUNTER,  "",       CHEAP,    PCIE,        NO_LIMIT,                                FULL,    NO_STATES,          "PCIe NAKs received since the driver loaded.") \
+  X(290, pcie_recovery_count,            COUNT,                   INTEGER, DEVICE,    COUNTER,  "",       CHEAP,    PCIE,        NO_LIMIT,                                FULL,    NO_STATES,          "PCIe L0-to-recovery transitions since the driver loaded.") \
+  X(291, xgmi_read_data,                 BYTE,                    INTEGER, DEVICE,    COUNTER,  "link",   CHEAP,    XGMI,        NO_LIMIT,                                FULL,    NO_STATES,          "Data read over one XGMI link since the driver loaded.") \
+  X(292, xgmi_write_data,                BYTE,                    INTEGER, DEVICE,    COUNTER,  "link",   CHEAP,    XGMI,        NO_LIMIT,                                FULL,    NO_STATES,          "Data written over one XGMI link since the driver loaded.") \
+  X(293, performance_state,              NONE,                    TEXT,    DEVICE,    LIVE,     "",       CHEAP,    THROTTLE,    NO_LIMIT,                                FULL,    PERFORMANCE_STATES, "Performance state, P0 (highest) to P15.") \
+  X(294, ecc_corrected_volatile,         COUNT,                   INTEGER, DEVICE,    COUNTER,  "",       CHEAP,    ERRORS,      NO_LIMIT,                                DEFAULT, NO_STATES,          "Corrected ECC errors since the driver loaded.") \
+  X(295, ecc_uncorrected_volatile,       COUNT,                   INTEGER, DEVICE,    COUNTER,  "",       CHEAP,    ERRORS,      NO_LIMIT,                                DEFAULT, NO_STATES,          "Uncorrected ECC errors since the driver loaded.") \
+  X(296, ecc_corrected_aggregate,        COUNT,                   INTEGER, DEVICE,    COUNTER,  "",       CHEAP,    ERRORS,      NO_LIMIT,                                FULL,    NO_STATES,          "Corrected ECC errors over the device's life.") \
+  X(297, ecc_uncorrected_aggregate,      COUNT,                   INTEGER, DEVICE,    COUNTER,  "",       CHEAP,    ERRORS,      NO_LIMIT,                                DEFAULT, NO_STATES,          "Uncorrected ECC errors over the device's life.") \
+  X(298, retired_pages,                  COUNT,                   INTEGER, DEVICE,    COUNTER,  "cause",  CHEAP,    ERRORS,      NO_LIMIT,                                FULL,    NO_STATES,          "Memory pages retired, by cause (single_bit_ecc, double_bit_ecc).") \
+  X(299, remapped_rows,                  COUNT,                   INTEGER, DEVICE,    COUNTER,  "kind",   CHEAP,    ERRORS,      NO_LIMIT,                                FULL,    NO_STATES,          "Memory rows remapped, by kind (correctable, uncorrectable).") \
+  X(300, remapped_rows_pending,          NONE,                    INTEGER, DEVICE,    LIVE,     "",       CHEAP,    ERRORS,      NO_LIMIT,                                DEFAULT, NO_STATES,          "1 when a row remapping waits for a GPU reset.") \
+  X(301, remapped_rows_failed,           NONE,                    INTEGER, DEVICE,    LIVE,     "",       CHEAP,    ERRORS,      NO_LIMIT,                                DEFAULT, NO_STATES,          "1 when a row remapping has failed.") \
+  X(302, nvlink_state,                   NONE,                    TEXT,    DEVICE,    LIVE,     "link",   COSTLY,   XGMI,        NO_LIMIT,                                FULL,    LINK_STATES,        "State of one NVLink: active or inactive.") \
+  X(303, ras_correctable,                COUNT,                   INTEGER, DEVICE,    COUNTER,  "block",  COSTLY,   ERRORS,      NO_LIMIT,                                FULL,    NO_STATES,          "Correctable errors of one RAS block (umc, gfx, sdma, mmhub, pcie_bif, xgmi_wafl, ...).") \
+  X(304, ras_uncorrectable,              COUNT,                   INTEGER, DEVICE,    COUNTER,  "block",  COSTLY,   ERRORS,      NO_LIMIT,                                FULL,    NO_STATES,          "Uncorrectable errors of one RAS block.") \
+  X(305, ras_deferred,                   COUNT,                   INTEGER, DEVICE,    COUNTER,  "block",  COSTLY,   ERRORS,      NO_LIMIT,                                FULL,    NO_STATES,          "Deferred errors of one RAS block.") \
+  X(306, bad_pages_reserved,             COUNT,                   INTEGER, DEVICE,    LIVE,     "",       COSTLY,   ERRORS,      NO_LIMIT,                                DEFAULT, NO_STATES,          "VRAM pages retired and reserved by the driver.") \
+  X(307, bad_pages_pending,              COUNT,                   INTEGER, DEVICE,    LIVE,     "",       COSTLY,   ERRORS,      NO_LIMIT,                                DEFAULT, NO_STATES,          "VRAM pages waiting to be retired (after a reset).") \
+  X(308, bad_pages_failed,               COUNT,                   INTEGER, DEVICE,    LIVE,     "",       COSTLY,   ERRORS,      NO_LIMIT,                                DEFAULT, NO_STATES,          "VRAM pages the driver failed to retire.") \
+  X(309, running_processes,              COUNT,                   INTEGER, DEVICE,    LIVE,     "",       COSTLY,   ACTIVITY,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Processes hipstack sees with a context on the GPU now, distinct PIDs (NVML: compute and graphics process lists; amdgpu: KFD processes with memory or queues on it and DRM clients with memory on it).") \
   /* activity over a window between two looks: 310..349 */                                                 \
-  X(310, graphics_active,        PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the graphics/compute engine was busy (NVIDIA GPM GRAPHICS_UTIL; AMD gpu_metrics gfx_activity_acc).") \
-  X(311, sm_active,              PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the SMs had at least one warp resident, averaged over all SMs (NVIDIA GPM SM_UTIL).") \
-  X(312, sm_occupancy,           PERCENT, REAL, DEVICE, WINDOW, "", "Resident warps as a share of the SMs' maximum, averaged over the window (NVIDIA GPM SM_OCCUPANCY).") \
-  X(313, tensor_active,          PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the tensor (matrix) pipes were busy, any precision (NVIDIA GPM ANY_TENSOR_UTIL).") \
-  X(314, fp64_active,            PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the FP64 pipes (not tensor) were busy (NVIDIA GPM FP64_UTIL).") \
-  X(315, fp32_active,            PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the FP32 pipes (not tensor) were busy (NVIDIA GPM FP32_UTIL).") \
-  X(316, fp16_active,            PERCENT, REAL, DEVICE, WINDOW, "", "Share of the window the FP16 pipes (not tensor) were busy (NVIDIA GPM FP16_UTIL).") \
-  X(317, dram_active,            PERCENT, REAL, DEVICE, WINDOW, "", "DRAM bandwidth used as a share of its maximum, averaged over the window (NVIDIA GPM DRAM_BW_UTIL).") \
-  X(318, memory_active,          PERCENT, REAL, DEVICE, WINDOW, "", "Memory controller (UMC) activity averaged over the window (AMD gpu_metrics mem_activity_acc).") \
-  X(319, xcp_busy,               PERCENT, REAL, DEVICE, WINDOW, "xcp", "Graphics busy of one compute partition (XCP), averaged over its XCCs and the window (AMD gpu_metrics xcp_stats gfx_busy_acc).") \
-  X(320, pcie_rx_rate,           BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "", "PCIe bytes received per second, averaged over the window (NVIDIA GPM PCIE_RX_PER_SEC).") \
-  X(321, pcie_tx_rate,           BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "", "PCIe bytes transmitted per second, averaged over the window (NVIDIA GPM PCIE_TX_PER_SEC).") \
-  X(322, pcie_bandwidth_average, BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "", "PCIe bandwidth, both directions, averaged over the window (AMD gpu_metrics pcie_bandwidth_acc).") \
-  X(323, nvlink_rx_rate,         BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "link", "Bytes received per second over one NVLink, averaged over the window (NVIDIA GPM NVLINK_Ln_RX_PER_SEC).") \
-  X(324, nvlink_tx_rate,         BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "link", "Bytes transmitted per second over one NVLink, averaged over the window (NVIDIA GPM NVLINK_Ln_TX_PER_SEC).") \
-  X(325, xgmi_read_rate,         BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "link", "Bytes read per second over one XGMI link, averaged over the window (AMD gpu_metrics xgmi_read_data_acc).") \
-  X(326, xgmi_write_rate,        BYTE_PER_SECOND, REAL, DEVICE, WINDOW, "link", "Bytes written per second over one XGMI link, averaged over the window (AMD gpu_metrics xgmi_write_data_acc).") \
+  X(310, graphics_active,                PERCENT,                 REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Share of the window the graphics/compute engine was busy (NVIDIA GPM GRAPHICS_UTIL; AMD gpu_metrics gfx_activity_acc).") \
+  X(311, sm_active,                      PERCENT,                 REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Share of the window the SMs had at least one warp resident, averaged over all SMs (NVIDIA GPM SM_UTIL).") \
+  X(312, sm_occupancy,                   PERCENT,                 REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Resident warps as a share of the SMs' maximum, averaged over the window (NVIDIA GPM SM_OCCUPANCY).") \
+  X(313, tensor_active,                  PERCENT,                 REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Share of the window the tensor (matrix) pipes were busy, any precision (NVIDIA GPM ANY_TENSOR_UTIL).") \
+  X(314, fp64_active,                    PERCENT,                 REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Share of the window the FP64 pipes (not tensor) were busy (NVIDIA GPM FP64_UTIL).") \
+  X(315, fp32_active,                    PERCENT,                 REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Share of the window the FP32 pipes (not tensor) were busy (NVIDIA GPM FP32_UTIL).") \
+  X(316, fp16_active,                    PERCENT,                 REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Share of the window the FP16 pipes (not tensor) were busy (NVIDIA GPM FP16_UTIL).") \
+  X(317, dram_active,                    PERCENT,                 REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                DEFAULT, NO_STATES,          "DRAM bandwidth used as a share of its maximum, averaged over the window (NVIDIA GPM DRAM_BW_UTIL).") \
+  X(318, memory_active,                  PERCENT,                 REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Memory controller (UMC) activity averaged over the window (AMD gpu_metrics mem_activity_acc).") \
+  X(319, xcp_busy,                       PERCENT,                 REAL,    DEVICE,    WINDOW,   "xcp",    WINDOW,   ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Graphics busy of one compute partition (XCP), averaged over its XCCs and the window (AMD gpu_metrics xcp_stats gfx_busy_acc).") \
+  X(320, pcie_rx_rate,                   BYTE_PER_SECOND,         REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "PCIe bytes received per second, averaged over the window (NVIDIA GPM PCIE_RX_PER_SEC).") \
+  X(321, pcie_tx_rate,                   BYTE_PER_SECOND,         REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "PCIe bytes transmitted per second, averaged over the window (NVIDIA GPM PCIE_TX_PER_SEC).") \
+  X(322, pcie_bandwidth_average,         BYTE_PER_SECOND,         REAL,    DEVICE,    WINDOW,   "",       WINDOW,   ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "PCIe bandwidth, both directions, averaged over the window (AMD gpu_metrics pcie_bandwidth_acc).") \
+  X(323, nvlink_rx_rate,                 BYTE_PER_SECOND,         REAL,    DEVICE,    WINDOW,   "link",   WINDOW,   ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Bytes received per second over one NVLink, averaged over the window (NVIDIA GPM NVLINK_Ln_RX_PER_SEC).") \
+  X(324, nvlink_tx_rate,                 BYTE_PER_SECOND,         REAL,    DEVICE,    WINDOW,   "link",   WINDOW,   ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Bytes transmitted per second over one NVLink, averaged over the window (NVIDIA GPM NVLINK_Ln_TX_PER_SEC).") \
+  X(325, xgmi_read_rate,                 BYTE_PER_SECOND,         REAL,    DEVICE,    WINDOW,   "link",   WINDOW,   ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Bytes read per second over one XGMI link, averaged over the window (AMD gpu_metrics xgmi_read_data_acc).") \
+  X(326, xgmi_write_rate,                BYTE_PER_SECOND,         REAL,    DEVICE,    WINDOW,   "link",   WINDOW,   ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Bytes written per second over one XGMI link, averaged over the window (AMD gpu_metrics xgmi_write_data_acc).") \
   /* events: 350..359 */                                                                                    \
-  X(350, xid_errors,             COUNT, INTEGER, DEVICE, COUNTER, "xid", "XID errors the NVIDIA driver reported since this program registered for them, by XID code (NVML XID critical-error events).") \
-  X(351, xid_last,               NONE, INTEGER, DEVICE, LIVE, "", "Code of the latest XID error reported since this program registered for them.") \
-  X(352, xid_last_time,          SECOND, REAL,  DEVICE, LIVE, "", "When this program took the latest XID error from NVML's event queue (at most one sample after the driver reported it), in seconds since the Unix epoch.") \
-  X(353, kfd_events,             COUNT, INTEGER, DEVICE, COUNTER, "event", "Events the amdgpu driver reported for the GPU since this program subscribed to them, by kind: vm_fault, thermal_throttle, gpu_pre_reset, gpu_post_reset (KFD SMI events, AMDKFD_IOC_SMI_EVENTS).") \
+  X(350, xid_errors,                     COUNT,                   INTEGER, DEVICE,    COUNTER,  "xid",    CHEAP,    NO_GROUP,    NO_LIMIT,                                DEFAULT, NO_STATES,          "XID errors the NVIDIA driver reported since this program registered for them, by XID code (NVML XID critical-error events).") \
+  X(351, xid_last,                       NONE,                    INTEGER, DEVICE,    LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Code of the latest XID error reported since this program registered for them.") \
+  X(352, xid_last_time,                  SECOND,                  REAL,    DEVICE,    LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "When this program took the latest XID error from NVML's event queue (at most one sample after the driver reported it), in seconds since the Unix epoch.") \
+  X(353, kfd_events,                     COUNT,                   INTEGER, DEVICE,    COUNTER,  "event",  CHEAP,    NO_GROUP,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Events the amdgpu driver reported for the GPU since this program subscribed to them, by kind: vm_fault, thermal_throttle, gpu_pre_reset, gpu_post_reset (KFD SMI events, AMDKFD_IOC_SMI_EVENTS).") \
   /* live metrics, continued: 360..399 */                                                                  \
-  X(360, dpm_clock_current,      MEGAHERTZ, REAL, DEVICE, LIVE, "clock", "Clock the driver's starred pp_dpm line prints (a level's; on a fine-grained min / current / max table, the current clock between them).") \
-  X(361, xgmi_link_status,       NONE, TEXT,    DEVICE, LIVE, "link", "State of one XGMI link as the firmware reports it: up or down (AMD gpu_metrics v1.7+).") \
-  X(327, violation_share,        PERCENT, REAL, DEVICE, WINDOW, "reason", "Share of the window's firmware samples during which a throttle reason (prochot, ppt, socket_thermal, vr_thermal, hbm_thermal) was active, or the graphics clock was below the host's limit (gfx_below_host_limit, _ppt, _thermal, _total) or held low for low utilisation (gfx_low_utilization), averaged over the XCCs (AMD gpu_metrics residencies).") \
-  X(328, violation_time,         SECOND, REAL,  DEVICE, COUNTER, "reason", "Time a limiter held the GPU's clocks down since the driver loaded (NVML violation status): power, thermal, sync_boost, board_limit, low_utilization, reliability; total_app_clocks and total_base_clocks: below the application or the base clocks, whatever the reason.") \
+  X(360, dpm_clock_current,              MEGAHERTZ,               REAL,    DEVICE,    LIVE,     "clock",  CHEAP,    CLOCKS,      NO_LIMIT,                                FULL,    NO_STATES,          "Clock the driver's starred pp_dpm line prints (a level's; on a fine-grained min / current / max table, the current clock between them).") \
+  X(361, xgmi_link_status,               NONE,                    TEXT,    DEVICE,    LIVE,     "link",   CHEAP,    XGMI,        NO_LIMIT,                                FULL,    NO_STATES,          "State of one XGMI link as the firmware reports it: up or down (AMD gpu_metrics v1.7+).") \
+  X(327, violation_share,                PERCENT,                 REAL,    DEVICE,    WINDOW,   "reason", WINDOW,   ACTIVITY,    NO_LIMIT,                                FULL,    NO_STATES,          "Share of the window's firmware samples during which a throttle reason (prochot, ppt, socket_thermal, vr_thermal, hbm_thermal) was active, or the graphics clock was below the host's limit (gfx_below_host_limit, _ppt, _thermal, _total) or held low for low utilisation (gfx_low_utilization), averaged over the XCCs (AMD gpu_metrics residencies).") \
+  X(328, violation_time,                 SECOND,                  REAL,    DEVICE,    COUNTER,  "reason", COSTLY,   THROTTLE,    NO_LIMIT,                                DEFAULT, NO_STATES,          "Time a limiter held the GPU's clocks down since the driver loaded (NVML violation status): power, thermal, sync_boost, board_limit, low_utilization, reliability; total_app_clocks and total_base_clocks: below the application or the base clocks, whatever the reason.") \
   /* partitions: 400..449 */                                                                               \
-  X(400, partition_compute_units, COUNT, INTEGER, PARTITION, STATIC, "", "Compute units in the partition.") \
-  X(401, partition_xccs,    COUNT, INTEGER, PARTITION, STATIC, "", "XCCs in the partition.")           \
-  X(402, partition_memory,       BYTE, INTEGER, PARTITION, STATIC, "", "Memory local to the partition.")    \
-  X(403, partition_kfd_gpu_id,   NONE, INTEGER, PARTITION, IDENTITY, "", "KFD gpu_id of the partition.")     \
-  X(404, partition_render_minor, NONE, INTEGER, PARTITION, IDENTITY, "", "DRM render minor of the partition.") \
-  X(405, partition_gpu_instance_id, NONE, INTEGER, PARTITION, IDENTITY, "", "MIG GPU instance id of the partition.") \
-  X(406, partition_compute_instance_id, NONE, INTEGER, PARTITION, IDENTITY, "", "MIG compute instance id of the partition.") \
-  X(407, partition_uuid,         NONE, TEXT,    PARTITION, IDENTITY, "", "UUID of the partition (MIG device UUID).") \
-  X(408, partition_name,         NONE, TEXT,    PARTITION, IDENTITY, "", "Name of the partition's device (a MIG device's, as NVML gives it).") \
-  X(409, partition_memory_used,  BYTE, INTEGER, PARTITION, LIVE, "", "Memory of the partition in use.") \
-  X(410, partition_slot,         NONE, INTEGER, PARTITION, IDENTITY, "", "The partition's MIG device slot (nvmlDeviceGetMigDeviceHandleByIndex's index; slots may be empty).") \
-  X(411, partition_bar1_total,   BYTE, INTEGER, PARTITION, STATIC, "", "BAR1 (the CPU's window onto the partition's memory) size.") \
-  X(412, partition_bar1_used,    BYTE, INTEGER, PARTITION, LIVE, "", "BAR1 of the partition in use.") \
+  X(400, partition_compute_units,        COUNT,                   INTEGER, PARTITION, STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Compute units in the partition.") \
+  X(401, partition_xccs,                 COUNT,                   INTEGER, PARTITION, STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "XCCs in the partition.") \
+  X(402, partition_memory,               BYTE,                    INTEGER, PARTITION, STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Memory local to the partition.") \
+  X(403, partition_kfd_gpu_id,           NONE,                    INTEGER, PARTITION, IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "KFD gpu_id of the partition.") \
+  X(404, partition_render_minor,         NONE,                    INTEGER, PARTITION, IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "DRM render minor of the partition.") \
+  X(405, partition_gpu_instance_id,      NONE,                    INTEGER, PARTITION, IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "MIG GPU instance id of the partition.") \
+  X(406, partition_compute_instance_id,  NONE,                    INTEGER, PARTITION, IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "MIG compute instance id of the partition.") \
+  X(407, partition_uuid,                 NONE,                    TEXT,    PARTITION, IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "UUID of the partition (MIG device UUID).") \
+  X(408, partition_name,                 NONE,                    TEXT,    PARTITION, IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Name of the partition's device (a MIG device's, as NVML gives it).") \
+  X(409, partition_memory_used,          BYTE,                    INTEGER, PARTITION, LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Memory of the partition in use.") \
+  X(410, partition_slot,                 NONE,                    INTEGER, PARTITION, IDENTITY, "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "The partition's MIG device slot (nvmlDeviceGetMigDeviceHandleByIndex's index; slots may be empty).") \
+  X(411, partition_bar1_total,           BYTE,                    INTEGER, PARTITION, STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "BAR1 (the CPU's window onto the partition's memory) size.") \
+  X(412, partition_bar1_used,            BYTE,                    INTEGER, PARTITION, LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "BAR1 of the partition in use.") \
   /* processes: 450..499 */                                                                                \
-  X(450, process_vram,           BYTE, INTEGER, PROCESS, LIVE, "", "VRAM held by the process.")             \
-  X(451, process_gtt,            BYTE, INTEGER, PROCESS, LIVE, "", "GTT held by the process.")              \
-  X(452, process_cu_occupancy,   COUNT, INTEGER, PROCESS, LIVE, "", "Compute units the process occupies now.") \
-  X(453, process_queues,         COUNT, INTEGER, PROCESS, LIVE, "", "User-mode queues the process has on the GPU.") \
-  X(454, process_sdma_usage,     COUNT, INTEGER, PROCESS, COUNTER, "", "Cumulative SDMA activity counter of the process.") \
-  X(455, process_engine_busy,    PERCENT, REAL, PROCESS, LIVE, "engine", "Share of time one engine ran the process's work over the sampling interval.") \
-  X(456, process_type,           NONE, TEXT,    PROCESS, LIVE, "", "Kind of GPU client: compute, graphics or compute+graphics.") \
-  X(457, process_gpu_instance_id, NONE, INTEGER, PROCESS, LIVE, "", "MIG GPU instance the process runs in.") \
-  X(458, process_compute_instance_id, NONE, INTEGER, PROCESS, LIVE, "", "MIG compute instance the process runs in.") \
-  X(459, process_partitions,     NONE, TEXT,    PROCESS, LIVE, "", "Partitions of the GPU (indices, comma-separated) where the process holds memory or queues.") \
+  X(450, process_vram,                   BYTE,                    INTEGER, PROCESS,   LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "VRAM held by the process.") \
+  X(451, process_gtt,                    BYTE,                    INTEGER, PROCESS,   LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "GTT held by the process.") \
+  X(452, process_cu_occupancy,           COUNT,                   INTEGER, PROCESS,   LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Compute units the process occupies now.") \
+  X(453, process_queues,                 COUNT,                   INTEGER, PROCESS,   LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "User-mode queues the process has on the GPU.") \
+  X(454, process_sdma_usage,             COUNT,                   INTEGER, PROCESS,   COUNTER,  "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Cumulative SDMA activity counter of the process.") \
+  X(455, process_engine_busy,            PERCENT,                 REAL,    PROCESS,   LIVE,     "engine", CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Share of time one engine ran the process's work over the sampling interval.") \
+  X(456, process_type,                   NONE,                    TEXT,    PROCESS,   LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Kind of GPU client: compute, graphics or compute+graphics.") \
+  X(457, process_gpu_instance_id,        NONE,                    INTEGER, PROCESS,   LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "MIG GPU instance the process runs in.") \
+  X(458, process_compute_instance_id,    NONE,                    INTEGER, PROCESS,   LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "MIG compute instance the process runs in.") \
+  X(459, process_partitions,             NONE,                    TEXT,    PROCESS,   LIVE,     "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Partitions of the GPU (indices, comma-separated) where the process holds memory or queues.") \
   /* links between GPUs: 500..549 */                                                                       \
-  X(500, link_type,              NONE, TEXT,    LINK, STATIC, "", "Link type between two GPUs: xgmi, pcie or nvlink (amdgpu: \"type N\" for another KFD io_link type).") \
-  X(501, link_hops,              COUNT, INTEGER, LINK, STATIC, "", "Hops between two GPUs.")               \
-  X(502, link_weight,            NONE, INTEGER, LINK, STATIC, "", "KFD link weight (lower is closer).")   \
-  X(503, link_bandwidth_max,     BYTE_PER_SECOND, REAL, LINK, STATIC, "", "Maximum bandwidth of the link.") \
-  X(504, link_numa_distance,     NONE, INTEGER, LINK, STATIC, "", "NUMA distance between the GPUs' nodes.") \
-  X(505, link_pcie_path,         NONE, TEXT,    LINK, STATIC, "", "Closest common PCIe ancestor: board, switch, switches, host_bridge, numa_node or system.") \
-  X(506, link_nvlink_count,      COUNT, INTEGER, LINK, STATIC, "", "Active NVLinks joining the two GPUs, directly or through NVSwitches.")
+  X(500, link_type,                      NONE,                    TEXT,    LINK,      STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Link type between two GPUs: xgmi, pcie or nvlink (amdgpu: \"type N\" for another KFD io_link type).") \
+  X(501, link_hops,                      COUNT,                   INTEGER, LINK,      STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Hops between two GPUs.") \
+  X(502, link_weight,                    NONE,                    INTEGER, LINK,      STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "KFD link weight (lower is closer).") \
+  X(503, link_bandwidth_max,             BYTE_PER_SECOND,         REAL,    LINK,      STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Maximum bandwidth of the link.") \
+  X(504, link_numa_distance,             NONE,                    INTEGER, LINK,      STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "NUMA distance between the GPUs' nodes.") \
+  X(505, link_pcie_path,                 NONE,                    TEXT,    LINK,      STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Closest common PCIe ancestor: board, switch, switches, host_bridge, numa_node or system.") \
+  X(506, link_nvlink_count,              COUNT,                   INTEGER, LINK,      STATIC,   "",       CHEAP,    NO_GROUP,    NO_LIMIT,                                FULL,    NO_STATES,          "Active NVLinks joining the two GPUs, directly or through NVSwitches.")
 
 /* The units, declared once: the C++ Unit enum, its names and symbols, and the exporters' base units
  * are generated from this table.

@@ -1,9 +1,10 @@
 """ctypes declarations of libhipstack-smi's C API (hipstack/smi.h), and the library's loading.
 
-Each Structure mirrors a C struct of smi.h field for field; test_layout.py compiles a C program that
-prints every struct's size and field offsets and compares them with these, so a drift between the
-header and this file fails the tests. Catalogue facts (metric ids, names, units, check names) are not
-copied here: they are read from the library at run time.
+Each Structure mirrors a C struct of smi.h field for field, and each constant below its C enumerator
+or macro; test_layout.py compiles C programs that print every struct's size and field offsets and
+every constant's value and compares them with these, so a drift between the header and this file
+fails the tests. Catalogue facts (metric ids, names, units, check names) are not copied here: they
+are read from the library at run time.
 """
 import ctypes
 import os
