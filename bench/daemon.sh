@@ -80,7 +80,7 @@ for capture in mi300x-8gpu-spx-nps1 mi300x-8gpu-cpx-nps1; do
   sleep 2
   a=$(cpu_ns "$smid_pid"); sleep 20; b=$(cpu_ns "$smid_pid")
   awk -v a="$a" -v b="$b" 'BEGIN {printf "  sampling CPU (1 s interval, 20 s idle): %.2f %% of one core (target < 1)\n", (b-a)/1e9/20*100}'
-  /usr/bin/python3 - "$here/monitor-daemon/proto" "$work" <<'EOF'
+  /usr/bin/python3 - "$here/wire/proto" "$work" <<'EOF'
 import os, statistics, sys, time
 from grpc_tools import protoc
 import grpc

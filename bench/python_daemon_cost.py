@@ -19,7 +19,7 @@ import grpc
 
 import hipstack.pynvml as ours
 
-PROTO_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "monitor-daemon", "proto")
+PROTO_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "wire", "proto")
 
 
 def stubs(scratch):

@@ -1,3 +1,4 @@
+// Who is calling the gRPC API, and whether they may mutate (access.hpp): the admin and read rules.
 #include "access.hpp"
 
 #include <fmt/format.h>

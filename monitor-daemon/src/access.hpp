@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config.hpp"
-#include "unix_listener.hpp"
+#include "peer_registry.hpp"
 
 namespace hipstack::smid {
 

@@ -1,3 +1,5 @@
+// Whose work is on each GPU: the kubelet's answers and the processes' containers joined
+// (attribution.hpp).
 #include "attribution.hpp"
 
 #include <fmt/format.h>

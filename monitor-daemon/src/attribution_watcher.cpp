@@ -1,3 +1,5 @@
+// The attribution watcher's thread: asks the kubelet and reads the snapshots' processes
+// (attribution_watcher.hpp).
 #include "attribution_watcher.hpp"
 
 #include <fmt/format.h>
@@ -13,7 +15,7 @@
 #include <mutex>
 #include <thread>
 
-#include "sampler.hpp"
+#include "snapshot.hpp"
 #include "thread_name.hpp"
 
 namespace hipstack::smid {

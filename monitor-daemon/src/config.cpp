@@ -1,3 +1,5 @@
+// hipstack-smid's configuration file: parsing, validation with the line named, defaults
+// (config.hpp).
 #include "config.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// Which Kubernetes container a process is in, from its cgroup path (container_identity.hpp).
 #include "container_identity.hpp"
 
 #include <dirent.h>

@@ -1,3 +1,5 @@
+// The crash report written when hipstack-smid dies of a fatal signal, async-signal-safe
+// (crash_report.hpp).
 #include "crash_report.hpp"
 
 #include <execinfo.h>

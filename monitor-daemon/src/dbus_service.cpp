@@ -1,3 +1,5 @@
+// org.hipstack.Monitor1 on D-Bus (sd-bus): properties, methods and signals over the sampler's
+// snapshots (dbus_service.hpp).
 #include "dbus_service.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// energy_consumed between exact reads: power integrated over time, rebased at each read
+// (energy_estimate.hpp).
 #include "energy_estimate.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The events of the GPUs the daemon samples: what changed between snapshots, kept in a bounded log
+// (event_log.hpp).
 #include "event_log.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The daemon's own values (sampler views, kept history, attribution) as hipstack.monitor.v1
+// messages (grpc_convert.hpp).
 #include "grpc_convert.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Validation of hipstack.monitor.v1 request fields: every bad field named, nothing trusted
+// (grpc_request.hpp).
 #include "grpc_request.hpp"
 
 #include <fmt/format.h>

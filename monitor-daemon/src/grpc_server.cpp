@@ -1,3 +1,4 @@
+// The gRPC server of hipstack-smid: its listeners, limits and shutdown (grpc_server.hpp).
 #include "grpc_server.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// hipstack.monitor.v1.Monitor's reads: devices, metrics, history, health, partitions, attribution
+// (grpc_service.hpp; streams, events, jobs and mutations have rooms of their own).
 #include "grpc_service.hpp"
 
 #include <fmt/format.h>

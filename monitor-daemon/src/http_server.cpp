@@ -1,3 +1,4 @@
+// The small HTTP/1.1 server for /metrics, /healthz and /readyz (http_server.hpp).
 #include "http_server.hpp"
 
 #include <fcntl.h>

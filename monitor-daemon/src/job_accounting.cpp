@@ -1,3 +1,5 @@
+// Job accounting: jobs started and stopped, their usage summed from the live samples
+// (job_accounting.hpp).
 #include "job_accounting.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// What job accounting takes from outside the daemon (job ids, labels, stored usage), checked
+// (job_input.hpp).
 #include "job_input.hpp"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// Where job summaries are kept: the SQLite store, its schema and retention (job_store.hpp).
 #include "job_store.hpp"
 
 #include <fmt/format.h>

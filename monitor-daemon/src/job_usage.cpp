@@ -1,3 +1,4 @@
+// What one job used of one GPU, accumulated from the daemon's live samples (job_usage.hpp).
 #include "job_usage.hpp"
 
 #include <fmt/format.h>

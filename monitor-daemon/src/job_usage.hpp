@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "sampler.hpp"
+#include "snapshot.hpp"
 
 namespace hipstack::smid {
 

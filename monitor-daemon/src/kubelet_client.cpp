@@ -1,3 +1,4 @@
+// A client of the kubelet's pod-resources API (v1) on its unix socket (kubelet_client.hpp).
 #include "kubelet_client.hpp"
 
 #include <fmt/format.h>

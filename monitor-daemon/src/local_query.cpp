@@ -1,3 +1,5 @@
+// The local query protocol (wire/proto/hipstack/monitor/v1/local.proto) on the unix socket, for
+// hipstack-smi's fast path (local_query.hpp).
 #include "local_query.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// Prometheus text exposition (format 0.0.4) generated from the metric catalogue and the snapshots
+// (prometheus.hpp).
 #include "prometheus.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The sampler's pool: workers that sample every device on its own schedule and publish snapshots
+// (sampler.hpp).
 #include "sampler.hpp"
 
 #include <fmt/format.h>
@@ -15,39 +17,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 }  // namespace
-
-HistoryEntry HistoryEntry::from(std::chrono::system_clock::time_point at, const std::vector<smi::Reading>& live,
-                                const HistoryEntry* previous) {
-  HistoryEntry entry;
-  entry.at = at;
-  std::vector<std::string> labels;
-  entry.values.reserve(live.size());
-  for (const smi::Reading& r : live) {
-    HistoryValue v;
-    v.id = r.id;
-    v.status = r.status;
-    v.error_code = r.error_code;
-    if (const auto* i = std::get_if<std::int64_t>(&r.value)) {
-      v.integer = true;
-      v.raw = static_cast<std::uint64_t>(*i);
-    } else if (const auto* d = std::get_if<double>(&r.value)) {
-      v.raw = std::bit_cast<std::uint64_t>(*d);
-    } else if (r.status == smi::Status::ok) {
-      continue;  // a text value: not kept (see HistoryValue)
-    }
-    auto found = std::find(labels.begin(), labels.end(), r.instance);
-    if (found == labels.end()) found = labels.insert(labels.end(), r.instance);
-    v.instance = static_cast<std::uint16_t>(found - labels.begin());
-    entry.values.push_back(v);
-  }
-  entry.values.shrink_to_fit();
-  if (previous != nullptr && previous->instances && *previous->instances == labels) {
-    entry.instances = previous->instances;
-  } else {
-    entry.instances = std::make_shared<const std::vector<std::string>>(std::move(labels));
-  }
-  return entry;
-}
 
 // The sampler's pool: a few workers share the devices, each taking the device whose sample is due
 // soonest. A read that blocks holds one worker (and its device, which no other worker reads
@@ -435,10 +404,6 @@ void supervise(std::shared_ptr<SamplerPool> pool) {
 
 }  // namespace
 
-const std::shared_ptr<const SlowSample>& SlowSample::none() {
-  static const std::shared_ptr<const SlowSample> empty = std::make_shared<const SlowSample>();
-  return empty;
-}
 
 Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const Sampler* previous)
     : system_(std::move(system)), config_(std::move(config)), pool_(std::make_shared<SamplerPool>()) {

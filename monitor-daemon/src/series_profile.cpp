@@ -1,3 +1,5 @@
+// Which series /metrics carries for each catalogue metric under a profile, from the catalogue's
+// series column (series_profile.hpp).
 #include "series_profile.hpp"
 
 namespace hipstack::smid {

@@ -1,3 +1,5 @@
+// WatchMetrics and WatchHealth on gRPC's callback API: bounded streams fed from the snapshots
+// (snapshot_stream.hpp).
 #include "snapshot_stream.hpp"
 
 #include "thread_name.hpp"

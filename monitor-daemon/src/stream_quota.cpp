@@ -1,3 +1,4 @@
+// One quota for every long-lived gRPC call, per peer and in all (stream_quota.hpp).
 #include "stream_quota.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// The gRPC API on plaintext TCP, accepted by the daemon itself so that it can stop a flood
+// (tcp_listener.hpp).
 #include "tcp_listener.hpp"
 
 #include <arpa/inet.h>
@@ -23,7 +25,7 @@
 #include <stdexcept>
 
 #include "thread_name.hpp"
-#include "unix_listener.hpp"
+#include "peer_registry.hpp"
 
 namespace hipstack::smid {
 namespace {

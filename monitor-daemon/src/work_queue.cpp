@@ -1,3 +1,5 @@
+// A few threads of our own for the callback methods whose work waits or takes long
+// (work_queue.hpp).
 #include "work_queue.hpp"
 
 #include "thread_name.hpp"

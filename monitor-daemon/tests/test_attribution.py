@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from smid_http import daemon_log, http_get, monitor_stubs, parse_metrics, series, wait_ready  # noqa: E402
 
 SMID = SMI = CAPTURES = PROTO = FAKE_NVML = NVML_SCRIPTS = None
+KUBELET_PROTO = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "proto")  # the kubelet API the daemon reads
 pb = rpc = grpc = None
 HERE = os.path.dirname(os.path.abspath(__file__))
 SPX = "constructed/mi300x-8gpu-spx-nps1"
@@ -132,7 +133,7 @@ class Node:
     def start_kubelet(self):
         log = open(os.path.join(self.dir, "kubelet.err"), "a+")
         self.test.addCleanup(log.close)
-        proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_kubelet.py"), PROTO, self.socket, self.state,
+        proc = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_kubelet.py"), KUBELET_PROTO, self.socket, self.state,
                                  self.calls], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, text=True)
         self.test.addCleanup(self.stop, proc)
         # Ready once it says so: it prints after the server is bound.

@@ -1,3 +1,5 @@
+// hipstack-smi's commands, declared once: names, summaries, examples and which a daemon answers
+// (command_table.hpp).
 #include "command_table.hpp"
 
 #include <fmt/format.h>

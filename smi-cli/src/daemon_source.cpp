@@ -1,3 +1,4 @@
+// A DeviceSource answered by the node's hipstack-smid over its unix socket (daemon_source.hpp).
 #include "daemon_source.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// Several hipstack-smids' GPUs as one DeviceSource (fleet_source.hpp).
 #include "fleet_source.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// `hipstack-smi job start|stop|show|list` against the node's hipstack-smid (job_command.hpp).
 #include "job_command.hpp"
 
 #include <fmt/format.h>

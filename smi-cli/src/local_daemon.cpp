@@ -1,3 +1,5 @@
+// hipstack-smi's fast path: the local query protocol to the node's hipstack-smid
+// (local_daemon.hpp).
 #include "local_daemon.hpp"
 
 #include <fmt/format.h>

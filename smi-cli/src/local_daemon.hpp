@@ -1,5 +1,5 @@
 // hipstack-smi's fast path: the hipstack-smid of this node, asked through the local query protocol
-// (monitor-daemon/proto/hipstack/monitor/v1/local.proto) on its unix socket, so that a read-only
+// (wire/proto/hipstack/monitor/v1/local.proto) on its unix socket, so that a read-only
 // command answers from the daemon's latest samples without opening the GPUs or starting gRPC.
 #pragma once
 

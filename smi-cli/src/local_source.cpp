@@ -1,3 +1,5 @@
+// A DeviceSource answered by the library itself: the System opened in this process
+// (device_source.hpp).
 #include <fmt/format.h>
 
 #include <cerrno>

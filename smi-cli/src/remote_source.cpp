@@ -1,3 +1,4 @@
+// A DeviceSource answered by a hipstack-smid's gRPC API, --host (remote_source.hpp).
 #include "remote_source.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// Library results in the CLI's three output forms: tables, JSON and CSV (render.hpp).
 #include "render.hpp"
 
 #include "text_layout.hpp"

@@ -1,3 +1,5 @@
+// `hipstack-smi --rocm-smi ...`: rocm-smi's flags and its output, answered from the library
+// (rocm_smi_compat.hpp).
 #include "rocm_smi_compat.hpp"
 
 #include <fmt/format.h>

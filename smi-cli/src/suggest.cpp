@@ -1,3 +1,4 @@
+// "Did you mean": the closest names to a mistyped one (suggest.hpp).
 #include "suggest.hpp"
 
 #include <algorithm>

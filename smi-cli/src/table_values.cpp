@@ -1,3 +1,5 @@
+// Readings as people read them in the `static` and `metric` tables: limits beside values, decoded
+// bits (table_values.hpp).
 #include "table_values.hpp"
 
 #include <fmt/format.h>
@@ -72,20 +74,6 @@ std::string throttle_text(const smi::Reading& r, const std::vector<smi::Reading>
 }
 
 }  // namespace
-
-std::vector<MetricId> context_metrics(const std::vector<smi::Reading>& readings) {
-  std::vector<MetricId> out;
-  const auto add = [&](MetricId id) {
-    const bool present = std::any_of(readings.begin(), readings.end(), [id](const smi::Reading& r) { return r.id == id; });
-    if (!present && std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
-  };
-  for (const smi::Reading& r : readings) {
-    if (const auto limit = smi::metric_limit(r.id)) add(limit->limit);
-    if (r.id == MetricId::violation_residency) add(MetricId::violation_accumulation_count);
-    if (r.id == MetricId::throttle_status) add(MetricId::gfx_target);
-  }
-  return out;
-}
 
 std::optional<std::string> table_value(const smi::Reading& r, const std::vector<smi::Reading>& shown,
                                        const TableContext& context, bool show_unsupported) {

@@ -14,12 +14,8 @@ namespace hipstack::cli {
 // What a table adds to the readings asked for.
 struct TableContext {
   std::string vendor;                  // DeviceSummary::vendor
-  std::vector<smi::Reading> readings;  // sampled for the table only: limits, windows, gfx_target
+  std::vector<smi::Reading> readings;  // sampled with the values for the table only: limits, windows, gfx_target
 };
-
-// The metrics a table of READINGS needs beside them (each value's limit, the violation window,
-// gfx_target to name throttle bits) and that READINGS lack; empty when none.
-std::vector<smi::MetricId> context_metrics(const std::vector<smi::Reading>& readings);
 
 // The VALUE cell of R among SHOWN; nothing when the row is left out (a firmware block the GPU does
 // not have, version 0, unless show_unsupported).

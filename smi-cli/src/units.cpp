@@ -1,3 +1,5 @@
+// Quantities as people read them, one spelling for every table of hipstack-smi and hipstack-info
+// (units.hpp).
 #include "units.hpp"
 
 #include <fmt/format.h>

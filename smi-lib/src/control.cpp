@@ -150,6 +150,108 @@ ControlResult refuse_control(const DeviceSummary& summary, RefusalReason reason,
   return Guard(summary, actor, audit, result).refuse(reason, error_code, std::move(message));
 }
 
+namespace {
+
+// Whether the device may be changed at all: not a virtual function, no reset in progress. False
+// when not: the guard's result says why.
+bool may_touch(const FsView& fs, const ControlPlan& plan, const Guard& guard) {
+  if (plan.virtual_function) {
+    guard.refuse(RefusalReason::virtual_function, EPERM, "is an SR-IOV virtual function: the host (physical function) owns this setting");
+    return false;
+  }
+  if (plan.reset_probe.empty()) return true;
+  const FileText probe = fs.read_text(plan.reset_probe);
+  if (probe.error != EPERM && probe.error != EBUSY) return true;
+  guard.refuse(RefusalReason::reset_in_progress, probe.error,
+               fmt::format("a GPU reset is in progress (the driver refuses to read {}: {}); retry when it ends",
+                           fs.host_path(plan.reset_probe), errno_text(probe.error)));
+  return false;
+}
+
+// Whether a change that needs the GPU idle finds no process on it (or is forced). False when not.
+bool idle_or_forced(const Backend& backend, std::size_t local, const ControlPlan& plan, bool force, const Guard& guard) {
+  if (!plan.needs_idle) return true;
+  std::vector<ProcessInfo> users;
+  try {
+    users = backend.processes(local, 0);
+  } catch (const std::exception& e) {
+    guard.refuse(RefusalReason::device_busy, EIO, fmt::format("cannot tell whether processes use the GPU ({}); refusing", e.what()));
+    return false;
+  }
+  if (users.empty() || force) return true;
+  guard.refuse(RefusalReason::device_busy, EBUSY,
+               fmt::format("{} process(es) use the GPU: {}; stop them, or pass force (--force) to try anyway", users.size(),
+                           busy_list(users)));
+  return false;
+}
+
+// The plan's writes (result.writes) in order, each audited. False when one failed: refused when it
+// was the first, else failed with the device perhaps partly changed.
+bool write_plan(const FsView& fs, const ControlPlan& plan, const DeviceSummary& summary, const Actor& actor,
+                const Guard& guard, ControlResult& result) {
+  for (std::size_t i = 0; i < result.writes.size(); ++i) {
+    ControlWrite& w = result.writes[i];
+    const int error = fs.write_text(w.path, w.value);
+    w.error_code = error;
+    w.done = error == 0;
+    guard.record(w.host_path, w.value, error == 0 ? "ok" : "error: " + errno_text(error));
+    if (error == 0) continue;
+    const bool in_reset = error == EPERM && !plan.reset_probe.empty() && fs.read_text(plan.reset_probe).error == EPERM;
+    const RefusalReason reason = reason_for_errno(error, actor, in_reset);
+    const std::string where = fmt::format("writing \"{}\" to {}: {}", w.value, fs.host_path(w.path), explain_errno(error, reason));
+    result.error_code = error;
+    if (i == 0) {
+      result.outcome = ControlOutcome::refused;
+      result.reason = reason;
+      result.message = fmt::format("GPU {} ({}): {}", summary.index, summary.bdf, where);
+    } else {
+      result.outcome = ControlOutcome::failed;
+      result.reason = RefusalReason::driver_rejected;
+      result.message = fmt::format("GPU {} ({}): {} after {} earlier write(s) succeeded; the device may be partly changed",
+                                   summary.index, summary.bdf, where, i);
+    }
+    return false;
+  }
+  return true;
+}
+
+// After the writes: waits for the driver to show the change (within settle_timeout_ms) and reads
+// back what it reports; the outcome is applied, pending (the driver still reports the old state) or
+// failed (it never settled).
+void settle(const FsView& fs, const Backend& backend, std::size_t local, const ControlRequest& request,
+            const ControlPlan& plan, const ControlOptions& options, const DeviceSummary& summary, ControlResult& result) {
+  if (plan.wait_settle) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.settle_timeout_ms);
+    while (!backend.control_settled(local, request)) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        result.outcome = ControlOutcome::failed;
+        result.reason = RefusalReason::timed_out;
+        result.error_code = ETIMEDOUT;
+        result.message = fmt::format("GPU {} ({}): {} was written, but the driver did not show the new partitions within {} ms",
+                                     summary.index, summary.bdf, plan.action, options.settle_timeout_ms);
+        result.next_step = "check dmesg for amdgpu errors, then list the partitions again";
+        return;
+      }
+      std::this_thread::sleep_for(kSettlePoll);
+    }
+  }
+  if (!plan.verify_path.empty()) {
+    const FileText now = fs.read_text(plan.verify_path);
+    if (!now.ok() || now.text != plan.verify_value) {
+      result.outcome = ControlOutcome::pending;
+      result.message = fmt::format("GPU {} ({}): {} requested; the driver still reports {}", summary.index, summary.bdf,
+                                   plan.action, now.ok() ? now.text : errno_text(now.error));
+      result.next_step = plan.pending_step;
+      return;
+    }
+  }
+  result.outcome = ControlOutcome::applied;
+  result.message = fmt::format("GPU {} ({}): {}: done", summary.index, summary.bdf, plan.action);
+}
+
+}  // namespace
+
+// The one path of every change: plan, refuse what is unsafe, write, settle (docs/control.md).
 ControlResult guarded_control(const FsView& fs, const Backend& backend, std::size_t local, const DeviceSummary& summary,
                               const ControlRequest& request, const ControlOptions& options, const Actor& actor,
                               const AuditSink& audit) {
@@ -163,38 +265,14 @@ ControlResult guarded_control(const FsView& fs, const Backend& backend, std::siz
   }
   result.action = plan.action;
   if (plan.refusal != RefusalReason::none) return guard.refuse(plan.refusal, plan.error_code, plan.message);
-  if (plan.virtual_function) {
-    return guard.refuse(RefusalReason::virtual_function, EPERM,
-                        "is an SR-IOV virtual function: the host (physical function) owns this setting");
-  }
-  if (!plan.reset_probe.empty()) {
-    const FileText probe = fs.read_text(plan.reset_probe);
-    if (probe.error == EPERM || probe.error == EBUSY) {
-      return guard.refuse(RefusalReason::reset_in_progress, probe.error,
-                          fmt::format("a GPU reset is in progress (the driver refuses to read {}: {}); retry when it ends",
-                                      fs.host_path(plan.reset_probe), errno_text(probe.error)));
-    }
-  }
+  if (!may_touch(fs, plan, guard)) return result;
   if (plan.unchanged.empty() && plan.writes.empty()) plan.unchanged = "nothing to change";
   if (!plan.unchanged.empty()) {
     result.outcome = options.dry_run ? ControlOutcome::planned : ControlOutcome::applied;
     result.message = fmt::format("GPU {} ({}): {}; nothing to write", summary.index, summary.bdf, plan.unchanged);
     return result;
   }
-  if (plan.needs_idle) {
-    std::vector<ProcessInfo> users;
-    try {
-      users = backend.processes(local, 0);
-    } catch (const std::exception& e) {
-      return guard.refuse(RefusalReason::device_busy, EIO,
-                          fmt::format("cannot tell whether processes use the GPU ({}); refusing", e.what()));
-    }
-    if (!users.empty() && !options.force) {
-      return guard.refuse(RefusalReason::device_busy, EBUSY,
-                          fmt::format("{} process(es) use the GPU: {}; stop them, or pass force (--force) to try anyway",
-                                      users.size(), busy_list(users)));
-    }
-  }
+  if (!idle_or_forced(backend, local, plan, options.force, guard)) return result;
   result.writes = plan.writes;
   for (ControlWrite& w : result.writes) w.host_path = fs.host_path(w.path);
   if (options.dry_run) {
@@ -207,59 +285,7 @@ ControlResult guarded_control(const FsView& fs, const Backend& backend, std::siz
     return guard.refuse(RefusalReason::needs_root, EACCES,
                         fmt::format("needs root: {} writes {}; run as root", plan.action, fs.host_path(plan.writes.front().path)));
   }
-  for (std::size_t i = 0; i < result.writes.size(); ++i) {
-    ControlWrite& w = result.writes[i];
-    const int error = fs.write_text(w.path, w.value);
-    w.error_code = error;
-    w.done = error == 0;
-    guard.record(w.host_path, w.value, error == 0 ? "ok" : "error: " + errno_text(error));
-    if (error != 0) {
-      const bool in_reset = error == EPERM && !plan.reset_probe.empty() && fs.read_text(plan.reset_probe).error == EPERM;
-      const RefusalReason reason = reason_for_errno(error, actor, in_reset);
-      const std::string where = fmt::format("writing \"{}\" to {}: {}", w.value, fs.host_path(w.path), explain_errno(error, reason));
-      if (i == 0) {
-        result.outcome = ControlOutcome::refused;
-        result.reason = reason;
-        result.error_code = error;
-        result.message = fmt::format("GPU {} ({}): {}", summary.index, summary.bdf, where);
-      } else {
-        result.outcome = ControlOutcome::failed;
-        result.reason = RefusalReason::driver_rejected;
-        result.error_code = error;
-        result.message = fmt::format("GPU {} ({}): {} after {} earlier write(s) succeeded; the device may be partly changed",
-                                     summary.index, summary.bdf, where, i);
-      }
-      return result;
-    }
-  }
-  if (plan.wait_settle) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.settle_timeout_ms);
-    for (;;) {
-      if (backend.control_settled(local, request)) break;
-      if (std::chrono::steady_clock::now() >= deadline) {
-        result.outcome = ControlOutcome::failed;
-        result.reason = RefusalReason::timed_out;
-        result.error_code = ETIMEDOUT;
-        result.message = fmt::format("GPU {} ({}): {} was written, but the driver did not show the new partitions within {} ms",
-                                     summary.index, summary.bdf, plan.action, options.settle_timeout_ms);
-        result.next_step = "check dmesg for amdgpu errors, then list the partitions again";
-        return result;
-      }
-      std::this_thread::sleep_for(kSettlePoll);
-    }
-  }
-  if (!plan.verify_path.empty()) {
-    const FileText now = fs.read_text(plan.verify_path);
-    if (!now.ok() || now.text != plan.verify_value) {
-      result.outcome = ControlOutcome::pending;
-      result.message = fmt::format("GPU {} ({}): {} requested; the driver still reports {}", summary.index, summary.bdf,
-                                   plan.action, now.ok() ? now.text : errno_text(now.error));
-      result.next_step = plan.pending_step;
-      return result;
-    }
-  }
-  result.outcome = ControlOutcome::applied;
-  result.message = fmt::format("GPU {} ({}): {}: done", summary.index, summary.bdf, plan.action);
+  if (write_plan(fs, plan, summary, actor, guard, result)) settle(fs, backend, local, request, plan, options, summary, result);
   return result;
 }
 

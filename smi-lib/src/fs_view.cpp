@@ -1,3 +1,5 @@
+// The root-prefixed view of /sys, /proc and /dev that every file the library reads goes through
+// (fs_view.hpp).
 #include "fs_view.hpp"
 
 #include <dirent.h>

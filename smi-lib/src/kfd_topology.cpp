@@ -1,3 +1,5 @@
+// The KFD topology (/sys/class/kfd/kfd/topology/nodes/N) parsed into nodes and links
+// (kfd_topology.hpp).
 #include "kfd_topology.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// Parsers for the text formats of sysfs and procfs (parse.hpp).
 #include "parse.hpp"
 
 #include <hipstack/smi.hpp>

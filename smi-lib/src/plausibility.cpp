@@ -1,3 +1,4 @@
+// Readings that cannot be true, marked errors (plausibility.hpp).
 #include "plausibility.hpp"
 
 #include <fmt/format.h>

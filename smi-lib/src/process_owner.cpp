@@ -1,3 +1,4 @@
+// Name, owner and cgroup of a process, read through the FsView's /proc (process_owner.hpp).
 #include "process_owner.hpp"
 
 #include <fmt/format.h>

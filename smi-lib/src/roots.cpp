@@ -1,3 +1,5 @@
+// The roots an OpenOptions names, resolved by one rule for System::open and hipstack-info alike
+// (roots.hpp).
 #include "roots.hpp"
 
 #include <fmt/format.h>

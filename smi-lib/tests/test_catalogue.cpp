@@ -1,3 +1,5 @@
+// Unit tests of the metric catalogue: ids, names, the C and C++ views, groups, limits, series and
+// states columns.
 #include <gtest/gtest.h>
 #include <hipstack/smi.h>
 #include <hipstack/smi.hpp>

@@ -1,3 +1,4 @@
+// Unit tests of the root-prefixed file view: bounded reads, links, hostile trees.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -1,3 +1,4 @@
+// Unit tests of the sysfs and procfs parsers, malformed input included.
 #include <gtest/gtest.h>
 
 #include <hipstack/smi.hpp>

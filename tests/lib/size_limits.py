@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The size limits of the source tree (issue 42, item 4; ARCHITECTURE.md): no source file over 800
-lines and no function over 80 lines in smi-lib, smi-cli, monitor-daemon and validation (tests and GPU
-kernels included), but those an allow-list names, each with the reason it stays. C, C++ and HIP
+lines and no function over 80 lines in the component folders (smi-lib, wire, cli-docs, smi-cli,
+monitor-daemon, validation; tests and GPU kernels included), but those an allow-list names, each with the reason it stays. C, C++ and HIP
 functions are measured by Universal Ctags (its `end` field: the closing brace's line), Python
 functions by Python's own parser. An allow-list entry whose file or function is now within the limit
 is an error too, so the list only shrinks.
@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-FOLDERS = ("smi-lib", "smi-cli", "monitor-daemon", "validation")
+FOLDERS = ("smi-lib", "wire", "cli-docs", "smi-cli", "monitor-daemon", "validation")
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 80
 NATIVE = (".c", ".cc", ".cpp", ".h", ".hpp", ".hip", ".cu")

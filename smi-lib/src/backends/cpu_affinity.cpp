@@ -1,3 +1,4 @@
+// The CPUs closest to a GPU, from its PCI device's local_cpulist (cpu_affinity.hpp).
 #include "cpu_affinity.hpp"
 
 #include <cerrno>

@@ -1,3 +1,5 @@
+// The capture's two ends, both treated as hostile: the tree read and the archive written
+// (output.hpp).
 #include "output.hpp"
 
 #include <dirent.h>

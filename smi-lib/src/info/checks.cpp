@@ -261,32 +261,44 @@ Identity current_identity() {
   return who;
 }
 
-std::vector<InstallCheck> run_install_checks(const FsView& fs, const Roots& roots, const std::vector<Agent>& agents,
-                                             const std::vector<RuntimeProbe>& runtimes, const Identity& who) {
-  std::vector<InstallCheck> checks;
-  const bool amd = module_loaded(fs, "amdgpu");
-  const bool nvidia = module_loaded(fs, "nvidia");
-  // A capture that holds neither sys/module nor proc/modules says nothing about modules.
-  const bool modules_known = !roots.capture || fs.exists("/sys/module") || fs.exists("/proc/modules");
-  const bool judge_dev = !roots.capture || roots.dev_given;
+namespace {
+
+// What the check families share: whether each vendor's driver is loaded, and the GPUs as the
+// agents list them.
+struct Node {
+  bool amd = false, nvidia = false;
+  bool modules_known = true;  // a capture that holds neither sys/module nor proc/modules says nothing of them
+  bool judge_dev = true;      // a capture says nothing of /dev unless a devfs root was given
   std::vector<const Agent*> amd_gpus, nvidia_gpus, nvml_gpus;
+
+  [[nodiscard]] bool uses_amd() const { return amd || !amd_gpus.empty(); }
+  [[nodiscard]] bool uses_nvidia() const { return nvidia || !nvidia_gpus.empty(); }
+};
+
+Node node_of(const FsView& fs, const Roots& roots, const std::vector<Agent>& agents) {
+  Node node;
+  node.amd = module_loaded(fs, "amdgpu");
+  node.nvidia = module_loaded(fs, "nvidia");
+  node.modules_known = !roots.capture || fs.exists("/sys/module") || fs.exists("/proc/modules");
+  node.judge_dev = !roots.capture || roots.dev_given;
   for (const Agent& agent : agents) {
     if (agent.kind != Agent::Kind::gpu) continue;
-    if (agent.source == "kfd") amd_gpus.push_back(&agent);
-    else nvidia_gpus.push_back(&agent);
-    if (agent.source.find("nvml") != std::string::npos) nvml_gpus.push_back(&agent);
+    if (agent.source == "kfd") node.amd_gpus.push_back(&agent);
+    else node.nvidia_gpus.push_back(&agent);
+    if (agent.source.find("nvml") != std::string::npos) node.nvml_gpus.push_back(&agent);
   }
-  const bool uses_amd = amd || !amd_gpus.empty();
-  const bool uses_nvidia = nvidia || !nvidia_gpus.empty();
+  return node;
+}
 
-  // driver.*
+// driver.amdgpu_loaded and driver.nvidia_loaded.
+void driver_checks(const FsView& fs, const Node& node, std::vector<InstallCheck>& checks) {
   auto driver_check = [&](const char* name, const std::string& module, bool loaded, bool other, std::uint64_t vendor,
                           const std::string& load_advice) {
     InstallCheck check{name, Status::pass, "", ""};
     if (loaded) {
       const FileText version = fs.read_text("/sys/module/" + module + "/version");
       check.detail = fmt::format("{} kernel module loaded{}", module, version.ok() ? " (version " + version.text + ")" : "");
-    } else if (!modules_known) {
+    } else if (!node.modules_known) {
       check.status = Status::skip;
       check.detail = "capture: it does not record /sys/module or /proc/modules";
     } else if (other) {
@@ -302,91 +314,94 @@ std::vector<InstallCheck> run_install_checks(const FsView& fs, const Roots& root
     }
     checks.push_back(std::move(check));
   };
-  driver_check("driver.amdgpu_loaded", "amdgpu", amd, nvidia, 0x1002,
+  driver_check("driver.amdgpu_loaded", "amdgpu", node.amd, node.nvidia, 0x1002,
                "for an AMD GPU: install the amdgpu driver (amdgpu-install --usecase=rocm, or your distribution's kernel "
                "and linux-firmware) and load it: sudo modprobe amdgpu; `sudo dmesg | grep -i amdgpu` says why it did not "
                "load (missing firmware, or blacklisted in /etc/modprobe.d)");
-  driver_check("driver.nvidia_loaded", "nvidia", nvidia, amd, 0x10de,
+  driver_check("driver.nvidia_loaded", "nvidia", node.nvidia, node.amd, 0x10de,
                "for an NVIDIA GPU: install the NVIDIA driver and load it: sudo modprobe nvidia; `sudo dmesg | grep -i "
                "nvrm` says why it did not load (Secure Boot refusing an unsigned module, nouveau still bound)");
 
-  // topology.kfd: every node folder became an agent, with no malformed value.
-  {
-    InstallCheck check{"topology.kfd", Status::pass, "", ""};
-    const std::string nodes_dir = "/sys/class/kfd/kfd/topology/nodes";
-    std::set<int> read;
-    std::vector<std::string> problems;
-    for (const Agent& agent : agents) {
-      if (agent.source != "kfd") continue;
-      read.insert(agent.node);
-      for (const std::string& p : agent.problems) problems.push_back(fmt::format("node {}: {}", agent.node, p));
-    }
-    std::size_t folders = 0;
-    for (const std::string& entry : fs.list(nodes_dir)) {
-      const auto n = parse_uint(entry);
-      if (!n) continue;
-      ++folders;
-      if (read.count(static_cast<int>(*n)) == 0) {
-        problems.push_back(fmt::format("node {}: {}/properties is missing, unreadable or not KFD properties", *n,
-                                       fs.host_path(nodes_dir + "/" + entry)));
-      }
-    }
-    if (folders == 0) {
-      check.status = amd ? Status::fail : Status::skip;
-      check.detail = fmt::format("no KFD topology at {}", fs.host_path(nodes_dir));
-      if (amd) {
-        check.advice = "amdgpu is loaded but its compute part (KFD) is not: `sudo dmesg | grep -i kfd` says why "
-                       "(a GPU without compute support, or a kernel built without CONFIG_HSA_AMD)";
-      }
-    } else if (!problems.empty()) {
-      check.status = Status::warn;
-      const std::size_t shown = std::min<std::size_t>(problems.size(), 3);
-      check.detail = fmt::format("{} of {} node(s) read; {}{}", read.size(), folders,
-                                 fmt::join(problems.begin(), problems.begin() + static_cast<std::ptrdiff_t>(shown), "; "),
-                                 problems.size() > shown ? fmt::format("; and {} more", problems.size() - shown) : "");
-      check.advice = "the values named may be wrong; a capture may be truncated, on a live system report it with `dmesg`";
-    } else {
-      const auto gpus = static_cast<std::size_t>(std::count_if(agents.begin(), agents.end(), [](const Agent& a) {
-        return a.source == "kfd" && a.kind == Agent::Kind::gpu;
-      }));
-      check.detail = fmt::format("{} node(s): {} CPU, {} GPU", read.size(), read.size() - gpus, gpus);
-    }
-    checks.push_back(std::move(check));
-  }
+}
 
-  // agents.gpu
-  {
-    InstallCheck check{"agents.gpu", Status::pass, "", ""};
-    if (!amd_gpus.empty() || !nvidia_gpus.empty()) {
-      check.detail = fmt::format("{} GPU agent(s): {} AMD (KFD), {} NVIDIA", amd_gpus.size() + nvidia_gpus.size(),
-                                 amd_gpus.size(), nvidia_gpus.size());
-    } else {
-      check.status = Status::fail;
-      check.detail = "no GPU agent";
-      if (amd) {
-        check.advice = "amdgpu is loaded but the KFD lists no GPU: the GPU may have no compute support, or failed "
-                       "to initialise (`sudo dmesg | grep -i -e amdgpu -e kfd`)";
-      } else if (nvidia) {
-        check.advice = "the nvidia module is loaded but neither NVML nor CUDA lists a GPU: run nvidia-smi, and see "
-                       "`sudo dmesg | grep -i nvrm`";
-      } else {
-        check.advice = kNoGpuAdvice;
-      }
-    }
-    checks.push_back(std::move(check));
+// topology.kfd: every node folder became an agent, with no malformed value.
+InstallCheck kfd_topology_check(const FsView& fs, const Node& node, const std::vector<Agent>& agents) {
+  InstallCheck check{"topology.kfd", Status::pass, "", ""};
+  const std::string nodes_dir = "/sys/class/kfd/kfd/topology/nodes";
+  std::set<int> read;
+  std::vector<std::string> problems;
+  for (const Agent& agent : agents) {
+    if (agent.source != "kfd") continue;
+    read.insert(agent.node);
+    for (const std::string& p : agent.problems) problems.push_back(fmt::format("node {}: {}", agent.node, p));
   }
+  std::size_t folders = 0;
+  for (const std::string& entry : fs.list(nodes_dir)) {
+    const auto n = parse_uint(entry);
+    if (!n) continue;
+    ++folders;
+    if (read.count(static_cast<int>(*n)) == 0) {
+      problems.push_back(fmt::format("node {}: {}/properties is missing, unreadable or not KFD properties", *n,
+                                     fs.host_path(nodes_dir + "/" + entry)));
+    }
+  }
+  if (folders == 0) {
+    check.status = node.amd ? Status::fail : Status::skip;
+    check.detail = fmt::format("no KFD topology at {}", fs.host_path(nodes_dir));
+    if (node.amd) {
+      check.advice = "amdgpu is loaded but its compute part (KFD) is not: `sudo dmesg | grep -i kfd` says why "
+                     "(a GPU without compute support, or a kernel built without CONFIG_HSA_AMD)";
+    }
+  } else if (!problems.empty()) {
+    check.status = Status::warn;
+    const std::size_t shown = std::min<std::size_t>(problems.size(), 3);
+    check.detail = fmt::format("{} of {} node(s) read; {}{}", read.size(), folders,
+                               fmt::join(problems.begin(), problems.begin() + static_cast<std::ptrdiff_t>(shown), "; "),
+                               problems.size() > shown ? fmt::format("; and {} more", problems.size() - shown) : "");
+    check.advice = "the values named may be wrong; a capture may be truncated, on a live system report it with `dmesg`";
+  } else {
+    const auto gpus = static_cast<std::size_t>(std::count_if(agents.begin(), agents.end(), [](const Agent& a) {
+      return a.source == "kfd" && a.kind == Agent::Kind::gpu;
+    }));
+    check.detail = fmt::format("{} node(s): {} CPU, {} GPU", read.size(), read.size() - gpus, gpus);
+  }
+  return check;
+}
 
-  // device.*
+// agents.gpu: at least one GPU agent, from either vendor.
+InstallCheck gpu_agents_check(const Node& node) {
+  InstallCheck check{"agents.gpu", Status::pass, "", ""};
+  if (!node.amd_gpus.empty() || !node.nvidia_gpus.empty()) {
+    check.detail = fmt::format("{} GPU agent(s): {} AMD (KFD), {} NVIDIA", node.amd_gpus.size() + node.nvidia_gpus.size(),
+                               node.amd_gpus.size(), node.nvidia_gpus.size());
+  } else {
+    check.status = Status::fail;
+    check.detail = "no GPU agent";
+    if (node.amd) {
+      check.advice = "amdgpu is loaded but the KFD lists no GPU: the GPU may have no compute support, or failed "
+                     "to initialise (`sudo dmesg | grep -i -e amdgpu -e kfd`)";
+    } else if (node.nvidia) {
+      check.advice = "the nvidia module is loaded but neither NVML nor CUDA lists a GPU: run nvidia-smi, and see "
+                     "`sudo dmesg | grep -i nvrm`";
+    } else {
+      check.advice = kNoGpuAdvice;
+    }
+  }
+  return check;
+}
+
+// device.kfd, device.render_nodes and device.nvidia_nodes: the device files exist and this user may open them.
+void device_checks(const FsView& fs, const Node& node, const Identity& who, std::vector<InstallCheck>& checks) {
   const std::string capture_skip = "capture: no /dev to judge (give a devfs root to judge one)";
-  if (!judge_dev || !uses_amd) {
-    checks.push_back({"device.kfd", Status::skip, judge_dev ? "no amdgpu driver" : capture_skip, ""});
-    checks.push_back({"device.render_nodes", Status::skip, judge_dev ? "no amdgpu driver" : capture_skip, ""});
+  if (!node.judge_dev || !node.uses_amd()) {
+    checks.push_back({"device.kfd", Status::skip, node.judge_dev ? "no amdgpu driver" : capture_skip, ""});
+    checks.push_back({"device.render_nodes", Status::skip, node.judge_dev ? "no amdgpu driver" : capture_skip, ""});
   } else {
     checks.push_back(nodes_check(fs, "device.kfd", {"/dev/kfd"}, who,
                                  "the KFD creates /dev/kfd when amdgpu starts its compute part: see `sudo dmesg | grep "
                                  "-i kfd`; in a container pass it in (--device /dev/kfd)"));
     std::set<int> minors;
-    for (const Agent* agent : amd_gpus) {
+    for (const Agent* agent : node.amd_gpus) {
       if (agent->drm_render_minor > 0) minors.insert(agent->drm_render_minor);
     }
     std::vector<std::string> paths;
@@ -399,8 +414,8 @@ std::vector<InstallCheck> run_install_checks(const FsView& fs, const Roots& root
                                    "a container pass them in (--device /dev/dri)"));
     }
   }
-  if (!judge_dev || !uses_nvidia) {
-    checks.push_back({"device.nvidia_nodes", Status::skip, judge_dev ? "no nvidia driver" : capture_skip, ""});
+  if (!node.judge_dev || !node.uses_nvidia()) {
+    checks.push_back({"device.nvidia_nodes", Status::skip, node.judge_dev ? "no nvidia driver" : capture_skip, ""});
   } else {
     std::vector<std::string> paths = {"/dev/nvidiactl", "/dev/nvidia-uvm"};
     for (const std::string& entry : fs.list("/dev")) {
@@ -413,6 +428,42 @@ std::vector<InstallCheck> run_install_checks(const FsView& fs, const Roots& root
                                  "nvidia-smi once as root); in a container use --gpus all"));
   }
 
+}
+
+// devices.agree: the runtimes see the GPUs the drivers list.
+InstallCheck devices_agree_check(const RuntimeProbe* hip, const RuntimeProbe* cuda, const Node& node) {
+  InstallCheck check{"devices.agree", Status::pass, "", ""};
+  std::vector<std::string> agreements;
+  bool compared = false;
+  if (hip != nullptr && hip->skipped.empty() && hip->found && hip->error.empty()) {
+    compared = true;
+    agree(*hip, node.amd_gpus, "the KFD", env_setting({"HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"}),
+          agreements, check);
+  }
+  if (cuda != nullptr && cuda->skipped.empty() && cuda->found && cuda->error.empty()) {
+    compared = true;
+    agree(*cuda, node.nvml_gpus.empty() ? node.nvidia_gpus : node.nvml_gpus, node.nvml_gpus.empty() ? "CUDA (no NVML)" : "NVML",
+          env_setting({"CUDA_VISIBLE_DEVICES"}), agreements, check);
+  }
+  if (!compared) {
+    check.status = Status::skip;
+    check.detail = "no runtime could be asked";
+  } else if (check.status == Status::pass) {
+    check.detail = fmt::format("{}", fmt::join(agreements, "; "));
+  }
+  return check;
+}
+
+}  // namespace
+
+std::vector<InstallCheck> run_install_checks(const FsView& fs, const Roots& roots, const std::vector<Agent>& agents,
+                                             const std::vector<RuntimeProbe>& runtimes, const Identity& who) {
+  std::vector<InstallCheck> checks;
+  const Node node = node_of(fs, roots, agents);
+  driver_checks(fs, node, checks);
+  checks.push_back(kfd_topology_check(fs, node, agents));
+  checks.push_back(gpu_agents_check(node));
+  device_checks(fs, node, who, checks);
   // runtime.*
   const RuntimeProbe* hip = find_runtime(runtimes, "hip");
   const RuntimeProbe* cuda = find_runtime(runtimes, "cuda");
@@ -430,29 +481,7 @@ std::vector<InstallCheck> run_install_checks(const FsView& fs, const Roots& root
       "CUDA cannot use the GPUs: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH means libcuda and the kernel module differ (reboot "
       "after a driver update); CUDA_ERROR_NO_DEVICE: check CUDA_VISIBLE_DEVICES and device.nvidia_nodes"));
 
-  // devices.agree
-  {
-    InstallCheck check{"devices.agree", Status::pass, "", ""};
-    std::vector<std::string> agreements;
-    bool compared = false;
-    if (hip != nullptr && hip->skipped.empty() && hip->found && hip->error.empty()) {
-      compared = true;
-      agree(*hip, amd_gpus, "the KFD", env_setting({"HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"}),
-            agreements, check);
-    }
-    if (cuda != nullptr && cuda->skipped.empty() && cuda->found && cuda->error.empty()) {
-      compared = true;
-      agree(*cuda, nvml_gpus.empty() ? nvidia_gpus : nvml_gpus, nvml_gpus.empty() ? "CUDA (no NVML)" : "NVML",
-            env_setting({"CUDA_VISIBLE_DEVICES"}), agreements, check);
-    }
-    if (!compared) {
-      check.status = Status::skip;
-      check.detail = "no runtime could be asked";
-    } else if (check.status == Status::pass) {
-      check.detail = fmt::format("{}", fmt::join(agreements, "; "));
-    }
-    checks.push_back(std::move(check));
-  }
+  checks.push_back(devices_agree_check(hip, cuda, node));
   return checks;
 }
 

@@ -1,3 +1,5 @@
+// The CUDA driver API and HIP runtime entry points hipstack-info calls, loaded at run time
+// (vendor_api.hpp).
 #include "vendor_api.hpp"
 
 #include <dlfcn.h>

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -109,64 +110,59 @@ Drain drain(int fd, std::string& into, std::size_t cap, bool keep_tail, bool& tr
 
 }  // namespace
 
-ProcessResult run_process(const std::string& program, const std::vector<std::string>& args,
-                          const ProcessOptions& options) {
-  const std::chrono::seconds timeout = options.timeout;
-  StopSignals* const stop = options.stop;
-  ProcessResult r;
-  Pipe out, err, exec_report;
-  if (!open_pipe(out, r.spawn_error) || !open_pipe(err, r.spawn_error) || !open_pipe(exec_report, r.spawn_error))
-    return r;
-  // Everything the child needs is made here: after fork it may only make async-signal-safe calls.
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(program.c_str()));
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
+namespace {
+
+// What the child execs, all made before fork: after it, the child may only make async-signal-safe calls.
+struct ChildImage {
+  std::vector<char*> argv, envp;
+  long open_max = 256;
+};
+
+ChildImage child_image(const std::string& program, const std::vector<std::string>& args, const ProcessOptions& options) {
+  ChildImage image;
+  image.argv.push_back(const_cast<char*>(program.c_str()));
+  for (const std::string& a : args) image.argv.push_back(const_cast<char*>(a.c_str()));
+  image.argv.push_back(nullptr);
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view name(*entry, std::strcspn(*entry, "="));
     const bool replaced = std::any_of(options.environment.begin(), options.environment.end(), [&](const std::string& e) {
       return e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=';
     });
-    if (!replaced) envp.push_back(*entry);
+    if (!replaced) image.envp.push_back(*entry);
   }
-  for (const std::string& e : options.environment) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  const long open_max = std::clamp(::sysconf(_SC_OPEN_MAX), 256L, 65536L);
+  for (const std::string& e : options.environment) image.envp.push_back(const_cast<char*>(e.c_str()));
+  image.envp.push_back(nullptr);
+  image.open_max = std::clamp(::sysconf(_SC_OPEN_MAX), 256L, 65536L);
+  return image;
+}
 
-  const pid_t parent = ::getpid();
-  const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    r.spawn_error = std::string("fork: ") + std::strerror(errno);
-    return r;
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    // A backstop for a hipstack-validate killed outright (SIGKILL, a crash): the module goes too. If
-    // the parent died before this line, the death signal will never come: leave now.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    ::dup2(out.write.get(), STDOUT_FILENO);
-    ::dup2(err.write.get(), STDERR_FILENO);
-    // O_CLOEXEC: the copy on fd 0 stays open across exec (dup2 clears the flag), the original does not.
-    const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull >= 0 && devnull != STDIN_FILENO) ::dup2(devnull, STDIN_FILENO);
-    close_on_exec_from(3, open_max);
-    ::execve(program.c_str(), argv.data(), envp.data());
-    const int e = errno;  // tell the parent why exec failed, through the close-on-exec pipe
-    (void)!::write(exec_report.write.get(), &e, sizeof e);
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also here, so the group exists before any kill below
-  out.write.reset();
-  err.write.reset();
-  exec_report.write.reset();
-  int exec_errno = 0;
-  if (::read(exec_report.read.get(), &exec_errno, sizeof exec_errno) == sizeof exec_errno)
-    r.spawn_error = program + ": " + std::strerror(exec_errno);
-  exec_report.read.reset();
+// The child, after fork: a process group of its own, the pipes as stdout and stderr, /dev/null as
+// stdin, nothing else open, then exec; exec's errno goes to the parent on `exec_report`.
+[[noreturn]] void become_child(const std::string& program, const ChildImage& image, const Pipe& out, const Pipe& err,
+                               const Pipe& exec_report, pid_t parent) {
+  ::setpgid(0, 0);
+  // A backstop for a hipstack-validate killed outright (SIGKILL, a crash): the module goes too. If
+  // the parent died before this line, the death signal will never come: leave now.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);
+  ::dup2(out.write.get(), STDOUT_FILENO);
+  ::dup2(err.write.get(), STDERR_FILENO);
+  // O_CLOEXEC: the copy on fd 0 stays open across exec (dup2 clears the flag), the original does not.
+  const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (devnull >= 0 && devnull != STDIN_FILENO) ::dup2(devnull, STDIN_FILENO);
+  close_on_exec_from(3, image.open_max);
+  ::execve(program.c_str(), image.argv.data(), image.envp.data());
+  const int e = errno;  // tell the parent why exec failed, through the close-on-exec pipe
+  (void)!::write(exec_report.write.get(), &e, sizeof e);
+  ::_exit(127);
+}
 
+// Until the child `pid` exits: reads its output into `r`, stops it on a stop signal or past the
+// timeout (SIGTERM to its group, SIGKILL 5 s later), calls options.tick. The wait status, or
+// nothing when waitpid lost it.
+std::optional<int> supervise(pid_t pid, const Pipe& out, const Pipe& err, const ProcessOptions& options,
+                             std::chrono::steady_clock::time_point start, ProcessResult& r) {
+  StopSignals* const stop = options.stop;
   ::fcntl(out.read.get(), F_SETFL, O_NONBLOCK);
   ::fcntl(err.read.get(), F_SETFL, O_NONBLOCK);
   bool out_open = true, err_open = true, err_truncated = false;
@@ -176,8 +172,6 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
   };
   bool term_sent = false;
   std::chrono::steady_clock::time_point term_time;
-  int status = 0;
-  bool status_known = true;
   while (true) {
     // Never block on the child: it may close its output and hang, or exit and leave a grandchild
     // holding the pipes.
@@ -186,17 +180,15 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
                      {stop && !term_sent ? stop->fd() : -1, POLLIN, 0}};  // read below, until acted on
     ::poll(fds, 3, kTickMs);
     read_both();
+    int status = 0;
     const pid_t waited = ::waitpid(pid, &status, WNOHANG);
     // -1 other than EINTR (ECHILD when SIGCHLD is ignored and the kernel reaped the child itself):
     // the child is gone and its status with it. Waiting on would loop for ever.
     if (waited == pid || (waited < 0 && errno != EINTR)) {
-      if (waited < 0) {
-        status_known = false;
-        r.wait_error = std::string("waitpid: ") + std::strerror(errno);
-      }
+      if (waited < 0) r.wait_error = std::string("waitpid: ") + std::strerror(errno);
       for (int i = 0; i < 64 && (out_open || err_open); ++i) read_both();  // what it wrote last
       ::kill(-pid, SIGKILL);  // nothing of the module outlives it
-      break;
+      return waited == pid ? std::optional<int>(status) : std::nullopt;
     }
     const auto now = std::chrono::steady_clock::now();
     if (!term_sent && stop && stop->received() != 0) {
@@ -204,7 +196,7 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
       ::kill(-pid, SIGTERM);
       term_sent = true;
       term_time = now;
-    } else if (!term_sent && now - start > timeout) {
+    } else if (!term_sent && now - start > options.timeout) {
       r.timed_out = true;
       ::kill(-pid, SIGTERM);
       term_sent = true;
@@ -214,9 +206,37 @@ ProcessResult run_process(const std::string& program, const std::vector<std::str
     }
     if (options.tick) options.tick();
   }
+}
+
+}  // namespace
+
+ProcessResult run_process(const std::string& program, const std::vector<std::string>& args,
+                          const ProcessOptions& options) {
+  ProcessResult r;
+  Pipe out, err, exec_report;
+  if (!open_pipe(out, r.spawn_error) || !open_pipe(err, r.spawn_error) || !open_pipe(exec_report, r.spawn_error))
+    return r;
+  const ChildImage image = child_image(program, args, options);
+  const pid_t parent = ::getpid();
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    r.spawn_error = std::string("fork: ") + std::strerror(errno);
+    return r;
+  }
+  if (pid == 0) become_child(program, image, out, err, exec_report, parent);
+  ::setpgid(pid, pid);  // also here, so the group exists before any kill below
+  out.write.reset();
+  err.write.reset();
+  exec_report.write.reset();
+  int exec_errno = 0;
+  if (::read(exec_report.read.get(), &exec_errno, sizeof exec_errno) == sizeof exec_errno)
+    r.spawn_error = program + ": " + std::strerror(exec_errno);
+  exec_report.read.reset();
+  const std::optional<int> status = supervise(pid, out, err, options, start, r);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (status_known && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-  if (status_known && WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  if (status && WIFEXITED(*status)) r.exit_code = WEXITSTATUS(*status);
+  if (status && WIFSIGNALED(*status)) r.signal = WTERMSIG(*status);
   return r;
 }
 

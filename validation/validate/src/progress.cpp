@@ -1,3 +1,4 @@
+// hipstack-validate's progress lines on stderr (progress.hpp).
 #include "progress.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// One sysfs value made a reading, with gpu_metrics as the fallback source when the file is absent
+// (sysfs_values.hpp).
 #include "sysfs_values.hpp"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// NVML loaded at run time (dlopen), every symbol resolved once (nvml_library.hpp).
 #include "nvml_library.hpp"
 
 #include <dlfcn.h>

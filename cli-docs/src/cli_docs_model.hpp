@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cli_docs.hpp"
+#include "program_docs.hpp"
 
 namespace hipstack::cli_docs::detail {
 

@@ -1,5 +1,5 @@
 # Man page and shell completions of a program, made at build time by running it with
-# `--generate-docs KIND` (smi-cli/src/cli_docs.hpp), so they say what its --help says; installed with
+# `--generate-docs KIND` (cli-docs/src/cli_docs.hpp), so they say what its --help says; installed with
 # the program's component. docs/cli.md, "Man pages and completion".
 #
 #   hipstack_cli_docs(TARGET SECTION 1|8 COMPONENT component SYSTEM_COMPONENT component)
@@ -15,7 +15,7 @@ function(hipstack_cli_docs target)
   set(bash ${dir}/bash/${target})
   set(zsh ${dir}/zsh/_${target})
   set(fish ${dir}/fish/${target}.fish)
-  set(script ${PROJECT_SOURCE_DIR}/smi-cli/cmake/generate_cli_docs.cmake)
+  set(script ${PROJECT_SOURCE_DIR}/cli-docs/cmake/generate_cli_docs.cmake)
   set(outputs "")
   foreach(kind_file IN ITEMS "man|${man}" "bash|${bash}" "zsh|${zsh}" "fish|${fish}")
     string(REPLACE "|" ";" kind_file "${kind_file}")

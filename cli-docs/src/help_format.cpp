@@ -1,3 +1,4 @@
+// --help that fits the screen: CLI11's formatter with widths from text_layout (help_format.hpp).
 #include "help_format.hpp"
 
 #include <memory>

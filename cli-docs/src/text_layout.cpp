@@ -1,3 +1,5 @@
+// Text that fits the screen: display widths, wrapping and cutting by terminal columns
+// (text_layout.hpp).
 #include "text_layout.hpp"
 
 #include <sys/ioctl.h>

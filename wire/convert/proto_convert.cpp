@@ -1,3 +1,5 @@
+// The library's values as hipstack.monitor.v1 messages and back, for both sides of the wire
+// (proto_convert.hpp).
 #include "proto_convert.hpp"
 
 #include <algorithm>

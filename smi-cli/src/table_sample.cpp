@@ -1,0 +1,56 @@
+// What a `static` or `metric` table samples: the values asked for and their context in one sample
+// (table_sample.hpp).
+#include "table_sample.hpp"
+
+#include <algorithm>
+
+namespace hipstack::cli {
+
+using smi::MetricId;
+
+std::vector<MetricId> context_metrics(std::span<const MetricId> shown) {
+  std::vector<MetricId> out;
+  const auto add = [&](MetricId id) {
+    if (std::ranges::find(shown, id) == shown.end() && std::ranges::find(out, id) == out.end()) out.push_back(id);
+  };
+  for (const MetricId id : shown) {
+    if (const auto limit = smi::metric_limit(id)) add(limit->limit);
+    if (id == MetricId::violation_residency) add(MetricId::violation_accumulation_count);
+    if (id == MetricId::throttle_status) add(MetricId::gfx_target);
+  }
+  return out;
+}
+
+SampleWithContext with_table_context(const smi::SampleOptions& what, bool table) {
+  SampleWithContext out{what, {}};
+  std::vector<smi::MetricId> asked = what.metrics;
+  if (asked.empty()) {  // every device metric of the kinds asked, as System::sample reads them
+    for (const smi::MetricInfo& m : smi::catalogue()) {
+      const bool kind = (m.kind == smi::Kind::identity && what.identity) || (m.kind == smi::Kind::static_info && what.static_info) ||
+                        ((m.kind == smi::Kind::live || m.kind == smi::Kind::counter) && what.live) ||
+                        (m.kind == smi::Kind::window && what.window);
+      if (m.scope == smi::Scope::device && kind) asked.push_back(m.id);
+    }
+  }
+  for (const smi::MetricId id : asked) {
+    const auto slot = static_cast<std::size_t>(id);
+    if (slot >= out.asked_ids.size()) out.asked_ids.resize(slot + 1);
+    out.asked_ids[slot] = true;
+  }
+  const auto context = table ? context_metrics(asked) : std::vector<smi::MetricId>{};
+  if (context.empty()) return out;
+  out.options.metrics = std::move(asked);
+  for (const smi::MetricId id : context) {
+    out.options.metrics.push_back(id);
+    switch (smi::find_metric(id)->kind) {
+      case smi::Kind::identity: out.options.identity = true; break;
+      case smi::Kind::static_info: out.options.static_info = true; break;
+      case smi::Kind::live:
+      case smi::Kind::counter: out.options.live = true; break;
+      case smi::Kind::window: out.options.window = true; break;
+    }
+  }
+  return out;
+}
+
+}  // namespace hipstack::cli
