@@ -51,15 +51,17 @@ std::string foreign_cell(smi::ForeignTool tool, smi::MetricId id) {
 
 std::string foreign_names_markdown(std::span<const smi::MetricInfo> all) {
   std::string out =
-      "\n## Foreign names\n\nThe names nvidia-smi, pynvml and amdsmi give each metric hipstack answers them from "
-      "(foreign-names.md: the tables, how the figures convert, how to add one); metrics no tool names are left out.\n\n"
-      "| metric | nvidia-smi | pynvml | amdsmi |\n|---|---|---|---|\n";
+      "\n## Foreign names\n\nThe names nvidia-smi, pynvml, amdsmi and Node Feature Discovery (`static --nfd`'s "
+      "labels) give each metric hipstack answers them from (foreign-names.md: the tables, how the figures convert, how "
+      "to add one); metrics no tool names are left out.\n\n"
+      "| metric | nvidia-smi | pynvml | amdsmi | NFD label |\n|---|---|---|---|---|\n";
   for (const smi::MetricInfo& m : all) {
     const std::string nvidia = foreign_cell(smi::ForeignTool::nvidia_smi, m.id);
     const std::string pynvml = foreign_cell(smi::ForeignTool::pynvml, m.id);
     const std::string amdsmi = foreign_cell(smi::ForeignTool::amdsmi, m.id);
-    if (nvidia == "-" && pynvml == "-" && amdsmi == "-") continue;
-    out += fmt::format("| `{}` | {} | {} | {} |\n", m.name, nvidia, pynvml, amdsmi);
+    const std::string nfd = foreign_cell(smi::ForeignTool::nfd, m.id);
+    if (nvidia == "-" && pynvml == "-" && amdsmi == "-" && nfd == "-") continue;
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", m.name, nvidia, pynvml, amdsmi, nfd);
   }
   return out;
 }
@@ -69,7 +71,7 @@ std::string foreign_names_markdown(std::span<const smi::MetricInfo> all) {
 void add_uses(Json& metric, smi::MetricId id) {
   Json groups = Json::array();
   for (const smi::MetricGroup& g : smi::metric_groups()) {
-    if (std::ranges::find(g.members, id) != g.members.end()) groups.push_back(std::string(g.name));
+    if (std::find(g.members.begin(), g.members.end(), id) != g.members.end()) groups.push_back(std::string(g.name));
   }
   metric["groups"] = std::move(groups);
   const auto limit = smi::metric_limit(id);
@@ -105,6 +107,7 @@ Json catalogue_document() {
     doc["metrics"].back()["nvidia_smi"] = std::move(foreign);
     doc["metrics"].back()["pynvml"] = foreign_names_json(smi::ForeignTool::pynvml, m.id);
     doc["metrics"].back()["amdsmi"] = foreign_names_json(smi::ForeignTool::amdsmi, m.id);
+    doc["metrics"].back()["nfd"] = foreign_names_json(smi::ForeignTool::nfd, m.id);
   }
   // The other tools' names (docs/nvidia-smi-compat.md is generated from this list).
   doc["nvidia_smi_fields"] = Json::array();
@@ -124,6 +127,7 @@ Json catalogue_document() {
   // pynvml's calls and amdsmi's keys (docs/foreign-names.md is generated from these lists).
   doc["pynvml_calls"] = foreign_table_json(smi::ForeignTool::pynvml);
   doc["amdsmi_keys"] = foreign_table_json(smi::ForeignTool::amdsmi);
+  doc["nfd_labels"] = foreign_table_json(smi::ForeignTool::nfd);
   doc["groups"] = Json::array();
   for (const smi::MetricGroup& g : smi::metric_groups()) {
     Json members = Json::array();

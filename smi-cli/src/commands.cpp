@@ -220,9 +220,10 @@ int run_sampled(const DeviceSource& system, const CommonOptions& options, std::s
   shown.reserve(sampled.size());
   contexts.reserve(sampled.size());
   for (auto& readings : sampled) {
-    auto context = std::ranges::stable_partition(readings, [&](const smi::Reading& r) { return request.asked(r.id); });
-    contexts.emplace_back(std::make_move_iterator(context.begin()), std::make_move_iterator(context.end()));
-    readings.erase(context.begin(), context.end());
+    const auto context = std::stable_partition(readings.begin(), readings.end(),
+                                               [&](const smi::Reading& r) { return request.asked(r.id); });
+    contexts.emplace_back(std::make_move_iterator(context), std::make_move_iterator(readings.end()));
+    readings.erase(context, readings.end());
     shown.push_back(filter(std::move(readings), options));
   }
   const auto listed = system.devices();

@@ -13,9 +13,6 @@
 
 namespace hipstack::cli {
 
-struct CommonOptions;
-struct QueryOptions;
-
 // One way to the daemon. call() answers a read-only unary method of hipstack.monitor.v1.Monitor.
 class DaemonLink {
  public:
@@ -32,17 +29,5 @@ class DaemonLink {
 // Lists the daemon's GPUs through `link` (throws smi::Error(read_failure) when that fails).
 // `where` names the daemon in messages: "hipstack-smid at unix:/run/hipstack/smid.sock".
 std::unique_ptr<DeviceSource> daemon_source(std::unique_ptr<DaemonLink> link, std::string where);
-
-class LocalSource;
-
-// The commands that read through any DeviceSource (the remote ones of command_table.cpp: list,
-// static, metric, query, ras, health, partition and the overview, command ""), on this machine
-// (`local` set: the overview also lists processes) or through a daemon. Anything else is the
-// caller's to refuse before (std::logic_error).
-int run_source_command(const DeviceSource& source, const LocalSource* local, const std::string& command,
-                       const CommonOptions& common, const QueryOptions& query, const std::string& health_policy,
-                       const std::string& where);
-int run_through_daemon(const DeviceSource& source, const std::string& command, const CommonOptions& common,
-                       const QueryOptions& query, const std::string& health_policy, const std::string& where);
 
 }  // namespace hipstack::cli

@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "daemon_source.hpp"
+#include "source_commands.hpp"
 
 namespace hipstack::cli {
 namespace {

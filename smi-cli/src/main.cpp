@@ -19,6 +19,7 @@
 
 #include "commands.hpp"
 #include "daemon_source.hpp"
+#include "source_commands.hpp"
 #include "fleet_source.hpp"
 #include "help_format.hpp"
 #include "text_layout.hpp"

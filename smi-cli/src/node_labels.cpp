@@ -9,12 +9,13 @@
 #include <map>
 #include <optional>
 
+#include <hipstack/foreign_names.hpp>
+
 #include "commands.hpp"
 
 namespace hipstack::cli {
 namespace {
 
-using smi::MetricId;
 
 // NFD accepts names under *.feature.node.kubernetes.io without extra configuration.
 constexpr const char* kPrefix = "hipstack.feature.node.kubernetes.io/";
@@ -39,64 +40,44 @@ std::optional<std::string> label_value(std::string_view text) {
   return out;
 }
 
-struct LabelSource {
-  const char* name;
-  MetricId id;
-  // The value of the reading as a label (the default: its text or number as printed).
-  std::optional<std::string> (*value)(const smi::Reading&);
-};
-
-std::optional<std::string> as_text(const smi::Reading& r) {
+// A label's value from its reading: the text or number as printed, a byte count as whole GiB
+// (smi-lib/src/foreign/nfd.cpp).
+std::optional<std::string> label_of(const smi::Reading& r) {
+  if (smi::find_metric(r.id)->unit == smi::Unit::byte) {
+    const auto bytes = r.number();
+    if (!bytes || *bytes <= 0) return std::nullopt;
+    return std::to_string(static_cast<long long>(*bytes / (1024.0 * 1024.0 * 1024.0)));
+  }
   if (const auto text = r.text()) return label_value(*text);
   if (const auto number = r.number()) return label_value(fmt::format("{}", *number));
   return std::nullopt;
 }
 
-std::optional<std::string> as_gib(const smi::Reading& r) {
-  const auto bytes = r.number();
-  if (!bytes || *bytes <= 0) return std::nullopt;
-  return std::to_string(static_cast<long long>(*bytes / (1024.0 * 1024.0 * 1024.0)));
-}
-
-constexpr LabelSource kLabels[] = {
-    {"gpu.vendor", MetricId::vendor, as_text},
-    {"gpu.model", MetricId::marketing_name, as_text},
-    {"gpu.device-type", MetricId::device_type, as_text},
-    {"gpu.gfx-target", MetricId::gfx_target, as_text},
-    {"gpu.architecture", MetricId::architecture, as_text},
-    {"gpu.compute-capability", MetricId::compute_capability, as_text},
-    {"gpu.compute-units", MetricId::compute_units, as_text},
-    {"gpu.vram-gib", MetricId::vram_total, as_gib},
-    {"gpu.driver", MetricId::driver_name, as_text},
-    {"gpu.driver-version", MetricId::driver_version, as_text},
-    {"gpu.compute-partition", MetricId::compute_partition, as_text},
-    {"gpu.memory-partition", MetricId::memory_partition, as_text},
-};
-
 }  // namespace
 
 int run_node_labels(const DeviceSource& system, const CommonOptions& options) {
   const auto selected = selected_devices(system, options);
+  const auto table = smi::foreign_names(smi::ForeignTool::nfd);
   smi::SampleOptions what;
   what.identity = true;
   what.static_info = true;
   what.live = false;
-  for (const LabelSource& label : kLabels) what.metrics.push_back(label.id);
+  for (const smi::ForeignName& label : table) what.metrics.push_back(*label.from.begin());
   const auto sampled = system.sample_all(selected, what);
   // Per label: the one value every GPU has, or nothing.
-  std::map<std::string, std::optional<std::string>> agreed;
+  std::map<std::string_view, std::optional<std::string>> agreed;
   for (std::size_t i = 0; i < sampled.size(); ++i) {
-    for (const LabelSource& label : kLabels) {
+    for (const smi::ForeignName& label : table) {
       std::optional<std::string> value;
       for (const smi::Reading& r : sampled[i]) {
-        if (r.id == label.id && r.instance.empty() && r.ok()) value = label.value(r);
+        if (r.id == *label.from.begin() && r.instance.empty() && r.ok()) value = label_of(r);
       }
       const auto [it, first] = agreed.emplace(label.name, value);
       if (!first && it->second != value) it->second = std::nullopt;
     }
   }
   std::vector<std::pair<std::string, std::string>> labels{{"gpu.count", std::to_string(selected.size())}};
-  for (const LabelSource& label : kLabels) {
+  for (const smi::ForeignName& label : table) {
     if (const auto it = agreed.find(label.name); it != agreed.end() && it->second) labels.emplace_back(label.name, *it->second);
   }
   if (options.format == Format::json) {

@@ -15,6 +15,7 @@
 
 #include "commands.hpp"
 #include "daemon_source.hpp"
+#include "source_commands.hpp"
 #include "fleet_source.hpp"
 #include "job_command.hpp"
 #include "hipstack/monitor/v1/monitor.grpc.pb.h"

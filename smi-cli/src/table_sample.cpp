@@ -11,7 +11,7 @@ using smi::MetricId;
 std::vector<MetricId> context_metrics(std::span<const MetricId> shown) {
   std::vector<MetricId> out;
   const auto add = [&](MetricId id) {
-    if (std::ranges::find(shown, id) == shown.end() && std::ranges::find(out, id) == out.end()) out.push_back(id);
+    if (std::find(shown.begin(), shown.end(), id) == shown.end() && std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
   };
   for (const MetricId id : shown) {
     if (const auto limit = smi::metric_limit(id)) add(limit->limit);

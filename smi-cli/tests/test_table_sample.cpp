@@ -11,7 +11,7 @@ namespace {
 
 using smi::MetricId;
 
-bool has(const std::vector<MetricId>& list, MetricId id) { return std::ranges::find(list, id) != list.end(); }
+bool has(const std::vector<MetricId>& list, MetricId id) { return std::find(list.begin(), list.end(), id) != list.end(); }
 
 TEST(TableSample, NamedValuesBringTheirLimitsIntoTheSameSample) {
   smi::SampleOptions what;

@@ -4,6 +4,7 @@
 #include <hipstack/foreign_names.hpp>
 #include <hipstack/smi.h>
 
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,7 +14,7 @@ namespace {
 namespace smi = hipstack::smi;
 
 constexpr hipstack_smi_foreign_tool kTools[] = {HIPSTACK_SMI_FOREIGN_NVIDIA_SMI, HIPSTACK_SMI_FOREIGN_PYNVML,
-                                                HIPSTACK_SMI_FOREIGN_AMDSMI};
+                                                HIPSTACK_SMI_FOREIGN_AMDSMI, HIPSTACK_SMI_FOREIGN_NFD};
 
 std::string joined(std::initializer_list<smi::MetricId> ids) {
   std::string out;
@@ -45,8 +46,8 @@ TEST(ForeignNames, EveryRowThroughCAsInCxx) {
   }
 }
 
-TEST(ForeignNames, PynvmlAndAmdsmiNameOnlyWhatTheyAnswer) {
-  for (const smi::ForeignTool tool : {smi::ForeignTool::pynvml, smi::ForeignTool::amdsmi}) {
+TEST(ForeignNames, PynvmlAmdsmiAndNfdNameOnlyWhatTheyAnswer) {
+  for (const smi::ForeignTool tool : {smi::ForeignTool::pynvml, smi::ForeignTool::amdsmi, smi::ForeignTool::nfd}) {
     for (const smi::ForeignName& n : smi::foreign_names(tool)) {
       EXPECT_FALSE(n.from.size() == 0) << n.name << ": a name hipstack does not answer has no row";
       for (const smi::MetricId id : n.from) EXPECT_NE(smi::find_metric(id), nullptr) << n.name;
@@ -87,6 +88,14 @@ TEST(ForeignNames, NamesOfAMetric) {
   EXPECT_EQ(nvidia, (std::vector<std::string_view>{"power.draw", "power.draw.instant"}));
   EXPECT_TRUE(smi::foreign_names_of(smi::ForeignTool::amdsmi, smi::MetricId::nvlink_state).empty());
   EXPECT_EQ(smi::foreign_tool_name(smi::ForeignTool::amdsmi), "amdsmi");
+  // Node Feature Discovery's labels (static --nfd): one metric each.
+  EXPECT_EQ(smi::foreign_names_of(smi::ForeignTool::nfd, smi::MetricId::vram_total),
+            (std::vector<std::string_view>{"gpu.vram-gib"}));
+  EXPECT_EQ(smi::foreign_tool_name(smi::ForeignTool::nfd), "nfd");
+  for (const smi::ForeignName& label : smi::foreign_names(smi::ForeignTool::nfd)) {
+    EXPECT_EQ(label.from.size(), 1U) << label.name;
+    EXPECT_TRUE(label.name.starts_with("gpu.")) << label.name;
+  }
 }
 
 TEST(ForeignNames, Errors) {
@@ -97,7 +106,10 @@ TEST(ForeignNames, Errors) {
   EXPECT_EQ(hipstack_smi_foreign_name_find(HIPSTACK_SMI_FOREIGN_AMDSMI, "amdsmi_get_gpu_vendor_name", &c),
             HIPSTACK_SMI_ERROR_NOT_FOUND);
   EXPECT_NE(std::string(hipstack_smi_last_error()).find("amdsmi_get_gpu_vendor_name"), std::string::npos);
-  const auto unknown = static_cast<hipstack_smi_foreign_tool>(3);  // one past the last tool
+  // One past the last tool (a value outside the enum's range: as a C caller could pass it).
+  hipstack_smi_foreign_tool unknown{};
+  const int past_the_last = HIPSTACK_SMI_FOREIGN_NFD + 1;
+  std::memcpy(&unknown, &past_the_last, sizeof unknown);
   EXPECT_EQ(hipstack_smi_foreign_names_size(unknown), 0u);
   EXPECT_EQ(hipstack_smi_foreign_name_get(unknown, 0, &c), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(hipstack_smi_foreign_name_find(unknown, "x", &c), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);

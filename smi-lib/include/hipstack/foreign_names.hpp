@@ -3,6 +3,7 @@
 //   nvidia-smi  a query field (`--query-gpu`, `--query-compute-apps`)   smi-lib/src/foreign/nvidia_smi.cpp
 //   pynvml      a call, a call's argument or a struct field it fills   smi-lib/src/foreign/pynvml.cpp
 //   amdsmi      a call, or a call's dict key                           smi-lib/src/foreign/amdsmi.cpp
+//   nfd         a Node Feature Discovery label (`static --nfd`)          smi-lib/src/foreign/nfd.cpp
 // hipstack-smi's nvidia-smi mode, hipstack.pynvml and hipstack.amdsmi take every metric name from
 // these tables (the Python layers through the C API, hipstack_smi_foreign_name_get); `hipstack-smi
 // catalogue --json` shows them and docs/nvidia-smi-compat.md and docs/foreign-names.md are generated
@@ -19,7 +20,7 @@
 
 namespace hipstack::smi {
 
-enum class ForeignTool : std::uint8_t { nvidia_smi, pynvml, amdsmi };
+enum class ForeignTool : std::uint8_t { nvidia_smi, pynvml, amdsmi, nfd };
 
 // How nvidia-smi prints a field's value, and where hipstack's figure for it comes from.
 enum class NvidiaSmiForm {
@@ -80,7 +81,7 @@ struct ForeignName {
   std::string_view note;             // the conversion ("W -> mW") and how the candidates combine
 };
 
-// "nvidia-smi", "pynvml", "amdsmi".
+// "nvidia-smi", "pynvml", "amdsmi", "nfd".
 HIPSTACK_SMI_CXX_API std::string_view foreign_tool_name(ForeignTool tool) noexcept;
 // Every name of a tool, in its table's order (nvidia-smi: the --query-gpu fields hipstack answers
 // and those it does not, with an empty `from`).

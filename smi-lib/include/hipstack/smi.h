@@ -161,7 +161,8 @@ HIPSTACK_SMI_API const char* hipstack_smi_verdict_name(hipstack_smi_verdict verd
 typedef enum hipstack_smi_foreign_tool {
   HIPSTACK_SMI_FOREIGN_NVIDIA_SMI = 0, /* "power.draw" */
   HIPSTACK_SMI_FOREIGN_PYNVML = 1,     /* "nvmlDeviceGetPowerUsage", "nvmlDeviceGetMemoryInfo.total" */
-  HIPSTACK_SMI_FOREIGN_AMDSMI = 2      /* "amdsmi_get_power_info.socket_power" */
+  HIPSTACK_SMI_FOREIGN_AMDSMI = 2,     /* "amdsmi_get_power_info.socket_power" */
+  HIPSTACK_SMI_FOREIGN_NFD = 3         /* "gpu.vram-gib": a Node Feature Discovery label (hipstack-smi static --nfd) */
 } hipstack_smi_foreign_tool;
 
 typedef struct hipstack_smi_foreign_name {

@@ -28,6 +28,7 @@ std::string_view foreign_tool_name(ForeignTool tool) noexcept {
     case ForeignTool::nvidia_smi: return "nvidia-smi";
     case ForeignTool::pynvml: return "pynvml";
     case ForeignTool::amdsmi: return "amdsmi";
+    case ForeignTool::nfd: return "nfd";
   }
   return "";
 }
@@ -37,6 +38,7 @@ std::span<const ForeignName> foreign_names(ForeignTool tool) {
     case ForeignTool::nvidia_smi: return nvidia_smi_names();
     case ForeignTool::pynvml: return foreign::pynvml_table();
     case ForeignTool::amdsmi: return foreign::amdsmi_table();
+    case ForeignTool::nfd: return foreign::nfd_table();
   }
   return {};
 }
