@@ -25,93 +25,133 @@ void Table::add(std::vector<std::string> row) {
   rows_.push_back(std::move(row));
 }
 
-std::string Table::str(std::size_t width) const {
-  constexpr std::size_t kGap = 2;
-  constexpr std::size_t kMiddleFloor = 13;  // a cut identifier keeps 6 characters at each end
-  constexpr std::size_t kLastFloor = 16;    // narrower than this, the last column goes under its row
-  constexpr std::size_t kBelowIndent = 4;
-  const std::size_t n = header_.size();
-  if (n == 0) return {};
-  std::vector<std::size_t> widths(n, 0);
-  auto measure = [&widths](const std::vector<std::string>& row) {
-    for (std::size_t i = 0; i < row.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
-  };
-  measure(header_);
-  for (const auto& row : rows_) measure(row);
-  // Columns [first, last) side by side, gaps included.
-  auto span = [&widths](std::size_t first, std::size_t last) {
-    std::size_t total = 0;
-    for (std::size_t i = first; i < last; ++i) total += widths[i] + (i > first ? kGap : 0);
-    return total;
-  };
+namespace {
 
-  std::size_t excess = width > 0 && span(0, n) > width ? span(0, n) - width : 0;
-  for (std::size_t i = 0; i < n && excess > 0; ++i) {
-    if (fits_[i] != Fit::cut_middle) continue;
-    const std::size_t floor = std::max(kMiddleFloor, display_width(header_[i]));
-    const std::size_t give = widths[i] > floor ? std::min(excess, widths[i] - floor) : 0;
-    widths[i] -= give;
-    excess -= give;
-  }
-  const Fit last_fit = fits_[n - 1];
-  const bool flexible_last = last_fit == Fit::wrap || last_fit == Fit::cut_end;
-  // Columns from `split` on go under their row: the last, then the `below` ones before it, until the
-  // rest fits. Under the row the last column takes what the others leave of the width.
-  std::size_t split = n;
-  if (excess > 0 && flexible_last) {
-    if (widths[n - 1] > excess && widths[n - 1] - excess >= kLastFloor) {
-      widths[n - 1] -= excess;
-    } else {
-      split = n - 1;
-      while (split > 1 && span(0, split) > width && fits_[split - 1] == Fit::below) --split;
-    }
-  }
-  const bool below = split < n;
-  // Under the row, indented: the moved cells side by side where that leaves the last one at least
-  // half the line, else each on lines of its own (none for an empty cell).
-  const std::size_t below_room = width > kBelowIndent ? width - kBelowIndent : 1;
-  const std::size_t beside = split + 1 < n ? span(split, n - 1) + kGap : 0;
-  const bool side_by_side = below && beside > 0 && beside <= below_room / 2;
-  const std::size_t last_room = !below ? widths[n - 1] : side_by_side ? below_room - beside : below_room;
-  const std::size_t last_start = !below ? span(0, n - 1) + kGap : kBelowIndent + (side_by_side ? beside : 0);
-  // The last cell's lines: wrapped or cut to its room, or as it is.
-  auto last_lines = [&](const std::string& cell) -> std::vector<std::string> {
-    if (width == 0 || !flexible_last) return {cell};
-    if (last_fit == Fit::cut_end) return {cut_end(cell, last_room)};
-    return wrap_words(cell, last_room);
-  };
-  // Cells [first, last) of `row` as one line (the last column's continuation lines after it).
-  auto line_of = [&](const std::vector<std::string>& row, std::size_t first, std::size_t last, std::string line) {
-    for (std::size_t i = first; i < last; ++i) {
-      std::string cell = i < row.size() ? row[i] : std::string();
-      if (fits_[i] == Fit::cut_middle) cell = cut_middle(cell, widths[i]);
-      const std::vector<std::string> pieces = i + 1 == n ? last_lines(cell) : std::vector<std::string>{cell};
-      line += pieces.front();
-      if (i + 1 < last) line.append(widths[i] - std::min(widths[i], display_width(pieces.front())) + kGap, ' ');
-      for (std::size_t k = 1; k < pieces.size(); ++k) line += '\n' + std::string(last_start, ' ') + pieces[k];
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    return line + '\n';
-  };
+using Fit = Table::Fit;
+using Cells = std::vector<std::string>;
 
-  std::string out;
-  auto emit = [&](const std::vector<std::string>& row) {
-    out += line_of(row, 0, split, "");
-    if (side_by_side) {
-      const std::string under = line_of(row, split, n, std::string(kBelowIndent, ' '));
+// How a table is laid out in `width` columns (Table::Fit says how each column gives way): the
+// columns' widths after identifiers are cut, which columns go under their row, and the room of the
+// last column's lines.
+class TableLayout {
+ public:
+  TableLayout(const Cells& header, const std::vector<Fit>& fits, const std::vector<Cells>& rows, std::size_t width)
+      : fits_(fits), width_(width), n_(header.size()), widths_(n_, 0) {
+    measure(header, rows);
+    const std::size_t excess = cut_identifiers(header);
+    place_last(excess);
+  }
+
+  [[nodiscard]] std::string lines(const Cells& row) const {
+    std::string out = line_of(row, 0, split_, "");
+    if (side_by_side_) {
+      const std::string under = line_of(row, split_, n_, std::string(kBelowIndent, ' '));
       if (under.find_first_not_of(" \n") != std::string::npos) out += under;
-      return;
+      return out;
     }
-    for (std::size_t i = split; i < n; ++i) {
+    for (std::size_t i = split_; i < n_; ++i) {
       const std::string cell = i < row.size() ? row[i] : std::string();
       if (cell.empty()) continue;
-      for (const std::string& piece : i + 1 == n ? last_lines(cell) : wrap_words(cell, below_room)) {
+      for (const std::string& piece : i + 1 == n_ ? last_lines(cell) : wrap_words(cell, below_room_)) {
         out += std::string(kBelowIndent, ' ') + piece + '\n';
       }
     }
-  };
-  emit(header_);
-  for (const auto& row : rows_) emit(row);
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t kGap = 2;
+  static constexpr std::size_t kMiddleFloor = 13;  // a cut identifier keeps 6 characters at each end
+  static constexpr std::size_t kLastFloor = 16;    // narrower than this, the last column goes under its row
+  static constexpr std::size_t kBelowIndent = 4;
+
+  void measure(const Cells& header, const std::vector<Cells>& rows) {
+    const auto widen = [this](const Cells& row) {
+      for (std::size_t i = 0; i < row.size() && i < n_; ++i) widths_[i] = std::max(widths_[i], display_width(row[i]));
+    };
+    widen(header);
+    for (const Cells& row : rows) widen(row);
+  }
+
+  // Columns [first, last) side by side, gaps included.
+  [[nodiscard]] std::size_t span(std::size_t first, std::size_t last) const {
+    std::size_t total = 0;
+    for (std::size_t i = first; i < last; ++i) total += widths_[i] + (i > first ? kGap : 0);
+    return total;
+  }
+
+  // Identifier columns (cut_middle) give way first, down to their floor; what is still too wide.
+  std::size_t cut_identifiers(const Cells& header) {
+    std::size_t excess = width_ > 0 && span(0, n_) > width_ ? span(0, n_) - width_ : 0;
+    for (std::size_t i = 0; i < n_ && excess > 0; ++i) {
+      if (fits_[i] != Fit::cut_middle) continue;
+      const std::size_t floor = std::max(kMiddleFloor, display_width(header[i]));
+      const std::size_t give = widths_[i] > floor ? std::min(excess, widths_[i] - floor) : 0;
+      widths_[i] -= give;
+      excess -= give;
+    }
+    return excess;
+  }
+
+  // Columns from split_ on go under their row: the last, then the `below` ones before it, until the
+  // rest fits. Under the row the last column takes what the others leave of the width, side by
+  // side with the moved cells where that leaves it at least half the line.
+  void place_last(std::size_t excess) {
+    last_fit_ = fits_[n_ - 1];
+    flexible_last_ = last_fit_ == Fit::wrap || last_fit_ == Fit::cut_end;
+    if (excess > 0 && flexible_last_) {
+      if (widths_[n_ - 1] > excess && widths_[n_ - 1] - excess >= kLastFloor) {
+        widths_[n_ - 1] -= excess;
+      } else {
+        split_ = n_ - 1;
+        while (split_ > 1 && span(0, split_) > width_ && fits_[split_ - 1] == Fit::below) --split_;
+      }
+    }
+    const bool below = split_ < n_;
+    below_room_ = width_ > kBelowIndent ? width_ - kBelowIndent : 1;
+    const std::size_t beside = split_ + 1 < n_ ? span(split_, n_ - 1) + kGap : 0;
+    side_by_side_ = below && beside > 0 && beside <= below_room_ / 2;
+    last_room_ = !below ? widths_[n_ - 1] : side_by_side_ ? below_room_ - beside : below_room_;
+    last_start_ = !below ? span(0, n_ - 1) + kGap : kBelowIndent + (side_by_side_ ? beside : 0);
+  }
+
+  // The last cell's lines: wrapped or cut to its room, or as it is.
+  [[nodiscard]] std::vector<std::string> last_lines(const std::string& cell) const {
+    if (width_ == 0 || !flexible_last_) return {cell};
+    if (last_fit_ == Fit::cut_end) return {cut_end(cell, last_room_)};
+    return wrap_words(cell, last_room_);
+  }
+
+  // Cells [first, last) of `row` as one line (the last column's continuation lines after it).
+  [[nodiscard]] std::string line_of(const Cells& row, std::size_t first, std::size_t last, std::string line) const {
+    for (std::size_t i = first; i < last; ++i) {
+      std::string cell = i < row.size() ? row[i] : std::string();
+      if (fits_[i] == Fit::cut_middle) cell = cut_middle(cell, widths_[i]);
+      const std::vector<std::string> pieces = i + 1 == n_ ? last_lines(cell) : std::vector<std::string>{cell};
+      line += pieces.front();
+      if (i + 1 < last) line.append(widths_[i] - std::min(widths_[i], display_width(pieces.front())) + kGap, ' ');
+      for (std::size_t k = 1; k < pieces.size(); ++k) line += '\n' + std::string(last_start_, ' ') + pieces[k];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line + '\n';
+  }
+
+  const std::vector<Fit>& fits_;
+  std::size_t width_, n_;
+  std::vector<std::size_t> widths_;
+  std::size_t split_ = n_;
+  Fit last_fit_ = Fit::keep;
+  bool flexible_last_ = false, side_by_side_ = false;
+  std::size_t below_room_ = 1, last_room_ = 0, last_start_ = 0;
+};
+
+}  // namespace
+
+std::string Table::str(std::size_t width) const {
+  if (header_.empty()) return {};
+  const TableLayout layout(header_, fits_, rows_, width);
+  std::string out = layout.lines(header_);
+  for (const auto& row : rows_) out += layout.lines(row);
   return out;
 }
 
