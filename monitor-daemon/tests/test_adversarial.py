@@ -567,10 +567,6 @@ class RapidReset(Adversarial):
         """Connections open streams and reset them at once, as fast as they can (CVE-2023-44487; the
         issue: 98 % CPU, 640 MB RSS, other clients starved), on each kind of method: the reads and
         /metrics stay served (and, with bound_rss, RSS stays bounded)."""
-        import h2.config
-        import h2.connection
-        import h2.exceptions
-        threading = __import__("threading")
         self.daemon = base.Daemon(self, base.capture(base.SPX), self.PROFILE, grpc_listen="127.0.0.1:0")
         host, port = self.daemon.target.rsplit(":", 1)
         channel = base.grpc.insecure_channel(self.daemon.target)
@@ -578,42 +574,6 @@ class RapidReset(Adversarial):
         stub = base.rpc.MonitorStub(channel)
         self.assertEqual(len(stub.ListDevices(base.pb.ListDevicesRequest(), timeout=5).devices), 8)
         idle = self.assert_rss()
-        rss = self.assert_rss if self.bound_rss else self.daemon.rss_kb
-        stop = threading.Event()
-        resets = [0]
-        def attack(method, source):
-            headers = [(":method", "POST"), (":scheme", "http"), (":path", method if method.startswith("/") else "/hipstack.monitor.v1.Monitor/" + method),
-                       (":authority", "localhost"), ("content-type", "application/grpc"), ("te", "trailers")]
-            while not stop.is_set():
-                conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
-                try:
-                    with socket.create_connection((host, int(port)), timeout=5, source_address=(source, 0)) as sock:
-                        sock.setblocking(False)
-                        conn.initiate_connection()
-                        stream = 1
-                        while not stop.is_set():
-                            for _ in range(50):
-                                conn.send_headers(stream, headers)
-                                conn.reset_stream(stream)
-                                stream += 2
-                                resets[0] += 1
-                            data = conn.data_to_send()
-                            while data and not stop.is_set():
-                                try:
-                                    sent = sock.send(data)
-                                    data = data[sent:]
-                                except BlockingIOError:
-                                    select.select([], [sock], [], 0.1)
-                            try:
-                                received = sock.recv(65536)
-                                if not received:
-                                    break  # closed by the daemon: connect again
-                                conn.receive_data(received)
-                            except BlockingIOError:
-                                pass
-                except (OSError, h2.exceptions.ProtocolError):
-                    pass  # GOAWAY or a reset connection: connect again, as an attacker would
-
         # Every method of ours is a callback method: each kind is flooded in its own round, by two
         # connections (a unary read; each stream; a GetHistory page, queued for the work queue; a
         # mutation, refused as the caller is no admin). When WatchMetrics was a sync method, its
@@ -624,57 +584,111 @@ class RapidReset(Adversarial):
         for round, method in enumerate(("ListDevices", "WatchMetrics", "WatchHealth", "GetHistory", "SetPowerCap",
                                         "/grpc.health.v1.Health/Watch", "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")):
             with self.subTest(method=method):
-                stop.clear()
-                resets[0] = 0
-                source = "127.0.0.%d" % (3 + round)
-                attackers = [threading.Thread(target=attack, args=(method, source)) for _ in range(2)]
-                for t in attackers:
-                    t.start()
-                peak = 0
-                slowest = 0.0
-                paused = {}  # when the daemon was stopped and resumed
-                fresh_again = None  # seconds from the daemon's resumption to a fresh sample
-                def unaffected():
-                    """Whether the answer just in is owed fresh samples: not since the stop began and
-                    until 2 s after the daemon resumed."""
-                    return "began" not in paused or ("resumed" in paused and time.monotonic() - paused["resumed"] >= 2.0)
-                try:
-                    start = time.monotonic()
-                    stopped = threading.Timer(1.0, self.stop_for_a_second, args=(paused,))
-                    stopped.start()
-                    self.addCleanup(stopped.join)
-                    # 5 s: the stop (1 to 2 s), then the samples are fresh again within 2 s and stay so.
-                    # On a loaded machine the stop itself can end late: the looks go on until a fresh
-                    # sample is seen after it (at most 10 s in all), so the check is never skipped.
-                    while time.monotonic() < start + 5 or (fresh_again is None and time.monotonic() < start + 10):
-                        asked = time.monotonic()
-                        self.assertEqual(len(stub.ListDevices(base.pb.ListDevicesRequest(), timeout=SCRAPE_DEADLINE).devices), 8)
-                        slowest = max(slowest, time.monotonic() - asked)
-                        self.assertLess(slowest, SCRAPE_DEADLINE)
-                        oldest = self.assert_served(times=1, fresh=unaffected)
-                        if "resumed" in paused and fresh_again is None and oldest < 1.0:
-                            fresh_again = time.monotonic() - paused["resumed"]
-                        peak = max(peak, rss())
-                    self.assert_served(times=1)
-                    self.assertIsNotNone(fresh_again)
-                finally:
-                    stop.set()
-                    for t in attackers:
-                        t.join(timeout=10)
-                print("rapid reset on %s from %s: %d streams reset in 5 s, the daemon stopped for 1 s of them; slowest "
-                      "ListDevices %.3f s, samples fresh %.2f s after the stop; RSS idle %d kB, peak %d kB"
-                      % (method, source, resets[0], slowest, fresh_again, idle, peak),
-                      file=sys.stderr)
-                self.assertGreater(resets[0], 5000)  # the attack did run
-                # ... and was stopped by the guard, not outlasted by gRPC: the flooding source is
-                # refused (a new connection from it is closed at once), the well-behaved client never was.
-                self.assertIn("closed a gRPC connection from %s:" % source, self.daemon.stderr())
-                self.assertNotIn("closed a gRPC connection from 127.0.0.1:", self.daemon.stderr())
-                with connect_from(source, int(port)) as again:
-                    self.assertEqual(again.recv(1), b"")
-                if self.bound_rss:
-                    self.wait_for("RSS back near its idle level (%d kB; peak %d kB)" % (idle, peak),
-                                  lambda: self.daemon.rss_kb() <= idle + 16 * 1024, 15)
+                self.rapid_reset_round(stub, host, int(port), method, "127.0.0.%d" % (3 + round), idle)
+
+    def rapid_reset_round(self, stub, host, port, method, source, idle):
+        """Two attackers on `method` from `source` while the daemon is stopped for a second: served
+        throughout, the source refused by the guard, RSS back near `idle` (bound_rss)."""
+        threading = __import__("threading")
+        stop = threading.Event()
+        resets = [0]
+        attackers = [threading.Thread(target=rapid_reset, args=(host, port, method, source, stop, resets)) for _ in range(2)]
+        for t in attackers:
+            t.start()
+        try:
+            slowest, fresh_again, peak = self.served_through_a_stop(stub)
+        finally:
+            stop.set()
+            for t in attackers:
+                t.join(timeout=10)
+        print("rapid reset on %s from %s: %d streams reset in 5 s, the daemon stopped for 1 s of them; slowest "
+              "ListDevices %.3f s, samples fresh %.2f s after the stop; RSS idle %d kB, peak %d kB"
+              % (method, source, resets[0], slowest, fresh_again, idle, peak),
+              file=sys.stderr)
+        self.assertGreater(resets[0], 5000)  # the attack did run
+        # ... and was stopped by the guard, not outlasted by gRPC: the flooding source is
+        # refused (a new connection from it is closed at once), the well-behaved client never was.
+        self.assertIn("closed a gRPC connection from %s:" % source, self.daemon.stderr())
+        self.assertNotIn("closed a gRPC connection from 127.0.0.1:", self.daemon.stderr())
+        with connect_from(source, port) as again:
+            self.assertEqual(again.recv(1), b"")
+        if self.bound_rss:
+            self.wait_for("RSS back near its idle level (%d kB; peak %d kB)" % (idle, peak),
+                          lambda: self.daemon.rss_kb() <= idle + 16 * 1024, 15)
+
+    def served_through_a_stop(self, stub):
+        """ListDevices and the scrapes answered in time for 5 s while the daemon is stopped for a
+        second in the middle, the samples fresh again within 2 s of its resumption. The slowest
+        ListDevices, the seconds to fresh samples, and the peak RSS."""
+        rss = self.assert_rss if self.bound_rss else self.daemon.rss_kb
+        threading = __import__("threading")
+        peak = 0
+        slowest = 0.0
+        paused = {}  # when the daemon was stopped and resumed
+        fresh_again = None  # seconds from the daemon's resumption to a fresh sample
+        def unaffected():
+            """Whether the answer just in is owed fresh samples: not since the stop began and
+            until 2 s after the daemon resumed."""
+            return "began" not in paused or ("resumed" in paused and time.monotonic() - paused["resumed"] >= 2.0)
+        start = time.monotonic()
+        stopped = threading.Timer(1.0, self.stop_for_a_second, args=(paused,))
+        stopped.start()
+        self.addCleanup(stopped.join)
+        # 5 s: the stop (1 to 2 s), then the samples are fresh again within 2 s and stay so.
+        # On a loaded machine the stop itself can end late: the looks go on until a fresh
+        # sample is seen after it (at most 10 s in all), so the check is never skipped.
+        while time.monotonic() < start + 5 or (fresh_again is None and time.monotonic() < start + 10):
+            asked = time.monotonic()
+            self.assertEqual(len(stub.ListDevices(base.pb.ListDevicesRequest(), timeout=SCRAPE_DEADLINE).devices), 8)
+            slowest = max(slowest, time.monotonic() - asked)
+            self.assertLess(slowest, SCRAPE_DEADLINE)
+            oldest = self.assert_served(times=1, fresh=unaffected)
+            if "resumed" in paused and fresh_again is None and oldest < 1.0:
+                fresh_again = time.monotonic() - paused["resumed"]
+            peak = max(peak, rss())
+        self.assert_served(times=1)
+        self.assertIsNotNone(fresh_again)
+        return slowest, fresh_again, peak
+
+
+def rapid_reset(host, port, method, source, stop, resets):
+    """One attacker: connects from `source`, opens streams on `method` and resets each at once, 50 at a
+    time, until `stop`; connects again whenever the daemon closes the connection. Counts into resets[0]."""
+    import h2.config
+    import h2.connection
+    import h2.exceptions
+    path = method if method.startswith("/") else "/hipstack.monitor.v1.Monitor/" + method
+    headers = [(":method", "POST"), (":scheme", "http"), (":path", path), (":authority", "localhost"),
+               ("content-type", "application/grpc"), ("te", "trailers")]
+    while not stop.is_set():
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        try:
+            with socket.create_connection((host, port), timeout=5, source_address=(source, 0)) as sock:
+                sock.setblocking(False)
+                conn.initiate_connection()
+                stream = 1
+                while not stop.is_set():
+                    for _ in range(50):
+                        conn.send_headers(stream, headers)
+                        conn.reset_stream(stream)
+                        stream += 2
+                        resets[0] += 1
+                    data = conn.data_to_send()
+                    while data and not stop.is_set():
+                        try:
+                            sent = sock.send(data)
+                            data = data[sent:]
+                        except BlockingIOError:
+                            select.select([], [sock], [], 0.1)
+                    try:
+                        received = sock.recv(65536)
+                        if not received:
+                            break  # closed by the daemon: connect again
+                        conn.receive_data(received)
+                    except BlockingIOError:
+                        pass
+        except (OSError, h2.exceptions.ProtocolError):
+            pass  # GOAWAY or a reset connection: connect again, as an attacker would
 
 
 # Run as nobody: connects N times to the unix socket, prints "open N", and on SIGUSR1 prints how

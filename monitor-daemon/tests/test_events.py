@@ -87,6 +87,14 @@ def key(kind, bdf, metric, before, after):
     return (kind, bdf, metric, before, after)
 
 
+# The changes test_the_daemon_streams_what_the_cli_prints makes on the faults capture, as events.
+PLANTED = [key("memory-errors", "0000:27:00.0", "ras_uncorrectable[umc]", "2", "3"),
+           key("memory-errors", "0000:27:00.0", "ras_correctable[umc]", "14", "20"),
+           key("counters-restarted", "0000:c7:00.0", "violation_residency[socket_thermal]", "2764938", "0"),
+           key("throttling", "0000:c7:00.0", "violation_residency[socket_thermal]", "0", "2764938"),
+           key("partition-mode-changed", "0000:47:00.0", "compute_partition", "SPX", "CPX")]
+
+
 class EventTests(base.GrpcTest):
     def start_cli(self, *args):
         """hipstack-smi ARGS running, its JSON lines read into a Collected as they come."""
@@ -123,7 +131,6 @@ class EventTests(base.GrpcTest):
         self.addCleanup(shutil.rmtree, work, True)
         sysfs = os.path.join(work, "sys")
         subprocess.run(["cp", "-a", base.capture(FAULTS), sysfs], check=True)
-        spx_metrics = os.path.join(base.capture(base.SPX), "class/drm/card48/device/gpu_metrics")
         card = lambda n, *path: os.path.join(sysfs, "class/drm/card%d/device" % n, *path)
         # Every sample reads everything, the slow facts (partition modes) included.
         stub = self.start("costly_interval_ms = 100\nslow_interval_ms = 100\n", sysfs=sysfs)
@@ -132,14 +139,29 @@ class EventTests(base.GrpcTest):
         cli, printed, cli_reader = self.start_cli("--sysfs-root", sysfs, "--json", "event", "-w", "0.1")
         # hipstack-smi --host: the daemon's stream printed as the CLI prints its own events.
         remote, printed_remote, remote_reader = self.start_cli("--host", self.daemon.target, "--json", "event")
+        self.wait_for_first_looks(stub, card, events, printed, printed_remote)
+        self.plant_changes(card, events, printed)
+        streamed = self.check_the_outputs_agree(stub, events, printed, printed_remote)
+        for proc, reader in ((remote, remote_reader), (cli, cli_reader)):
+            proc.terminate()
+            proc.wait(timeout=30)
+            reader.join(timeout=10)
+            self.assertEqual(proc.stderr.read(), "")
 
-        # Every GPU answering first: a GPU stale at its first look has no readings to compare a change
-        # planted on it with (docs/events.md), so its next fresh look must come before the changes.
+        # The device filter: GPU 1's events only, all of them.
+        gpu1 = [key(e.kind, e.bdf, e.metric, e.before, e.after) for e in gpu1_events.snapshot()]
+        self.assertEqual(gpu1, [k for k in streamed if k[1] == "0000:27:00.0"])
+        self.assertTrue(gpu1)
+        self.check_a_gpu_leaving_and_a_replay(stub, events, sysfs, work)
+
+    def wait_for_first_looks(self, stub, card, events, printed, printed_remote):
+        """Every GPU answering first: a GPU stale at its first look has no readings to compare a change
+        planted on it with (docs/events.md), so its next fresh look must come before the changes. Both
+        have taken their first look once a count raised every 50 ms comes out of both."""
         deadline = time.monotonic() + WAIT_S
         while not all(d.up for d in stub.ListDevices(base.pb.ListDevicesRequest()).devices):
             self.assertLess(time.monotonic(), deadline, "not every GPU up within %d s" % WAIT_S)
             time.sleep(0.05)
-        # Both have taken their first look once a count raised every 50 ms comes out of both.
         bumps = iter(range(1, 1000000))
         poke = lambda: replace(card(0, "ras/umc_err_count"), b"ue: 0\nce: %d\nde: 0\n" % next(bumps))
         events.wait_for(lambda e: e.metric == "ras_correctable[umc]" and e.bdf == "0000:05:00.0", "daemon: first look", poke=poke)
@@ -148,6 +170,8 @@ class EventTests(base.GrpcTest):
         printed_remote.wait_for(lambda e: e["metric"] == "ras_correctable[umc]" and e["bdf"] == "0000:05:00.0",
                                 "--host: stream open", poke=poke)
 
+    def plant_changes(self, card, events, printed):
+        """The changes of PLANTED, each seen by the daemon and the CLI before the next is made."""
         def both(kind, bdf):
             events.wait_for(lambda e: e.kind == kind and e.bdf == bdf, "daemon: %s %s" % (kind, bdf))
             printed.wait_for(lambda e: e["event"] == kind and e["bdf"] == bdf, "CLI: %s %s" % (kind, bdf))
@@ -155,7 +179,7 @@ class EventTests(base.GrpcTest):
         replace(card(8, "ras/umc_err_count"), b"ue: 3\nce: 20\nde: 0\n")  # GPU 1: 2 -> 3 uncorrectable, 14 -> 20
         both("memory-errors", "0000:27:00.0")
         events.wait_for(lambda e: e.metric == "ras_correctable[umc]" and e.bdf == "0000:27:00.0", "daemon: GPU 1 correctable")
-        with open(spx_metrics, "rb") as f:
+        with open(os.path.join(base.capture(base.SPX), "class/drm/card48/device/gpu_metrics"), "rb") as f:
             calm = f.read()
         with open(card(48, "gpu_metrics"), "rb") as f:
             throttled = f.read()
@@ -166,30 +190,28 @@ class EventTests(base.GrpcTest):
         replace(card(16, "current_compute_partition"), b"CPX\n")  # GPU 2
         both("partition-mode-changed", "0000:47:00.0")
 
-        planted = [key("memory-errors", "0000:27:00.0", "ras_uncorrectable[umc]", "2", "3"),
-                   key("memory-errors", "0000:27:00.0", "ras_correctable[umc]", "14", "20"),
-                   key("counters-restarted", "0000:c7:00.0", "violation_residency[socket_thermal]", "2764938", "0"),
-                   key("throttling", "0000:c7:00.0", "violation_residency[socket_thermal]", "0", "2764938"),
-                   key("partition-mode-changed", "0000:47:00.0", "compute_partition", "SPX", "CPX")]
+    def check_the_outputs_agree(self, stub, events, printed, printed_remote):
+        """Every planted change on the daemon's stream, the CLI's lines and --host's, in the same words
+        and order, with sequences and device ids right. The daemon's events as keys."""
         streamed = [key(e.kind, e.bdf, e.metric, e.before, e.after) for e in events.snapshot()]
         from_cli = [key(e["event"], e["bdf"], e["metric"], e["before"], e["after"]) for e in printed.snapshot()]
         printed_remote.wait_for(lambda e: e["event"] == "partition-mode-changed", "--host: partition-mode-changed")
         remotely = {key(e["event"], e["bdf"], e["metric"], e["before"], e["after"]): e for e in printed_remote.snapshot()}
-        for item in planted:
+        for item in PLANTED:
             self.assertIn(item, remotely, "--host:\n" + "\n".join(map(str, remotely)))
         local_lines = {key(e["event"], e["bdf"], e["metric"], e["before"], e["after"]): e for e in printed.snapshot()}
-        for item in planted:  # the same object but for the time
+        for item in PLANTED:  # the same object but for the time
             self.assertEqual(dict(remotely[item], time=None), dict(local_lines[item], time=None))
-        for item in planted:
+        for item in PLANTED:
             self.assertIn(item, streamed, "daemon:\n" + "\n".join(map(str, streamed)))
             self.assertIn(item, from_cli, "CLI:\n" + "\n".join(map(str, from_cli)))
         # The same words for the same change.
         messages = {key(e.kind, e.bdf, e.metric, e.before, e.after): e.message for e in events.snapshot()}
         for e in printed.snapshot():
             k = key(e["event"], e["bdf"], e["metric"], e["before"], e["after"])
-            if k in planted:
+            if k in PLANTED:
                 self.assertEqual(messages[k], e["message"])
-        order = [streamed.index(item) for item in planted[2:]]
+        order = [streamed.index(item) for item in PLANTED[2:]]
         self.assertEqual(order, sorted(order), "events out of order:\n" + "\n".join(map(str, streamed)))
         devices = {d.bdf: d for d in stub.ListDevices(base.pb.ListDevicesRequest()).devices}
         sequences = [e.sequence for e in events.snapshot()]
@@ -198,28 +220,16 @@ class EventTests(base.GrpcTest):
         for e in events.snapshot():
             self.assertEqual((e.uuid, e.device_index), (devices[e.bdf].uuid, devices[e.bdf].index))
             self.assertGreater(e.time_unix_ms, 1.7e12)
-        remote.terminate()
-        remote.wait(timeout=30)
-        remote_reader.join(timeout=10)
-        self.assertEqual(remote.stderr.read(), "")
-        cli.terminate()
-        cli.wait(timeout=30)
-        cli_reader.join(timeout=10)
-        self.assertEqual(cli.stderr.read(), "")
+        return streamed
 
-        # The device filter: GPU 1's events only, all of them.
-        gpu1 = [key(e.kind, e.bdf, e.metric, e.before, e.after) for e in gpu1_events.snapshot()]
-        self.assertEqual(gpu1, [k for k in streamed if k[1] == "0000:27:00.0"])
-        self.assertTrue(gpu1)
-
-        # A GPU whose card folder goes: unreadable while gone (the daemon does not rescan), readable back.
+    def check_a_gpu_leaving_and_a_replay(self, stub, events, sysfs, work):
+        """A GPU whose card folder goes: unreadable while gone (the daemon does not rescan), readable
+        back. A client reconnecting with the last sequence it saw gets what came after, at once."""
         os.rename(os.path.join(sysfs, "class/drm/card24"), os.path.join(work, "card24"))
         events.wait_for(lambda e: e.kind == "unreadable" and e.bdf == "0000:65:00.0", "daemon: unreadable 0000:65:00.0")
         self.assertFalse({d.bdf: d for d in stub.ListDevices(base.pb.ListDevicesRequest()).devices}["0000:65:00.0"].up)
         os.rename(os.path.join(work, "card24"), os.path.join(sysfs, "class/drm/card24"))
         events.wait_for(lambda e: e.kind == "readable" and e.bdf == "0000:65:00.0", "daemon: readable 0000:65:00.0")
-
-        # A client reconnecting with the last sequence it saw gets what came after, at once.
         kept = events.snapshot()
         middle = kept[len(kept) // 2]
         replayed, batches = self.start_stream(stub, base.pb.WatchEventsRequest(since_sequence=middle.sequence))

@@ -4,7 +4,6 @@
 #include <hipstack/foreign_names.hpp>
 #include <hipstack/smi.h>
 
-#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -106,10 +105,8 @@ TEST(ForeignNames, Errors) {
   EXPECT_EQ(hipstack_smi_foreign_name_find(HIPSTACK_SMI_FOREIGN_AMDSMI, "amdsmi_get_gpu_vendor_name", &c),
             HIPSTACK_SMI_ERROR_NOT_FOUND);
   EXPECT_NE(std::string(hipstack_smi_last_error()).find("amdsmi_get_gpu_vendor_name"), std::string::npos);
-  // One past the last tool (a value outside the enum's range: as a C caller could pass it).
-  hipstack_smi_foreign_tool unknown{};
-  const int past_the_last = HIPSTACK_SMI_FOREIGN_NFD + 1;
-  std::memcpy(&unknown, &past_the_last, sizeof unknown);
+  // One past the last tool: a newer caller's (HIPSTACK_SMI_FOREIGN_TOOL_MAX_ENUM keeps it in range).
+  const auto unknown = static_cast<hipstack_smi_foreign_tool>(HIPSTACK_SMI_FOREIGN_NFD + 1);
   EXPECT_EQ(hipstack_smi_foreign_names_size(unknown), 0u);
   EXPECT_EQ(hipstack_smi_foreign_name_get(unknown, 0, &c), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(hipstack_smi_foreign_name_find(unknown, "x", &c), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace {
@@ -389,141 +390,161 @@ Args parse(int argc, char** argv) {
   return args;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const Args args = parse(argc, argv);
-  const smoke::Options& o = args.o;
-  const hipDeviceProp_t prop = smoke::open_device(o);
-  const int size = args.size;
-  const size_t count = static_cast<size_t>(size) * size;
-
-  Blas blas;
-  bool use_blas = false;
-  if (args.backend != "tiled") {
-    use_blas = blas.load();
-    if (!use_blas && args.backend == "blas") {
-      std::fprintf(stderr, "error: --backend blas: no %s library could be loaded (tried %s; set "
-                           "HIPSTACK_BLAS_LIBRARY=/path to name one)\n", kBlasName, blas.tried.c_str());
-      return 1;
+// The inputs as small integers (the values times 16), kept on the host for the reference, and the
+// positions the check samples: the four corners, the centre (where --plant-error strikes), and 251
+// from a hash.
+struct Inputs {
+  explicit Inputs(int size) : ka(static_cast<size_t>(size) * size), kb(ka.size()) {
+    for (size_t i = 0; i < ka.size(); ++i) {
+      ka[i] = input_value(i, 1);
+      kb[i] = input_value(i, 2);
     }
-    if (!use_blas)
-      std::fprintf(stderr, "note: no %s library could be loaded (tried %s); using the tiled kernel\n", kBlasName,
-                   blas.tried.c_str());
+    samples = {{0, 0}, {0, size - 1}, {size - 1, 0}, {size - 1, size - 1}, {size / 2, size / 2}};
+    for (uint64_t s = 0; samples.size() < 256; ++s)
+      samples.push_back({static_cast<int>(mix(s, 3) % static_cast<uint64_t>(size)),
+                         static_cast<int>(mix(s, 4) % static_cast<uint64_t>(size))});
   }
-  hipStream_t stream;
-  HIP_CHECK(hipStreamCreate(&stream));
-  if (use_blas) blas.start(stream);
+  std::vector<int8_t> ka, kb;
+  std::vector<std::pair<int, int>> samples;
+};
 
-  // The inputs as small integers (the values times 16), kept on the host for the reference.
-  std::vector<int8_t> ka(count), kb(count);
-  for (size_t i = 0; i < count; ++i) {
-    ka[i] = input_value(i, 1);
-    kb[i] = input_value(i, 2);
-  }
-  // Sample positions: the four corners, the centre (where --plant-error strikes), and 251 from a hash.
-  std::vector<std::pair<int, int>> samples = {
-      {0, 0}, {0, size - 1}, {size - 1, 0}, {size - 1, size - 1}, {size / 2, size / 2}};
-  for (uint64_t s = 0; samples.size() < 256; ++s)
-    samples.push_back({static_cast<int>(mix(s, 3) % static_cast<uint64_t>(size)),
-                       static_cast<int>(mix(s, 4) % static_cast<uint64_t>(size))});
-
-  std::vector<Run> runs;
-  hipEvent_t start, stop;
-  HIP_CHECK(hipEventCreate(&start));
-  HIP_CHECK(hipEventCreate(&stop));
-  for (const Precision p : args.precisions) {
-    Run r{p, use_blas ? kBlasName : "tiled", use_blas ? blas.path : std::string()};
-    const size_t bytes = count * element_bytes(p);
-    std::vector<unsigned char> host(bytes);
-    void *a = nullptr, *b = nullptr, *c = nullptr;
-    HIP_CHECK(hipMalloc(&a, bytes));
-    HIP_CHECK(hipMalloc(&b, bytes));
-    HIP_CHECK(hipMalloc(&c, bytes));
+// A, B and C of one precision on the device: A and B uploaded from the inputs, C all-ones bytes (a
+// NaN in every precision: an unwritten element shows).
+class Matrices {
+ public:
+  Matrices(Precision p, const Inputs& inputs) : p_(p), esize_(element_bytes(p)), bytes_(inputs.ka.size() * esize_) {
+    HIP_CHECK(hipMalloc(&a, bytes_));
+    HIP_CHECK(hipMalloc(&b, bytes_));
+    HIP_CHECK(hipMalloc(&c, bytes_));
+    std::vector<unsigned char> host(bytes_);
     for (int which = 0; which < 2; ++which) {
-      const std::vector<int8_t>& src = which ? kb : ka;
-      for (size_t i = 0; i < count; ++i) {
+      const std::vector<int8_t>& src = which ? inputs.kb : inputs.ka;
+      for (size_t i = 0; i < src.size(); ++i) {
         const double v = src[i] / 16.0;
         if (p == Precision::fp32) reinterpret_cast<float*>(host.data())[i] = static_cast<float>(v);
         else if (p == Precision::bf16) reinterpret_cast<uint16_t*>(host.data())[i] = float_to_bf16(static_cast<float>(v));
         else reinterpret_cast<double*>(host.data())[i] = v;
       }
-      HIP_CHECK(hipMemcpy(which ? b : a, host.data(), bytes, hipMemcpyHostToDevice));
+      HIP_CHECK(hipMemcpy(which ? b : a, host.data(), bytes_, hipMemcpyHostToDevice));
     }
-    HIP_CHECK(hipMemset(c, 0xff, bytes));  // all-ones bytes are a NaN in every precision: unwritten shows
-    const auto gemm = [&] {
-      if (use_blas) blas.run(p, a, b, c, size);
-      else launch_tiled(p, a, b, c, size, stream);
-      HIP_CHECK(hipGetLastError());
-    };
-    for (int w = 0; w < 3; ++w) gemm();  // warm-up: library initialisation, clocks
-    HIP_CHECK(hipStreamSynchronize(stream));
-    std::vector<float> ms;
-    for (int k = 0; k < o.repeats; ++k) {
-      HIP_CHECK(hipEventRecord(start, stream));
-      gemm();
-      HIP_CHECK(hipEventRecord(stop, stream));
-      HIP_CHECK(hipEventSynchronize(stop));
-      float t = 0;
-      HIP_CHECK(hipEventElapsedTime(&t, start, stop));
-      ms.push_back(t);
-    }
-    r.best_ms = *std::min_element(ms.begin(), ms.end());
-    for (float t : ms) r.mean_ms += t / static_cast<double>(ms.size());
-
-    const size_t esize = element_bytes(p);
-    const auto read = [&](size_t index) {
-      unsigned char raw[8];
-      HIP_CHECK(hipMemcpy(raw, static_cast<unsigned char*>(c) + index * esize, esize, hipMemcpyDeviceToHost));
-      if (p == Precision::fp32) return static_cast<double>(*reinterpret_cast<float*>(raw));
-      if (p == Precision::bf16) return static_cast<double>(bf16_to_float(*reinterpret_cast<uint16_t*>(raw)));
-      return *reinterpret_cast<double*>(raw);
-    };
-    if (o.plant_error) {  // after the GEMM, a wrong value at the centre, which the check must catch
-      const size_t index = static_cast<size_t>(size / 2) * size + size / 2;
-      const double wrong = read(index) + 1000.0;
-      unsigned char raw[8];
-      if (p == Precision::fp32) *reinterpret_cast<float*>(raw) = static_cast<float>(wrong);
-      else if (p == Precision::bf16) *reinterpret_cast<uint16_t*>(raw) = float_to_bf16(static_cast<float>(wrong));
-      else *reinterpret_cast<double*>(raw) = wrong;
-      HIP_CHECK(hipMemcpy(static_cast<unsigned char*>(c) + index * esize, raw, esize, hipMemcpyHostToDevice));
-    }
-    // The check. The error at each position is |C - exact| divided by sum_k |a_ik·b_kj| (the size of the
-    // terms, which bounds |C|; a plain relative error is undefined where the exact value is 0). The
-    // tolerance is the classical worst-case bound for a K-term sum in the accumulation's unit roundoff,
-    // K·u_acc, plus one rounding to the output's precision u_out: fp32 K·2^-24, bf16 K·2^-24 + 2^-8,
-    // fp64 K·2^-53. (With these inputs the sums are exact, so only bf16's output rounding shows.) A
-    // planted +1000 is at least 1000/K of the terms' size, far above it for any K <= 2^16.
-    const double u_acc = p == Precision::fp64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
-    r.tolerance = size * u_acc + (p == Precision::bf16 ? std::ldexp(1.0, -8) : 0.0);
-    r.verified = true;
-    for (const auto& [i, j] : samples) {
-      int64_t exact = 0, terms = 0;  // in units of 1/256
-      for (int k = 0; k < size; ++k) {
-        const int product = ka[static_cast<size_t>(i) * size + k] * kb[static_cast<size_t>(k) * size + j];
-        exact += product;
-        terms += std::abs(product);
-      }
-      const double got = read(static_cast<size_t>(i) * size + j);
-      const double error = std::fabs(got - exact / 256.0) / std::max(terms / 256.0, 1.0 / 256.0);
-      if (!(error <= r.tolerance)) {  // NaN fails too
-        if (r.verified)
-          std::fprintf(stderr, "%s: C[%d][%d] = %.9g, expected %.9g\n", name_of(p), i, j, got, exact / 256.0);
-        r.verified = false;
-      }
-      if (!(error <= r.max_error)) r.max_error = error;  // keeps a NaN
-    }
+    HIP_CHECK(hipMemset(c, 0xff, bytes_));
+  }
+  ~Matrices() {
     HIP_CHECK(hipFree(a));
     HIP_CHECK(hipFree(b));
     HIP_CHECK(hipFree(c));
-    runs.push_back(r);
   }
-  if (use_blas) blas.stop();
-  HIP_CHECK(hipStreamDestroy(stream));
+  Matrices(const Matrices&) = delete;
+  Matrices& operator=(const Matrices&) = delete;
 
+  // C's element `index`, as a double.
+  double read(size_t index) const {
+    unsigned char raw[8];
+    HIP_CHECK(hipMemcpy(raw, static_cast<unsigned char*>(c) + index * esize_, esize_, hipMemcpyDeviceToHost));
+    if (p_ == Precision::fp32) return static_cast<double>(*reinterpret_cast<float*>(raw));
+    if (p_ == Precision::bf16) return static_cast<double>(bf16_to_float(*reinterpret_cast<uint16_t*>(raw)));
+    return *reinterpret_cast<double*>(raw);
+  }
+  void write(size_t index, double value) {
+    unsigned char raw[8];
+    if (p_ == Precision::fp32) *reinterpret_cast<float*>(raw) = static_cast<float>(value);
+    else if (p_ == Precision::bf16) *reinterpret_cast<uint16_t*>(raw) = float_to_bf16(static_cast<float>(value));
+    else *reinterpret_cast<double*>(raw) = value;
+    HIP_CHECK(hipMemcpy(static_cast<unsigned char*>(c) + index * esize_, raw, esize_, hipMemcpyHostToDevice));
+  }
+
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+
+ private:
+  Precision p_;
+  size_t esize_, bytes_;
+};
+
+// The library, when the backend allows one and one loads; nothing but an error when --backend blas
+// asked for one that does not load (exit 1, said on stderr).
+std::optional<bool> choose_blas(const Args& args, Blas& blas) {
+  if (args.backend == "tiled") return false;
+  const bool loaded = blas.load();
+  if (!loaded && args.backend == "blas") {
+    std::fprintf(stderr, "error: --backend blas: no %s library could be loaded (tried %s; set "
+                         "HIPSTACK_BLAS_LIBRARY=/path to name one)\n", kBlasName, blas.tried.c_str());
+    return std::nullopt;
+  }
+  if (!loaded)
+    std::fprintf(stderr, "note: no %s library could be loaded (tried %s); using the tiled kernel\n", kBlasName,
+                 blas.tried.c_str());
+  return loaded;
+}
+
+// The check. The error at each position is |C - exact| divided by sum_k |a_ik·b_kj| (the size of the
+// terms, which bounds |C|; a plain relative error is undefined where the exact value is 0). The
+// tolerance is the classical worst-case bound for a K-term sum in the accumulation's unit roundoff,
+// K·u_acc, plus one rounding to the output's precision u_out: fp32 K·2^-24, bf16 K·2^-24 + 2^-8,
+// fp64 K·2^-53. (With these inputs the sums are exact, so only bf16's output rounding shows.) A
+// planted +1000 is at least 1000/K of the terms' size, far above it for any K <= 2^16.
+void check(const Matrices& m, const Inputs& inputs, int size, Run& r) {
+  const double u_acc = r.precision == Precision::fp64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+  r.tolerance = size * u_acc + (r.precision == Precision::bf16 ? std::ldexp(1.0, -8) : 0.0);
+  r.verified = true;
+  for (const auto& [i, j] : inputs.samples) {
+    int64_t exact = 0, terms = 0;  // in units of 1/256
+    for (int k = 0; k < size; ++k) {
+      const int product = inputs.ka[static_cast<size_t>(i) * size + k] * inputs.kb[static_cast<size_t>(k) * size + j];
+      exact += product;
+      terms += std::abs(product);
+    }
+    const double got = m.read(static_cast<size_t>(i) * size + j);
+    const double error = std::fabs(got - exact / 256.0) / std::max(terms / 256.0, 1.0 / 256.0);
+    if (!(error <= r.tolerance)) {  // NaN fails too
+      if (r.verified)
+        std::fprintf(stderr, "%s: C[%d][%d] = %.9g, expected %.9g\n", name_of(r.precision), i, j, got, exact / 256.0);
+      r.verified = false;
+    }
+    if (!(error <= r.max_error)) r.max_error = error;  // keeps a NaN
+  }
+}
+
+// One precision: three warm-up GEMMs, `repeats` timed ones, then the check (after a planted error
+// when asked).
+Run run_precision(Precision p, const Inputs& inputs, int size, const smoke::Options& o, const Blas* blas,
+                  hipStream_t stream) {
+  Run r{p, blas != nullptr ? kBlasName : "tiled", blas != nullptr ? blas->path : std::string()};
+  Matrices m(p, inputs);
+  const auto gemm = [&] {
+    if (blas != nullptr) blas->run(p, m.a, m.b, m.c, size);
+    else launch_tiled(p, m.a, m.b, m.c, size, stream);
+    HIP_CHECK(hipGetLastError());
+  };
+  for (int w = 0; w < 3; ++w) gemm();  // warm-up: library initialisation, clocks
+  HIP_CHECK(hipStreamSynchronize(stream));
+  hipEvent_t start, stop;
+  HIP_CHECK(hipEventCreate(&start));
+  HIP_CHECK(hipEventCreate(&stop));
+  std::vector<float> ms;
+  for (int k = 0; k < o.repeats; ++k) {
+    HIP_CHECK(hipEventRecord(start, stream));
+    gemm();
+    HIP_CHECK(hipEventRecord(stop, stream));
+    HIP_CHECK(hipEventSynchronize(stop));
+    float t = 0;
+    HIP_CHECK(hipEventElapsedTime(&t, start, stop));
+    ms.push_back(t);
+  }
+  HIP_CHECK(hipEventDestroy(start));
+  HIP_CHECK(hipEventDestroy(stop));
+  r.best_ms = *std::min_element(ms.begin(), ms.end());
+  for (float t : ms) r.mean_ms += t / static_cast<double>(ms.size());
+  if (o.plant_error) {  // after the GEMM, a wrong value at the centre, which the check must catch
+    const size_t index = static_cast<size_t>(size / 2) * size + size / 2;
+    m.write(index, m.read(index) + 1000.0);
+  }
+  check(m, inputs, size, r);
+  return r;
+}
+
+void print_runs(const hipDeviceProp_t& prop, const smoke::Options& o, int size, const Blas* blas,
+                const std::vector<Run>& runs, bool ok) {
   const double flop = 2.0 * size * static_cast<double>(size) * size;
-  bool ok = true;
-  for (const Run& r : runs) ok = ok && r.verified;
   if (o.json) {
     std::printf("{\"test\": \"gemm\", \"device\": %s, \"size\": %d, \"repeats\": %d, \"runs\": [",
                 smoke::device_json(prop, o.device).c_str(), size, o.repeats);
@@ -535,16 +556,39 @@ int main(int argc, char** argv) {
                   r.best_ms, r.mean_ms, flop / (r.best_ms * 1e-3) / 1e12, flop / (r.mean_ms * 1e-3) / 1e12,
                   number_or_null(r.max_error).c_str(), r.verified ? "true" : "false");
     std::printf("], \"result\": \"%s\"}\n", ok ? "pass" : "fail");
-  } else {
-    std::printf("gemm on %s (%s): M = N = K = %d, best and mean of %d after a warm-up\n", prop.name, prop.gcnArchName,
-                size, o.repeats);
-    if (use_blas) std::printf("library: %s\n", blas.path.c_str());
-    std::printf("%-9s %-8s %10s %10s %9s %12s %11s %10s %s\n", "precision", "backend", "best ms", "mean ms", "TFLOPS",
-                "mean TFLOPS", "max error", "tolerance", "check");
-    for (const Run& r : runs)
-      std::printf("%-9s %-8s %10.4f %10.4f %9.2f %12.2f %11.3g %10.3g %s\n", name_of(r.precision), r.backend, r.best_ms,
-                  r.mean_ms, flop / (r.best_ms * 1e-3) / 1e12, flop / (r.mean_ms * 1e-3) / 1e12, r.max_error,
-                  r.tolerance, r.verified ? "PASS" : "FAIL");
+    return;
   }
+  std::printf("gemm on %s (%s): M = N = K = %d, best and mean of %d after a warm-up\n", prop.name, prop.gcnArchName,
+              size, o.repeats);
+  if (blas != nullptr) std::printf("library: %s\n", blas->path.c_str());
+  std::printf("%-9s %-8s %10s %10s %9s %12s %11s %10s %s\n", "precision", "backend", "best ms", "mean ms", "TFLOPS",
+              "mean TFLOPS", "max error", "tolerance", "check");
+  for (const Run& r : runs)
+    std::printf("%-9s %-8s %10.4f %10.4f %9.2f %12.2f %11.3g %10.3g %s\n", name_of(r.precision), r.backend, r.best_ms,
+                r.mean_ms, flop / (r.best_ms * 1e-3) / 1e12, flop / (r.mean_ms * 1e-3) / 1e12, r.max_error,
+                r.tolerance, r.verified ? "PASS" : "FAIL");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = parse(argc, argv);
+  const smoke::Options& o = args.o;
+  const hipDeviceProp_t prop = smoke::open_device(o);
+  const int size = args.size;
+  Blas blas;
+  const std::optional<bool> use_blas = choose_blas(args, blas);
+  if (!use_blas) return 1;
+  hipStream_t stream;
+  HIP_CHECK(hipStreamCreate(&stream));
+  if (*use_blas) blas.start(stream);
+  const Inputs inputs(size);
+  std::vector<Run> runs;
+  for (const Precision p : args.precisions) runs.push_back(run_precision(p, inputs, size, o, *use_blas ? &blas : nullptr, stream));
+  if (*use_blas) blas.stop();
+  HIP_CHECK(hipStreamDestroy(stream));
+  bool ok = true;
+  for (const Run& r : runs) ok = ok && r.verified;
+  print_runs(prop, o, size, *use_blas ? &blas : nullptr, runs, ok);
   return ok ? 0 : 1;
 }

@@ -217,6 +217,86 @@ unsigned long long error_count(const ErrorLog* log) {
   return count;
 }
 
+// Marks the patterns --patterns names (comma-separated, or "all"); false, said on stderr, for an
+// unknown one.
+bool choose_patterns(const std::string& list, Pattern (&patterns)[4], const char* usage) {
+  for (size_t start = 0; start <= list.size();) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string_view name = std::string_view(list).substr(start, comma - start);
+    bool known = name == "all";
+    for (Pattern& p : patterns)
+      if (name == "all" || name == p.name) {
+        p.chosen = true;
+        known = true;
+      }
+    if (!known) {
+      std::fprintf(stderr, "unknown pattern '%.*s' in --patterns\nusage: %s\n", static_cast<int>(name.size()),
+                   name.data(), usage);
+      return false;
+    }
+    start = comma + 1;
+  }
+  return true;
+}
+
+// Each chosen pattern `passes` times, timed, with the errors each found.
+void run_patterns(Tester& tester, const ErrorLog* log, Pattern (&patterns)[4], int passes) {
+  hipEvent_t start, stop;
+  HIP_CHECK(hipEventCreate(&start));
+  HIP_CHECK(hipEventCreate(&stop));
+  for (int pass = 0; pass < passes; ++pass)
+    for (Pattern& p : patterns) {
+      if (!p.chosen) continue;
+      const unsigned long long before = error_count(log);
+      HIP_CHECK(hipEventRecord(start, nullptr));
+      p.bytes_moved += tester.run(p.name, pass);
+      HIP_CHECK(hipEventRecord(stop, nullptr));
+      HIP_CHECK(hipEventSynchronize(stop));
+      float ms = 0;
+      HIP_CHECK(hipEventElapsedTime(&ms, start, stop));
+      p.seconds += ms * 1e-3;
+      p.errors += error_count(log) - before;
+    }
+}
+
+void print_json(const hipDeviceProp_t& prop, int device, const Tester& tester, int passes, const Pattern (&patterns)[4],
+                const ErrorLog& found) {
+  const int kept = static_cast<int>(std::min<unsigned long long>(found.count, kKeptErrors));
+  std::printf("{\"test\": \"memtest\", \"device\": %s, \"bytes_tested\": %zu, \"passes\": %d, \"patterns\": [",
+              smoke::device_json(prop, device).c_str(), tester.bytes(), passes);
+  bool first = true;
+  for (const Pattern& p : patterns) {
+    if (!p.chosen) continue;
+    std::printf("%s{\"pattern\": \"%s\", \"errors\": %llu, \"seconds\": %.4f, \"gbps\": %.1f}", first ? "" : ", ",
+                p.name, p.errors, p.seconds, p.bytes_moved / p.seconds / 1e9);
+    first = false;
+  }
+  std::printf("], \"errors\": %llu, \"first_errors\": [", found.count);
+  for (int k = 0; k < kept; ++k)
+    std::printf("%s{\"offset\": %llu, \"expected\": \"0x%08x\", \"actual\": \"0x%08x\"}", k ? ", " : "",
+                found.offset[k], found.expected[k], found.actual[k]);
+  std::printf("], \"result\": \"%s\"}\n", found.count == 0 ? "pass" : "fail");
+}
+
+void print_text(const hipDeviceProp_t& prop, const Tester& tester, size_t chunks, size_t wanted, size_t free_bytes,
+                int passes, const Pattern (&patterns)[4], const ErrorLog& found) {
+  const int kept = static_cast<int>(std::min<unsigned long long>(found.count, kKeptErrors));
+  std::printf("memtest on %s (%s): %.1f MiB tested in %zu chunk%s (%.1f MiB asked, %.1f MiB free), %d pass%s\n",
+              prop.name, prop.gcnArchName, tester.bytes() / 1048576.0, chunks, chunks == 1 ? "" : "s",
+              wanted / 1048576.0, free_bytes / 1048576.0, passes, passes == 1 ? "" : "es");
+  if (tester.planted())
+    std::printf("planted: bit mask 0x%08x flipped in the word at offset %llu\n", tester.planted_mask(),
+                tester.planted_word() * sizeof(uint32_t));
+  std::printf("%-18s %10s %10s %10s\n", "pattern", "errors", "seconds", "GB/s");
+  for (const Pattern& p : patterns)
+    if (p.chosen)
+      std::printf("%-18s %10llu %10.3f %10.1f\n", p.name, p.errors, p.seconds, p.bytes_moved / p.seconds / 1e9);
+  for (int k = 0; k < kept; ++k)
+    std::printf("error at offset %llu: expected 0x%08x, read 0x%08x\n", found.offset[k], found.expected[k],
+                found.actual[k]);
+  std::printf("%llu error%s: %s\n", found.count, found.count == 1 ? "" : "s", found.count == 0 ? "PASS" : "FAIL");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -232,23 +312,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Pattern patterns[] = {{"walking-ones"}, {"walking-zeros"}, {"moving-inversions"}, {"random"}};
-  const std::string list = o.patterns.empty() ? "all" : o.patterns;
-  for (size_t start = 0; start <= list.size();) {
-    const size_t comma = std::min(list.find(',', start), list.size());
-    const std::string_view name = std::string_view(list).substr(start, comma - start);
-    bool known = name == "all";
-    for (Pattern& p : patterns)
-      if (name == "all" || name == p.name) {
-        p.chosen = true;
-        known = true;
-      }
-    if (!known) {
-      std::fprintf(stderr, "unknown pattern '%.*s' in --patterns\nusage: %s\n", static_cast<int>(name.size()),
-                   name.data(), usage);
-      return 2;
-    }
-    start = comma + 1;
-  }
+  if (!choose_patterns(o.patterns.empty() ? "all" : o.patterns, patterns, usage)) return 2;
   const int passes = o.passes ? o.passes : 1;
 
   const hipDeviceProp_t prop = smoke::open_device(o);
@@ -269,59 +333,12 @@ int main(int argc, char** argv) {
   const unsigned grid = static_cast<unsigned>(prop.multiProcessorCount) * 8;
   Tester tester(chunks, grid, log, o.plant_error);
 
-  hipEvent_t start, stop;
-  HIP_CHECK(hipEventCreate(&start));
-  HIP_CHECK(hipEventCreate(&stop));
-  for (int pass = 0; pass < passes; ++pass)
-    for (Pattern& p : patterns) {
-      if (!p.chosen) continue;
-      const unsigned long long before = error_count(log);
-      HIP_CHECK(hipEventRecord(start, nullptr));
-      p.bytes_moved += tester.run(p.name, pass);
-      HIP_CHECK(hipEventRecord(stop, nullptr));
-      HIP_CHECK(hipEventSynchronize(stop));
-      float ms = 0;
-      HIP_CHECK(hipEventElapsedTime(&ms, start, stop));
-      p.seconds += ms * 1e-3;
-      p.errors += error_count(log) - before;
-    }
+  run_patterns(tester, log, patterns, passes);
   ErrorLog found;
   HIP_CHECK(hipMemcpy(&found, log, sizeof found, hipMemcpyDeviceToHost));
   const bool ok = found.count == 0;
-  const int kept = static_cast<int>(std::min<unsigned long long>(found.count, kKeptErrors));
-
-  if (o.json) {
-    std::printf("{\"test\": \"memtest\", \"device\": %s, \"bytes_tested\": %zu, \"passes\": %d, \"patterns\": [",
-                smoke::device_json(prop, o.device).c_str(), tester.bytes(), passes);
-    bool first = true;
-    for (const Pattern& p : patterns) {
-      if (!p.chosen) continue;
-      std::printf("%s{\"pattern\": \"%s\", \"errors\": %llu, \"seconds\": %.4f, \"gbps\": %.1f}", first ? "" : ", ",
-                  p.name, p.errors, p.seconds, p.bytes_moved / p.seconds / 1e9);
-      first = false;
-    }
-    std::printf("], \"errors\": %llu, \"first_errors\": [", found.count);
-    for (int k = 0; k < kept; ++k)
-      std::printf("%s{\"offset\": %llu, \"expected\": \"0x%08x\", \"actual\": \"0x%08x\"}", k ? ", " : "",
-                  found.offset[k], found.expected[k], found.actual[k]);
-    std::printf("], \"result\": \"%s\"}\n", ok ? "pass" : "fail");
-  } else {
-    std::printf("memtest on %s (%s): %.1f MiB tested in %zu chunk%s (%.1f MiB asked, %.1f MiB free), %d pass%s\n",
-                prop.name, prop.gcnArchName, tester.bytes() / 1048576.0, chunks.size(), chunks.size() == 1 ? "" : "s",
-                wanted / 1048576.0,
-                free_bytes / 1048576.0, passes, passes == 1 ? "" : "es");
-    if (tester.planted())
-      std::printf("planted: bit mask 0x%08x flipped in the word at offset %llu\n", tester.planted_mask(),
-                  tester.planted_word() * sizeof(uint32_t));
-    std::printf("%-18s %10s %10s %10s\n", "pattern", "errors", "seconds", "GB/s");
-    for (const Pattern& p : patterns)
-      if (p.chosen)
-        std::printf("%-18s %10llu %10.3f %10.1f\n", p.name, p.errors, p.seconds, p.bytes_moved / p.seconds / 1e9);
-    for (int k = 0; k < kept; ++k)
-      std::printf("error at offset %llu: expected 0x%08x, read 0x%08x\n", found.offset[k], found.expected[k],
-                  found.actual[k]);
-    std::printf("%llu error%s: %s\n", found.count, found.count == 1 ? "" : "s", ok ? "PASS" : "FAIL");
-  }
+  if (o.json) print_json(prop, o.device, tester, passes, patterns, found);
+  else print_text(prop, tester, chunks.size(), wanted, free_bytes, passes, patterns, found);
   for (const Chunk& c : chunks) HIP_CHECK(hipFree(c.p));
   HIP_CHECK(hipFree(log));
   return ok ? 0 : 1;

@@ -77,6 +77,126 @@ float elapsed_ms(Device& d) {
   return ms;
 }
 
+// Every device with its buffers, stream and events, its source filled with its own pattern.
+std::vector<Device> open_devices(int count, size_t bytes, size_t words) {
+  std::vector<Device> devices(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    Device& d = devices[static_cast<size_t>(i)];
+    HIP_CHECK(hipSetDevice(i));
+    HIP_CHECK(hipGetDeviceProperties(&d.prop, i));
+    HIP_CHECK(hipMalloc(&d.source, bytes));
+    HIP_CHECK(hipMalloc(&d.received, bytes));
+    HIP_CHECK(hipMalloc(&d.wrong, sizeof(unsigned long long)));
+    HIP_CHECK(hipStreamCreateWithFlags(&d.stream, hipStreamNonBlocking));
+    HIP_CHECK(hipMemsetAsync(d.received, 0, bytes, d.stream));
+    HIP_CHECK(hipEventCreate(&d.start));
+    HIP_CHECK(hipEventCreate(&d.stop));
+    d.grid = static_cast<unsigned>(d.prop.multiProcessorCount) * 8;
+    hipLaunchKernelGGL(fill_pattern, dim3(d.grid), dim3(kBlock), 0, d.stream, d.source, words, i);
+    HIP_CHECK(hipGetLastError());
+    HIP_CHECK(hipStreamSynchronize(d.stream));
+  }
+  return devices;
+}
+
+// can[i][j]: device i can access device j's memory; where it can, access is enabled.
+std::vector<std::vector<bool>> enable_peer_access(int count) {
+  std::vector<std::vector<bool>> can(static_cast<size_t>(count), std::vector<bool>(static_cast<size_t>(count)));
+  for (int i = 0; i < count; ++i)
+    for (int j = 0; j < count; ++j) {
+      if (i == j) continue;
+      int possible = 0;
+      HIP_CHECK(hipDeviceCanAccessPeer(&possible, i, j));
+      can[static_cast<size_t>(i)][static_cast<size_t>(j)] = possible != 0;
+      if (!possible) continue;
+      HIP_CHECK(hipSetDevice(i));
+      const hipError_t enabled = hipDeviceEnablePeerAccess(j, 0);
+      if (enabled == hipErrorPeerAccessAlreadyEnabled) (void)hipGetLastError();
+      else HIP_CHECK(enabled);
+    }
+  return can;
+}
+
+// One ordered pair: the best of `repeats` copies from s to t alone, then both ways at once, each
+// checked on arrival.
+Pair measure_pair(std::vector<Device>& devices, int s, int t, bool peer_access, size_t bytes, size_t words, int repeats) {
+  Device &src = devices[static_cast<size_t>(s)], &dst = devices[static_cast<size_t>(t)];
+  Pair p{s, t};
+  p.peer_access = peer_access;
+  float best = 1e30f;
+  for (int k = 0; k <= repeats; ++k) {  // k == 0 warms up and is not counted
+    HIP_CHECK(hipSetDevice(s));
+    HIP_CHECK(hipEventRecord(src.start, src.stream));
+    HIP_CHECK(hipMemcpyPeerAsync(dst.received, t, src.source, s, bytes, src.stream));
+    HIP_CHECK(hipEventRecord(src.stop, src.stream));
+    const float ms = elapsed_ms(src);
+    if (k > 0) best = std::min(best, ms);
+  }
+  p.unidirectional_gbps = static_cast<double>(bytes) / (best * 1e-3) / 1e9;
+  const bool uni_ok = received_from(dst, t, s, words, bytes);
+
+  best = 1e30f;
+  for (int k = 0; k <= repeats; ++k) {
+    HIP_CHECK(hipSetDevice(s));
+    HIP_CHECK(hipEventRecord(src.start, src.stream));
+    HIP_CHECK(hipSetDevice(t));
+    HIP_CHECK(hipStreamWaitEvent(dst.stream, src.start, 0));  // both copies start together
+    HIP_CHECK(hipMemcpyPeerAsync(src.received, s, dst.source, t, bytes, dst.stream));
+    HIP_CHECK(hipEventRecord(dst.stop, dst.stream));
+    HIP_CHECK(hipSetDevice(s));
+    HIP_CHECK(hipMemcpyPeerAsync(dst.received, t, src.source, s, bytes, src.stream));
+    HIP_CHECK(hipStreamWaitEvent(src.stream, dst.stop, 0));  // src's stop comes after both copies
+    HIP_CHECK(hipEventRecord(src.stop, src.stream));
+    const float ms = elapsed_ms(src);
+    if (k > 0) best = std::min(best, ms);
+  }
+  p.bidirectional_gbps = 2.0 * static_cast<double>(bytes) / (best * 1e-3) / 1e9;
+  const bool there = received_from(dst, t, s, words, bytes);
+  const bool back = received_from(src, s, t, words, bytes);
+  p.verified = uni_ok && there && back;
+  return p;
+}
+
+void print_json(const std::vector<Device>& devices, const std::vector<Pair>& pairs, size_t bytes, int repeats, bool ok) {
+  const int count = static_cast<int>(devices.size());
+  std::printf("{\"test\": \"p2p\", \"devices\": [");
+  for (int i = 0; i < count; ++i)
+    std::printf("%s%s", i ? ", " : "", smoke::device_json(devices[static_cast<size_t>(i)].prop, i).c_str());
+  std::printf("], \"bytes\": %zu, \"repeats\": %d, \"pairs\": [", bytes, repeats);
+  for (const Pair& p : pairs)
+    std::printf("%s{\"src\": %d, \"dst\": %d, \"peer_access\": %s, \"unidirectional_gbps\": %.2f, "
+                "\"bidirectional_gbps\": %.2f, \"verified\": %s}",
+                &p == pairs.data() ? "" : ", ", p.src, p.dst, p.peer_access ? "true" : "false",
+                p.unidirectional_gbps, p.bidirectional_gbps, p.verified ? "true" : "false");
+  std::printf("], \"result\": \"%s\"}\n", ok ? "pass" : "fail");
+}
+
+void print_text(const std::vector<Device>& devices, const std::vector<Pair>& pairs, size_t bytes, int repeats) {
+  const int count = static_cast<int>(devices.size());
+  std::printf("p2p over %d devices, %.1f MiB per copy, best of %d\n", count, bytes / 1048576.0, repeats);
+  for (int i = 0; i < count; ++i)
+    std::printf("  device %d: %s (%s)\n", i, devices[static_cast<size_t>(i)].prop.name,
+                devices[static_cast<size_t>(i)].prop.gcnArchName);
+  std::printf("%-4s %-4s %-6s %12s %12s %s\n", "src", "dst", "peer", "uni GB/s", "bidi GB/s", "check");
+  for (const Pair& p : pairs)
+    std::printf("%-4d %-4d %-6s %12.2f %12.2f %s\n", p.src, p.dst, p.peer_access ? "yes" : "no",
+                p.unidirectional_gbps, p.bidirectional_gbps, p.verified ? "PASS" : "FAIL");
+}
+
+void release(std::vector<Device>& devices) {
+  const int count = static_cast<int>(devices.size());
+  for (int i = 0; i < count; ++i) {
+    Device& d = devices[static_cast<size_t>(i)];
+    HIP_CHECK(hipSetDevice(i));
+    HIP_CHECK(hipFree(d.source));
+    HIP_CHECK(hipFree(d.received));
+    HIP_CHECK(hipFree(d.wrong));
+    HIP_CHECK(hipStreamDestroy(d.stream));
+    HIP_CHECK(hipEventDestroy(d.start));
+    HIP_CHECK(hipEventDestroy(d.stop));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,111 +217,19 @@ int main(int argc, char** argv) {
     return 77;
   }
 
-  std::vector<Device> devices(static_cast<size_t>(count));
-  for (int i = 0; i < count; ++i) {
-    Device& d = devices[static_cast<size_t>(i)];
-    HIP_CHECK(hipSetDevice(i));
-    HIP_CHECK(hipGetDeviceProperties(&d.prop, i));
-    HIP_CHECK(hipMalloc(&d.source, bytes));
-    HIP_CHECK(hipMalloc(&d.received, bytes));
-    HIP_CHECK(hipMalloc(&d.wrong, sizeof(unsigned long long)));
-    HIP_CHECK(hipStreamCreateWithFlags(&d.stream, hipStreamNonBlocking));
-    HIP_CHECK(hipMemsetAsync(d.received, 0, bytes, d.stream));
-    HIP_CHECK(hipEventCreate(&d.start));
-    HIP_CHECK(hipEventCreate(&d.stop));
-    d.grid = static_cast<unsigned>(d.prop.multiProcessorCount) * 8;
-    hipLaunchKernelGGL(fill_pattern, dim3(d.grid), dim3(kBlock), 0, d.stream, d.source, words, i);
-    HIP_CHECK(hipGetLastError());
-    HIP_CHECK(hipStreamSynchronize(d.stream));
-  }
-  // can[i][j]: device i can access device j's memory; where it can, access is enabled.
-  std::vector<std::vector<bool>> can(static_cast<size_t>(count), std::vector<bool>(static_cast<size_t>(count)));
-  for (int i = 0; i < count; ++i)
-    for (int j = 0; j < count; ++j) {
-      if (i == j) continue;
-      int possible = 0;
-      HIP_CHECK(hipDeviceCanAccessPeer(&possible, i, j));
-      can[static_cast<size_t>(i)][static_cast<size_t>(j)] = possible != 0;
-      if (!possible) continue;
-      HIP_CHECK(hipSetDevice(i));
-      const hipError_t enabled = hipDeviceEnablePeerAccess(j, 0);
-      if (enabled == hipErrorPeerAccessAlreadyEnabled) (void)hipGetLastError();
-      else HIP_CHECK(enabled);
-    }
-
+  std::vector<Device> devices = open_devices(count, bytes, words);
+  const std::vector<std::vector<bool>> can = enable_peer_access(count);
   std::vector<Pair> pairs;
   for (int s = 0; s < count; ++s)
     for (int t = 0; t < count; ++t) {
       if (s == t) continue;
-      Device &src = devices[static_cast<size_t>(s)], &dst = devices[static_cast<size_t>(t)];
-      Pair p{s, t};
-      p.peer_access = can[static_cast<size_t>(s)][static_cast<size_t>(t)] && can[static_cast<size_t>(t)][static_cast<size_t>(s)];
-      float best = 1e30f;
-      for (int k = 0; k <= repeats; ++k) {  // k == 0 warms up and is not counted
-        HIP_CHECK(hipSetDevice(s));
-        HIP_CHECK(hipEventRecord(src.start, src.stream));
-        HIP_CHECK(hipMemcpyPeerAsync(dst.received, t, src.source, s, bytes, src.stream));
-        HIP_CHECK(hipEventRecord(src.stop, src.stream));
-        const float ms = elapsed_ms(src);
-        if (k > 0) best = std::min(best, ms);
-      }
-      p.unidirectional_gbps = static_cast<double>(bytes) / (best * 1e-3) / 1e9;
-      const bool uni_ok = received_from(dst, t, s, words, bytes);
-
-      best = 1e30f;
-      for (int k = 0; k <= repeats; ++k) {
-        HIP_CHECK(hipSetDevice(s));
-        HIP_CHECK(hipEventRecord(src.start, src.stream));
-        HIP_CHECK(hipSetDevice(t));
-        HIP_CHECK(hipStreamWaitEvent(dst.stream, src.start, 0));  // both copies start together
-        HIP_CHECK(hipMemcpyPeerAsync(src.received, s, dst.source, t, bytes, dst.stream));
-        HIP_CHECK(hipEventRecord(dst.stop, dst.stream));
-        HIP_CHECK(hipSetDevice(s));
-        HIP_CHECK(hipMemcpyPeerAsync(dst.received, t, src.source, s, bytes, src.stream));
-        HIP_CHECK(hipStreamWaitEvent(src.stream, dst.stop, 0));  // src's stop comes after both copies
-        HIP_CHECK(hipEventRecord(src.stop, src.stream));
-        const float ms = elapsed_ms(src);
-        if (k > 0) best = std::min(best, ms);
-      }
-      p.bidirectional_gbps = 2.0 * static_cast<double>(bytes) / (best * 1e-3) / 1e9;
-      const bool there = received_from(dst, t, s, words, bytes);
-      const bool back = received_from(src, s, t, words, bytes);
-      p.verified = uni_ok && there && back;
-      pairs.push_back(p);
+      const bool peer_access = can[static_cast<size_t>(s)][static_cast<size_t>(t)] && can[static_cast<size_t>(t)][static_cast<size_t>(s)];
+      pairs.push_back(measure_pair(devices, s, t, peer_access, bytes, words, repeats));
     }
-
   bool ok = true;
   for (const Pair& p : pairs) ok = ok && p.verified;
-  if (o.json) {
-    std::printf("{\"test\": \"p2p\", \"devices\": [");
-    for (int i = 0; i < count; ++i)
-      std::printf("%s%s", i ? ", " : "", smoke::device_json(devices[static_cast<size_t>(i)].prop, i).c_str());
-    std::printf("], \"bytes\": %zu, \"repeats\": %d, \"pairs\": [", bytes, repeats);
-    for (const Pair& p : pairs)
-      std::printf("%s{\"src\": %d, \"dst\": %d, \"peer_access\": %s, \"unidirectional_gbps\": %.2f, "
-                  "\"bidirectional_gbps\": %.2f, \"verified\": %s}",
-                  &p == pairs.data() ? "" : ", ", p.src, p.dst, p.peer_access ? "true" : "false",
-                  p.unidirectional_gbps, p.bidirectional_gbps, p.verified ? "true" : "false");
-    std::printf("], \"result\": \"%s\"}\n", ok ? "pass" : "fail");
-  } else {
-    std::printf("p2p over %d devices, %.1f MiB per copy, best of %d\n", count, bytes / 1048576.0, repeats);
-    for (int i = 0; i < count; ++i)
-      std::printf("  device %d: %s (%s)\n", i, devices[static_cast<size_t>(i)].prop.name,
-                  devices[static_cast<size_t>(i)].prop.gcnArchName);
-    std::printf("%-4s %-4s %-6s %12s %12s %s\n", "src", "dst", "peer", "uni GB/s", "bidi GB/s", "check");
-    for (const Pair& p : pairs)
-      std::printf("%-4d %-4d %-6s %12.2f %12.2f %s\n", p.src, p.dst, p.peer_access ? "yes" : "no",
-                  p.unidirectional_gbps, p.bidirectional_gbps, p.verified ? "PASS" : "FAIL");
-  }
-  for (int i = 0; i < count; ++i) {
-    Device& d = devices[static_cast<size_t>(i)];
-    HIP_CHECK(hipSetDevice(i));
-    HIP_CHECK(hipFree(d.source));
-    HIP_CHECK(hipFree(d.received));
-    HIP_CHECK(hipFree(d.wrong));
-    HIP_CHECK(hipStreamDestroy(d.stream));
-    HIP_CHECK(hipEventDestroy(d.start));
-    HIP_CHECK(hipEventDestroy(d.stop));
-  }
+  if (o.json) print_json(devices, pairs, bytes, repeats, ok);
+  else print_text(devices, pairs, bytes, repeats);
+  release(devices);
   return ok ? 0 : 1;
 }

@@ -81,6 +81,91 @@ struct Result {
   std::vector<float> ms;
 };
 
+// The arrays on the device, and the grids that cover them.
+struct StreamArrays {
+  StreamArrays(const hipDeviceProp_t& prop, size_t elements, int unroll) : n(elements), bytes(elements * sizeof(double)) {
+    HIP_CHECK(hipMalloc(&a, bytes));
+    HIP_CHECK(hipMalloc(&b, bytes));
+    HIP_CHECK(hipMalloc(&c, bytes));
+    grid = static_cast<unsigned>((n + size_t{kBlock} * unroll - 1) / (size_t{kBlock} * unroll));
+    dot_grid = static_cast<unsigned>(prop.multiProcessorCount) * 4;
+    HIP_CHECK(hipMalloc(&sums, dot_grid * sizeof(double)));
+    const unsigned init_grid = static_cast<unsigned>((n + kBlock - 1) / kBlock);
+    hipLaunchKernelGGL(init, dim3(init_grid), dim3(kBlock), 0, nullptr, a, b, c, n);
+    HIP_CHECK(hipGetLastError());
+  }
+  ~StreamArrays() {
+    HIP_CHECK(hipFree(a));
+    HIP_CHECK(hipFree(b));
+    HIP_CHECK(hipFree(c));
+    HIP_CHECK(hipFree(sums));
+  }
+  StreamArrays(const StreamArrays&) = delete;
+  StreamArrays& operator=(const StreamArrays&) = delete;
+
+  size_t n, bytes;
+  unsigned grid = 0, dot_grid = 0;
+  double *a = nullptr, *b = nullptr, *c = nullptr, *sums = nullptr;
+};
+
+// Times each kernel `repeats` times (after a warm-up round that is not counted) into `results`;
+// the dot product of the last round, summed on the host.
+double time_kernels(const StreamArrays& s, int unroll, int repeats, Result (&results)[5]) {
+  hipEvent_t start, stop;
+  HIP_CHECK(hipEventCreate(&start));
+  HIP_CHECK(hipEventCreate(&stop));
+  std::vector<double> block_sums(s.dot_grid);
+  double dot_sum = 0.0;
+  for (int k = 0; k <= repeats; ++k) {  // k == 0 warms up and is not counted
+    for (int which = 0; which < 5; ++which) {
+      HIP_CHECK(hipEventRecord(start, nullptr));
+      if (which == 4) hipLaunchKernelGGL(dot, dim3(s.dot_grid), dim3(kDotBlock), 0, nullptr, s.a, s.b, s.sums, s.n);
+      else if (unroll == 1) launch<1>(which, s.grid, s.a, s.b, s.c, s.n);
+      else if (unroll == 2) launch<2>(which, s.grid, s.a, s.b, s.c, s.n);
+      else if (unroll == 4) launch<4>(which, s.grid, s.a, s.b, s.c, s.n);
+      else launch<8>(which, s.grid, s.a, s.b, s.c, s.n);
+      HIP_CHECK(hipGetLastError());
+      HIP_CHECK(hipEventRecord(stop, nullptr));
+      HIP_CHECK(hipEventSynchronize(stop));
+      float ms = 0;
+      HIP_CHECK(hipEventElapsedTime(&ms, start, stop));
+      if (k > 0) results[which].ms.push_back(ms);
+    }
+    HIP_CHECK(hipMemcpy(block_sums.data(), s.sums, s.dot_grid * sizeof(double), hipMemcpyDeviceToHost));
+    dot_sum = 0.0;
+    for (double v : block_sums) dot_sum += v;
+  }
+  return dot_sum;
+}
+
+struct StreamCheck {
+  double worst = 0.0;      // the largest relative error of an element
+  double dot_error = 0.0;  // the dot product's relative error
+  [[nodiscard]] bool ok() const { return worst < 1e-12 && dot_error < 1e-8; }
+};
+
+// Replays the arithmetic on scalars (every element is the same) and checks every element.
+StreamCheck check_arrays(const StreamArrays& s, int repeats, double dot_sum) {
+  double ga = kInitA, gb = kInitB, gc = kInitC;
+  for (int k = 0; k <= repeats; ++k) {
+    gc = ga;
+    gb = kScalar * gc;
+    gc = ga + gb;
+    ga = gb + kScalar * gc;
+  }
+  StreamCheck check;
+  std::vector<double> host(s.n);
+  const double golds[3] = {ga, gb, gc};
+  const double* arrays[3] = {s.a, s.b, s.c};
+  for (int k = 0; k < 3; ++k) {
+    HIP_CHECK(hipMemcpy(host.data(), arrays[k], s.bytes, hipMemcpyDeviceToHost));
+    for (double v : host) check.worst = std::max(check.worst, std::fabs(v - golds[k]) / std::fabs(golds[k]));
+  }
+  const double gold_dot = ga * gb * static_cast<double>(s.n);
+  check.dot_error = std::fabs(dot_sum - gold_dot) / std::fabs(gold_dot);
+  return check;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,63 +180,13 @@ int main(int argc, char** argv) {
   const hipDeviceProp_t prop = smoke::open_device(o);
   const size_t n = o.size ? static_cast<size_t>(o.size) : size_t{1} << 27;  // 1 GiB per array
   const int repeats = o.repeats ? o.repeats : 50;
-  const size_t bytes = n * sizeof(double);
-  double *a = nullptr, *b = nullptr, *c = nullptr, *sums = nullptr;
-  HIP_CHECK(hipMalloc(&a, bytes));
-  HIP_CHECK(hipMalloc(&b, bytes));
-  HIP_CHECK(hipMalloc(&c, bytes));
-  const unsigned grid = static_cast<unsigned>((n + size_t{kBlock} * unroll - 1) / (size_t{kBlock} * unroll));
-  const unsigned init_grid = static_cast<unsigned>((n + kBlock - 1) / kBlock);
-  const unsigned dot_grid = static_cast<unsigned>(prop.multiProcessorCount) * 4;
-  HIP_CHECK(hipMalloc(&sums, dot_grid * sizeof(double)));
-  hipLaunchKernelGGL(init, dim3(init_grid), dim3(kBlock), 0, nullptr, a, b, c, n);
-  HIP_CHECK(hipGetLastError());
-
+  const StreamArrays arrays(prop, n, unroll);
+  const size_t bytes = arrays.bytes;
   Result results[] = {{"copy", 2, {}}, {"mul", 2, {}}, {"add", 3, {}}, {"triad", 3, {}}, {"dot", 2, {}}};
-  hipEvent_t start, stop;
-  HIP_CHECK(hipEventCreate(&start));
-  HIP_CHECK(hipEventCreate(&stop));
-  std::vector<double> block_sums(dot_grid);
-  double dot_sum = 0.0;
-  for (int k = 0; k <= repeats; ++k) {  // k == 0 warms up and is not counted
-    for (int which = 0; which < 5; ++which) {
-      HIP_CHECK(hipEventRecord(start, nullptr));
-      if (which == 4) hipLaunchKernelGGL(dot, dim3(dot_grid), dim3(kDotBlock), 0, nullptr, a, b, sums, n);
-      else if (unroll == 1) launch<1>(which, grid, a, b, c, n);
-      else if (unroll == 2) launch<2>(which, grid, a, b, c, n);
-      else if (unroll == 4) launch<4>(which, grid, a, b, c, n);
-      else launch<8>(which, grid, a, b, c, n);
-      HIP_CHECK(hipGetLastError());
-      HIP_CHECK(hipEventRecord(stop, nullptr));
-      HIP_CHECK(hipEventSynchronize(stop));
-      float ms = 0;
-      HIP_CHECK(hipEventElapsedTime(&ms, start, stop));
-      if (k > 0) results[which].ms.push_back(ms);
-    }
-    HIP_CHECK(hipMemcpy(block_sums.data(), sums, dot_grid * sizeof(double), hipMemcpyDeviceToHost));
-    dot_sum = 0.0;
-    for (double s : block_sums) dot_sum += s;
-  }
-
-  // Replay the arithmetic on scalars (every element is the same) and check every element.
-  double ga = kInitA, gb = kInitB, gc = kInitC;
-  for (int k = 0; k <= repeats; ++k) {
-    gc = ga;
-    gb = kScalar * gc;
-    gc = ga + gb;
-    ga = gb + kScalar * gc;
-  }
-  const double gold_dot = ga * gb * static_cast<double>(n);
-  std::vector<double> host(n);
-  double worst = 0.0;
-  const double golds[3] = {ga, gb, gc};
-  double* arrays[3] = {a, b, c};
-  for (int k = 0; k < 3; ++k) {
-    HIP_CHECK(hipMemcpy(host.data(), arrays[k], bytes, hipMemcpyDeviceToHost));
-    for (double v : host) worst = std::max(worst, std::fabs(v - golds[k]) / std::fabs(golds[k]));
-  }
-  const double dot_error = std::fabs(dot_sum - gold_dot) / std::fabs(gold_dot);
-  const bool ok = worst < 1e-12 && dot_error < 1e-8;
+  const double dot_sum = time_kernels(arrays, unroll, repeats, results);
+  const StreamCheck check = check_arrays(arrays, repeats, dot_sum);
+  const double worst = check.worst, dot_error = check.dot_error;
+  const bool ok = check.ok();
 
   const double peak = smoke::peak_memory_gbps(prop);
   if (o.json) std::printf("{\"test\": \"stream\", \"device\": %s, \"elements\": %zu, \"array_bytes\": %zu, "
@@ -184,9 +219,5 @@ int main(int argc, char** argv) {
   else
     std::printf("check: arrays within %.3g, dot within %.3g of the host's replay: %s\n", worst, dot_error,
                 ok ? "PASS" : "FAIL");
-  HIP_CHECK(hipFree(a));
-  HIP_CHECK(hipFree(b));
-  HIP_CHECK(hipFree(c));
-  HIP_CHECK(hipFree(sums));
   return ok ? 0 : 1;
 }

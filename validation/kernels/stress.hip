@@ -99,6 +99,119 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The device side of a run: the chains' results, the expected hashes, the mismatch count, and two
+// event pairs so that launch n is queued before launch n-1 is waited for.
+class StressDevice {
+ public:
+  explicit StressDevice(const hipDeviceProp_t& prop) {
+    // Every compute unit full (as many blocks as fit), four times over, so a launch ends in few waves.
+    int per_unit = 0;
+    HIP_CHECK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_unit, reinterpret_cast<const void*>(&fma_chains),
+                                                            static_cast<int>(kBlock), 0));
+    grid = static_cast<unsigned>(std::max(per_unit, 1) * prop.multiProcessorCount * 4);
+    threads = size_t{grid} * kBlock;
+    HIP_CHECK(hipMalloc(&out, threads * kChains * sizeof(uint32_t)));
+    HIP_CHECK(hipMalloc(&expected, kSeeds * kChains * sizeof(uint32_t)));
+    HIP_CHECK(hipMalloc(&errors, sizeof(unsigned long long)));
+    HIP_CHECK(hipMemset(errors, 0, sizeof(unsigned long long)));
+    for (int k = 0; k < 2; ++k) {
+      HIP_CHECK(hipEventCreate(&start_[k]));
+      HIP_CHECK(hipEventCreate(&stop_[k]));
+    }
+  }
+  ~StressDevice() {
+    HIP_CHECK(hipFree(out));
+    HIP_CHECK(hipFree(expected));
+    HIP_CHECK(hipFree(errors));
+  }
+  StressDevice(const StressDevice&) = delete;
+  StressDevice& operator=(const StressDevice&) = delete;
+
+  void launch(long long iterations, int slot) {
+    HIP_CHECK(hipEventRecord(start_[slot], nullptr));
+    hipLaunchKernelGGL(fma_chains, dim3(grid), dim3(kBlock), 0, nullptr, out, threads, iterations);
+    HIP_CHECK(hipGetLastError());
+    HIP_CHECK(hipEventRecord(stop_[slot], nullptr));
+  }
+  double elapsed(int slot) {
+    HIP_CHECK(hipEventSynchronize(stop_[slot]));
+    float ms = 0;
+    HIP_CHECK(hipEventElapsedTime(&ms, start_[slot], stop_[slot]));
+    return ms * 1e-3;
+  }
+  // Queues the check of the latest launch's results against `expected`.
+  void check() {
+    const unsigned check_grid = static_cast<unsigned>((threads + kBlock - 1) / kBlock);
+    hipLaunchKernelGGL(count_mismatches, dim3(check_grid), dim3(kBlock), 0, nullptr, out, threads, expected, errors);
+    HIP_CHECK(hipGetLastError());
+  }
+  unsigned long long mismatches() const {
+    unsigned long long wrong = 0;
+    HIP_CHECK(hipMemcpy(&wrong, errors, sizeof wrong, hipMemcpyDeviceToHost));
+    return wrong;
+  }
+
+  unsigned grid = 0;
+  size_t threads = 0;
+  uint32_t* out = nullptr;
+  uint32_t* expected = nullptr;
+  unsigned long long* errors = nullptr;
+
+ private:
+  hipEvent_t start_[2], stop_[2];
+};
+
+// Iterations a launch makes: doubled until a launch takes 10 ms, then scaled to ~75 ms a launch; the
+// host's replay of them is copied to the device.
+long long calibrate(StressDevice& device) {
+  long long iterations = 1024;
+  double calibration = 0;
+  for (;;) {
+    device.launch(iterations, 0);
+    calibration = device.elapsed(0);
+    if (calibration >= 0.010 || iterations >= (1LL << 30)) break;
+    iterations *= 2;
+  }
+  iterations = static_cast<long long>(static_cast<double>(iterations) * kLaunchSeconds / calibration);
+  iterations = std::max<long long>(kFoldEvery, iterations / kFoldEvery * kFoldEvery);
+  const std::vector<uint32_t> gold = replay(iterations);
+  HIP_CHECK(hipMemcpy(device.expected, gold.data(), gold.size() * sizeof(uint32_t), hipMemcpyHostToDevice));
+  return iterations;
+}
+
+struct StressRun {
+  long long launches = 0;
+  double kernel_seconds = 0, slowest = 0, fastest = 1e30, wall = 0;
+
+  void count(double seconds) {
+    kernel_seconds += seconds;
+    slowest = std::max(slowest, seconds);
+    fastest = std::min(fastest, seconds);
+  }
+};
+
+// Launches back to back for `run_seconds`, each checked against the replay (the first with a bit
+// flipped when planting an error), so the device never idles.
+StressRun run_back_to_back(StressDevice& device, long long iterations, double run_seconds, bool plant_error) {
+  StressRun run;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (run.launches == 0 || seconds_since(t0) < run_seconds) {
+    const int slot = static_cast<int>(run.launches % 2);
+    device.launch(iterations, slot);
+    if (plant_error && run.launches == 0) {
+      hipLaunchKernelGGL(flip_bit, dim3(1), dim3(1), 0, nullptr, device.out + device.threads / 2);
+      HIP_CHECK(hipGetLastError());
+    }
+    device.check();
+    if (run.launches > 0) run.count(device.elapsed(1 - slot));
+    ++run.launches;
+  }
+  run.count(device.elapsed(static_cast<int>((run.launches - 1) % 2)));
+  HIP_CHECK(hipDeviceSynchronize());
+  run.wall = seconds_since(t0);
+  return run;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,99 +220,25 @@ int main(int argc, char** argv) {
       smoke::parse(argc, argv, usage, true, false, smoke::kSeconds | smoke::kWithoutSizeRepeats);
   const double run_seconds = o.seconds > 0 ? o.seconds : 10.0;
   const hipDeviceProp_t prop = smoke::open_device(o);
-
-  // Every compute unit full (as many blocks as fit), four times over, so a launch ends in few waves.
-  int per_unit = 0;
-  HIP_CHECK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_unit, reinterpret_cast<const void*>(&fma_chains),
-                                                          static_cast<int>(kBlock), 0));
-  const unsigned grid = static_cast<unsigned>(std::max(per_unit, 1) * prop.multiProcessorCount * 4);
-  const size_t threads = size_t{grid} * kBlock;
-  uint32_t *out = nullptr, *expected = nullptr;
-  unsigned long long* errors = nullptr;
-  HIP_CHECK(hipMalloc(&out, threads * kChains * sizeof(uint32_t)));
-  HIP_CHECK(hipMalloc(&expected, kSeeds * kChains * sizeof(uint32_t)));
-  HIP_CHECK(hipMalloc(&errors, sizeof(unsigned long long)));
-  HIP_CHECK(hipMemset(errors, 0, sizeof(unsigned long long)));
-  hipEvent_t start[2], stop[2];
-  for (int k = 0; k < 2; ++k) {
-    HIP_CHECK(hipEventCreate(&start[k]));
-    HIP_CHECK(hipEventCreate(&stop[k]));
-  }
-  const auto launch = [&](long long iterations, int slot) {
-    HIP_CHECK(hipEventRecord(start[slot], nullptr));
-    hipLaunchKernelGGL(fma_chains, dim3(grid), dim3(kBlock), 0, nullptr, out, threads, iterations);
-    HIP_CHECK(hipGetLastError());
-    HIP_CHECK(hipEventRecord(stop[slot], nullptr));
-  };
-  const auto elapsed = [&](int slot) {
-    HIP_CHECK(hipEventSynchronize(stop[slot]));
-    float ms = 0;
-    HIP_CHECK(hipEventElapsedTime(&ms, start[slot], stop[slot]));
-    return ms * 1e-3;
-  };
-
-  // Calibrate: double the iterations until a launch takes 10 ms, then scale to ~75 ms a launch.
-  long long iterations = 1024;
-  double calibration = 0;
-  for (;;) {
-    launch(iterations, 0);
-    calibration = elapsed(0);
-    if (calibration >= 0.010 || iterations >= (1LL << 30)) break;
-    iterations *= 2;
-  }
-  iterations = static_cast<long long>(static_cast<double>(iterations) * kLaunchSeconds / calibration);
-  iterations = std::max<long long>(kFoldEvery, iterations / kFoldEvery * kFoldEvery);
-  const std::vector<uint32_t> gold = replay(iterations);
-  HIP_CHECK(hipMemcpy(expected, gold.data(), gold.size() * sizeof(uint32_t), hipMemcpyHostToDevice));
-
-  // Back to back: launch n is queued before launch n-1 is waited for, so the device never idles.
-  const unsigned check_grid = static_cast<unsigned>((threads + kBlock - 1) / kBlock);
-  long long launches = 0;
-  double kernel_seconds = 0, slowest = 0, fastest = 1e30;
-  const auto t0 = std::chrono::steady_clock::now();
-  while (launches == 0 || seconds_since(t0) < run_seconds) {
-    const int slot = static_cast<int>(launches % 2);
-    launch(iterations, slot);
-    if (o.plant_error && launches == 0) {
-      hipLaunchKernelGGL(flip_bit, dim3(1), dim3(1), 0, nullptr, out + threads / 2);
-      HIP_CHECK(hipGetLastError());
-    }
-    hipLaunchKernelGGL(count_mismatches, dim3(check_grid), dim3(kBlock), 0, nullptr, out, threads, expected, errors);
-    HIP_CHECK(hipGetLastError());
-    if (launches > 0) {
-      const double s = elapsed(1 - slot);
-      kernel_seconds += s;
-      slowest = std::max(slowest, s);
-      fastest = std::min(fastest, s);
-    }
-    ++launches;
-  }
-  const double last = elapsed(static_cast<int>((launches - 1) % 2));
-  kernel_seconds += last;
-  slowest = std::max(slowest, last);
-  fastest = std::min(fastest, last);
-  HIP_CHECK(hipDeviceSynchronize());
-  const double wall = seconds_since(t0);
-  unsigned long long wrong = 0;
-  HIP_CHECK(hipMemcpy(&wrong, errors, sizeof wrong, hipMemcpyDeviceToHost));
+  StressDevice device(prop);
+  const long long iterations = calibrate(device);
+  const StressRun run = run_back_to_back(device, iterations, run_seconds, o.plant_error);
+  const unsigned long long wrong = device.mismatches();
 
   // One fmaf is two floating-point operations (the hashing's integer operations are not counted).
-  const double flops_per_launch = 2.0 * static_cast<double>(threads) * kChains * static_cast<double>(iterations);
-  const double tflops = flops_per_launch * static_cast<double>(launches) / kernel_seconds / 1e12;
+  const double flops_per_launch = 2.0 * static_cast<double>(device.threads) * kChains * static_cast<double>(iterations);
+  const double tflops = flops_per_launch * static_cast<double>(run.launches) / run.kernel_seconds / 1e12;
   const bool ok = wrong == 0;
   if (o.json)
     std::printf("{\"test\": \"stress\", \"device\": %s, \"seconds\": %.2f, \"launches\": %lld, \"tflops\": %.2f, "
                 "\"errors\": %llu, \"result\": \"%s\"}\n",
-                smoke::device_json(prop, o.device).c_str(), wall, launches, tflops, wrong, ok ? "pass" : "fail");
+                smoke::device_json(prop, o.device).c_str(), run.wall, run.launches, tflops, wrong, ok ? "pass" : "fail");
   else
     std::printf("stress on %s (%s): %zu threads x %d fmaf chains x %lld iterations a launch\n"
                 "%lld launches in %.2f s, %.1f ms each (%.1f-%.1f): %.2f TFLOPS fp32 (kernel time %.1f%% of the run)\n"
                 "%llu result%s from the host's replay: %s\n",
-                prop.name, prop.gcnArchName, threads, kChains, iterations, launches, wall,
-                1e3 * kernel_seconds / static_cast<double>(launches), 1e3 * fastest, 1e3 * slowest, tflops,
-                100.0 * kernel_seconds / wall, wrong, wrong == 1 ? " differs" : "s differ", ok ? "PASS" : "FAIL");
-  HIP_CHECK(hipFree(out));
-  HIP_CHECK(hipFree(expected));
-  HIP_CHECK(hipFree(errors));
+                prop.name, prop.gcnArchName, device.threads, kChains, iterations, run.launches, run.wall,
+                1e3 * run.kernel_seconds / static_cast<double>(run.launches), 1e3 * run.fastest, 1e3 * run.slowest, tflops,
+                100.0 * run.kernel_seconds / run.wall, wrong, wrong == 1 ? " differs" : "s differ", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

@@ -162,7 +162,10 @@ typedef enum hipstack_smi_foreign_tool {
   HIPSTACK_SMI_FOREIGN_NVIDIA_SMI = 0, /* "power.draw" */
   HIPSTACK_SMI_FOREIGN_PYNVML = 1,     /* "nvmlDeviceGetPowerUsage", "nvmlDeviceGetMemoryInfo.total" */
   HIPSTACK_SMI_FOREIGN_AMDSMI = 2,     /* "amdsmi_get_power_info.socket_power" */
-  HIPSTACK_SMI_FOREIGN_NFD = 3         /* "gpu.vram-gib": a Node Feature Discovery label (hipstack-smi static --nfd) */
+  HIPSTACK_SMI_FOREIGN_NFD = 3,        /* "gpu.vram-gib": a Node Feature Discovery label (hipstack-smi static --nfd) */
+  /* Not a tool: makes every int a value of the type, so that a tool this library does not know (a
+   * newer caller's) is an error it reports (HIPSTACK_SMI_ERROR_INVALID_ARGUMENT), never undefined. */
+  HIPSTACK_SMI_FOREIGN_TOOL_MAX_ENUM = 0x7fffffff
 } hipstack_smi_foreign_tool;
 
 typedef struct hipstack_smi_foreign_name {
