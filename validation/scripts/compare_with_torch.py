@@ -114,6 +114,117 @@ def pcie_link(torch, device):
             "max_speed_gts": max_gts, "max_width": max_lanes, "max_gbps": round(max_gbps, 2) if max_gbps else None}
 
 
+class Comparison:
+    """The rows of the comparison, and whether our programs' own checks all passed."""
+
+    def __init__(self):
+        self.rows = []
+        self.programs_ok = True
+
+    def ran(self, result):
+        """A program's JSON result, counted against programs_ok unless it exited 0 and passed."""
+        self.programs_ok &= result["exit_code"] == 0 and result["result"] == "pass"
+        return result
+
+    def row(self, kind, what, unit, ours, theirs, peak=None, target=None):
+        ratio = ours / theirs if theirs else None
+        self.rows.append({"kind": kind, "what": what, "unit": unit, "ours": round(ours, 2), "torch": round(theirs, 2),
+                          "ratio": round(ratio, 4) if ratio else None, "peak": peak,
+                          "ours_of_peak": round(ours / peak, 4) if peak else None,
+                          "torch_of_peak": round(theirs / peak, 4) if peak else None,
+                          "target": target, "pass": None if target is None else bool(ratio and ratio >= target)})
+
+
+def compare_memory(torch, dev, args, cmp):
+    """stream's copy and triad against torch's device-to-device copy_; stream's result."""
+    stream = cmp.ran(run_program(args.directory, "stream", "--device", str(args.device)))
+    kernels = {k["kernel"]: k for k in stream["kernels"]}
+    peak_mem = stream["device"]["peak_memory_gbps"]
+    n = 1 << 30
+    src = torch.empty(n, dtype=torch.uint8, device=dev)
+    dst = torch.empty_like(src)
+    best, _ = time_torch(torch, lambda: dst.copy_(src))
+    torch_d2d = 2 * n / (best * 1e-3) / 1e9
+    del src, dst
+    cmp.row("copy", "stream copy vs torch d2d copy_", "GB/s", kernels["copy"]["best_gbps"], torch_d2d, peak_mem,
+            TARGETS["copy"])
+    cmp.row("triad", "stream triad vs torch d2d copy_", "GB/s", kernels["triad"]["best_gbps"], torch_d2d, peak_mem,
+            TARGETS["triad"])
+    return stream
+
+
+def compare_transfers(torch, dev, args, cmp):
+    """Pinned host<->device copies, the same size as transfer's; the PCIe link read right after."""
+    transfer = cmp.ran(run_program(args.directory, "transfer", "--device", str(args.device)))
+    m = transfer["bytes"]
+    host = torch.empty(m, dtype=torch.uint8, pin_memory=True)
+    device_buffer = torch.empty(m, dtype=torch.uint8, device=dev)
+    h2d, _ = time_torch(torch, lambda: device_buffer.copy_(host, non_blocking=True))
+    d2h, _ = time_torch(torch, lambda: host.copy_(device_buffer, non_blocking=True))
+    link = pcie_link(torch, args.device)  # read right after the copies, before an idle link slows down
+    del host, device_buffer
+    ours = {(c["memory"], c["direction"]): c["best_gbps"] for c in transfer["copies"]}
+    link_gbps = link["gbps"] if link else None
+    cmp.row("transfer", "transfer pinned h2d vs torch copy_", "GB/s", ours[("pinned", "h2d")], m / (h2d * 1e-3) / 1e9,
+            link_gbps, TARGETS["transfer"])
+    cmp.row("transfer", "transfer pinned d2h vs torch copy_", "GB/s", ours[("pinned", "d2h")], m / (d2h * 1e-3) / 1e9,
+            link_gbps, TARGETS["transfer"])
+    torch.cuda.empty_cache()
+    return link
+
+
+def compare_gemm(torch, dev, args, cmp):
+    """gemm (vendor BLAS, and the tiled kernel) against torch.mm on the values k/16, k in [-16, 16], the
+    distribution gemm uses, so the data are alike. The runs that used a vendor BLAS."""
+    size = args.gemm_size
+    flop = 2.0 * size ** 3
+    name = torch.cuda.get_device_name(dev)
+    peaks = next((p for key, p in PEAK_TFLOPS if key in name), None)
+    d = ["--device", str(args.device)]
+    gemm = cmp.ran(run_program(args.directory, "gemm", "--precision", "fp32,bf16", "--size", str(size), *d))
+    tiled = cmp.ran(run_program(args.directory, "gemm", "--backend", "tiled", "--precision", "fp32,bf16", "--size",
+                                str(size), *d))
+    torch_tflops = {}
+    for precision, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        a = (torch.randint(-16, 17, (size, size), device=dev) / 16).to(dtype)
+        b = (torch.randint(-16, 17, (size, size), device=dev) / 16).to(dtype)
+        c = torch.empty(size, size, dtype=dtype, device=dev)
+        best, _ = time_torch(torch, lambda: torch.mm(a, b, out=c))
+        torch_tflops[precision] = flop / (best * 1e-3) / 1e12
+        del a, b, c
+        torch.cuda.empty_cache()
+    for result, kind in ((gemm, "gemm"), (tiled, "gemm-tiled")):
+        for r in result["runs"]:
+            label = f"gemm {r['precision']} ({r['backend']}) vs torch.mm"
+            cmp.row(kind, label, "TFLOPS", r["tflops"], torch_tflops[r["precision"]],
+                    peaks[r["precision"]] if peaks else None, TARGETS["gemm"] if kind == "gemm" else None)
+    return [r for r in gemm["runs"] if r["backend"] != "tiled"]
+
+
+def print_report(torch, name, stream, link, blas, cmp, ok):
+    print(f"{name}: ours against torch {torch.__version__}; best of each (ours: stream 50, transfer 10, gemm 20; "
+          f"torch 20)")
+    print(f"peak memory bandwidth {stream['device']['peak_memory_gbps']:.1f} GB/s (stream's figure); ", end="")
+    if link:
+        print(f"PCIe {link['bdf']}: {link['speed_gts']:g} GT/s x{link['width']} = {link['gbps']:.2f} GB/s per "
+              f"direction (max {link['max_speed_gts']} GT/s x{link['max_width']})")
+    else:
+        print("PCIe link: not readable from sysfs")
+    if blas:
+        print(f"gemm library: {blas[0]['library']}")
+    else:
+        print("gemm: no vendor BLAS loaded, so its figures are the tiled kernel's: FAIL")
+    print(f"{'':38} {'ours':>9} {'torch':>9} {'ours/torch':>10} {'ours %pk':>8} {'torch %pk':>9} "
+          f"{'target':>6}  verdict")
+    for r in cmp.rows:
+        pct = lambda v: f"{100 * v:7.1f}%" if v is not None else f"{'-':>8}"
+        target = f"{100 * r['target']:5.0f}%" if r["target"] else f"{'-':>6}"
+        verdict = "-" if r["pass"] is None else "PASS" if r["pass"] else "FAIL"
+        print(f"{r['what']:38} {r['ours']:9.2f} {r['torch']:9.2f} {r['ratio']:10.3f} {pct(r['ours_of_peak'])} "
+              f"{pct(r['torch_of_peak']):>9} {target}  {verdict}   {r['unit']}")
+    print(f"our programs' own checks: {'PASS' if cmp.programs_ok else 'FAIL'}; overall: {'PASS' if ok else 'FAIL'}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("directory", help="folder holding stream, transfer and gemm")
@@ -135,105 +246,18 @@ def main():
     # torch.matmul's fp32 default is real fp32; make sure of it (no TF32).
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")
-    d = ["--device", str(args.device)]
-    rows = []
-    programs_ok = True
-
-    def row(kind, what, unit, ours, theirs, peak=None, target=None):
-        ratio = ours / theirs if theirs else None
-        rows.append({"kind": kind, "what": what, "unit": unit, "ours": round(ours, 2), "torch": round(theirs, 2),
-                     "ratio": round(ratio, 4) if ratio else None, "peak": peak,
-                     "ours_of_peak": round(ours / peak, 4) if peak else None,
-                     "torch_of_peak": round(theirs / peak, 4) if peak else None,
-                     "target": target, "pass": None if target is None else bool(ratio and ratio >= target)})
-
-    # Memory bandwidth.
-    stream = run_program(args.directory, "stream", *d)
-    programs_ok &= stream["exit_code"] == 0 and stream["result"] == "pass"
-    kernels = {k["kernel"]: k for k in stream["kernels"]}
-    peak_mem = stream["device"]["peak_memory_gbps"]
-    n = 1 << 30
-    src = torch.empty(n, dtype=torch.uint8, device=dev)
-    dst = torch.empty_like(src)
-    best, _ = time_torch(torch, lambda: dst.copy_(src))
-    torch_d2d = 2 * n / (best * 1e-3) / 1e9
-    del src, dst
-    row("copy", "stream copy vs torch d2d copy_", "GB/s", kernels["copy"]["best_gbps"], torch_d2d, peak_mem,
-        TARGETS["copy"])
-    row("triad", "stream triad vs torch d2d copy_", "GB/s", kernels["triad"]["best_gbps"], torch_d2d, peak_mem,
-        TARGETS["triad"])
-
-    # Pinned host<->device copies, the same size as transfer's.
-    transfer = run_program(args.directory, "transfer", *d)
-    programs_ok &= transfer["exit_code"] == 0 and transfer["result"] == "pass"
-    m = transfer["bytes"]
-    host = torch.empty(m, dtype=torch.uint8, pin_memory=True)
-    device_buffer = torch.empty(m, dtype=torch.uint8, device=dev)
-    h2d, _ = time_torch(torch, lambda: device_buffer.copy_(host, non_blocking=True))
-    d2h, _ = time_torch(torch, lambda: host.copy_(device_buffer, non_blocking=True))
-    link = pcie_link(torch, args.device)  # read right after the copies, before an idle link slows down
-    del host, device_buffer
-    ours = {(c["memory"], c["direction"]): c["best_gbps"] for c in transfer["copies"]}
-    link_gbps = link["gbps"] if link else None
-    row("transfer", "transfer pinned h2d vs torch copy_", "GB/s", ours[("pinned", "h2d")], m / (h2d * 1e-3) / 1e9,
-        link_gbps, TARGETS["transfer"])
-    row("transfer", "transfer pinned d2h vs torch copy_", "GB/s", ours[("pinned", "d2h")], m / (d2h * 1e-3) / 1e9,
-        link_gbps, TARGETS["transfer"])
-    torch.cuda.empty_cache()
-
-    # GEMM: the values k/16, k in [-16, 16], the distribution gemm uses, so the data are alike.
-    size = args.gemm_size
-    flop = 2.0 * size ** 3
-    name = torch.cuda.get_device_name(dev)
-    peaks = next((p for key, p in PEAK_TFLOPS if key in name), None)
-    gemm = run_program(args.directory, "gemm", "--precision", "fp32,bf16", "--size", str(size), *d)
-    tiled = run_program(args.directory, "gemm", "--backend", "tiled", "--precision", "fp32,bf16", "--size", str(size),
-                        *d)
-    programs_ok &= all(g["exit_code"] == 0 and g["result"] == "pass" for g in (gemm, tiled))
-    torch_tflops = {}
-    for precision, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
-        a = (torch.randint(-16, 17, (size, size), device=dev) / 16).to(dtype)
-        b = (torch.randint(-16, 17, (size, size), device=dev) / 16).to(dtype)
-        c = torch.empty(size, size, dtype=dtype, device=dev)
-        best, _ = time_torch(torch, lambda: torch.mm(a, b, out=c))
-        torch_tflops[precision] = flop / (best * 1e-3) / 1e12
-        del a, b, c
-        torch.cuda.empty_cache()
-    for result, kind in ((gemm, "gemm"), (tiled, "gemm-tiled")):
-        for r in result["runs"]:
-            label = f"gemm {r['precision']} ({r['backend']}) vs torch.mm"
-            row(kind, label, "TFLOPS", r["tflops"], torch_tflops[r["precision"]],
-                peaks[r["precision"]] if peaks else None, TARGETS["gemm"] if kind == "gemm" else None)
-    blas = [r for r in gemm["runs"] if r["backend"] != "tiled"]
-
-    verdicts = [r["pass"] for r in rows if r["pass"] is not None]
-    ok = programs_ok and all(verdicts) and bool(blas)
+    cmp = Comparison()
+    stream = compare_memory(torch, dev, args, cmp)
+    link = compare_transfers(torch, dev, args, cmp)
+    blas = compare_gemm(torch, dev, args, cmp)
+    verdicts = [r["pass"] for r in cmp.rows if r["pass"] is not None]
+    ok = cmp.programs_ok and all(verdicts) and bool(blas)
     if args.json:
         print(json.dumps({"test": "compare_with_torch", "device": stream["device"], "torch": torch.__version__,
                           "pcie": link, "gemm_library": blas[0]["library"] if blas else "",
-                          "programs_verified": programs_ok, "rows": rows, "result": "pass" if ok else "fail"}))
+                          "programs_verified": cmp.programs_ok, "rows": cmp.rows, "result": "pass" if ok else "fail"}))
     else:
-        print(f"{name}: ours against torch {torch.__version__}; best of each (ours: stream 50, transfer 10, gemm 20; "
-              f"torch 20)")
-        print(f"peak memory bandwidth {peak_mem:.1f} GB/s (stream's figure); ", end="")
-        if link:
-            print(f"PCIe {link['bdf']}: {link['speed_gts']:g} GT/s x{link['width']} = {link['gbps']:.2f} GB/s per "
-                  f"direction (max {link['max_speed_gts']} GT/s x{link['max_width']})")
-        else:
-            print("PCIe link: not readable from sysfs")
-        if blas:
-            print(f"gemm library: {blas[0]['library']}")
-        else:
-            print("gemm: no vendor BLAS loaded, so its figures are the tiled kernel's: FAIL")
-        print(f"{'':38} {'ours':>9} {'torch':>9} {'ours/torch':>10} {'ours %pk':>8} {'torch %pk':>9} "
-              f"{'target':>6}  verdict")
-        for r in rows:
-            pct = lambda v: f"{100 * v:7.1f}%" if v is not None else f"{'-':>8}"
-            target = f"{100 * r['target']:5.0f}%" if r["target"] else f"{'-':>6}"
-            verdict = "-" if r["pass"] is None else "PASS" if r["pass"] else "FAIL"
-            print(f"{r['what']:38} {r['ours']:9.2f} {r['torch']:9.2f} {r['ratio']:10.3f} {pct(r['ours_of_peak'])} "
-                  f"{pct(r['torch_of_peak']):>9} {target}  {verdict}   {r['unit']}")
-        print(f"our programs' own checks: {'PASS' if programs_ok else 'FAIL'}; overall: {'PASS' if ok else 'FAIL'}")
+        print_report(torch, torch.cuda.get_device_name(dev), stream, link, blas, cmp, ok)
     sys.exit(0 if ok else 1)
 
 
