@@ -45,31 +45,121 @@ void erase_pod(std::vector<ContainerDevices>& held, const ContainerName& pod) {
 
 }  // namespace
 
+// What the watcher and its thread both hold: the latest attribution, and the thread's stop signal.
 struct AttributionWatcher::Shared {
-  std::shared_ptr<const smi::System> system;
-  std::vector<std::shared_ptr<DeviceState>> devices;
-  Config::Attribution mode{};
-  std::string socket, log_dir, sysfs_root;
-  std::chrono::milliseconds interval{};
-  int stop_fd = -1;
+  Shared() : stop_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    if (stop_fd < 0) throw std::runtime_error(fmt::format("eventfd: {}", std::strerror(errno)));
+  }
+  ~Shared() { ::close(stop_fd); }
+  Shared(const Shared&) = delete;
+  Shared& operator=(const Shared&) = delete;
 
+  const int stop_fd;
   mutable std::mutex mutex;  // guards latest
   std::shared_ptr<const Attribution> latest = std::make_shared<const Attribution>();
+};
 
-  // The thread's own state.
-  std::unique_ptr<KubeletClient> client;
-  std::vector<ContainerDevices> held;  // the kubelet's last answer, kept up to date by Get
-  std::size_t held_dropped = 0;        // what the caps left out of it (cap_held)
-  Attribution working;
-  int inotify = -1, socket_watch = -1, pods_watch = -1;
-  bool complete = false;  // the last match had every GPU's identity and partitions
-  std::chrono::milliseconds retry{0};  // after a call that failed: when to look again (0: on the timer)
+namespace {
 
-  ~Shared() {
-    if (inotify >= 0) ::close(inotify);
-    if (stop_fd >= 0) ::close(stop_fd);
+// The kubelet socket's folder and the pod log folder, watched with inotify. Without inotify (its
+// limits reached) fd() is -1 and the looks on the timer alone keep the attribution current.
+class FolderWatch {
+ public:
+  FolderWatch(std::string socket, std::string log_dir)
+      : socket_(std::move(socket)), log_dir_(std::move(log_dir)), inotify_(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK)) {}
+  ~FolderWatch() {
+    if (inotify_ >= 0) ::close(inotify_);
+  }
+  FolderWatch(const FolderWatch&) = delete;
+  FolderWatch& operator=(const FolderWatch&) = delete;
+
+  [[nodiscard]] int fd() const { return inotify_; }
+
+  // Watches the socket's folder and the pod log folder; called each look, so that a folder made
+  // after start (kubelet installed later) is watched from then on.
+  void watch() {
+    if (inotify_ < 0) return;
+    if (socket_watch_ < 0) socket_watch_ = ::inotify_add_watch(inotify_, parent_of(socket_).c_str(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+    if (pods_watch_ < 0) {
+      pods_watch_ = ::inotify_add_watch(inotify_, (log_dir_ + "/pods").c_str(),
+                                       IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR);
+    }
   }
 
+  // What changed since the last read: pod folders made and removed, the socket re-created.
+  Changes read_events() {
+    Changes changes;
+    alignas(inotify_event) char buffer[16 * 1024];
+    for (;;) {
+      const ssize_t n = ::read(inotify_, buffer, sizeof buffer);
+      if (n <= 0) break;
+      for (ssize_t at = 0; at < n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+        const std::string name = event->len > 0 ? std::string(event->name) : std::string();
+        if ((event->mask & IN_Q_OVERFLOW) != 0) changes.relist = true;
+        if ((event->mask & IN_IGNORED) != 0) {  // the folder went away: watched again once it is back
+          if (event->wd == socket_watch_) socket_watch_ = -1;
+          if (event->wd == pods_watch_) pods_watch_ = -1;
+          continue;
+        }
+        if (event->wd == socket_watch_ && name == base_of(socket_)) changes.relist = true;
+        if (event->wd != pods_watch_) continue;
+        const auto pod = parse_pod_log_name(name);
+        if (!pod) continue;
+        if ((event->mask & (IN_CREATE | IN_MOVED_TO)) != 0) changes.created.push_back(pod->second);
+        else changes.removed.push_back(pod->second);
+      }
+    }
+    return changes;
+  }
+
+ private:
+  std::string socket_, log_dir_;
+  int inotify_ = -1, socket_watch_ = -1, pods_watch_ = -1;
+};
+
+// The watcher's thread: every look (on the timer, or at a change the folders tell of) asks the
+// kubelet, reads the pod folders and the GPUs' processes, matches them and publishes.
+class Looker {
+ public:
+  Looker(std::shared_ptr<AttributionWatcher::Shared> shared, std::shared_ptr<const smi::System> gpus_system,
+         std::vector<std::shared_ptr<DeviceState>> gpus, const Config& config)
+      : shared_(std::move(shared)), system(std::move(gpus_system)), devices(std::move(gpus)), mode(config.attribution),
+        socket(config.kubelet_socket), log_dir(config.kubelet_log_dir), sysfs_root(config.sysfs_root),
+        interval(config.attribution_interval), client(std::make_unique<KubeletClient>(socket, kCallDeadline)),
+        folders(config.kubelet_socket, config.kubelet_log_dir) {}
+
+  void run() {
+    name_thread("smid-attrib");
+    auto next_look = Clock::now();
+    auto next_match = Clock::time_point::max();
+    for (;;) {
+      // Watched before the look, so that a pod made after the kubelet answered is an event, not
+      // missed until the next look on the timer.
+      folders.watch();
+      const auto now = Clock::now();
+      if (now >= next_look) {
+        full_look();
+        next_look = Clock::now() + interval;
+      } else if (now >= next_match) {
+        match();
+        publish();
+      }
+      // Until every GPU's identity and partitions are sampled, the held devices are matched
+      // again soon (with the kubelet's answer kept: it is not asked again for that).
+      next_match = complete ? Clock::time_point::max() : Clock::now() + std::chrono::milliseconds(250);
+      if (retry.count() > 0) next_look = std::min(next_look, Clock::now() + retry);
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(next_look, next_match) - Clock::now());
+      pollfd fds[2] = {{shared_->stop_fd, POLLIN, 0}, {folders.fd(), POLLIN, 0}};
+      const int ready = ::poll(fds, folders.fd() >= 0 ? 2 : 1, static_cast<int>(std::max<std::int64_t>(0, wait.count())));
+      if (ready < 0 && errno != EINTR) return;
+      if ((fds[0].revents & POLLIN) != 0) return;
+      if (folders.fd() >= 0 && (fds[1].revents & POLLIN) != 0) apply(folders.read_events());
+    }
+  }
+
+ private:
   [[nodiscard]] bool active() const {
     struct stat st {};
     return mode == Config::Attribution::on || (mode == Config::Attribution::automatic && ::stat(socket.c_str(), &st) == 0);
@@ -77,8 +167,8 @@ struct AttributionWatcher::Shared {
 
   void publish() {
     auto copy = std::make_shared<const Attribution>(working);
-    std::lock_guard lock(mutex);
-    latest = std::move(copy);
+    std::lock_guard lock(shared_->mutex);
+    shared_->latest = std::move(copy);
   }
 
   // complete: every GPU has had its first slow sample (identity, partitions) to match by.
@@ -209,91 +299,28 @@ struct AttributionWatcher::Shared {
     publish();
   }
 
-  // Watches the socket's folder and the pod log folder; called each look, so that a folder made
-  // after start (kubelet installed later) is watched from then on.
-  void watch() {
-    if (inotify < 0) return;
-    if (socket_watch < 0) socket_watch = ::inotify_add_watch(inotify, parent_of(socket).c_str(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
-    if (pods_watch < 0) {
-      pods_watch = ::inotify_add_watch(inotify, (log_dir + "/pods").c_str(),
-                                       IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_ONLYDIR);
-    }
-  }
-
-  Changes read_events() {
-    Changes changes;
-    alignas(inotify_event) char buffer[16 * 1024];
-    for (;;) {
-      const ssize_t n = ::read(inotify, buffer, sizeof buffer);
-      if (n <= 0) break;
-      for (ssize_t at = 0; at < n;) {
-        const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
-        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
-        const std::string name = event->len > 0 ? std::string(event->name) : std::string();
-        if ((event->mask & IN_Q_OVERFLOW) != 0) changes.relist = true;
-        if ((event->mask & IN_IGNORED) != 0) {  // the folder went away: watched again once it is back
-          if (event->wd == socket_watch) socket_watch = -1;
-          if (event->wd == pods_watch) pods_watch = -1;
-          continue;
-        }
-        if (event->wd == socket_watch && name == base_of(socket)) changes.relist = true;
-        if (event->wd != pods_watch) continue;
-        const auto pod = parse_pod_log_name(name);
-        if (!pod) continue;
-        if ((event->mask & (IN_CREATE | IN_MOVED_TO)) != 0) changes.created.push_back(pod->second);
-        else changes.removed.push_back(pod->second);
-      }
-    }
-    return changes;
-  }
-
-  void run() {
-    name_thread("smid-attrib");
-    auto next_look = Clock::now();
-    auto next_match = Clock::time_point::max();
-    for (;;) {
-      // Watched before the look, so that a pod made after the kubelet answered is an event, not
-      // missed until the next look on the timer.
-      watch();
-      const auto now = Clock::now();
-      if (now >= next_look) {
-        full_look();
-        next_look = Clock::now() + interval;
-      } else if (now >= next_match) {
-        match();
-        publish();
-      }
-      // Until every GPU's identity and partitions are sampled, the held devices are matched
-      // again soon (with the kubelet's answer kept: it is not asked again for that).
-      next_match = complete ? Clock::time_point::max() : Clock::now() + std::chrono::milliseconds(250);
-      if (retry.count() > 0) next_look = std::min(next_look, Clock::now() + retry);
-      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(next_look, next_match) - Clock::now());
-      pollfd fds[2] = {{stop_fd, POLLIN, 0}, {inotify, POLLIN, 0}};
-      const int ready = ::poll(fds, inotify >= 0 ? 2 : 1, static_cast<int>(std::max<std::int64_t>(0, wait.count())));
-      if (ready < 0 && errno != EINTR) return;
-      if ((fds[0].revents & POLLIN) != 0) return;
-      if (inotify >= 0 && (fds[1].revents & POLLIN) != 0) apply(read_events());
-    }
-  }
-
+  std::shared_ptr<AttributionWatcher::Shared> shared_;
+  std::shared_ptr<const smi::System> system;
+  std::vector<std::shared_ptr<DeviceState>> devices;
+  Config::Attribution mode{};
+  std::string socket, log_dir, sysfs_root;
+  std::chrono::milliseconds interval{};
+  std::unique_ptr<KubeletClient> client;
+  FolderWatch folders;
+  std::vector<ContainerDevices> held;  // the kubelet's last answer, kept up to date by Get
+  std::size_t held_dropped = 0;        // what the caps left out of it (cap_held)
+  Attribution working;
+  bool complete = false;  // the last match had every GPU's identity and partitions
+  std::chrono::milliseconds retry{0};  // after a call that failed: when to look again (0: on the timer)
 };
+
+}  // namespace
 
 AttributionWatcher::AttributionWatcher(std::shared_ptr<const smi::System> system, std::vector<std::shared_ptr<DeviceState>> devices,
                                        const Config& config)
     : shared_(std::make_shared<Shared>()) {
-  shared_->system = std::move(system);
-  shared_->devices = std::move(devices);
-  shared_->mode = config.attribution;
-  shared_->socket = config.kubelet_socket;
-  shared_->log_dir = config.kubelet_log_dir;
-  shared_->sysfs_root = config.sysfs_root;
-  shared_->interval = config.attribution_interval;
-  shared_->client = std::make_unique<KubeletClient>(config.kubelet_socket, kCallDeadline);
-  shared_->stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (shared_->stop_fd < 0) throw std::runtime_error(fmt::format("eventfd: {}", std::strerror(errno)));
-  // Without inotify (its limits reached) the looks on the timer still keep the attribution current.
-  shared_->inotify = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  std::thread([shared = shared_] { shared->run(); }).detach();
+  auto looker = std::make_unique<Looker>(shared_, std::move(system), std::move(devices), config);
+  std::thread([looker = std::move(looker)] { looker->run(); }).detach();
 }
 
 AttributionWatcher::~AttributionWatcher() {

@@ -31,8 +31,9 @@ class AttributionWatcher {
 
   [[nodiscard]] std::shared_ptr<const Attribution> latest() const;
 
+  struct Shared;  // the latest attribution and the stop signal, held by the watcher and its thread
+
  private:
-  struct Shared;
   std::shared_ptr<Shared> shared_;
 };
 
