@@ -9,6 +9,9 @@ include each other in a cycle. Every source file of the folders, tests included,
 saying what it holds. Exit 1 naming every include that breaks a rule, every cycle and every file
 without its comment.
 
+The daemon's rooms stand on the floors docs/architecture.md ("The daemon's floors") lists: every
+room of monitor-daemon/src is on one, and none includes a room of a floor above its own.
+
 Usage: folder_rules.py REPOSITORY_ROOT [--graph]   (--graph prints each room's uses)
 """
 import os
@@ -129,6 +132,36 @@ def cycles(edges):
     return found
 
 
+def daemon_floors(root):
+    """room -> floor number, from the table under "## The daemon's floors" in docs/architecture.md."""
+    text = open(os.path.join(root, "docs", "architecture.md"), encoding="utf-8").read()
+    section = text.split("## The daemon's floors", 1)[1].split("\n## ", 1)[0]
+    floors = {}
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| floor")]
+    for number, line in enumerate(rows):
+        rooms_cell = line.split("|")[2]
+        for name in re.findall(r"`([a-z_]+)(?:\.hpp|\.cpp)?`", rooms_cell):
+            floors[name] = number
+    return floors
+
+
+def check_daemon_floors(root, broken):
+    floors = daemon_floors(root)
+    folder = "monitor-daemon/src"
+    for name in sorted(os.listdir(os.path.join(root, folder))):
+        room_name, ext = os.path.splitext(name)
+        if ext not in (".cpp", ".hpp"):
+            continue
+        if room_name not in floors:
+            broken.append(f"{folder}/{name}: its room is on no floor of docs/architecture.md's daemon table")
+            continue
+        with open(os.path.join(root, folder, name), encoding="utf-8", errors="replace") as f:
+            for included in re.findall(r'^#include "([a-z_]+)\.hpp"', f.read(), re.M):
+                if floors.get(included, -1) > floors[room_name]:
+                    broken.append(f"{folder}/{name}: includes {included}.hpp, a floor above its own "
+                                  "(docs/architecture.md, \"The daemon's floors\")")
+
+
 def main(argv):
     root = argv[1]
     files = sources(root)
@@ -162,6 +195,7 @@ def main(argv):
         broken.append(f"RULES: the folders {', '.join(group)} may include each other")
     for group in cycles(rooms):
         broken.append("rooms that include each other: " + ", ".join(group))
+    check_daemon_floors(root, broken)
     for path in sources(root, with_tests=True):
         if not opens_with_comment(os.path.join(root, path)):
             broken.append(f"{path}:1: no comment saying what the file holds")
