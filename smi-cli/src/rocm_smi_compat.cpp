@@ -3,6 +3,7 @@
 #include "rocm_smi_compat.hpp"
 
 #include <fmt/format.h>
+#include <hipstack/foreign_names.hpp>
 #include <hipstack/smi.hpp>
 #include <nlohmann/json.hpp>
 
@@ -12,7 +13,9 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,38 +24,52 @@
 namespace hipstack::cli {
 namespace {
 
-using smi::MetricId;
 using smi::Reading;
 
-// One device's readings by metric (and instance), for building rocm-smi's fields.
+// One device's readings, found by the key rocm-smi prints: each key's metrics and instance are a
+// row of the library's rocm-smi table (smi-lib/src/foreign/rocm_smi.cpp), so that this file names no
+// metric itself.
 class Facts {
  public:
   Facts(std::uint32_t index, std::vector<Reading> readings) : index_(index), readings_(std::move(readings)) {}
   [[nodiscard]] std::uint32_t index() const { return index_; }
-  [[nodiscard]] const Reading* get(MetricId id, std::string_view instance = {}) const {
+  // The reading of `key`: its first metric the GPU gives, or (`position`) the row's metric there.
+  [[nodiscard]] const Reading* get(std::string_view key, std::optional<std::size_t> position = std::nullopt) const {
+    const smi::ForeignName& row = row_of(key);
+    for (std::size_t i = 0; i < row.from.size(); ++i) {
+      if (position && *position != i) continue;
+      if (const Reading* r = find(row.from.begin()[i], row.instance)) return r;
+    }
+    return nullptr;
+  }
+  [[nodiscard]] std::string text(std::string_view key) const {
+    const Reading* r = get(key);
+    return r != nullptr && r->text() ? std::string(*r->text()) : "N/A";
+  }
+  // A number printed as rocm-smi prints it: as a whole number, or (`as_float`) as Python prints a
+  // float (rocm-smi 5.2.3's temperatures and powers: "41.045", "155.0").
+  [[nodiscard]] std::string number(std::string_view key, bool as_float = false) const {
+    const Reading* r = get(key);
+    if (r == nullptr || !r->number()) return "N/A";
+    if (!as_float) return fmt::format("{:.0f}", *r->number());
+    std::string text = fmt::format("{}", *r->number());  // the shortest form that reads back, as Python's repr
+    if (text.find_first_of(".en") == std::string::npos) text += ".0";
+    return text;
+  }
+
+ private:
+  static const smi::ForeignName& row_of(std::string_view key) {
+    const smi::ForeignName* row = smi::find_foreign_name(smi::ForeignTool::rocm_smi, key);
+    if (row == nullptr) throw std::logic_error(fmt::format("rocm-smi key \"{}\" is not in the library's rocm-smi table", key));
+    return *row;
+  }
+  [[nodiscard]] const Reading* find(smi::MetricId id, std::string_view instance) const {
     for (const Reading& r : readings_) {
       if (r.id == id && r.instance == instance && r.ok()) return &r;
     }
     return nullptr;
   }
-  [[nodiscard]] std::string text(MetricId id) const {
-    const Reading* r = get(id);
-    return r != nullptr && r->text() ? std::string(*r->text()) : "N/A";
-  }
-  // A number printed as rocm-smi prints it: "%.1f" for temperatures and power, integers otherwise.
-  [[nodiscard]] std::string number(MetricId id, const char* format = "{:.0f}", std::string_view instance = {}) const {
-    const Reading* r = get(id, instance);
-    return r != nullptr && r->number() ? fmt::format(fmt::runtime(format), *r->number()) : "N/A";
-  }
-  [[nodiscard]] std::vector<const Reading*> instances(MetricId id) const {
-    std::vector<const Reading*> out;
-    for (const Reading& r : readings_) {
-      if (r.id == id && r.ok() && !r.instance.empty()) out.push_back(&r);
-    }
-    return out;
-  }
 
- private:
   std::uint32_t index_;
   std::vector<Reading> readings_;
 };
@@ -72,8 +89,8 @@ using RocmSmiFields = std::vector<RocmSmiField>;
 // pwm1_max. A level or share of 0 prints "Unable to detect fan speed for GPU N" and nothing else
 // (nothing in JSON); otherwise "Fan RPM" follows when the GPU reports it.
 RocmSmiFields fan_fields(const Facts& f) {
-  const Reading* level = f.get(MetricId::fan_pwm_level);
-  const Reading* max = f.get(MetricId::fan_pwm_level_max);
+  const Reading* level = f.get("Fan speed (%)", 0);
+  const Reading* max = f.get("Fan speed (%)", 1);
   const double pwm = level != nullptr ? level->number().value_or(0) : 0;
   const double full = max != nullptr ? max->number().value_or(0) : 0;
   const double share = full > 0 ? std::nearbyint(std::nearbyint(pwm / full * 100 * 100) / 100) : 0;
@@ -81,7 +98,7 @@ RocmSmiFields fan_fields(const Facts& f) {
   RocmSmiFields out = {{"Fan Level", fmt::format("{:.0f} ({:.0f}%)", pwm, share), RocmSmiField::In::text},
                        {"Fan speed (level)", fmt::format("{:.0f}", pwm), RocmSmiField::In::json},
                        {"Fan speed (%)", fmt::format("{:.0f}", share), RocmSmiField::In::json}};
-  if (f.get(MetricId::fan_speed) != nullptr) out.push_back({"Fan RPM", f.number(MetricId::fan_speed)});
+  if (f.get("Fan RPM") != nullptr) out.push_back({"Fan RPM", f.number("Fan RPM")});
   return out;
 }
 
@@ -94,25 +111,27 @@ struct Section {
 
 RocmSmiFields clock_fields(const Facts& f) {
   RocmSmiFields out;
-  for (const MetricId current : {MetricId::clock_dcefclk, MetricId::clock_fclk, MetricId::clock_mclk,
-                                 MetricId::clock_sclk, MetricId::clock_socclk}) {
-    const Reading* now = f.get(current);
+  for (const std::string_view name : {"dcefclk", "fclk", "mclk", "sclk", "socclk"}) {
+    const std::string speed = fmt::format("{} clock speed:", name), level = fmt::format("{} clock level:", name);
+    const Reading* now = f.get(speed);
     if (now == nullptr) continue;
-    const std::string name(smi::find_metric(current)->name.substr(6));  // "clock_sclk" -> "sclk"
     // The starred pp_dpm line's number, as rocm-smi prints it (the clock itself may come from a
     // better source than that line, so matching it against the levels would miss).
-    if (const Reading* level = f.get(MetricId::dpm_level_current, name); level != nullptr && level->text()) {
-      out.push_back(RocmSmiField{name + " clock level:", std::string(*level->text())});
+    if (const Reading* index = f.get(level); index != nullptr && index->text()) {
+      out.push_back(RocmSmiField{level, std::string(*index->text())});
     }
-    out.push_back(RocmSmiField{name + " clock speed:", fmt::format("({:.0f}Mhz)", *now->number())});
+    out.push_back(RocmSmiField{speed, fmt::format("({:.0f}Mhz)", *now->number())});
   }
   return out;
 }
 
+// rocm-smi 5.2.3's SKU: the VBIOS part number's second '-'-separated field, at most 6 characters
+// ("113-D534-R66E" -> "D534", "113-EXT90249-100" -> "EXT902"), as it printed on every recorded capture.
 std::string sku_of(const std::string& vbios) {
   const auto first = vbios.find('-');
   if (first == std::string::npos) return "N/A";
-  return vbios.substr(first + 1, 6);
+  const std::string field = vbios.substr(first + 1, vbios.find('-', first + 1) - first - 1);
+  return field.substr(0, 6);
 }
 
 std::string upper_bdf(std::string bdf) {
@@ -120,52 +139,54 @@ std::string upper_bdf(std::string bdf) {
   return bdf;
 }
 
+// A section of keys printed as they are read: texts, or numbers (whole, or as Python floats).
+std::function<RocmSmiFields(const Facts&)> texts(std::initializer_list<const char*> keys) {
+  std::vector<std::string> names(keys.begin(), keys.end());
+  return [names](const Facts& f) {
+    RocmSmiFields out;
+    for (const std::string& key : names) out.push_back({key, f.text(key)});
+    return out;
+  };
+}
+std::function<RocmSmiFields(const Facts&)> numbers(std::initializer_list<const char*> keys, bool as_float = false) {
+  std::vector<std::string> names(keys.begin(), keys.end());
+  return [names, as_float](const Facts& f) {
+    RocmSmiFields out;
+    for (const std::string& key : names) out.push_back({key, f.number(key, as_float)});
+    return out;
+  };
+}
+
 const std::vector<Section>& sections() {
   static const std::vector<Section> all = {
-      {"--showid", "-i", "ID", [](const Facts& f) { return RocmSmiFields{{"GPU ID", f.text(MetricId::pci_device_id)}}; }},
-      {"--showvbios", "-v", "VBIOS", [](const Facts& f) { return RocmSmiFields{{"VBIOS version", f.text(MetricId::vbios_version)}}; }},
+      {"--showid", "-i", "ID", texts({"GPU ID"})},
+      {"--showvbios", "-v", "VBIOS", texts({"VBIOS version"})},
       {"--showtemp", "-t", "Temperature",
-       [](const Facts& f) {
-         RocmSmiFields out = {{"Temperature (Sensor edge) (C)", f.number(MetricId::temperature_edge, "{:.1f}")},
-                       {"Temperature (Sensor junction) (C)", f.number(MetricId::temperature_junction, "{:.1f}")},
-                       {"Temperature (Sensor memory) (C)", f.number(MetricId::temperature_memory, "{:.1f}")}};
-         for (int i = 0; i < 4; ++i) {
-           out.push_back(RocmSmiField{fmt::format("Temperature (Sensor HBM {}) (C)", i),
-                                 f.number(MetricId::temperature_hbm, "{:.1f}", std::to_string(i))});
-         }
-         return out;
-       }},
-      {"--showpower", "-P", "Power Consumption",
-       [](const Facts& f) {
-         // rocm-smi 5.2.3 reads power1_average only; MI300 has power1_input, which we report here.
-         const bool average = f.get(MetricId::power_average) != nullptr;
-         return RocmSmiFields{{"Average Graphics Package Power (W)",
-                        f.number(average ? MetricId::power_average : MetricId::power_current, "{:.1f}")}};
-       }},
+       numbers({"Temperature (Sensor edge) (C)", "Temperature (Sensor junction) (C)", "Temperature (Sensor memory) (C)",
+                "Temperature (Sensor HBM 0) (C)", "Temperature (Sensor HBM 1) (C)", "Temperature (Sensor HBM 2) (C)",
+                "Temperature (Sensor HBM 3) (C)"},
+               true)},
+      {"--showpower", "-P", "Power Consumption", numbers({"Average Graphics Package Power (W)"}, true)},
       {"--showclocks", "-c", "Current clock frequencies", clock_fields},
       {"--showfan", "-f", "Current Fan Metric", fan_fields},
-      {"--showperflevel", "-p", "Show Performance Level",
-       [](const Facts& f) { return RocmSmiFields{{"Performance Level", f.text(MetricId::performance_level)}}; }},
-      {"--showmaxpower", "-M", "Power Cap",
-       [](const Facts& f) { return RocmSmiFields{{"Max Graphics Package Power (W)", f.number(MetricId::power_cap, "{:.1f}")}}; }},
-      {"--showuse", "-u", "% time GPU is busy", [](const Facts& f) { return RocmSmiFields{{"GPU use (%)", f.number(MetricId::gpu_busy)}}; }},
-      {"--showmemuse", "", "Current Memory Use",
-       [](const Facts& f) { return RocmSmiFields{{"GPU memory use (%)", f.number(MetricId::memory_busy)}}; }},
-      {"--showvoltage", "", "Current voltage", [](const Facts& f) { return RocmSmiFields{{"Voltage (mV)", f.number(MetricId::voltage_gfx)}}; }},
-      {"--showbus", "-b", "PCI Bus ID", [](const Facts& f) { return RocmSmiFields{{"PCI Bus", upper_bdf(f.text(MetricId::bdf))}}; }},
+      {"--showperflevel", "-p", "Show Performance Level", texts({"Performance Level"})},
+      {"--showmaxpower", "-M", "Power Cap", numbers({"Max Graphics Package Power (W)"}, true)},
+      {"--showuse", "-u", "% time GPU is busy", numbers({"GPU use (%)"})},
+      {"--showmemuse", "", "Current Memory Use", numbers({"GPU memory use (%)"})},
+      {"--showvoltage", "", "Current voltage", numbers({"Voltage (mV)"})},
+      {"--showbus", "-b", "PCI Bus ID", [](const Facts& f) { return RocmSmiFields{{"PCI Bus", upper_bdf(f.text("PCI Bus"))}}; }},
       {"--showuniqueid", "", "Unique ID",
        [](const Facts& f) {
-         const std::string id = f.text(MetricId::unique_id);
+         const std::string id = f.text("Unique ID");
          return RocmSmiFields{{"Unique ID", id == "N/A" ? id : "0x" + id}};
        }},
-      {"--showserial", "", "Serial Number", [](const Facts& f) { return RocmSmiFields{{"Serial Number", f.text(MetricId::serial_number)}}; }},
-      {"--showmemvendor", "", "Memory Vendor", [](const Facts& f) { return RocmSmiFields{{"GPU memory vendor", f.text(MetricId::vram_vendor)}}; }},
+      {"--showserial", "", "Serial Number", texts({"Serial Number"})},
+      {"--showmemvendor", "", "Memory Vendor", texts({"GPU memory vendor"})},
       {"--showproductname", "", "Product Info",
        [](const Facts& f) {
-         return RocmSmiFields{{"Card series", f.text(MetricId::marketing_name)},
-                       {"Card model", f.text(MetricId::pci_subsystem_device_id)},
-                       {"Card vendor", f.text(MetricId::pci_subsystem_vendor_id)},
-                       {"Card SKU", sku_of(f.text(MetricId::vbios_version))}};
+         RocmSmiFields out = texts({"Card series", "Card model", "Card vendor"})(f);
+         out.push_back({"Card SKU", sku_of(f.text("Card SKU"))});
+         return out;
        }},
   };
   return all;
@@ -177,15 +198,13 @@ RocmSmiFields meminfo_fields(const Facts& f, const std::set<std::string>& types)
   const struct {
     const char* type;
     const char* label;
-    MetricId total;
-    MetricId used;
-  } kinds[] = {{"vram", "VRAM", MetricId::vram_total, MetricId::vram_used},
-               {"vis_vram", "VIS_VRAM", MetricId::vram_visible_total, MetricId::vram_visible_used},
-               {"gtt", "GTT", MetricId::gtt_total, MetricId::gtt_used}};
+  } kinds[] = {{"vram", "VRAM"}, {"vis_vram", "VIS_VRAM"}, {"gtt", "GTT"}};
   for (const auto& kind : kinds) {
     if (types.count("all") == 0 && types.count(kind.type) == 0) continue;
-    out.push_back(RocmSmiField{fmt::format("{} Total Memory (B)", kind.label), f.number(kind.total)});
-    out.push_back(RocmSmiField{fmt::format("{} Total Used Memory (B)", kind.label), f.number(kind.used)});
+    for (const char* what : {"Total Memory (B)", "Total Used Memory (B)"}) {
+      const std::string key = fmt::format("{} {}", kind.label, what);
+      out.push_back(RocmSmiField{key, f.number(key)});
+    }
   }
   return out;
 }
@@ -336,7 +355,7 @@ int run_rocm_smi_compat(int argc, char** argv, int compat_flag, std::vector<std:
   what.identity = what.static_info = what.live = true;
   std::vector<Facts> facts;
   for (const std::uint32_t d : devices) facts.emplace_back(d, system.sample(d, what));
-  const std::string driver_version = facts.empty() ? std::string("N/A") : facts.front().text(MetricId::driver_version);
+  const std::string driver_version = facts.empty() ? std::string("N/A") : facts.front().text("Driver version");
   const std::string out = r.json ? rocm_smi_json(facts, r, driver_version) : rocm_smi_text(facts, r, driver_version);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;

@@ -13,7 +13,8 @@ namespace {
 namespace smi = hipstack::smi;
 
 constexpr hipstack_smi_foreign_tool kTools[] = {HIPSTACK_SMI_FOREIGN_NVIDIA_SMI, HIPSTACK_SMI_FOREIGN_PYNVML,
-                                                HIPSTACK_SMI_FOREIGN_AMDSMI, HIPSTACK_SMI_FOREIGN_NFD};
+                                                HIPSTACK_SMI_FOREIGN_AMDSMI, HIPSTACK_SMI_FOREIGN_NFD,
+                                                HIPSTACK_SMI_FOREIGN_ROCM_SMI};
 
 std::string joined(std::initializer_list<smi::MetricId> ids) {
   std::string out;
@@ -45,8 +46,9 @@ TEST(ForeignNames, EveryRowThroughCAsInCxx) {
   }
 }
 
-TEST(ForeignNames, PynvmlAmdsmiAndNfdNameOnlyWhatTheyAnswer) {
-  for (const smi::ForeignTool tool : {smi::ForeignTool::pynvml, smi::ForeignTool::amdsmi, smi::ForeignTool::nfd}) {
+TEST(ForeignNames, TheToolsNameOnlyWhatTheyAnswer) {
+  for (const smi::ForeignTool tool :
+       {smi::ForeignTool::pynvml, smi::ForeignTool::amdsmi, smi::ForeignTool::nfd, smi::ForeignTool::rocm_smi}) {
     for (const smi::ForeignName& n : smi::foreign_names(tool)) {
       EXPECT_FALSE(n.from.size() == 0) << n.name << ": a name hipstack does not answer has no row";
       for (const smi::MetricId id : n.from) EXPECT_NE(smi::find_metric(id), nullptr) << n.name;
@@ -91,6 +93,12 @@ TEST(ForeignNames, NamesOfAMetric) {
   EXPECT_EQ(smi::foreign_names_of(smi::ForeignTool::nfd, smi::MetricId::vram_total),
             (std::vector<std::string_view>{"gpu.vram-gib"}));
   EXPECT_EQ(smi::foreign_tool_name(smi::ForeignTool::nfd), "nfd");
+  // rocm-smi's keys (hipstack-smi --rocm-smi): an HBM stack's temperature is an instance.
+  const smi::ForeignName* hbm = smi::find_foreign_name(smi::ForeignTool::rocm_smi, "Temperature (Sensor HBM 2) (C)");
+  ASSERT_NE(hbm, nullptr);
+  EXPECT_EQ(*hbm->from.begin(), smi::MetricId::temperature_hbm);
+  EXPECT_EQ(hbm->instance, "2");
+  EXPECT_EQ(smi::foreign_tool_name(smi::ForeignTool::rocm_smi), "rocm-smi");
   for (const smi::ForeignName& label : smi::foreign_names(smi::ForeignTool::nfd)) {
     EXPECT_EQ(label.from.size(), 1U) << label.name;
     EXPECT_TRUE(label.name.starts_with("gpu.")) << label.name;
@@ -106,7 +114,7 @@ TEST(ForeignNames, Errors) {
             HIPSTACK_SMI_ERROR_NOT_FOUND);
   EXPECT_NE(std::string(hipstack_smi_last_error()).find("amdsmi_get_gpu_vendor_name"), std::string::npos);
   // One past the last tool: a newer caller's (HIPSTACK_SMI_FOREIGN_TOOL_MAX_ENUM keeps it in range).
-  const auto unknown = static_cast<hipstack_smi_foreign_tool>(HIPSTACK_SMI_FOREIGN_NFD + 1);
+  const auto unknown = static_cast<hipstack_smi_foreign_tool>(HIPSTACK_SMI_FOREIGN_ROCM_SMI + 1);
   EXPECT_EQ(hipstack_smi_foreign_names_size(unknown), 0u);
   EXPECT_EQ(hipstack_smi_foreign_name_get(unknown, 0, &c), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(hipstack_smi_foreign_name_find(unknown, "x", &c), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);

@@ -356,6 +356,38 @@ class RocmSmiCompat(unittest.TestCase):
             self.assertIn(key, doc["card0"])
         self.assertIn("Driver version", doc["system"])
 
+    def test_every_key_as_rocm_smi_5_2_3_printed_it(self):
+        """Every key both print, against what rocm-smi 5.2.3 itself printed (-a --json) on each recorded
+        capture (tests/differential): the library's rocm-smi table (smi-lib/src/foreign/rocm_smi.cpp)
+        reads each key from the metric rocm-smi reads. The differences are hipstack's on purpose, each
+        named here with why."""
+        def on_purpose(key, theirs, ours):
+            if key == "sclk clock speed:":  # hipstack's current clock (gpu_metrics), rocm-smi's the starred pp_dpm line's
+                return True
+            if key in ("Card model", "Card series") and theirs == "0x1002":  # rocm-smi found no name: printed the vendor id
+                return True
+            return theirs == "N/A" and ours != "N/A"  # hipstack reads a value rocm-smi did not (Phoenix's junction)
+        recorded = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../differential/rocm-smi-5.2.3")
+        compared = differing = 0
+        for name in sorted(os.listdir(recorded)):
+            capture = "real/lact/" + name[:-len(".json")]
+            if not name.endswith(".json") or not os.path.isdir(sys_root(capture)):
+                continue
+            with open(os.path.join(recorded, name)) as f:
+                theirs = {card: keys for card, keys in json.load(f).items() if card.startswith("card")}
+            ours = json.loads(run("--rocm-smi", "-a", "--json", "--sysfs-root", sys_root(capture)).stdout)
+            for card, keys in theirs.items():
+                for key, value in keys.items():
+                    if key not in ours.get(card, {}):
+                        continue
+                    compared += 1
+                    if ours[card][key] != value:
+                        differing += 1
+                        with self.subTest(capture=capture, key=key):
+                            self.assertTrue(on_purpose(key, value, ours[card][key]), f"rocm-smi {value!r}, ours {ours[card][key]!r}")
+        self.assertGreaterEqual(compared, 300)
+        self.assertLess(differing, compared // 20)
+
     def test_fan_as_rocm_smi_5_2_3_printed_it(self):
         # What rocm-smi 5.2.3 itself printed (-a --json) on each capture (tests/differential): the fan
         # keys must be exactly those, including none where it could not detect a fan speed.

@@ -4,6 +4,7 @@
 //   pynvml      a call, a call's argument or a struct field it fills   smi-lib/src/foreign/pynvml.cpp
 //   amdsmi      a call, or a call's dict key                           smi-lib/src/foreign/amdsmi.cpp
 //   nfd         a Node Feature Discovery label (`static --nfd`)          smi-lib/src/foreign/nfd.cpp
+//   rocm-smi    a key rocm-smi 5.2.3 prints (`--json`'s, the text's)   smi-lib/src/foreign/rocm_smi.cpp
 // hipstack-smi's nvidia-smi mode, hipstack.pynvml and hipstack.amdsmi take every metric name from
 // these tables (the Python layers through the C API, hipstack_smi_foreign_name_get); `hipstack-smi
 // catalogue --json` shows them and docs/nvidia-smi-compat.md and docs/foreign-names.md are generated
@@ -20,7 +21,7 @@
 
 namespace hipstack::smi {
 
-enum class ForeignTool : std::uint8_t { nvidia_smi, pynvml, amdsmi, nfd };
+enum class ForeignTool : std::uint8_t { nvidia_smi, pynvml, amdsmi, nfd, rocm_smi };
 
 // How nvidia-smi prints a field's value, and where hipstack's figure for it comes from.
 enum class NvidiaSmiForm {
@@ -81,7 +82,7 @@ struct ForeignName {
   std::string_view note;             // the conversion ("W -> mW") and how the candidates combine
 };
 
-// "nvidia-smi", "pynvml", "amdsmi", "nfd".
+// "nvidia-smi", "pynvml", "amdsmi", "nfd", "rocm-smi".
 HIPSTACK_SMI_CXX_API std::string_view foreign_tool_name(ForeignTool tool) noexcept;
 // Every name of a tool, in its table's order (nvidia-smi: the --query-gpu fields hipstack answers
 // and those it does not, with an empty `from`).

@@ -100,13 +100,13 @@ class ForeignNames(unittest.TestCase):
         self.assertEqual(nvidia["inforom.oem"], ())
 
     def test_every_metric_named_is_in_the_catalogue(self):
-        for tool in ("nvidia-smi", "pynvml", "amdsmi"):
+        for tool in ("nvidia-smi", "pynvml", "amdsmi", "nfd", "rocm-smi"):
             for name, metrics in hipstack.foreign_names(tool).items():
                 self.assertLessEqual(set(metrics), self.metrics, f"{tool} {name}")
 
     def test_unknown_tool(self):
         with self.assertRaises(hipstack.InvalidArgument):
-            hipstack.foreign_names("rocm-smi")
+            hipstack.foreign_names("xpu-smi")
 
     def test_read_once(self):
         self.assertIs(hipstack.foreign_table("pynvml"), hipstack.foreign_table("pynvml"))

@@ -29,6 +29,7 @@ std::string_view foreign_tool_name(ForeignTool tool) noexcept {
     case ForeignTool::pynvml: return "pynvml";
     case ForeignTool::amdsmi: return "amdsmi";
     case ForeignTool::nfd: return "nfd";
+    case ForeignTool::rocm_smi: return "rocm-smi";
   }
   return "";
 }
@@ -39,6 +40,7 @@ std::span<const ForeignName> foreign_names(ForeignTool tool) {
     case ForeignTool::pynvml: return foreign::pynvml_table();
     case ForeignTool::amdsmi: return foreign::amdsmi_table();
     case ForeignTool::nfd: return foreign::nfd_table();
+    case ForeignTool::rocm_smi: return foreign::rocm_smi_table();
   }
   return {};
 }

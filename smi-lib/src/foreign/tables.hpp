@@ -11,5 +11,6 @@ namespace hipstack::smi::foreign {
 std::span<const ForeignName> pynvml_table() noexcept;  // pynvml.cpp
 std::span<const ForeignName> amdsmi_table() noexcept;  // amdsmi.cpp
 std::span<const ForeignName> nfd_table() noexcept;     // nfd.cpp
+std::span<const ForeignName> rocm_smi_table() noexcept;  // rocm_smi.cpp
 
 }  // namespace hipstack::smi::foreign
