@@ -189,17 +189,7 @@ constexpr const char* kReadingsCsvHeader = "device,bdf,metric,instance,status,va
 // `what` asking for the metrics named with -m, each read whatever its kind: `metric -m vram_total`
 // answers as `static -m vram_total` does, rather than with an empty table.
 smi::SampleOptions with_named_metrics(smi::SampleOptions what, const CommonOptions& options) {
-  for (const std::string& name : options.metrics) {
-    const smi::MetricInfo& info = *smi::find_metric(name);  // the option's parser checked the name
-    what.metrics.push_back(info.id);
-    switch (info.kind) {
-      case smi::Kind::identity: what.identity = true; break;
-      case smi::Kind::static_info: what.static_info = true; break;
-      case smi::Kind::live:
-      case smi::Kind::counter: what.live = true; break;
-      case smi::Kind::window: what.window = true; break;
-    }
-  }
+  for (const std::string& name : options.metrics) ask_for(what, smi::find_metric(name)->id);  // the option's parser checked the name
   return what;
 }
 

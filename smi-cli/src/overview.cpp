@@ -23,22 +23,26 @@ namespace {
 
 using smi::MetricId;
 
-// What one row shows; the sample asks for these and their catalogue limits only (backends skip the rest).
-constexpr MetricId kOverviewValues[] = {
-    MetricId::temperature_junction, MetricId::temperature_edge, MetricId::power_average, MetricId::power_current,
-    MetricId::vram_used, MetricId::gpu_busy, MetricId::clock_sclk, MetricId::clock_mclk, MetricId::compute_partition,
-    MetricId::memory_partition, MetricId::mig_mode, MetricId::driver_name, MetricId::driver_version};
+// What one row shows: values printed beside their catalogue limit, and values printed alone. The
+// sample asks for these and those limits only (backends skip the rest).
+constexpr MetricId kShownWithLimit[] = {MetricId::temperature_junction, MetricId::temperature_edge, MetricId::power_average,
+                                        MetricId::power_current, MetricId::vram_used};
+constexpr MetricId kShownAlone[] = {MetricId::gpu_busy,          MetricId::clock_sclk,       MetricId::clock_mclk,
+                                    MetricId::compute_partition, MetricId::memory_partition, MetricId::mig_mode,
+                                    MetricId::driver_name,       MetricId::driver_version};
 
 std::vector<MetricId> overview_metrics() {
-  std::vector<MetricId> metrics(std::begin(kOverviewValues), std::end(kOverviewValues));
-  for (const MetricId value : kOverviewValues) {
-    if (const auto limit = smi::metric_limit(value)) metrics.push_back(limit->limit);
+  std::vector<MetricId> metrics(std::begin(kShownAlone), std::end(kShownAlone));
+  for (const MetricId value : kShownWithLimit) {
+    metrics.push_back(value);
+    const MetricId limit = smi::metric_limit(value).value().limit;  // kShownWithLimit: each has one
+    if (std::find(metrics.begin(), metrics.end(), limit) == metrics.end()) metrics.push_back(limit);
   }
   return metrics;
 }
 
 // The value's catalogue limit (its critical temperature, its power cap, its total).
-MetricId limit_of(MetricId value) { return smi::metric_limit(value)->limit; }
+MetricId limit_of(MetricId value) { return smi::metric_limit(value).value().limit; }
 
 // Engine busy of each process is measured over this window, all GPUs at once.
 constexpr unsigned kProcessBusyWindowMs = 100;

@@ -8,6 +8,28 @@ namespace hipstack::cli {
 
 using smi::MetricId;
 
+void ask_for(smi::SampleOptions& what, MetricId id) {
+  what.metrics.push_back(id);
+  switch (smi::find_metric(id)->kind) {
+    case smi::Kind::identity: what.identity = true; break;
+    case smi::Kind::static_info: what.static_info = true; break;
+    case smi::Kind::live:
+    case smi::Kind::counter: what.live = true; break;
+    case smi::Kind::window: what.window = true; break;
+  }
+}
+
+bool kind_asked(const smi::SampleOptions& what, smi::Kind kind) {
+  switch (kind) {
+    case smi::Kind::identity: return what.identity;
+    case smi::Kind::static_info: return what.static_info;
+    case smi::Kind::live:
+    case smi::Kind::counter: return what.live;
+    case smi::Kind::window: return what.window;
+  }
+  return false;
+}
+
 std::vector<MetricId> context_metrics(std::span<const MetricId> shown) {
   std::vector<MetricId> out;
   const auto add = [&](MetricId id) {
@@ -26,10 +48,7 @@ SampleWithContext with_table_context(const smi::SampleOptions& what, bool table)
   std::vector<smi::MetricId> asked = what.metrics;
   if (asked.empty()) {  // every device metric of the kinds asked, as System::sample reads them
     for (const smi::MetricInfo& m : smi::catalogue()) {
-      const bool kind = (m.kind == smi::Kind::identity && what.identity) || (m.kind == smi::Kind::static_info && what.static_info) ||
-                        ((m.kind == smi::Kind::live || m.kind == smi::Kind::counter) && what.live) ||
-                        (m.kind == smi::Kind::window && what.window);
-      if (m.scope == smi::Scope::device && kind) asked.push_back(m.id);
+      if (m.scope == smi::Scope::device && kind_asked(what, m.kind)) asked.push_back(m.id);
     }
   }
   for (const smi::MetricId id : asked) {
@@ -40,16 +59,7 @@ SampleWithContext with_table_context(const smi::SampleOptions& what, bool table)
   const auto context = table ? context_metrics(asked) : std::vector<smi::MetricId>{};
   if (context.empty()) return out;
   out.options.metrics = std::move(asked);
-  for (const smi::MetricId id : context) {
-    out.options.metrics.push_back(id);
-    switch (smi::find_metric(id)->kind) {
-      case smi::Kind::identity: out.options.identity = true; break;
-      case smi::Kind::static_info: out.options.static_info = true; break;
-      case smi::Kind::live:
-      case smi::Kind::counter: out.options.live = true; break;
-      case smi::Kind::window: out.options.window = true; break;
-    }
-  }
+  for (const smi::MetricId id : context) ask_for(out.options, id);
   return out;
 }
 

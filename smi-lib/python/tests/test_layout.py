@@ -27,14 +27,7 @@ class Layout(unittest.TestCase):
                 member = getattr(struct, name)
                 want.append(f"{struct.c_name}.{c_field} {member.offset} {member.size}")
         lines += ["  return 0;", "}"]
-        with tempfile.TemporaryDirectory() as work:
-            source, program = os.path.join(work, "layout.c"), os.path.join(work, "layout")
-            with open(source, "w") as f:
-                f.write("\n".join(lines) + "\n")
-            subprocess.run([os.environ.get("CC", "cc"), "-std=c99", "-Wall", "-Werror", "-I",
-                            os.environ["HIPSTACK_INCLUDE_DIR"], source, "-o", program], check=True)
-            got = subprocess.run([program], check=True, capture_output=True, text=True).stdout.split("\n")[:-1]
-        self.assertEqual(got, want)
+        self.assertEqual(self._run_c(lines), want)
         self.assertGreaterEqual(len(_capi.STRUCTS), 17)
 
     def test_constants_match_the_header(self):
@@ -68,8 +61,9 @@ class Layout(unittest.TestCase):
         self.assertEqual(got, [f"{python} {value}" for python, _, value in pairs])
 
     def _run_c(self, lines):
+        """What a C program of these lines, compiled against the public headers, prints: one string a line."""
         with tempfile.TemporaryDirectory() as work:
-            source, program = os.path.join(work, "constants.c"), os.path.join(work, "constants")
+            source, program = os.path.join(work, "probe.c"), os.path.join(work, "probe")
             with open(source, "w") as f:
                 f.write("\n".join(lines) + "\n")
             subprocess.run([os.environ.get("CC", "cc"), "-std=c99", "-Wall", "-Werror", "-I",
