@@ -1,6 +1,8 @@
 // What one job used of one GPU, accumulated from the daemon's live samples (job_usage.hpp).
 #include "job_usage.hpp"
 
+#include <hipstack/foreign_names.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,60 +11,56 @@
 #include <cmath>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 namespace hipstack::smid {
 namespace {
 
 using smi::MetricId;
 
-// The gauges a job's summary averages or peaks (docs/jobs.md names the figures). `fallback` is
-// read when `metric` is not in a sample (NVML gives some GPUs only the instant power).
-struct GaugeSource {
-  std::string_view stem;
-  MetricId metric;
-  MetricId fallback;
-  std::string_view mean;  // figure name of the mean; empty: none
-  std::string_view peak;  // figure name of the maximum; empty: none
-  std::string_view unit;
-};
-constexpr std::array kGauges{
-    GaugeSource{"power", MetricId::power_average, MetricId::power_current, "power_mean", "power_max", "W"},
-    GaugeSource{"busy", MetricId::gpu_busy, MetricId::gpu_busy, "busy_mean", "", "%"},
-    GaugeSource{"memory_busy", MetricId::memory_busy, MetricId::memory_busy, "memory_busy_mean", "", "%"},
-    GaugeSource{"activity", MetricId::graphics_active, MetricId::graphics_active, "activity_mean", "", "%"},
-    GaugeSource{"vram", MetricId::vram_used, MetricId::vram_used, "", "vram_peak", "B"},
-};
+using smi::JobFigureMethod;
+using smi::JobFigureSource;
 
-// The counters whose growth over the job is a figure of its own (per instance too, where the
-// metric has instances: the XID code, the RAS block, the page retirement cause).
-struct CounterSource {
-  MetricId metric;
-  std::string_view figure;
-  std::string_view unit;
+// The figures made from catalogue metrics, and how, are the library's table (hipstack/
+// foreign_names.hpp, job_figure_sources(); docs/jobs.md lists them): nothing here names a metric
+// for a figure except the rules of the derived ones (energy, throttle and violation time).
+const JobFigureSource& figure_source(std::string_view name) {
+  for (const JobFigureSource& f : smi::job_figure_sources()) {
+    if (f.name == name) return f;
+  }
+  throw std::logic_error(fmt::format("the job summary's table has no figure {}", name));
+}
+
+bool is_gauge(const JobFigureSource& f) { return f.method == JobFigureMethod::mean || f.method == JobFigureMethod::maximum; }
+
+// A gauge figure's stem: its name before the last '_' ("power" of power_mean and power_max). The
+// stem keys the sums a job keeps (and stores), so a mean and a maximum of one stem share them.
+std::string_view stem_of(const JobFigureSource& f) { return f.name.substr(0, f.name.rfind('_')); }
+
+// How a metric's growth over a job is counted, where a figure needs it: the metric of a growth
+// figure, or a counter a derived figure reads (energy_consumed, the violation counters).
+struct CounterRule {
+  smi::MetricId metric;
   // Counts since the daemon registered for them (XIDs): a code first seen, or a count that went
   // back (a new registration after a restart), counted from 0. Any other counter that goes back
   // adds nothing: its new value is not known to be use (an estimate the exact read corrected).
-  bool since_registration = false;
+  bool since_registration;
 };
-constexpr std::array kCounters{
-    CounterSource{MetricId::energy_consumed, "energy", "J"},
-    CounterSource{MetricId::ecc_corrected_volatile, "ecc_corrected", ""},
-    CounterSource{MetricId::ecc_uncorrected_volatile, "ecc_uncorrected", ""},
-    CounterSource{MetricId::ras_correctable, "ras_correctable", ""},
-    CounterSource{MetricId::ras_uncorrectable, "ras_uncorrectable", ""},
-    CounterSource{MetricId::ras_deferred, "ras_deferred", ""},
-    CounterSource{MetricId::retired_pages, "retired_pages", ""},
-    CounterSource{MetricId::remapped_rows, "remapped_rows", ""},
-    // Gauges of the driver that only grow while the GPU runs: their rise is what the job saw.
-    CounterSource{MetricId::bad_pages_reserved, "bad_pages", ""},
-    CounterSource{MetricId::bad_pages_pending, "bad_pages_pending", ""},
-    CounterSource{MetricId::xid_errors, "xid_errors", "", true},
-    CounterSource{MetricId::pcie_replay_count, "pcie_replays", ""},
-    // Not figures themselves: the violation times come from them (figures()).
-    CounterSource{MetricId::violation_residency, "", ""},
-    CounterSource{MetricId::violation_accumulation_count, "", ""},
-    CounterSource{MetricId::violation_time, "", ""},
-};
+
+const std::vector<CounterRule>& counter_rules() {
+  static const std::vector<CounterRule> rules = [] {
+    std::vector<CounterRule> out;
+    for (const JobFigureSource& f : smi::job_figure_sources()) {
+      for (const MetricId id : f.from) {
+        const bool counted = f.method == JobFigureMethod::growth || f.method == JobFigureMethod::growth_since_registration ||
+                             (f.method == JobFigureMethod::derived && smi::find_metric(id)->kind == smi::Kind::counter);
+        if (counted) out.push_back({id, f.method == JobFigureMethod::growth_since_registration});
+      }
+    }
+    return out;
+  }();
+  return rules;
+}
 
 // NVML's clock-event reasons that set clocks rather than slow the GPU down.
 constexpr std::array<std::string_view, 3> kNotSlowdowns{"gpu_idle", "applications_clocks", "display_clock_setting"};
@@ -84,9 +82,19 @@ const std::string& instance_of(const HistoryEntry& entry, const HistoryValue& v)
   return entry.instances && v.instance < entry.instances->size() ? (*entry.instances)[v.instance] : none;
 }
 
-const CounterSource* counter_source(MetricId id) {
-  const auto* found = std::find_if(kCounters.begin(), kCounters.end(), [id](const CounterSource& c) { return c.metric == id; });
-  return found == kCounters.end() ? nullptr : found;
+const CounterRule* counter_rule(MetricId id) {
+  const auto& rules = counter_rules();
+  const auto found = std::find_if(rules.begin(), rules.end(), [id](const CounterRule& c) { return c.metric == id; });
+  return found == rules.end() ? nullptr : &*found;
+}
+
+// The power a sample gives for integrating energy: the first of the energy figure's live metrics.
+std::optional<double> power_of(const std::map<MetricId, double>& read) {
+  for (const MetricId id : figure_source("energy").from) {
+    if (smi::find_metric(id)->kind != smi::Kind::live) continue;
+    if (const auto found = read.find(id); found != read.end()) return found->second;
+  }
+  return std::nullopt;
 }
 
 std::string counter_key(MetricId id, const std::string& instance) {
@@ -117,7 +125,7 @@ void CounterGrowth::add(double value, bool from_zero) noexcept {
 }
 
 void JobGpuUsage::count(const HistoryEntry& entry, const HistoryValue& v) {
-  const CounterSource* source = counter_source(v.id);
+  const CounterRule* source = counter_rule(v.id);
   if (source == nullptr) return;
   const std::string metric(name_of(v.id));
   if (v.status != smi::Status::ok) {
@@ -151,12 +159,13 @@ void JobGpuUsage::begin(const DeviceSnapshot& device, const HistoryEntry* baseli
   health_start_summary = smi::health_summary(device.health());
   if (baseline == nullptr) return;
   baseline_ns = last_sample_ns = to_ns(baseline->at);
+  std::map<MetricId, double> read;
   for (const HistoryValue& v : baseline->values) {
     if (v.status == smi::Status::ok && !countable(number_of(v))) continue;
     count(*baseline, v);
-    if (v.status != smi::Status::ok) continue;
-    if (v.id == MetricId::power_average || (v.id == MetricId::power_current && !last_power_w)) last_power_w = number_of(v);
+    if (v.status == smi::Status::ok) read.emplace(v.id, number_of(v));
   }
+  last_power_w = power_of(read);
 }
 
 bool JobGpuUsage::fold(const HistoryEntry& entry, double max_gap_s) {
@@ -185,15 +194,15 @@ bool JobGpuUsage::fold(const HistoryEntry& entry, double max_gap_s) {
     count(entry, v);
     read.emplace(v.id, value);
   }
-  for (const GaugeSource& g : kGauges) {
-    auto found = read.find(g.metric);
-    if (found == read.end()) found = read.find(g.fallback);
-    if (found == read.end()) continue;
-    gauges[std::string(g.stem)].add(found->second);
+  std::vector<std::string_view> stems_added;  // a mean and a maximum of one stem add the value once
+  for (const JobFigureSource& f : smi::job_figure_sources()) {
+    if (!is_gauge(f) || std::find(stems_added.begin(), stems_added.end(), stem_of(f)) != stems_added.end()) continue;
+    const auto first = std::find_if(f.from.begin(), f.from.end(), [&read](MetricId id) { return read.contains(id); });
+    if (first == f.from.end()) continue;
+    gauges[std::string(stem_of(f))].add(read.at(*first));
+    stems_added.push_back(stem_of(f));
   }
-  std::optional<double> power;
-  if (const auto p = read.find(MetricId::power_average); p != read.end()) power = p->second;
-  else if (const auto c = read.find(MetricId::power_current); c != read.end()) power = c->second;
+  const std::optional<double> power = power_of(read);
   if (power && last_power_w && covered > 0) power_integral_j += (*power + *last_power_w) / 2.0 * covered;
   if (power && covered > 0) power_integrated_s += covered;
   last_power_w = power;
@@ -230,23 +239,24 @@ std::string missing_reason(const JobGpuUsage& u, MetricId id) {
                                        : fmt::format("{} is not in the daemon's samples of this GPU", name_of(id));
 }
 
-// Mean and peak of each gauge (power, temperature, busy, VRAM, ...).
+// The mean or peak of each gauge figure (power, busy, VRAM, ...).
 void add_gauge_figures(const JobGpuUsage& u, std::vector<JobFigure>& out) {
-  for (const GaugeSource& g : kGauges) {
-    const auto stats = u.gauges.find(std::string(g.stem));
-    const bool known = stats != u.gauges.end() && stats->second.count > 0;
-    std::string source = fmt::format("{} over the job's samples", name_of(g.metric));
-    if (g.fallback != g.metric) source += fmt::format(" ({} where a sample had no {})", name_of(g.fallback), name_of(g.metric));
-    const std::string why = known ? "" : missing_reason(u, g.metric);
-    if (!g.mean.empty()) {
-      out.push_back({std::string(g.mean), "", std::string(g.unit),
-                     known ? std::optional(stats->second.sum / static_cast<double>(stats->second.count)) : std::nullopt,
-                     known ? "mean of " + source : "", why});
+  for (const JobFigureSource& f : smi::job_figure_sources()) {
+    if (!is_gauge(f)) continue;
+    const auto stats = u.gauges.find(std::string(stem_of(f)));
+    const MetricId first = *f.from.begin();
+    if (stats == u.gauges.end() || stats->second.count == 0) {
+      out.push_back({std::string(f.name), "", std::string(f.unit), std::nullopt, "", missing_reason(u, first)});
+      continue;
     }
-    if (!g.peak.empty()) {
-      out.push_back({std::string(g.peak), "", std::string(g.unit), known ? std::optional(stats->second.max) : std::nullopt,
-                     known ? "maximum of " + source : "", why});
+    std::string source = fmt::format("{} of {} over the job's samples", f.method == JobFigureMethod::mean ? "mean" : "maximum",
+                                     name_of(first));
+    for (auto other = f.from.begin() + 1; other != f.from.end(); ++other) {
+      source += fmt::format(" ({} where a sample had no {})", name_of(*other), name_of(first));
     }
+    const GaugeStats& g = stats->second;
+    out.push_back({std::string(f.name), "", std::string(f.unit),
+                   f.method == JobFigureMethod::mean ? g.sum / static_cast<double>(g.count) : g.max, source, ""});
   }
 }
 
@@ -292,25 +302,26 @@ void add_violation_figures(const JobGpuUsage& u, double sampled, std::vector<Job
   }
 }
 
-// Each counter's growth over the job (with its instances), and how many went back.
+// Each growth figure's counter over the job (with its instances), and how many counters went back.
 void add_counter_figures(const JobGpuUsage& u, std::vector<JobFigure>& out) {
-  std::int64_t resets = 0;
-  for (const CounterSource& c : kCounters) {
-    const std::string metric(name_of(c.metric));
+  for (const JobFigureSource& f : smi::job_figure_sources()) {
+    if (f.method != JobFigureMethod::growth && f.method != JobFigureMethod::growth_since_registration) continue;
+    const std::string metric(name_of(*f.from.begin()));
     std::optional<double> total;
     std::vector<std::pair<std::string, double>> instances;
     for (const auto& [key, counter] : u.counters) {
       if (key != metric && !key.starts_with(metric + "/")) continue;
-      resets += counter.resets;
       total = total.value_or(0) + counter.growth;
       if (key != metric && counter.growth > 0) instances.emplace_back(key.substr(metric.size() + 1), counter.growth);
     }
-    if (c.figure.empty() || c.metric == MetricId::energy_consumed) continue;
     const std::string source = fmt::format("growth of {} over the job's samples", metric);
-    out.push_back({std::string(c.figure), "", std::string(c.unit), u.samples > 0 ? total : std::nullopt,
-                   total && u.samples > 0 ? source : "", total && u.samples > 0 ? "" : missing_reason(u, c.metric)});
-    for (const auto& [instance, growth] : instances) out.push_back({std::string(c.figure), instance, std::string(c.unit), growth, source, ""});
+    const bool known = total && u.samples > 0;
+    out.push_back({std::string(f.name), "", std::string(f.unit), u.samples > 0 ? total : std::nullopt, known ? source : "",
+                   known ? "" : missing_reason(u, *f.from.begin())});
+    for (const auto& [instance, growth] : instances) out.push_back({std::string(f.name), instance, std::string(f.unit), growth, source, ""});
   }
+  std::int64_t resets = 0;
+  for (const auto& entry : u.counters) resets += entry.second.resets;
   out.push_back({"counter_resets", "", "", static_cast<double>(resets), "counters that went back during the job (not counted as use)", ""});
 }
 
@@ -329,13 +340,15 @@ std::vector<JobFigure> JobGpuUsage::figures(double wall_seconds) const {
   out.push_back({"unsampled_time", "", "s", unsampled_s, "gaps between samples longer than the daemon samples (it was stopped)", ""});
 
   // Energy: the counter's growth where the GPU has one, else the power integrated.
-  const auto energy = counters.find(std::string(name_of(MetricId::energy_consumed)));
+  const JobFigureSource& energy_source = figure_source("energy");
+  const MetricId energy_counter = *energy_source.from.begin();
+  const auto energy = counters.find(std::string(name_of(energy_counter)));
   if (energy != counters.end() && samples > 0) {
-    out.push_back({"energy", "", "J", energy->second.growth, "growth of energy_consumed over the job's samples", ""});
+    out.push_back({"energy", "", "J", energy->second.growth, fmt::format("growth of {} over the job's samples", name_of(energy_counter)), ""});
   } else if (power_integrated_s > 0) {
     out.push_back({"energy", "", "J", power_integral_j, "power integrated between the job's samples (no energy counter)", ""});
   } else {
-    out.push_back({"energy", "", "J", std::nullopt, "", samples == 0 ? "no sample was taken during the job" : missing_reason(*this, MetricId::energy_consumed)});
+    out.push_back({"energy", "", "J", std::nullopt, "", samples == 0 ? "no sample was taken during the job" : missing_reason(*this, energy_counter)});
   }
   add_gauge_figures(*this, out);
   add_throttle_figures(*this, out);

@@ -52,17 +52,18 @@ std::string foreign_cell(smi::ForeignTool tool, smi::MetricId id) {
 std::string foreign_names_markdown(std::span<const smi::MetricInfo> all) {
   std::string out =
       "\n## Foreign names\n\nThe names nvidia-smi, pynvml, amdsmi, rocm-smi and Node Feature Discovery (`static --nfd`'s "
-      "labels) give each metric hipstack answers them from (foreign-names.md: the tables, how the figures convert, how "
-      "to add one); metrics no tool names are left out.\n\n"
-      "| metric | nvidia-smi | pynvml | amdsmi | rocm-smi | NFD label |\n|---|---|---|---|---|---|\n";
+      "labels) give each metric hipstack answers them from, and the figures of hipstack-smid's job summary made from it "
+      "(foreign-names.md: the tables, how the figures convert, how to add one); metrics no tool names are left out.\n\n"
+      "| metric | nvidia-smi | pynvml | amdsmi | rocm-smi | NFD label | job figure |\n|---|---|---|---|---|---|---|\n";
   for (const smi::MetricInfo& m : all) {
     const std::string nvidia = foreign_cell(smi::ForeignTool::nvidia_smi, m.id);
     const std::string pynvml = foreign_cell(smi::ForeignTool::pynvml, m.id);
     const std::string amdsmi = foreign_cell(smi::ForeignTool::amdsmi, m.id);
     const std::string rocm = foreign_cell(smi::ForeignTool::rocm_smi, m.id);
     const std::string nfd = foreign_cell(smi::ForeignTool::nfd, m.id);
-    if (nvidia == "-" && pynvml == "-" && amdsmi == "-" && rocm == "-" && nfd == "-") continue;
-    out += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", m.name, nvidia, pynvml, amdsmi, rocm, nfd);
+    const std::string job = foreign_cell(smi::ForeignTool::jobs, m.id);
+    if (nvidia == "-" && pynvml == "-" && amdsmi == "-" && rocm == "-" && nfd == "-" && job == "-") continue;
+    out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} |\n", m.name, nvidia, pynvml, amdsmi, rocm, nfd, job);
   }
   return out;
 }
@@ -110,6 +111,7 @@ Json catalogue_document() {
     doc["metrics"].back()["amdsmi"] = foreign_names_json(smi::ForeignTool::amdsmi, m.id);
     doc["metrics"].back()["rocm_smi"] = foreign_names_json(smi::ForeignTool::rocm_smi, m.id);
     doc["metrics"].back()["nfd"] = foreign_names_json(smi::ForeignTool::nfd, m.id);
+    doc["metrics"].back()["job_figures"] = foreign_names_json(smi::ForeignTool::jobs, m.id);
   }
   // The other tools' names (docs/nvidia-smi-compat.md is generated from this list).
   doc["nvidia_smi_fields"] = Json::array();
@@ -126,11 +128,13 @@ Json catalogue_document() {
                                         {"missing", std::string(f.missing)},
                                         {"note", std::string(f.note)}});
   }
-  // pynvml's calls and amdsmi's keys (docs/foreign-names.md is generated from these lists).
+  // The other tools' tables and the job summary's figures (docs/foreign-names.md is generated from
+  // these lists).
   doc["pynvml_calls"] = foreign_table_json(smi::ForeignTool::pynvml);
   doc["amdsmi_keys"] = foreign_table_json(smi::ForeignTool::amdsmi);
   doc["rocm_smi_keys"] = foreign_table_json(smi::ForeignTool::rocm_smi);
   doc["nfd_labels"] = foreign_table_json(smi::ForeignTool::nfd);
+  doc["job_figures"] = foreign_table_json(smi::ForeignTool::jobs);
   doc["groups"] = Json::array();
   for (const smi::MetricGroup& g : smi::metric_groups()) {
     Json members = Json::array();

@@ -24,12 +24,13 @@ struct ForeignRow {
 };
 
 constexpr std::array kForeignTools = {ForeignTool::nvidia_smi, ForeignTool::pynvml, ForeignTool::amdsmi, ForeignTool::nfd,
-                                      ForeignTool::rocm_smi};
+                                      ForeignTool::rocm_smi, ForeignTool::jobs};
 static_assert(HIPSTACK_SMI_FOREIGN_NVIDIA_SMI == static_cast<int>(ForeignTool::nvidia_smi));
 static_assert(HIPSTACK_SMI_FOREIGN_PYNVML == static_cast<int>(ForeignTool::pynvml));
 static_assert(HIPSTACK_SMI_FOREIGN_AMDSMI == static_cast<int>(ForeignTool::amdsmi));
 static_assert(HIPSTACK_SMI_FOREIGN_NFD == static_cast<int>(ForeignTool::nfd));
 static_assert(HIPSTACK_SMI_FOREIGN_ROCM_SMI == static_cast<int>(ForeignTool::rocm_smi));
+static_assert(HIPSTACK_SMI_FOREIGN_JOBS == static_cast<int>(ForeignTool::jobs));
 
 const std::vector<ForeignRow>* foreign_rows(hipstack_smi_foreign_tool tool) {
   static const std::array<std::vector<ForeignRow>, kForeignTools.size()> rows = [] {

@@ -48,7 +48,7 @@ TEST(ForeignNames, EveryRowThroughCAsInCxx) {
 
 TEST(ForeignNames, TheToolsNameOnlyWhatTheyAnswer) {
   for (const smi::ForeignTool tool :
-       {smi::ForeignTool::pynvml, smi::ForeignTool::amdsmi, smi::ForeignTool::nfd, smi::ForeignTool::rocm_smi}) {
+       {smi::ForeignTool::pynvml, smi::ForeignTool::amdsmi, smi::ForeignTool::nfd, smi::ForeignTool::rocm_smi, smi::ForeignTool::jobs}) {
     for (const smi::ForeignName& n : smi::foreign_names(tool)) {
       EXPECT_FALSE(n.from.size() == 0) << n.name << ": a name hipstack does not answer has no row";
       for (const smi::MetricId id : n.from) EXPECT_NE(smi::find_metric(id), nullptr) << n.name;
@@ -105,6 +105,46 @@ TEST(ForeignNames, NamesOfAMetric) {
   }
 }
 
+// The job summary's figures (hipstack-smid, docs/jobs.md): what the daemon's arithmetic relies on.
+TEST(ForeignNames, JobFiguresAreWhatTheDaemonAddsUp) {
+  std::map<std::string_view, const smi::JobFigureSource*> by_stem;
+  std::set<std::string_view> names;
+  for (const smi::JobFigureSource& f : smi::job_figure_sources()) {
+    EXPECT_TRUE(names.insert(f.name).second) << "twice: " << f.name;
+    ASSERT_NE(f.from.size(), 0U) << f.name;
+    const smi::MetricInfo* first = smi::find_metric(*f.from.begin());
+    switch (f.method) {
+      case smi::JobFigureMethod::mean:
+      case smi::JobFigureMethod::maximum: {
+        // A mean and a maximum of one stem share the sums the job keeps: they must read the same metrics.
+        const std::string_view stem = f.name.substr(0, f.name.rfind('_'));
+        EXPECT_TRUE(f.name.ends_with(f.method == smi::JobFigureMethod::mean ? "_mean" : "_max") || f.name.ends_with("_peak"))
+            << f.name;
+        if (const auto [it, added] = by_stem.emplace(stem, &f); !added) {
+          EXPECT_TRUE(std::equal(f.from.begin(), f.from.end(), it->second->from.begin(), it->second->from.end())) << f.name;
+        }
+        for (const smi::MetricId id : f.from) EXPECT_NE(smi::find_metric(id)->type, smi::ValueType::text) << f.name;
+        break;
+      }
+      case smi::JobFigureMethod::growth:
+      case smi::JobFigureMethod::growth_since_registration:
+        EXPECT_EQ(f.from.size(), 1U) << f.name << ": a growth figure is one metric's";
+        EXPECT_NE(first->type, smi::ValueType::text) << f.name;
+        break;
+      case smi::JobFigureMethod::derived: break;
+    }
+  }
+  // The names the job store and the API already carry.
+  for (const std::string_view kept : {"energy", "power_mean", "power_max", "busy_mean", "vram_peak", "xid_errors"}) {
+    EXPECT_TRUE(names.contains(kept)) << kept;
+  }
+  EXPECT_EQ(smi::foreign_names_of(smi::ForeignTool::jobs, smi::MetricId::power_current),
+            (std::vector<std::string_view>{"energy", "power_mean", "power_max"}));
+  EXPECT_EQ(smi::foreign_names(smi::ForeignTool::jobs).size(), smi::job_figure_sources().size());
+  EXPECT_EQ(smi::find_foreign_name(smi::ForeignTool::jobs, "xid_errors")->note,
+            "growth since registration; counts run from the daemon's registration for XID events");
+}
+
 TEST(ForeignNames, Errors) {
   hipstack_smi_foreign_name c = HIPSTACK_SMI_STRUCT_INIT(hipstack_smi_foreign_name);
   const std::size_t size = hipstack_smi_foreign_names_size(HIPSTACK_SMI_FOREIGN_PYNVML);
@@ -114,7 +154,7 @@ TEST(ForeignNames, Errors) {
             HIPSTACK_SMI_ERROR_NOT_FOUND);
   EXPECT_NE(std::string(hipstack_smi_last_error()).find("amdsmi_get_gpu_vendor_name"), std::string::npos);
   // One past the last tool: a newer caller's (HIPSTACK_SMI_FOREIGN_TOOL_MAX_ENUM keeps it in range).
-  const auto unknown = static_cast<hipstack_smi_foreign_tool>(HIPSTACK_SMI_FOREIGN_ROCM_SMI + 1);
+  const auto unknown = static_cast<hipstack_smi_foreign_tool>(HIPSTACK_SMI_FOREIGN_JOBS + 1);
   EXPECT_EQ(hipstack_smi_foreign_names_size(unknown), 0u);
   EXPECT_EQ(hipstack_smi_foreign_name_get(unknown, 0, &c), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(hipstack_smi_foreign_name_find(unknown, "x", &c), HIPSTACK_SMI_ERROR_INVALID_ARGUMENT);

@@ -5,6 +5,7 @@
 //   amdsmi      a call, or a call's dict key                           smi-lib/src/foreign/amdsmi.cpp
 //   nfd         a Node Feature Discovery label (`static --nfd`)          smi-lib/src/foreign/nfd.cpp
 //   rocm-smi    a key rocm-smi 5.2.3 prints (`--json`'s, the text's)   smi-lib/src/foreign/rocm_smi.cpp
+//   jobs        a figure of hipstack-smid's job summary (docs/jobs.md)   smi-lib/src/foreign/job_summary.cpp
 // hipstack-smi's nvidia-smi mode, hipstack.pynvml and hipstack.amdsmi take every metric name from
 // these tables (the Python layers through the C API, hipstack_smi_foreign_name_get); `hipstack-smi
 // catalogue --json` shows them and docs/nvidia-smi-compat.md and docs/foreign-names.md are generated
@@ -21,7 +22,7 @@
 
 namespace hipstack::smi {
 
-enum class ForeignTool : std::uint8_t { nvidia_smi, pynvml, amdsmi, nfd, rocm_smi };
+enum class ForeignTool : std::uint8_t { nvidia_smi, pynvml, amdsmi, nfd, rocm_smi, jobs };
 
 // How nvidia-smi prints a field's value, and where hipstack's figure for it comes from.
 enum class NvidiaSmiForm {
@@ -82,7 +83,7 @@ struct ForeignName {
   std::string_view note;             // the conversion ("W -> mW") and how the candidates combine
 };
 
-// "nvidia-smi", "pynvml", "amdsmi", "nfd", "rocm-smi".
+// "nvidia-smi", "pynvml", "amdsmi", "nfd", "rocm-smi", "jobs".
 HIPSTACK_SMI_CXX_API std::string_view foreign_tool_name(ForeignTool tool) noexcept;
 // Every name of a tool, in its table's order (nvidia-smi: the --query-gpu fields hipstack answers
 // and those it does not, with an empty `from`).
@@ -91,5 +92,30 @@ HIPSTACK_SMI_CXX_API std::span<const ForeignName> foreign_names(ForeignTool tool
 HIPSTACK_SMI_CXX_API const ForeignName* find_foreign_name(ForeignTool tool, std::string_view name);
 // The names of a tool that answer from `id`, in table order.
 HIPSTACK_SMI_CXX_API std::vector<std::string_view> foreign_names_of(ForeignTool tool, MetricId id);
+
+// How the daemon's job summary makes a figure from its metrics' readings over a job's samples.
+enum class JobFigureMethod : std::uint8_t {
+  mean,                       // mean of the first `from` metric each sample has
+  maximum,                    // maximum, likewise (a mean and a maximum of one stem, "power_", read the same metrics)
+  growth,                     // growth of the counter, in all and per instance; a count that goes back adds nothing
+  growth_since_registration,  // growth of a count since the daemon registered for it (XIDs): a code first
+                              // seen, or a count restarted at 0, counts from 0
+  derived,                    // the daemon's own rule over `from` (docs/jobs.md): energy, throttle and violation time
+};
+
+// A job-summary figure made from catalogue metrics.
+struct JobFigureSource {
+  std::string_view name;                 // "power_mean": the job store's and the API's name
+  JobFigureMethod method;
+  std::initializer_list<MetricId> from;  // the metrics it reads, in candidate order
+  std::string_view unit;                 // "W", "%", "" for a count
+  std::string_view note;                 // how the candidates combine, for the docs
+};
+
+// Every such figure, in the order the summary lists them; foreign_names(ForeignTool::jobs) sees the
+// same rows.
+HIPSTACK_SMI_CXX_API std::span<const JobFigureSource> job_figure_sources() noexcept;
+// "mean", "maximum", "growth", "growth since registration", "derived".
+HIPSTACK_SMI_CXX_API std::string_view job_figure_method_name(JobFigureMethod method) noexcept;
 
 }  // namespace hipstack::smi

@@ -164,6 +164,7 @@ typedef enum hipstack_smi_foreign_tool {
   HIPSTACK_SMI_FOREIGN_AMDSMI = 2,     /* "amdsmi_get_power_info.socket_power" */
   HIPSTACK_SMI_FOREIGN_NFD = 3,        /* "gpu.vram-gib": a Node Feature Discovery label (hipstack-smi static --nfd) */
   HIPSTACK_SMI_FOREIGN_ROCM_SMI = 4,   /* "Temperature (Sensor edge) (C)": a key rocm-smi prints (hipstack-smi --rocm-smi) */
+  HIPSTACK_SMI_FOREIGN_JOBS = 5,       /* "power_mean": a figure of hipstack-smid's job summary (docs/jobs.md) */
   /* Not a tool: makes every int a value of the type, so that a tool this library does not know (a
    * newer caller's) is an error it reports (HIPSTACK_SMI_ERROR_INVALID_ARGUMENT), never undefined. */
   HIPSTACK_SMI_FOREIGN_TOOL_MAX_ENUM = 0x7fffffff

@@ -30,7 +30,7 @@ KIND_NAMES = ("identity", "static", "live", "counter", "window")
 COST_NAMES = ("cheap", "costly", "window", "blocking")
 VERDICT_NAMES = ("PASS", "WARN", "FAIL", "UNKNOWN")
 OUTCOME_NAMES = ("applied", "pending", "planned", "refused", "failed")
-FOREIGN_TOOLS = ("nvidia-smi", "pynvml", "amdsmi", "nfd", "rocm-smi")  # hipstack_smi_foreign_tool, by value
+FOREIGN_TOOLS = ("nvidia-smi", "pynvml", "amdsmi", "nfd", "rocm-smi", "jobs")  # hipstack_smi_foreign_tool, by value
 
 OPEN_NO_AMDGPU, OPEN_NO_NVML, OPEN_KEEP_VENDOR_INIT = 1, 2, 4
 SAMPLE_FLAGS = {"identity": 1, "static": 2, "live": 4, "pcie_throughput": 8, "window": 16}

@@ -30,6 +30,7 @@ std::string_view foreign_tool_name(ForeignTool tool) noexcept {
     case ForeignTool::amdsmi: return "amdsmi";
     case ForeignTool::nfd: return "nfd";
     case ForeignTool::rocm_smi: return "rocm-smi";
+    case ForeignTool::jobs: return "jobs";
   }
   return "";
 }
@@ -41,6 +42,7 @@ std::span<const ForeignName> foreign_names(ForeignTool tool) {
     case ForeignTool::amdsmi: return foreign::amdsmi_table();
     case ForeignTool::nfd: return foreign::nfd_table();
     case ForeignTool::rocm_smi: return foreign::rocm_smi_table();
+    case ForeignTool::jobs: return foreign::job_summary_table();
   }
   return {};
 }
