@@ -509,13 +509,13 @@ TEST(NvmlXid, CountedPerCodeAsTheDriverQueuesThem) {
   EXPECT_DOUBLE_EQ(number_of(r, "xid_errors", "13"), 2);
   EXPECT_DOUBLE_EQ(number_of(r, "xid_errors", "31"), 1);
   EXPECT_DOUBLE_EQ(number_of(r, "xid_last"), 31);
-  EXPECT_NE(reading_of(r, "xid_last").detail.find("XID 31: GPU memory page fault"), std::string::npos);
+  EXPECT_NE(reading_of(r, "xid_last").detail.find("XID 31 (ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT): GPU memory page fault; action: restart_app"), std::string::npos);
   EXPECT_NEAR(number_of(r, "xid_last_time"), opened, 60);
   r = system.sample(0, xids_only());  // the next batch: one double-bit ECC error
   EXPECT_DOUBLE_EQ(number_of(r, "xid_errors", "13"), 2);
   EXPECT_DOUBLE_EQ(number_of(r, "xid_errors", "48"), 1);
   EXPECT_DOUBLE_EQ(number_of(r, "xid_last"), 48);
-  EXPECT_NE(reading_of(r, "xid_errors", "48").detail.find("double-bit ECC error"), std::string::npos);
+  EXPECT_NE(reading_of(r, "xid_errors", "48").detail.find("XID 48 (ROBUST_CHANNEL_GPU_ECC_DBE): Double Bit ECC Error; action: reset_gpu"), std::string::npos);
   r = system.sample(0, xids_only());  // nothing new: the counts stay
   EXPECT_DOUBLE_EQ(number_of(r, "xid_errors", "31"), 1);
   EXPECT_DOUBLE_EQ(number_of(r, "xid_last"), 48);

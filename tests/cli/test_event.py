@@ -182,7 +182,7 @@ class EventTest(unittest.TestCase):
         self.assertEqual([(e["event"], e["gpu"], e["metric"], e["before"], e["after"]) for e in events],
                          [("xid", 0, "xid_errors[13]", "0", "2"), ("xid", 0, "xid_errors[31]", "0", "1"),
                           ("xid", 0, "xid_errors[48]", "0", "1")])
-        self.assertIn("XID 48: double-bit ECC error", events[2]["message"])
+        self.assertIn("XID 48 (ROBUST_CHANNEL_GPU_ECC_DBE): Double Bit ECC Error; action: reset_gpu", events[2]["message"])
         self.assertEqual(events[0]["uuid"], "GPU-5d3a1c2e-8f47-4b1e-9c6d-2a7e0f9b3c41")
 
     def test_kfd_events_come_out_as_they_arrive(self):

@@ -9,6 +9,10 @@
 #include <cerrno>
 #include <chrono>
 
+#include <hipstack/gpu_errors.hpp>
+
+#include <cstdint>
+
 #include "../../readings.hpp"
 #include "nvml_backend.hpp"
 
@@ -19,34 +23,14 @@ namespace {
 // NVML's queue for the next drain).
 constexpr int kMaxEventsPerDrain = 1024;
 
-// What the well-known XIDs mean (NVIDIA's XID catalogue), for the reading's detail.
-const char* xid_meaning(unsigned long long xid) {
-  switch (xid) {
-    case 13: return "graphics engine exception";
-    case 31: return "GPU memory page fault";
-    case 32: return "invalid or corrupted push buffer stream";
-    case 43: return "GPU stopped processing";
-    case 45: return "preemptive cleanup, due to a previous error";
-    case 48: return "double-bit ECC error";
-    case 61: return "internal micro-controller breakpoint/warning";
-    case 62: return "internal micro-controller halt";
-    case 63: return "ECC page retirement or row remapping recorded";
-    case 64: return "ECC page retirement or row remapping failure";
-    case 74: return "NVLink error";
-    case 79: return "GPU has fallen off the bus";
-    case 92: return "high single-bit ECC error rate";
-    case 94: return "contained ECC error";
-    case 95: return "uncontained ECC error";
-    case 119: return "GSP RPC timeout";
-    case 120: return "GSP error";
-    case 999: return "unknown XID (NVML could not decode it)";
-    default: return nullptr;
-  }
-}
-
+// What the XID means and what to do, from NVIDIA's XID catalogue (hipstack/gpu_errors.hpp).
 std::string describe_xid(unsigned long long xid) {
-  const char* meaning = xid_meaning(xid);
-  return meaning == nullptr ? fmt::format("XID {}", xid) : fmt::format("XID {}: {}", xid, meaning);
+  // NVML's own code for an error it could not decode: not one of the catalogue's.
+  if (xid == 999) return "XID 999: NVML could not decode the error (see the kernel log); action: unknown";
+  const XidAdvice advice = xid_advice(static_cast<std::uint32_t>(std::min<unsigned long long>(xid, UINT32_MAX)));
+  if (advice.info == nullptr) return fmt::format("XID {}: not in NVIDIA's XID catalogue; action: unknown", xid);
+  return fmt::format("XID {} ({}): {}; action: {}", xid, advice.info->mnemonic, advice.info->description,
+                     error_action_name(advice.action));
 }
 
 }  // namespace

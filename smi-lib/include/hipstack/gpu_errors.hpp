@@ -1,0 +1,85 @@
+// hipstack/gpu_errors.hpp: what a GPU error means and what to do about it (docs/errors.md).
+//
+// NVIDIA's XIDs: the catalogue NVIDIA publishes ("Analyzing Xid Errors with the Xid Catalog",
+// docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html), as data: each code's mnemonic and
+// description, NVIDIA's two resolution buckets (the immediate action that puts the GPU back in
+// service, the investigatory one for when it recurs) and whose fault it usually is. hipstack's
+// action is NVIDIA's immediate bucket in one word; a code the catalogue lacks is unknown, never
+// guessed. Every output that shows an XID (event, WatchEvents, D-Bus, /metrics, health, the NPD and
+// Slurm lines) takes its meaning and action from here.
+#pragma once
+
+#include <hipstack/smi.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace hipstack::smi {
+
+// What to do about an error, from the least to the most disruptive. The names are the tokens every
+// output prints (error_action_name).
+enum class ErrorAction : std::uint8_t {
+  none,                  // nothing on the node (NVIDIA's IGNORE)
+  investigate_software,  // the application's or the driver's bug to look into; the GPU is fine
+  restart_app,           // the application's work is lost; restart it (RESTART_APP)
+  see_other,             // follows another error: act on that one (XID 45, 154)
+  update_software,       // driver or firmware too old for this use (UPDATE_SWFW)
+  reset_gpu,             // drain the GPU and reset it (RESET_GPU; XID 48 alone)
+  drain_and_reset,       // drain the node, then reset its GPUs (XID 48 with 63 or 64)
+  reboot_node,           // drain the node and reboot it (RESTART_BM, RESTART_VM)
+  check_hardware,        // seating, power and cables (CHECK_MECHANICALS)
+  contact_support,       // field diagnostics, then the vendor: an RMA candidate (CONTACT_SUPPORT)
+  unknown,               // no documented action: the catalogue has no such code, or names none
+};
+
+// Whose fault such an error usually is.
+enum class ErrorFault : std::uint8_t { application, driver, hardware, system, informational, unknown };
+
+struct XidInfo {
+  std::uint32_t code;
+  std::string_view mnemonic;       // NVIDIA's ("ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS")
+  std::string_view description;    // NVIDIA's ("GPU has fallen off the bus")
+  std::string_view immediate;      // NVIDIA's immediate-action bucket, as written ("RESTART_BM"); "" if none
+  std::string_view investigatory;  // NVIDIA's investigatory-action bucket, as written
+  ErrorFault fault;
+  std::uint8_t applies;            // XidGpu bits: the GPUs the catalogue says it applies to
+  std::string_view note;           // NVIDIA's trigger text in short, where it matters for the action
+};
+
+// The catalogue's "Applies to" columns.
+enum XidGpu : std::uint8_t { xid_a100 = 1, xid_h100 = 2, xid_b100 = 4, xid_gb200 = 8 };
+
+// What to do about one XID seen `occurrences` times within the window that health looks at.
+struct XidAdvice {
+  std::uint32_t code = 0;
+  const XidInfo* info = nullptr;  // null: a code the catalogue does not have
+  ErrorAction action = ErrorAction::unknown;
+  Verdict verdict = Verdict::warn;  // what health makes of it while it is recent
+  std::string_view why;             // how the action was chosen, in words
+};
+
+// Every XID of the catalogue, by code.
+HIPSTACK_SMI_CXX_API std::span<const XidInfo> xid_catalogue() noexcept;
+// One code; null when the catalogue does not have it.
+HIPSTACK_SMI_CXX_API const XidInfo* find_xid(std::uint32_t code) noexcept;
+// One of NVIDIA's resolution buckets ("RESET_GPU", "CHECK_APP/CUDA") in one word, as the immediate
+// action or (investigatory) as the one for a recurrence; unknown for "" and for a bucket hipstack
+// does not know.
+HIPSTACK_SMI_CXX_API ErrorAction bucket_action(std::string_view bucket, bool investigatory = false) noexcept;
+// The advice for `code` seen `occurrences` times within the health window: NVIDIA's immediate action,
+// or its investigatory one when that is the stronger and the code recurred (NVIDIA: "used if the Xid
+// recurs"); XID 48 with a 63 or 64 in the window (`with_remapping`) drains and resets.
+HIPSTACK_SMI_CXX_API XidAdvice xid_advice(std::uint32_t code, std::uint32_t occurrences = 1, bool with_remapping = false) noexcept;
+
+HIPSTACK_SMI_CXX_API std::string_view error_action_name(ErrorAction action) noexcept;  // "reset_gpu"
+HIPSTACK_SMI_CXX_API std::optional<ErrorAction> find_error_action(std::string_view name) noexcept;
+HIPSTACK_SMI_CXX_API std::string_view error_action_help(ErrorAction action) noexcept;  // what to do, in words
+HIPSTACK_SMI_CXX_API std::string_view error_fault_name(ErrorFault fault) noexcept;     // "hardware"
+// What health makes of an error with this action and fault while it is recent (docs/errors.md):
+// FAIL for a reset, reboot, drain, hardware check or support case; WARN for an unknown action, a
+// software update, or an application restart the hardware caused; PASS otherwise.
+HIPSTACK_SMI_CXX_API Verdict error_action_verdict(ErrorAction action, ErrorFault fault) noexcept;
+
+}  // namespace hipstack::smi

@@ -1,0 +1,111 @@
+// The XID catalogue and the advice made from it (hipstack/gpu_errors.hpp, docs/errors.md).
+#include <gtest/gtest.h>
+#include <hipstack/gpu_errors.hpp>
+
+#include <set>
+#include <string>
+
+namespace smi = hipstack::smi;
+using smi::ErrorAction;
+using smi::Verdict;
+
+namespace {
+
+TEST(XidCatalogue, NamesWhatNvidiaPublishes) {
+  const smi::XidInfo* off_bus = smi::find_xid(79);
+  ASSERT_NE(off_bus, nullptr);
+  EXPECT_EQ(off_bus->mnemonic, "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS");
+  EXPECT_EQ(off_bus->description, "GPU has fallen off the bus");
+  EXPECT_EQ(off_bus->immediate, "RESTART_BM");
+  EXPECT_EQ(off_bus->investigatory, "CONTACT_SUPPORT");
+  EXPECT_EQ(off_bus->applies, smi::xid_a100 | smi::xid_h100 | smi::xid_b100 | smi::xid_gb200);
+  EXPECT_EQ(smi::find_xid(9999), nullptr);
+  EXPECT_EQ(smi::find_xid(0), nullptr);
+  std::set<std::uint32_t> codes;
+  for (const smi::XidInfo& x : smi::xid_catalogue()) {
+    EXPECT_TRUE(codes.insert(x.code).second) << x.code;
+    EXPECT_EQ(smi::find_xid(x.code), &x) << x.code;
+    EXPECT_FALSE(x.mnemonic.empty()) << x.code;
+    EXPECT_FALSE(x.description.empty()) << x.code;
+    // A bucket the catalogue names maps to an action; only an empty one or a workflow that needs
+    // the kernel log's subcodes is unknown.
+    if (!x.immediate.empty() && x.immediate != "WORKFLOW_NVLINK5_ERR" && x.immediate != "CHECK_UVM") {
+      EXPECT_NE(smi::bucket_action(x.immediate), ErrorAction::unknown) << x.code;
+    }
+  }
+  // The codes operators meet most (and the issue names) are all there.
+  for (const std::uint32_t code : {8U, 13U, 31U, 43U, 45U, 48U, 62U, 63U, 64U, 74U, 79U, 92U, 94U, 95U, 109U, 119U, 120U, 154U}) {
+    EXPECT_TRUE(codes.contains(code)) << code;
+  }
+}
+
+// One XID of each action class, as the issue and NVIDIA's catalogue name them.
+TEST(XidAdvice, EachActionClass) {
+  struct Case {
+    std::uint32_t code;
+    ErrorAction action;
+    Verdict verdict;
+  };
+  const Case cases[] = {
+      {13, ErrorAction::restart_app, Verdict::pass},   // the application's own fault
+      {31, ErrorAction::restart_app, Verdict::pass},
+      {43, ErrorAction::none, Verdict::pass},
+      {63, ErrorAction::none, Verdict::pass},          // a row remapped: takes effect at the next reset
+      {94, ErrorAction::restart_app, Verdict::warn},   // contained ECC: the hardware's, reset when convenient
+      {45, ErrorAction::see_other, Verdict::pass},
+      {48, ErrorAction::reset_gpu, Verdict::fail},
+      {64, ErrorAction::reset_gpu, Verdict::fail},
+      {95, ErrorAction::reset_gpu, Verdict::fail},
+      {79, ErrorAction::reboot_node, Verdict::fail},
+      {54, ErrorAction::check_hardware, Verdict::fail},
+      {56, ErrorAction::contact_support, Verdict::fail},  // "Unused" on these GPUs: seen anyway, a case for support
+      {144, ErrorAction::unknown, Verdict::warn},      // NVLink5: the subcode decides, NVML does not carry it
+      {171, ErrorAction::unknown, Verdict::warn},      // no bucket in the catalogue
+  };
+  for (const Case& c : cases) {
+    const smi::XidAdvice advice = smi::xid_advice(c.code);
+    ASSERT_NE(advice.info, nullptr) << c.code;
+    EXPECT_EQ(advice.action, c.action) << c.code << ": " << smi::error_action_name(advice.action);
+    EXPECT_EQ(advice.verdict, c.verdict) << c.code;
+    EXPECT_FALSE(advice.why.empty()) << c.code;
+  }
+}
+
+TEST(XidAdvice, UnknownCodesAreUnknownNeverGuessed) {
+  const smi::XidAdvice advice = smi::xid_advice(4242, 5, true);
+  EXPECT_EQ(advice.info, nullptr);
+  EXPECT_EQ(advice.action, ErrorAction::unknown);
+  EXPECT_EQ(advice.verdict, Verdict::warn);
+  EXPECT_EQ(advice.why, "not in NVIDIA's XID catalogue");
+}
+
+TEST(XidAdvice, RecurrenceAndRemappingEscalate) {
+  // XID 48: a reset alone, drain and reset with a row remapping, field diagnostics when it recurs.
+  EXPECT_EQ(smi::xid_advice(48, 1, true).action, ErrorAction::drain_and_reset);
+  EXPECT_EQ(smi::xid_advice(48, 2).action, ErrorAction::contact_support);
+  // A remapping failure or a GPU off the bus that recurs: NVIDIA's investigatory CONTACT_SUPPORT.
+  EXPECT_EQ(smi::xid_advice(64, 2).action, ErrorAction::contact_support);
+  EXPECT_EQ(smi::xid_advice(79, 3).action, ErrorAction::contact_support);
+  // An investigatory action weaker than a reset never replaces the immediate one.
+  EXPECT_EQ(smi::xid_advice(95, 4).action, ErrorAction::reset_gpu);
+  EXPECT_EQ(smi::xid_advice(13, 9).action, ErrorAction::restart_app);
+  // 8 recurring: NVIDIA says contact support.
+  EXPECT_EQ(smi::xid_advice(8, 2).action, ErrorAction::contact_support);
+  EXPECT_EQ(smi::xid_advice(8, 1).action, ErrorAction::restart_app);
+}
+
+TEST(ErrorActions, NamesRoundTrip) {
+  for (int a = 0; a <= static_cast<int>(ErrorAction::unknown); ++a) {
+    const auto action = static_cast<ErrorAction>(a);
+    const std::string_view name = smi::error_action_name(action);
+    EXPECT_EQ(smi::find_error_action(name), action) << name;
+    EXPECT_FALSE(smi::error_action_help(action).empty()) << name;
+  }
+  EXPECT_FALSE(smi::find_error_action("reboot").has_value());
+  EXPECT_EQ(smi::bucket_action("NOT_A_BUCKET"), ErrorAction::unknown);
+  EXPECT_EQ(smi::bucket_action(""), ErrorAction::unknown);
+  EXPECT_EQ(smi::bucket_action("WORKFLOW_XID_48", true), ErrorAction::contact_support);
+  EXPECT_EQ(smi::error_fault_name(smi::ErrorFault::hardware), "hardware");
+}
+
+}  // namespace
