@@ -186,6 +186,21 @@ TEST(Render, InstanceLabelsSeparateSeries) {
   EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_sclk_level_hertz", {{"level", "1"}}), 2100e6);
 }
 
+// Each XID code's series says what to do about it (NVIDIA's catalogue, docs/errors.md): one action
+// per code, so the label adds no series; a code no catalogue has is "unknown", never guessed.
+TEST(Render, XidCountersCarryTheCodesAction) {
+  SnapshotBuilder gpu(device(0));
+  gpu.live(integer("xid_errors", 2, "13")).live(integer("xid_errors", 1, "79")).live(integer("xid_errors", 3, "95"));
+  gpu.live(integer("xid_errors", 1, "94")).live(integer("xid_errors", 1, "4242"));
+  const Page page = parse_page(render_metrics({gpu.view()}, kContext));
+  ASSERT_EQ(find(page, "hipstack_gpu_xid_errors_total").size(), 5u);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_xid_errors_total", {{"xid", "13"}, {"action", "restart_app"}}), 2);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_xid_errors_total", {{"xid", "79"}, {"action", "reboot_node"}}), 1);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_xid_errors_total", {{"xid", "95"}, {"action", "reset_gpu"}}), 3);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_xid_errors_total", {{"xid", "94"}, {"action", "restart_app"}}), 1);
+  EXPECT_DOUBLE_EQ(value_of(page, "hipstack_gpu_xid_errors_total", {{"xid", "4242"}, {"action", "unknown"}}), 1);
+}
+
 TEST(Render, ReadingsThatAreNotOkAreLeftOutAndEmptyFamiliesHaveNoHeader) {
   SnapshotBuilder gpu(device(0));
   smi::Reading missing;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <hipstack/events.hpp>
+#include <hipstack/gpu_errors.hpp>
 
 #include "commands.hpp"
 #include "text_layout.hpp"
@@ -24,7 +25,7 @@
 namespace hipstack::cli {
 
 void print_event_header(const CommonOptions& options, std::string_view watched, bool hosts) {
-  if (options.format == Format::csv) print(std::string(hosts ? "host," : "") + "time,event,device,bdf,uuid,metric,before,after,message\n");
+  if (options.format == Format::csv) print(std::string(hosts ? "host," : "") + "time,event,device,bdf,uuid,metric,before,after,message,action\n");
   if (options.format != Format::table) return;
   const std::string gpus = options.gpus.empty() ? std::string("every GPU")
                                                 : smi::printable_text(fmt::format("GPU {}", fmt::join(options.gpus, ",")));
@@ -44,10 +45,13 @@ void print_event(const smi::Event& e, const CommonOptions& options, std::chrono:
     j.update(Json{{"time", time},     {"event", e.kind},     {"gpu", e.device.index}, {"bdf", e.device.bdf},
                   {"uuid", e.device.uuid}, {"metric", e.metric}, {"before", e.before}, {"after", e.after},
                   {"message", e.message}});
+    const auto action = smi::event_action(e);
+    j["action"] = action ? Json(std::string(smi::error_action_name(*action))) : Json(nullptr);
     print(j.dump() + "\n");
   } else if (options.format == Format::csv) {
-    std::vector<std::string> row = {time, e.kind, std::to_string(e.device.index), e.device.bdf, e.device.uuid, e.metric,
-                                    e.before, e.after, e.message};
+    const auto action = smi::event_action(e);
+    std::vector<std::string> row = {time,     e.kind,  std::to_string(e.device.index), e.device.bdf, e.device.uuid, e.metric,
+                                    e.before, e.after, e.message, action ? std::string(smi::error_action_name(*action)) : ""};
     if (!host.empty()) row.insert(row.begin(), std::string(host));
     print(csv_row(row));
   } else {

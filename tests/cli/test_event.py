@@ -156,6 +156,7 @@ class EventTest(unittest.TestCase):
         self.assertEqual(sorted(e["metric"] for e in gpu1), ["ras_correctable[umc]", "ras_uncorrectable[umc]"], gpu1)
         correctable = next(e for e in gpu1 if e["metric"] == "ras_correctable[umc]")
         self.assertTrue(correctable["message"].startswith("6 more (the device's ecc_corrected_volatile went from "), correctable)
+        self.assertIsNone(correctable["action"], "a count that rose reports no error code: no action")
         order = [seen.index(item) for item in expected[2:]]
         self.assertEqual(order, sorted(order), "events out of order:\n" + "\n".join(map(str, seen)))
         for e in events:
@@ -183,6 +184,8 @@ class EventTest(unittest.TestCase):
                          [("xid", 0, "xid_errors[13]", "0", "2"), ("xid", 0, "xid_errors[31]", "0", "1"),
                           ("xid", 0, "xid_errors[48]", "0", "1")])
         self.assertIn("XID 48 (ROBUST_CHANNEL_GPU_ECC_DBE): Double Bit ECC Error; action: reset_gpu", events[2]["message"])
+        # Each XID's action from NVIDIA's catalogue (docs/errors.md): 13 and 31 the application's.
+        self.assertEqual([e["action"] for e in events], ["restart_app", "restart_app", "reset_gpu"])
         self.assertEqual(events[0]["uuid"], "GPU-5d3a1c2e-8f47-4b1e-9c6d-2a7e0f9b3c41")
 
     def test_kfd_events_come_out_as_they_arrive(self):

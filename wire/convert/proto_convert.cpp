@@ -2,6 +2,8 @@
 // (proto_convert.hpp).
 #include "proto_convert.hpp"
 
+#include <hipstack/gpu_errors.hpp>
+
 #include <algorithm>
 #include <array>
 #include <type_traits>
@@ -173,6 +175,7 @@ void to_proto(const smi::Event& event, std::chrono::system_clock::time_point fou
   out->set_before(event.before);
   out->set_after(event.after);
   out->set_message(event.message);
+  if (const auto action = smi::event_action(event)) out->set_action(std::string(smi::error_action_name(*action)));
 }
 
 smi::Event from_proto(const pb::Event& e) {

@@ -137,6 +137,16 @@ TEST(ProtoConvert, DevicesHealthPartitionsAndEventsRoundTrip) {
   EXPECT_EQ(event_back.before, "0");
   EXPECT_EQ(event_back.after, "1");
   EXPECT_EQ(event_back.message, "an XID");
+  EXPECT_EQ(event_message.action(), "unknown") << "an XID event whose metric names no code";
+
+  // An XID event carries its code's action (NVIDIA's catalogue); other events none.
+  to_proto(smi::Event{"xid", device, "xid_errors[79]", "0", "1", "XID 79"}, found, 43, &event_message);
+  EXPECT_EQ(event_message.action(), "reboot_node");
+  to_proto(smi::Event{"xid", device, "xid_errors[31]", "0", "2", "XID 31"}, found, 44, &event_message);
+  EXPECT_EQ(event_message.action(), "restart_app");
+  pb::Event other;
+  to_proto(smi::Event{"memory-errors", device, "ras_correctable[umc]", "0", "1", ""}, found, 45, &other);
+  EXPECT_EQ(other.action(), "");
 }
 
 }  // namespace

@@ -77,6 +77,12 @@ HIPSTACK_SMI_CXX_API std::string_view error_action_name(ErrorAction action) noex
 HIPSTACK_SMI_CXX_API std::optional<ErrorAction> find_error_action(std::string_view name) noexcept;
 HIPSTACK_SMI_CXX_API std::string_view error_action_help(ErrorAction action) noexcept;  // what to do, in words
 HIPSTACK_SMI_CXX_API std::string_view error_fault_name(ErrorFault fault) noexcept;     // "hardware"
+struct Event;  // hipstack/events.hpp
+
+// The action an error event calls for: an "xid" event's code's (NVIDIA's immediate action, as
+// xid_advice(code) gives it); none for an event that reports no error code.
+HIPSTACK_SMI_CXX_API std::optional<ErrorAction> event_action(const Event& event);
+
 // What health makes of an error with this action and fault while it is recent (docs/errors.md):
 // FAIL for a reset, reboot, drain, hardware check or support case; WARN for an unknown action, a
 // software update, or an application restart the hardware caused; PASS otherwise.
