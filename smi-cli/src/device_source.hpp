@@ -3,6 +3,7 @@
 // does not load gRPC). The commands that work both ways take a DeviceSource.
 #pragma once
 
+#include <hipstack/cper.hpp>
 #include <hipstack/smi.hpp>
 
 #include <chrono>
@@ -105,6 +106,7 @@ class LocalSource final : public DeviceSource {
   // stuck_fault() then says why. A process scan may take interval_ms more than the deadline.
   [[nodiscard]] std::optional<std::vector<smi::ProcessInfo>> processes(std::uint32_t device, unsigned interval_ms) const;
   [[nodiscard]] std::optional<std::vector<smi::BadPage>> bad_pages(std::uint32_t device) const;
+  [[nodiscard]] std::optional<smi::CperRing> cper_ring(std::uint32_t device) const;
   // The links between GPUs come from files of the whole node (KFD topology): stuck_fault(kNode).
   [[nodiscard]] std::optional<std::vector<smi::Link>> links() const;
   static constexpr std::uint32_t kNode = UINT32_MAX;

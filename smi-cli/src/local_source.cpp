@@ -103,6 +103,10 @@ std::optional<std::vector<smi::BadPage>> LocalSource::bad_pages(std::uint32_t de
   return bounded<std::vector<smi::BadPage>>(device, [this, device] { return system_.bad_pages(device); });
 }
 
+std::optional<smi::CperRing> LocalSource::cper_ring(std::uint32_t device) const {
+  return bounded<smi::CperRing>(device, [this, device] { return system_.cper_ring(device); });
+}
+
 std::optional<std::vector<smi::Link>> LocalSource::links() const {
   return bounded<std::vector<smi::Link>>(kNode, [this] { return system_.links(); });
 }

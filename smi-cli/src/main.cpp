@@ -26,6 +26,7 @@
 #include "local_daemon.hpp"
 #include "command_table.hpp"
 #include "job_command.hpp"
+#include "error_records_command.hpp"
 #include "nvidia_smi_compat.hpp"
 #include "rocm_smi_compat.hpp"
 #include "remote_source.hpp"
@@ -260,6 +261,7 @@ struct Invocation {
   std::string capture_dir;
   bool capture_processes = false;
   JobOptions job;
+  CperOptions cper;
 };
 
 // A command of command_table.cpp, its summary from there.
@@ -350,7 +352,18 @@ void define_read_commands(CLI::App& app, Invocation& in) {
   health->add_flag("--npd", in.common.npd,
                    "One line for Node Problem Detector's custom plugin (and the Slurm health check): exit 0 "
                    "healthy, 1 a GPU fails, 2 not every GPU could be checked");
-  add_command(app, "ras");
+  auto* ras = add_command(app, "ras");
+  ras->add_flag("--cper", in.cper.ring, "The selected AMD GPUs' CPER error records, from the driver's ring (debugfs: root)");
+  ras->add_option("--cper-file", in.cper.files, "Decode CPER records saved in FILE (a record, several, or the ring's file)")
+      ->type_name("FILE")->expected(1)->take_all()->allow_extra_args(false);
+  ras->add_option("--severity", in.cper.severities, "Only records of these severities: recoverable, fatal, corrected, informational")
+      ->expected(1)->take_all()->allow_extra_args(false)->delimiter(',');
+  ras->add_option("--since", in.cper.since,
+                  "Only records from a duration back from now (30m, 12h, 7d), a UTC date or time, or @UNIX_SECONDS");
+  ras->add_flag("--follow", in.cper.follow, "With --cper: print each new record as the driver writes it (-w, -i)");
+  add_pacing(ras, in.cper.interval_s, in.cper.looks, "With --follow: seconds between looks (default 1)",
+             "With --follow: stop after N looks (0: run until interrupted)");
+  ras->add_flag("--xid-catalogue", in.cper.xid_catalogue, "NVIDIA's XID catalogue: each code's meaning and action (no GPU is read)");
   add_command(app, "bad-pages");
 }
 
@@ -583,7 +596,7 @@ std::optional<int> run_overview_from_daemon(const DeviceSource& daemon, Invocati
 // daemon does not answer.
 std::optional<int> run_through_local_daemon(Invocation& in) {
   const CommonOptions& common = in.common;
-  const bool needs_own_read = in.direct || chooses_what_to_read(in.open) || !in.health_policy.empty() ||
+  const bool needs_own_read = in.direct || chooses_what_to_read(in.open) || !in.health_policy.empty() || in.cper.any() ||
                               common.pcie_throughput || common.window_asked || (in.command == "metric" && common.verbose);
   if (!find_command(in.command)->remote || in.change.any() || needs_own_read) return std::nullopt;
   const std::string socket = local_daemon_socket();
@@ -608,6 +621,34 @@ int no_gpus(const smi::System& system) {
   }
   std::fputs(why.c_str(), stderr);
   return exit_now(kExitNoSuchDevice);
+}
+
+// ras's error records (error_records_command.hpp): the XID catalogue and saved CPER files read no
+// GPU; --cper reads this machine's GPUs (run_local). Nothing for the plain ras table; 2 for options
+// that do not go together.
+std::optional<int> run_error_records(const Invocation& in) {
+  const CperOptions& cper = in.cper;
+  const bool paced = cper.paced;
+  const auto refuse = [](const char* why) {
+    std::fprintf(stderr, "hipstack-smi: ras: %s\n", why);
+    return std::optional<int>(kExitBadArguments);
+  };
+  if (!cper.any()) {
+    if (!cper.severities.empty() || !cper.since.empty() || cper.follow || paced) {
+      return refuse("--severity, --since, --follow, -w and -i go with --cper or --cper-file");
+    }
+    return std::nullopt;
+  }
+  if (cper.xid_catalogue && (cper.ring || !cper.files.empty() || !cper.severities.empty() || !cper.since.empty())) {
+    return refuse("--xid-catalogue lists the catalogue: it takes no --cper, --cper-file, --severity or --since");
+  }
+  if (cper.ring && !cper.files.empty()) return refuse("--cper reads the GPUs, --cper-file a file: one at a time");
+  if ((cper.follow || paced) && !cper.ring) return refuse("--follow, -w and -i go with --cper");
+  if (paced && !cper.follow) return refuse("-w and -i pace --follow");
+  if (cper.xid_catalogue) return run_xid_catalogue(in.common);
+  if (!cper.files.empty()) return run_cper_files(cper, in.common);
+  if (!in.hosts.empty() || !in.hostfile.empty()) return refuse("--cper reads the CPER rings of this machine's GPUs: not with --host");
+  return std::nullopt;  // --cper: run_local
 }
 
 // A command on this machine's GPUs.
@@ -643,6 +684,7 @@ int run_local(Invocation& in) {
     if (command == "topology") return run_topology(local, common, in.topology_list);
     if (command == "monitor") return run_monitor(local, common, in.watch_s, in.iterations);
     if (command == "bad-pages") return run_bad_pages(local, common);
+    if (command == "ras" && in.cper.ring) return run_cper_rings(local, in.cper, common);
     if (in.change.any() || command == "set" || command == "reset") return run_control(*system, common, command, in.change);
     if (command == "version") return run_version(&*system, common);
     return run_source_command(local, &local, command, common, in.query, in.health_policy, origin_of(in.open));
@@ -699,6 +741,7 @@ int run(int argc, char** argv) {
   in.common.gpus = split_list(in.gpus);
   if (in.command == "process") in.process.watch = chosen->get_option("-w")->count() > 0 || chosen->get_option("-i")->count() > 0;
   if (in.command == "event") in.event_paced = chosen->get_option("-w")->count() > 0 || chosen->get_option("-i")->count() > 0;
+  if (in.command == "ras") in.cper.paced = chosen->get_option("-w")->count() > 0 || chosen->get_option("-i")->count() > 0;
   if (in.command == "job") in.job.action = chosen->get_subcommands().front()->get_name();
   if (!resolve_metrics(in) || !resolve_change(in)) return kExitBadArguments;
   // Every change is logged to stderr as it is made (refusals too, with -v): who, what, where.
@@ -709,6 +752,9 @@ int run(int argc, char** argv) {
                  r.path.c_str(), r.result.c_str());
   };
   if (in.command == "job") return run_job(in, argv);
+  if (in.command == "ras") {
+    if (const auto code = run_error_records(in)) return *code;
+  }
   if (!in.hosts.empty() || !in.hostfile.empty()) return run_remote(in, argv);
   if (const auto code = run_through_local_daemon(in)) return *code;
   if (in.command == "catalogue") return run_catalogue(in.common, in.markdown);

@@ -293,6 +293,12 @@ ControlResult guarded_control(const FsView& fs, const Backend& backend, std::siz
 
 namespace hipstack::smi::detail {
 
+CperRing Backend::cper_ring(std::size_t) const {
+  CperRing ring;
+  ring.unavailable = fmt::format("the {} backend has no CPER records (NVIDIA GPUs report XIDs: `hipstack-smi event`)", name());
+  return ring;
+}
+
 ControlPlan Backend::plan_control(std::size_t, const ControlRequest&) const {
   ControlPlan plan;
   plan.action = "change";

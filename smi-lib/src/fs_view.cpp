@@ -139,6 +139,30 @@ FileBytes RootedFs::read_bytes(const std::string& path, std::size_t max_bytes) c
   return result;
 }
 
+FileBytes RootedFs::read_once(const std::string& path, std::size_t size) const {
+  FileBytes result;
+  const int fd = ::open(host_path(path).c_str(), O_RDONLY | O_CLOEXEC | (regular_only_ ? O_NONBLOCK : 0));
+  if (fd < 0) {
+    result.error = errno;
+    return result;
+  }
+  struct stat st {};
+  if (regular_only_ && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    ::close(fd);
+    result.error = EINVAL;
+    return result;
+  }
+  result.bytes.resize(size);
+  ssize_t n = -1;
+  do {
+    n = ::read(fd, result.bytes.data(), size);
+  } while (n < 0 && errno == EINTR);
+  result.error = n < 0 ? errno : 0;
+  result.bytes.resize(n < 0 ? 0 : static_cast<std::size_t>(n));
+  ::close(fd);
+  return result;
+}
+
 int RootedFs::write_text(const std::string& path, std::string_view text) const {
   // No O_CREAT: a missing attribute means the driver does not offer the control. O_NOFOLLOW: an
   // attribute is a regular file; a link planted in its place is refused (ELOOP), never written through.

@@ -29,6 +29,10 @@ class FsView {
   // Paths are absolute paths of the live system ("/sys/class/drm"); the view maps them.
   [[nodiscard]] virtual FileText read_text(const std::string& path) const = 0;
   [[nodiscard]] virtual FileBytes read_bytes(const std::string& path, std::size_t max_bytes) const = 0;
+  // The file in one read() of `size` bytes from its start, for a kernel file that must not be read
+  // in pieces (amdgpu's CPER ring before Linux's 2026 fix: a read smaller than the ring overran the
+  // caller's buffer, a read from past its start used stale pointers). By default read_bytes.
+  [[nodiscard]] virtual FileBytes read_once(const std::string& path, std::size_t size) const { return read_bytes(path, size); }
   // Entry names, sorted; empty when the folder is absent.
   [[nodiscard]] virtual std::vector<std::string> list(const std::string& path) const = 0;
   [[nodiscard]] virtual bool exists(const std::string& path) const = 0;
@@ -53,6 +57,7 @@ class RootedFs final : public FsView {
   RootedFs(std::string sys_root, std::string proc_root, std::string dev_root, bool regular_only = false);
   [[nodiscard]] FileText read_text(const std::string& path) const override;
   [[nodiscard]] FileBytes read_bytes(const std::string& path, std::size_t max_bytes) const override;
+  [[nodiscard]] FileBytes read_once(const std::string& path, std::size_t size) const override;
   [[nodiscard]] std::vector<std::string> list(const std::string& path) const override;
   [[nodiscard]] bool exists(const std::string& path) const override;
   [[nodiscard]] std::string link_target(const std::string& path) const override;

@@ -1,5 +1,7 @@
 // hipstack::smi::System: owns the file-system view and the backends, numbers devices across
 // backends and completes every sample with not_supported entries for what a backend did not report.
+#include <hipstack/cper.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -429,6 +431,12 @@ std::vector<BadPage> System::bad_pages(std::uint32_t device) const {
   std::vector<BadPage> pages = slot.backend->bad_pages(slot.local);
   for (BadPage& page : pages) make_printable(page.state);
   return pages;
+}
+
+CperRing System::cper_ring(std::uint32_t device) const {
+  std::shared_lock lock(impl_->mutex);
+  const auto& slot = impl_->slot(device);
+  return slot.backend->cper_ring(slot.local);
 }
 
 std::vector<Link> System::links() const {

@@ -89,6 +89,13 @@ TEST(XidAdvice, RecurrenceAndRemappingEscalate) {
   // An investigatory action weaker than a reset never replaces the immediate one.
   EXPECT_EQ(smi::xid_advice(95, 4).action, ErrorAction::reset_gpu);
   EXPECT_EQ(smi::xid_advice(13, 9).action, ErrorAction::restart_app);
+  // The application's own faults stay the application's however often (NVIDIA's investigatory
+  // CONTACT_SUPPORT for 43 is for someone looking into it, not a node action).
+  EXPECT_EQ(smi::xid_advice(43, 5).action, ErrorAction::none);
+  EXPECT_EQ(smi::xid_advice(43, 5).verdict, Verdict::pass);
+  // A hardware fault NVIDIA ignores once is a support case when it repeats (high SBE rate).
+  EXPECT_EQ(smi::xid_advice(92, 1).action, ErrorAction::none);
+  EXPECT_EQ(smi::xid_advice(92, 2).action, ErrorAction::contact_support);
   // 8 recurring: NVIDIA says contact support.
   EXPECT_EQ(smi::xid_advice(8, 2).action, ErrorAction::contact_support);
   EXPECT_EQ(smi::xid_advice(8, 1).action, ErrorAction::restart_app);

@@ -84,6 +84,14 @@ struct CperScan {
 inline constexpr std::size_t kCperMaxRecords = 0x1000;
 HIPSTACK_SMI_CXX_API CperScan scan_cper(std::span<const std::uint8_t> bytes, std::size_t max_records = kCperMaxRecords);
 
+// The records one GPU's driver holds (System::cper_ring): where they were read, or why none could be.
+struct CperRing {
+  std::string source;       // the file read ("/sys/kernel/debug/dri/0/amdgpu_ring_cper" in the root view)
+  std::string unavailable;  // why there is nothing to read: not an AMD GPU, no debugfs, no permission, a kernel
+                            // without CPER (before 6.15); "" when the ring was read
+  CperScan scan;            // the records, oldest first, and the problems met
+};
+
 // "recoverable", "fatal", "corrected", "informational" (amd-smi's words: non-fatal uncorrected,
 // fatal, non-fatal corrected).
 HIPSTACK_SMI_CXX_API std::string_view cper_severity_name(CperSeverity severity) noexcept;

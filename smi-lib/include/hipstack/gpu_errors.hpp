@@ -69,8 +69,9 @@ HIPSTACK_SMI_CXX_API const XidInfo* find_xid(std::uint32_t code) noexcept;
 // does not know.
 HIPSTACK_SMI_CXX_API ErrorAction bucket_action(std::string_view bucket, bool investigatory = false) noexcept;
 // The advice for `code` seen `occurrences` times within the health window: NVIDIA's immediate action,
-// or its investigatory one when that is the stronger and the code recurred (NVIDIA: "used if the Xid
-// recurs"); XID 48 with a 63 or 64 in the window (`with_remapping`) drains and resets.
+// or its investigatory one when the code recurred (NVIDIA: "used if the Xid recurs"), that action
+// is at least a GPU reset and stronger, and the fault is not the application's; XID 48 with a 63 or
+// 64 in the window (`with_remapping`) drains and resets.
 HIPSTACK_SMI_CXX_API XidAdvice xid_advice(std::uint32_t code, std::uint32_t occurrences = 1, bool with_remapping = false) noexcept;
 
 HIPSTACK_SMI_CXX_API std::string_view error_action_name(ErrorAction action) noexcept;  // "reset_gpu"

@@ -402,6 +402,8 @@ class HIPSTACK_SMI_CXX_API Error : public std::exception {
   std::string message_;
 };
 
+struct CperRing;  // hipstack/cper.hpp
+
 class HIPSTACK_SMI_CXX_API System {
  public:
   // Discovers devices. Never throws for a missing backend; throws Error(invalid_argument) when a
@@ -432,6 +434,9 @@ class HIPSTACK_SMI_CXX_API System {
   [[nodiscard]] std::vector<ProcessInfo> processes(std::uint32_t device, unsigned interval_ms = 0) const;
   [[nodiscard]] std::vector<Link> links() const;
   [[nodiscard]] std::vector<BadPage> bad_pages(std::uint32_t device) const;
+  // The error records the driver keeps (AMD: the CPER ring, hipstack/cper.hpp; include it to call
+  // this). Never throws for a GPU without them: CperRing::unavailable says why.
+  [[nodiscard]] CperRing cper_ring(std::uint32_t device) const;
   [[nodiscard]] HealthReport health(std::uint32_t device, const HealthPolicy& policy = {}) const;
   // The same checks on readings the caller already sampled (identity, static and live kinds of
   // `device`), so a sampler that has them need not read the device again.

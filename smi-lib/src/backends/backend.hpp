@@ -2,6 +2,7 @@
 // when it is created and answers with readings; it never prints and never throws out of sample().
 #pragma once
 
+#include <hipstack/cper.hpp>
 #include <hipstack/smi.hpp>
 
 #include <memory>
@@ -35,6 +36,8 @@ class Backend {
   [[nodiscard]] virtual std::vector<Link> links() const = 0;
   // Retired memory pages; throws Error(read_failure) when the list exists but cannot be read.
   [[nodiscard]] virtual std::vector<BadPage> bad_pages(std::size_t device) const = 0;
+  // The driver's error records (AMD: CPER). The default has none and says why.
+  [[nodiscard]] virtual CperRing cper_ring(std::size_t device) const;
 
   // Mutations (control.hpp): validate a request and say what to write where. Reads only. The
   // default refuses: a backend without controls is read-only.

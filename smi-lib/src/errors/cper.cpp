@@ -269,6 +269,7 @@ CperScan scan_cper(std::span<const std::uint8_t> bytes, std::size_t max_records)
     at = kRingPrefix;
   }
   std::size_t skipped_from = SIZE_MAX;  // the first byte of a run that held no record
+  bool after_bad_record = false;        // the bytes after a record named bad are its own: not named again
   const auto flush_skipped = [&](std::size_t upto) {
     if (skipped_from != SIZE_MAX && upto > skipped_from) {
       scan.problems.push_back(fmt::format("bytes {}-{}: no record (no \"CPER\" signature)", skipped_from, upto - 1));
@@ -277,11 +278,14 @@ CperScan scan_cper(std::span<const std::uint8_t> bytes, std::size_t max_records)
   };
   while (at + 4 <= bytes.size()) {
     if (std::memcmp(bytes.data() + at, "CPER", 4) != 0) {
-      if (skipped_from == SIZE_MAX && !all_zero(bytes, at, std::min<std::size_t>(4, bytes.size() - at))) skipped_from = at;
+      if (skipped_from == SIZE_MAX && !after_bad_record && !all_zero(bytes, at, std::min<std::size_t>(4, bytes.size() - at))) {
+        skipped_from = at;
+      }
       at += 4;
       continue;
     }
     flush_skipped(at);
+    after_bad_record = false;
     if (scan.records.size() >= max_records) {
       scan.truncated = true;
       break;
@@ -289,6 +293,7 @@ CperScan scan_cper(std::span<const std::uint8_t> bytes, std::size_t max_records)
     CperDecoded one = decode_cper_record(bytes.subspan(at));
     if (!one.record) {
       scan.problems.push_back(fmt::format("record at byte {}: {}", at, one.error));
+      after_bad_record = true;
       at += 4;  // the next record starts on a later 4-byte boundary
       continue;
     }

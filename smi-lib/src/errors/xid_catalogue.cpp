@@ -229,7 +229,9 @@ XidAdvice xid_advice(std::uint32_t code, std::uint32_t occurrences, bool with_re
   }
   const ErrorAction again = bucket_action(x.investigatory, true);
   const bool stronger = again != ErrorAction::unknown && (advice.action == ErrorAction::unknown || again > advice.action);
-  if (occurrences > 1 && !x.investigatory.empty() && stronger && again >= ErrorAction::reset_gpu) {
+  // An application's own fault that repeats is still the application's: no node action for it.
+  const bool node_fault = x.fault != ErrorFault::application && x.fault != ErrorFault::informational;
+  if (occurrences > 1 && node_fault && stronger && again >= ErrorAction::reset_gpu) {
     advice.action = again;
     advice.why = "it recurred: NVIDIA's investigatory action";
   }

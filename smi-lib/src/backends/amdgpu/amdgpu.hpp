@@ -104,6 +104,7 @@ class AmdgpuBackend final : public Backend {
   [[nodiscard]] std::vector<ProcessInfo> processes(std::size_t device, unsigned interval_ms) const override;
   [[nodiscard]] std::vector<Link> links() const override;
   [[nodiscard]] std::vector<BadPage> bad_pages(std::size_t device) const override;
+  [[nodiscard]] CperRing cper_ring(std::size_t device) const override;  // cper_ring.cpp
   [[nodiscard]] ControlPlan plan_control(std::size_t device, const ControlRequest& request) const override;
   [[nodiscard]] bool control_settled(std::size_t device, const ControlRequest& request) const override;
 
@@ -130,6 +131,7 @@ struct BadPageTable {
 };
 std::optional<BadPageTable> parse_bad_pages(std::string_view text, std::string& error);
 std::vector<BadPage> read_bad_pages(const FsView& fs, const AmdGpu& gpu, std::string& error);
+CperRing read_cper_ring(const FsView& fs, const AmdGpu& gpu);
 void read_ras(const FsView& fs, const AmdGpu& gpu, std::vector<Reading>& out);
 void read_bad_page_threshold(const FsView& fs, std::vector<Reading>& out);
 
