@@ -89,15 +89,6 @@ Json record_json(const Found& f) {
           {"raw_hex", raw_hex(r.raw)}};
 }
 
-// What one section says, in a line: "crashdump OAM0: fatal, UMC (memory controller), address 0x1000".
-std::string section_line(const smi::CperSection& s) {
-  std::string line = fmt::format("{} {}", s.type, s.fru_text.empty() ? "-" : s.fru_text);
-  if (!s.error_type.empty()) line += fmt::format(": {}, {}", s.error_type, s.block);
-  if (s.bank && s.bank->address != 0) line += fmt::format(", address {}", hex(s.bank->address));
-  if (s.afid) line += fmt::format(", AFID {}", *s.afid);
-  return line;
-}
-
 void add_csv(std::string& csv, const Found& f) {
   const smi::CperRecord& r = *f.record;
   for (std::size_t i = 0; i < r.sections.size(); ++i) {
@@ -116,7 +107,7 @@ constexpr std::string_view kCsvHeader =
 void add_row(Table& table, const Found& f) {
   const smi::CperRecord& r = *f.record;
   std::string sections;
-  for (const smi::CperSection& s : r.sections) sections += (sections.empty() ? "" : "; ") + section_line(s);
+  for (const smi::CperSection& s : r.sections) sections += (sections.empty() ? "" : "; ") + smi::cper_section_summary(s);
   table.add({f.gpu ? std::to_string(*f.gpu) : "-", r.time ? r.time_text : "(" + r.time_text + ")",
              std::string(smi::cper_severity_name(r.severity)), std::string(smi::error_action_name(smi::cper_action(r))),
              sections.empty() ? "-" : sections});
@@ -304,7 +295,7 @@ int run_cper_rings(const LocalSource& system, const CperOptions& cper, const Com
       } else {
         print(fmt::format("GPU {}  {}  {}  {}\n", *f.gpu, f.record->time ? f.record->time_text : "(" + f.record->time_text + ")",
                           smi::cper_severity_name(f.record->severity), smi::error_action_name(smi::cper_action(*f.record))));
-        for (const smi::CperSection& s : f.record->sections) print("    " + section_line(s) + "\n");
+        for (const smi::CperSection& s : f.record->sections) print("    " + smi::cper_section_summary(s) + "\n");
       }
     }
     for (const std::string& p : problems) std::fprintf(stderr, "hipstack-smi: %s\n", smi::printable_text(p).c_str());

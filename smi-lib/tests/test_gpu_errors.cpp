@@ -1,7 +1,9 @@
 // The XID catalogue and the advice made from it (hipstack/gpu_errors.hpp, docs/errors.md).
 #include <gtest/gtest.h>
+#include <hipstack/cper.hpp>
 #include <hipstack/gpu_errors.hpp>
 
+#include <chrono>
 #include <set>
 #include <string>
 
@@ -113,6 +115,80 @@ TEST(ErrorActions, NamesRoundTrip) {
   EXPECT_EQ(smi::bucket_action(""), ErrorAction::unknown);
   EXPECT_EQ(smi::bucket_action("WORKFLOW_XID_48", true), ErrorAction::contact_support);
   EXPECT_EQ(smi::error_fault_name(smi::ErrorFault::hardware), "hardware");
+}
+
+}  // namespace
+
+namespace {
+
+using Clock = std::chrono::system_clock;
+constexpr std::chrono::seconds kDay{86400};
+const Clock::time_point kNow = Clock::time_point(std::chrono::seconds(1796652000));  // the test's own clock
+
+smi::ErrorOccurrence xid(std::uint32_t code, std::chrono::seconds ago) {
+  return {kNow - ago, smi::ErrorSource::xid, code, ErrorAction::unknown, ""};
+}
+smi::ErrorOccurrence cper(smi::CperSeverity severity, ErrorAction action, std::chrono::seconds ago) {
+  return {kNow - ago, smi::ErrorSource::cper, static_cast<std::uint32_t>(severity), action, "CPER fatal: crashdump OAM0: fatal"};
+}
+
+TEST(RecentErrors, NoneIsAPass) {
+  const smi::HealthFinding f = smi::recent_errors_finding({}, kNow, kDay);
+  EXPECT_EQ(f.check, "errors.recent");
+  EXPECT_EQ(f.verdict, Verdict::pass);
+  EXPECT_EQ(f.reading, "none");
+  EXPECT_EQ(f.threshold, "errors younger than 1 d");
+}
+
+// Each class reaches health with its action; the clock is the test's, so ageing is exact.
+TEST(RecentErrors, EachClassAndItsAgeing) {
+  const std::vector<smi::ErrorOccurrence> off_bus{xid(79, std::chrono::minutes(30))};
+  smi::HealthFinding f = smi::recent_errors_finding(off_bus, kNow, kDay);
+  EXPECT_EQ(f.verdict, Verdict::fail);
+  EXPECT_EQ(f.reading, "XID 79 x1");
+  EXPECT_NE(f.message.find("ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("action: reboot_node"), std::string::npos) << f.message;
+  EXPECT_EQ(f.remediation, "drain the node and reboot it");
+  // A day later it no longer counts: the drained node may resume.
+  EXPECT_EQ(smi::recent_errors_finding(off_bus, kNow + kDay, kDay).verdict, Verdict::pass);
+  EXPECT_EQ(smi::recent_errors_finding(off_bus, kNow + kDay - std::chrono::minutes(31), kDay).verdict, Verdict::fail);
+  // The application's own fault: no action on the node.
+  EXPECT_EQ(smi::recent_errors_finding(std::vector{xid(13, std::chrono::seconds(5))}, kNow, kDay).verdict, Verdict::pass);
+  // Contained ECC: restart the application, warn (the hardware's).
+  EXPECT_EQ(smi::recent_errors_finding(std::vector{xid(94, std::chrono::seconds(5))}, kNow, kDay).verdict, Verdict::warn);
+  // XID 48 with a row remapping in the window: drain and reset; 48 twice: a support case.
+  f = smi::recent_errors_finding(std::vector{xid(48, std::chrono::hours(2)), xid(63, std::chrono::hours(2))}, kNow, kDay);
+  EXPECT_EQ(f.verdict, Verdict::fail);
+  EXPECT_NE(f.message.find("action: drain_and_reset"), std::string::npos) << f.message;
+  f = smi::recent_errors_finding(std::vector{xid(48, std::chrono::hours(20)), xid(48, std::chrono::hours(1))}, kNow, kDay);
+  EXPECT_EQ(f.reading, "XID 48 x2");
+  EXPECT_NE(f.message.find("action: contact_support"), std::string::npos) << f.message;
+  // ... unless the first has aged out.
+  f = smi::recent_errors_finding(std::vector{xid(48, std::chrono::hours(30)), xid(48, std::chrono::hours(1))}, kNow, kDay);
+  EXPECT_NE(f.message.find("action: reset_gpu"), std::string::npos) << f.message;
+  // An unknown code: WARN, never guessed.
+  f = smi::recent_errors_finding(std::vector{xid(4242, std::chrono::seconds(5))}, kNow, kDay);
+  EXPECT_EQ(f.verdict, Verdict::warn);
+  EXPECT_NE(f.message.find("not in NVIDIA's XID catalogue"), std::string::npos) << f.message;
+  // A time ahead of the clock is not "recent".
+  EXPECT_EQ(smi::recent_errors_finding(std::vector{xid(79, std::chrono::seconds(-60))}, kNow, kDay).verdict, Verdict::pass);
+}
+
+TEST(RecentErrors, CperSeverities) {
+  using S = smi::CperSeverity;
+  const auto one = [](smi::ErrorOccurrence e) { return smi::recent_errors_finding(std::vector{std::move(e)}, kNow, kDay); };
+  EXPECT_EQ(one(cper(S::fatal, ErrorAction::reset_gpu, std::chrono::hours(1))).verdict, Verdict::fail);
+  EXPECT_EQ(one(cper(S::fatal, ErrorAction::contact_support, std::chrono::hours(1))).verdict, Verdict::fail);
+  EXPECT_EQ(one(cper(S::recoverable, ErrorAction::restart_app, std::chrono::hours(1))).verdict, Verdict::warn);
+  EXPECT_EQ(one(cper(S::corrected, ErrorAction::none, std::chrono::hours(1))).verdict, Verdict::pass);
+  EXPECT_EQ(one(cper(S::fatal, ErrorAction::reset_gpu, std::chrono::hours(25))).verdict, Verdict::pass) << "aged out";
+  const smi::HealthFinding both = smi::recent_errors_finding(
+      std::vector{cper(S::corrected, ErrorAction::none, std::chrono::hours(1)), cper(S::fatal, ErrorAction::reset_gpu, std::chrono::hours(2)),
+                  xid(13, std::chrono::hours(1))},
+      kNow, kDay);
+  EXPECT_EQ(both.verdict, Verdict::fail);
+  EXPECT_EQ(both.reading, "XID 13 x1, CPER fatal x1, CPER corrected x1");
+  EXPECT_EQ(both.remediation, "drain the GPU's work and reset it");
 }
 
 }  // namespace

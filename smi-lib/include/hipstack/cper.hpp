@@ -100,5 +100,10 @@ HIPSTACK_SMI_CXX_API std::optional<CperSeverity> find_cper_severity(std::string_
 // vendor (contact_support: the GPU ran out of spare memory), a fatal record resets the GPU, a
 // recoverable (deferred, poisoned) one restarts the application that met it, a corrected one nothing.
 HIPSTACK_SMI_CXX_API ErrorAction cper_action(const CperRecord& record) noexcept;
+// One section in words: "crashdump OAM0: fatal, UMC (memory controller), address 0x1000, AFID 19".
+HIPSTACK_SMI_CXX_API std::string cper_section_summary(const CperSection& section);
+// The record as an error for health (recent_errors_finding): its time (`seen` when it has none), its
+// severity as the code, its action, "fatal: " and its sections in words.
+HIPSTACK_SMI_CXX_API ErrorOccurrence cper_occurrence(const CperRecord& record, std::chrono::system_clock::time_point seen);
 
 }  // namespace hipstack::smi

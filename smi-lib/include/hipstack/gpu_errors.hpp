@@ -11,9 +11,11 @@
 
 #include <hipstack/smi.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace hipstack::smi {
@@ -88,5 +90,25 @@ HIPSTACK_SMI_CXX_API std::optional<ErrorAction> event_action(const Event& event)
 // FAIL for a reset, reboot, drain, hardware check or support case; WARN for an unknown action, a
 // software update, or an application restart the hardware caused; PASS otherwise.
 HIPSTACK_SMI_CXX_API Verdict error_action_verdict(ErrorAction action, ErrorFault fault) noexcept;
+
+// One error a GPU reported, as kept for health (hipstack-smid's error store): an XID or a CPER record.
+enum class ErrorSource : std::uint8_t { xid, cper };
+struct ErrorOccurrence {
+  std::chrono::system_clock::time_point at;  // when it happened (CPER: the record's time) or was seen
+  ErrorSource source = ErrorSource::xid;
+  std::uint32_t code = 0;        // XID: the code; CPER: the record's severity (0 recoverable ... 3 informational)
+  ErrorAction action = ErrorAction::unknown;  // CPER: cper_action; XID: ignored (advice from the code and its recurrences)
+  std::string summary;           // what it was, in words ("CPER fatal: crashdump OAM0: fatal, UMC (memory controller)")
+};
+HIPSTACK_SMI_CXX_API std::string_view error_source_name(ErrorSource source) noexcept;  // "xid", "cper"
+
+// The `errors.recent` health finding: every error younger than `max_age` at `now` (older ones no
+// longer count, so a node drained for one resumes once it has aged out and the GPU passes), judged by
+// its action (error_action_verdict; an XID's action from xid_advice with its recurrences and any
+// row-remapping XID in the window). PASS with "none" when no error is that young. Only a caller that
+// keeps the history (hipstack-smid) can make this finding: one look at a GPU cannot.
+HIPSTACK_SMI_CXX_API HealthFinding recent_errors_finding(std::span<const ErrorOccurrence> errors,
+                                                         std::chrono::system_clock::time_point now,
+                                                         std::chrono::seconds max_age);
 
 }  // namespace hipstack::smi

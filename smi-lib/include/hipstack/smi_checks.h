@@ -30,7 +30,8 @@
   X(14, ras_unreadable,             "ras.unreadable")                  \
   X(15, driver_compute_init,        "driver.compute_init")             \
   X(16, firmware_consistent,        "firmware.consistent")             \
-  X(17, readings_plausible,         "readings.plausible")
+  X(17, readings_plausible,         "readings.plausible")              \
+  X(18, errors_recent,              "errors.recent")
 /* clang-format on */
 
 #endif

@@ -335,4 +335,21 @@ ErrorAction cper_action(const CperRecord& record) noexcept {
   return ErrorAction::unknown;
 }
 
+std::string cper_section_summary(const CperSection& s) {
+  std::string line = fmt::format("{} {}", s.type, s.fru_text.empty() ? "-" : s.fru_text);
+  if (!s.error_type.empty()) line += fmt::format(": {}, {}", s.error_type, s.block);
+  if (s.bank && s.bank->address != 0) line += fmt::format(", address 0x{:x}", s.bank->address);
+  if (s.afid) line += fmt::format(", AFID {}", *s.afid);
+  return line;
+}
+
+ErrorOccurrence cper_occurrence(const CperRecord& record, std::chrono::system_clock::time_point seen) {
+  std::string summary(cper_severity_name(record.severity));
+  for (std::size_t i = 0; i < record.sections.size(); ++i) {
+    summary += (i == 0 ? ": " : "; ") + cper_section_summary(record.sections[i]);
+  }
+  return {record.time.value_or(seen), ErrorSource::cper, static_cast<std::uint32_t>(record.severity), cper_action(record),
+          "CPER " + summary};
+}
+
 }  // namespace hipstack::smi
