@@ -61,6 +61,7 @@ enum : std::uint32_t {
   FAN = 1U << 9,
   VOLTAGE = 1U << 10,
   PARTITION = 1U << 11,
+  EVENTS = 1U << 12,
 };
 }
 namespace series_column {
@@ -183,8 +184,10 @@ constexpr MetricGroup kGroups[] = {
     {"fan", "Fan speed and duty cycle", kMembers<group_column::FAN>},
     {"voltage", "Core, SoC and memory voltages", kMembers<group_column::VOLTAGE>},
     {"partition", "Compute and memory partition modes (MIG mode)", kMembers<group_column::PARTITION>},
+    {"events", "What the event rules follow (events.md): error counts, throttling, partition modes, XIDs, KFD events",
+     kMembers<group_column::EVENTS>},
 };
-static_assert(std::size(kGroups) == std::bit_width(std::uint32_t{group_column::PARTITION}), "one kGroups entry per group bit");
+static_assert(std::size(kGroups) == std::bit_width(std::uint32_t{group_column::EVENTS}), "one kGroups entry per group bit");
 static_assert([] {
   for (const MetricGroup& g : kGroups) {
     if (g.members.empty()) return false;

@@ -12,14 +12,6 @@
 namespace hipstack::smi {
 namespace {
 
-constexpr MetricId kEventMetrics[] = {
-    MetricId::throttle_status,        MetricId::violation_residency,      MetricId::ecc_corrected_volatile,
-    MetricId::ecc_uncorrected_volatile, MetricId::ras_correctable,        MetricId::ras_uncorrectable,
-    MetricId::ras_deferred,           MetricId::bad_pages_pending,        MetricId::bad_pages_reserved,
-    MetricId::bad_pages_failed,       MetricId::retired_pages,            MetricId::remapped_rows_pending,
-    MetricId::energy_consumed,        MetricId::compute_partition,        MetricId::memory_partition,
-    MetricId::temperature_junction,   MetricId::xid_errors,               MetricId::kfd_events};
-
 constexpr std::string_view kEventKinds[] = {
     "device-added",       "device-removed",     "unreadable",         "readable",
     "xid",                "vm-fault",           "thermal-throttle",   "gpu-pre-reset",
@@ -40,7 +32,13 @@ std::string metric_label(MetricId id, const std::string& instance) {
   return instance.empty() ? name : fmt::format("{}[{}]", name, instance);
 }
 
-bool followed(MetricId id) { return std::find(std::begin(kEventMetrics), std::end(kEventMetrics), id) != std::end(kEventMetrics); }
+// The metrics the rules follow: the catalogue's `events` group (the rows' EVENTS column token).
+std::span<const MetricId> followed_metrics() noexcept { return find_metric_group("events")->members; }
+
+bool followed(MetricId id) {
+  const auto metrics = followed_metrics();
+  return std::find(metrics.begin(), metrics.end(), id) != metrics.end();
+}
 
 // The event kind of a reported count rising: "xid", or the KFD event kind's name with '-' for '_'
 // (vm_fault: vm-fault), so the backend's list of kinds is the only one.
@@ -169,7 +167,7 @@ void fold_totals_into_blocks(std::vector<Event>& events) {
 
 }  // namespace
 
-std::span<const MetricId> event_metrics() noexcept { return kEventMetrics; }
+std::span<const MetricId> event_metrics() noexcept { return followed_metrics(); }
 
 std::span<const std::string_view> event_kinds() noexcept { return kEventKinds; }
 
