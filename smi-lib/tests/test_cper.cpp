@@ -118,6 +118,12 @@ TEST(Cper, RingFileAndConcatenatedRecords) {
   EXPECT_TRUE(smi::scan_cper(file, 2).truncated);
   EXPECT_TRUE(smi::scan_cper(Bytes(12, 0)).records.empty());
   EXPECT_TRUE(smi::scan_cper(Bytes(12, 0)).problems.empty()) << "an empty ring is no problem";
+  // An empty ring whose pointers are where the driver writes next: no record, and no problem.
+  Bytes empty = ring({});
+  put32(empty, 0, 0x2A0), put32(empty, 4, 0x2A0), put32(empty, 8, 0x2A0);
+  const smi::CperScan none = smi::scan_cper(empty);
+  EXPECT_TRUE(none.records.empty());
+  EXPECT_TRUE(none.problems.empty()) << none.problems.front();
 }
 
 // Each way a record can be wrong is named with where, and the scan goes on to the next record.

@@ -263,9 +263,11 @@ CperDecoded decode_cper_record(std::span<const std::uint8_t> bytes) {
 CperScan scan_cper(std::span<const std::uint8_t> bytes, std::size_t max_records) {
   CperScan scan;
   std::size_t at = 0;
-  // The ring's debugfs file: 12 bytes of pointers before the first record.
-  if (bytes.size() >= kRingPrefix + 4 && std::memcmp(bytes.data(), "CPER", 4) != 0 &&
-      std::memcmp(bytes.data() + kRingPrefix, "CPER", 4) == 0) {
+  // The ring's debugfs file: 12 bytes of pointers before the first record, or alone when the ring
+  // is empty (its pointers need not be 0 then: they are where the driver will write next).
+  const bool starts_with_record = bytes.size() >= 4 && std::memcmp(bytes.data(), "CPER", 4) == 0;
+  if (!starts_with_record && (bytes.size() == kRingPrefix ||
+                              (bytes.size() >= kRingPrefix + 4 && std::memcmp(bytes.data() + kRingPrefix, "CPER", 4) == 0))) {
     at = kRingPrefix;
   }
   std::size_t skipped_from = SIZE_MAX;  // the first byte of a run that held no record
