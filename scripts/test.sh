@@ -116,8 +116,7 @@ echo "== libFuzzer (short runs; long runs are reported in docs/testing.md)"
 step 3-fuzz-configure env CC=clang-14 CXX=clang++-14 cmake -S "$top" -B "$top/build-fuzz" -G Ninja \
      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHIPSTACK_FUZZ=ON -DHIPSTACK_SANITIZE=address,undefined -DHIPSTACK_BUILD_VALIDATION=OFF \
      -DHIPSTACK_UNITY_BUILD=ON >/dev/null
-step 3-fuzz-build cmake --build "$top/build-fuzz" -j "$jobs" \
-     --target fuzz_gpu_metrics fuzz_text_parsers fuzz_kfd_properties fuzz_validate_inputs fuzz_attribution fuzz_jobs
+step 3-fuzz-build cmake --build "$top/build-fuzz" -j "$jobs" --target hipstack_fuzzers
 step 3-fuzz-tests run_ctest 3-fuzz "$top/build-fuzz" -L fuzz
 # 4. The packages as users meet them (docs/packaging.md): this build's packages installed from a signed
 # apt repository in a Debian 12 chroot and with rpm --root, the signed repositories and hipstack-install,
