@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <algorithm>
@@ -117,15 +116,6 @@ std::string info_labels(const std::vector<const std::vector<smi::Reading>*>& lis
 
 namespace {
 
-// An XID counter's `action` label: NVIDIA's immediate action for the code (docs/errors.md), a
-// function of the `xid` label, so it adds no series; "unknown" for a code no catalogue has.
-std::string_view xid_action(const std::string& instance) {
-  std::uint32_t code = 0;
-  const auto [end, error] = std::from_chars(instance.data(), instance.data() + instance.size(), code);
-  if (error != std::errc() || end != instance.data() + instance.size() || instance.empty()) return "unknown";
-  return smi::error_action_name(smi::xid_advice(code).action);
-}
-
 // The series of one device's readings under the profile: a family per metric, a state set per
 // state metric.
 class DeviceSeries {
@@ -140,7 +130,10 @@ class DeviceSeries {
     if (how == Exposure::omitted) return;
     std::string labels = base_labels;
     if (!info->instance_label.empty()) labels += fmt::format(",{}=\"{}\"", info->instance_label, escape_label_value(r.instance));
-    if (r.id == smi::MetricId::xid_errors) labels += fmt::format(",action=\"{}\"", xid_action(r.instance));
+    // An XID's action (docs/errors.md): a function of the `xid` label, so it adds no series.
+    if (r.id == smi::MetricId::xid_errors) {
+      labels += fmt::format(",action=\"{}\"", smi::error_action_name(smi::xid_instance_action(r.instance)));
+    }
     if (how == Exposure::state_set) {
       const auto text = r.text();
       if (!text) return;

@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -221,6 +223,12 @@ int run_cper_files(const CperOptions& cper, const CommonOptions& options) {
   std::vector<std::string> problems;
   scans.reserve(cper.files.size());
   for (const std::string& path : cper.files) {
+    // A FIFO or a device would leave the command waiting on whoever writes it: files only.
+    std::error_code error;
+    if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error)) {
+      std::fprintf(stderr, "hipstack-smi: --cper-file %s: not a regular file\n", smi::printable_text(path).c_str());
+      return 2;
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
       std::fprintf(stderr, "hipstack-smi: --cper-file %s: %s\n", smi::printable_text(path).c_str(), std::strerror(errno));
@@ -252,8 +260,10 @@ int run_cper_rings(const LocalSource& system, const CperOptions& cper, const Com
   const auto filter = make_filter(cper);
   if (!filter) return 2;
   const auto selected = selected_devices(system, options);
-  std::set<std::pair<std::uint32_t, std::vector<std::uint8_t>>> printed;  // --follow: each record once
-  std::set<std::string> said;                                            // --follow: each problem once
+  // --follow: what each GPU's ring held at its last read, printed then; a record is printed when it
+  // first appears. Bounded by the rings (a record the driver dropped is forgotten with it).
+  std::map<std::uint32_t, std::set<std::vector<std::uint8_t>>> printed;
+  std::map<std::uint32_t, std::set<std::string>> said;
   for (long look = 0;; ++look) {
     std::vector<smi::CperRing> rings;
     rings.reserve(selected.size());
@@ -270,14 +280,20 @@ int run_cper_rings(const LocalSource& system, const CperOptions& cper, const Com
         if (look == 0) unavailable.push_back({{"gpu", index}, {"bdf", bdf}, {"why", r.unavailable}});
         continue;
       }
+      std::set<std::string> problems_now;
       for (const std::string& p : r.scan.problems) {
         const std::string problem = fmt::format("GPU {} ({}): {}", index, r.source, p);
-        if (!cper.follow || said.insert(problem).second) problems.push_back(problem);
+        if (!said[index].contains(problem)) problems.push_back(problem);
+        if (cper.follow) problems_now.insert(problem);
       }
+      std::set<std::vector<std::uint8_t>> held;
       for (const smi::CperRecord& rec : r.scan.records) {
-        if (!filter->keeps(rec) || (cper.follow && !printed.insert({index, rec.raw}).second)) continue;
-        found.push_back({index, bdf, r.source, &rec});
+        if (!filter->keeps(rec)) continue;
+        if (!printed[index].contains(rec.raw)) found.push_back({index, bdf, r.source, &rec});
+        if (cper.follow) held.insert(rec.raw);
       }
+      printed[index] = std::move(held);
+      said[index] = std::move(problems_now);
     }
     if (!cper.follow) {
       print_found(found, problems, unavailable, options);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "device_source.hpp"
+
 namespace hipstack::cli {
 
 using smi::MetricId;
@@ -17,17 +19,6 @@ void ask_for(smi::SampleOptions& what, MetricId id) {
     case smi::Kind::counter: what.live = true; break;
     case smi::Kind::window: what.window = true; break;
   }
-}
-
-bool kind_asked(const smi::SampleOptions& what, smi::Kind kind) {
-  switch (kind) {
-    case smi::Kind::identity: return what.identity;
-    case smi::Kind::static_info: return what.static_info;
-    case smi::Kind::live:
-    case smi::Kind::counter: return what.live;
-    case smi::Kind::window: return what.window;
-  }
-  return false;
 }
 
 std::vector<MetricId> context_metrics(std::span<const MetricId> shown) {
@@ -48,7 +39,7 @@ SampleWithContext with_table_context(const smi::SampleOptions& what, bool table)
   std::vector<smi::MetricId> asked = what.metrics;
   if (asked.empty()) {  // every device metric of the kinds asked, as System::sample reads them
     for (const smi::MetricInfo& m : smi::catalogue()) {
-      if (m.scope == smi::Scope::device && kind_asked(what, m.kind)) asked.push_back(m.id);
+      if (m.scope == smi::Scope::device && kind_asked(m.kind, what)) asked.push_back(m.id);
     }
   }
   for (const smi::MetricId id : asked) {

@@ -10,10 +10,9 @@
 
 namespace hipstack::cli {
 
-// Names metric `id` in `what` and asks for its kind (a sample of named metrics reads only the kinds asked).
+// Names metric `id` in `what` and asks for its kind (a sample of named metrics reads only the kinds
+// asked; device_source.hpp's kind_asked says which those are).
 void ask_for(smi::SampleOptions& what, smi::MetricId id);
-// Whether `what` asks for metrics of `kind`.
-bool kind_asked(const smi::SampleOptions& what, smi::Kind kind);
 
 // The metrics a table of the metrics SHOWN needs beside them and that SHOWN lacks; empty when none.
 std::vector<smi::MetricId> context_metrics(std::span<const smi::MetricId> shown);

@@ -162,6 +162,17 @@ TEST(Cper, MalformedRecordsAreNamedAndSkipped) {
     EXPECT_FALSE(smi::decode_cper_record(std::span(whole).first(size)).record) << size;
     EXPECT_TRUE(smi::scan_cper(std::span(whole).first(size)).records.empty()) << size;
   }
+  // A file of many bad records: 64 named, the rest counted in one line, never a list as long as the file.
+  Bytes many;
+  for (int i = 0; i < 200; ++i) {
+    Bytes bad = fatal_record();
+    put32(bad, 12, 9);
+    many.insert(many.end(), bad.begin(), bad.end());
+  }
+  const smi::CperScan flood = smi::scan_cper(many);
+  ASSERT_EQ(flood.problems.size(), 65U);
+  // The 65th bad record starts at 64 * 376; the last at 199 * 376 (its signature: 4 bytes).
+  EXPECT_EQ(flood.problems.back(), "bytes 24064-74827: 136 more problems past the first 64, not named one by one");
   // Bytes that are no record at all are named as such.
   const smi::CperScan junk = smi::scan_cper(Bytes{'n', 'o', 'p', 'e', 'j', 'u', 'n', 'k'});
   ASSERT_EQ(junk.problems.size(), 1U);

@@ -73,8 +73,8 @@ struct CperDecoded {
 HIPSTACK_SMI_CXX_API CperDecoded decode_cper_record(std::span<const std::uint8_t> bytes);
 
 // Every record in a buffer: a saved record, records saved one after another, or the ring's debugfs
-// file (its 12-byte prefix skipped). A malformed or truncated record is named in `problems` and
-// skipped: the scan goes on at the next "CPER" signature (records start on 4-byte boundaries). At
+// file (its 12-byte prefix skipped). A malformed or truncated record is named in `problems` (the
+// first 64 one by one, the rest counted in one last line) and skipped: the scan goes on at the next "CPER" signature (records start on 4-byte boundaries). At
 // most `max_records` (the driver's ring holds at most 0x1000).
 struct CperScan {
   std::vector<CperRecord> records;

@@ -80,6 +80,10 @@ HIPSTACK_SMI_CXX_API std::string_view error_action_name(ErrorAction action) noex
 HIPSTACK_SMI_CXX_API std::optional<ErrorAction> find_error_action(std::string_view name) noexcept;
 HIPSTACK_SMI_CXX_API std::string_view error_action_help(ErrorAction action) noexcept;  // what to do, in words
 HIPSTACK_SMI_CXX_API std::string_view error_fault_name(ErrorFault fault) noexcept;     // "hardware"
+// The action for an `xid_errors` instance ("79": the XID code as the reading names it): the code's
+// immediate action; unknown when the text is no code.
+HIPSTACK_SMI_CXX_API ErrorAction xid_instance_action(std::string_view instance) noexcept;
+
 struct Event;  // hipstack/events.hpp
 
 // The action an error event calls for: an "xid" event's code's (NVIDIA's immediate action, as

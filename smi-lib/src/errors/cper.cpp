@@ -20,6 +20,7 @@ constexpr std::size_t kRingPrefix = 12;  // the debugfs file: read, write and dr
 constexpr std::uint32_t kSignatureEnd = 0xFFFFFFFF;
 // Records no larger than the driver's ring (4 MiB): a length past it is not a record.
 constexpr std::uint32_t kMaxRecordLength = 4U << 20;
+constexpr std::size_t kMaxProblems = 64;
 
 // Header fields (UEFI N.2.1).
 constexpr std::size_t kRevision = 4, kSigEnd = 6, kSectionCount = 10, kSeverity = 12, kValidation = 16, kLength = 20,
@@ -272,9 +273,20 @@ CperScan scan_cper(std::span<const std::uint8_t> bytes, std::size_t max_records)
   }
   std::size_t skipped_from = SIZE_MAX;  // the first byte of a run that held no record
   bool after_bad_record = false;        // the bytes after a record named bad are its own: not named again
+  // At most kMaxProblems named one by one (a hostile file of bad records would otherwise make a
+  // list as long as itself); the rest counted in one line with the bytes they lie in.
+  std::size_t more = 0, more_from = 0, more_to = 0;
+  const auto problem = [&](std::size_t from, std::size_t to, std::string text) {
+    if (scan.problems.size() < kMaxProblems) {
+      scan.problems.push_back(std::move(text));
+      return;
+    }
+    if (more++ == 0) more_from = from;
+    more_to = to;
+  };
   const auto flush_skipped = [&](std::size_t upto) {
     if (skipped_from != SIZE_MAX && upto > skipped_from) {
-      scan.problems.push_back(fmt::format("bytes {}-{}: no record (no \"CPER\" signature)", skipped_from, upto - 1));
+      problem(skipped_from, upto - 1, fmt::format("bytes {}-{}: no record (no \"CPER\" signature)", skipped_from, upto - 1));
     }
     skipped_from = SIZE_MAX;
   };
@@ -294,7 +306,7 @@ CperScan scan_cper(std::span<const std::uint8_t> bytes, std::size_t max_records)
     }
     CperDecoded one = decode_cper_record(bytes.subspan(at));
     if (!one.record) {
-      scan.problems.push_back(fmt::format("record at byte {}: {}", at, one.error));
+      problem(at, at + 3, fmt::format("record at byte {}: {}", at, one.error));
       after_bad_record = true;
       at += 4;  // the next record starts on a later 4-byte boundary
       continue;
@@ -304,6 +316,10 @@ CperScan scan_cper(std::span<const std::uint8_t> bytes, std::size_t max_records)
     at += (length + 3) & ~std::size_t{3};
   }
   flush_skipped(std::min(at, bytes.size()));
+  if (more > 0) {
+    scan.problems.push_back(fmt::format("bytes {}-{}: {} more problems past the first {}, not named one by one", more_from, more_to,
+                                        more, kMaxProblems));
+  }
   return scan;
 }
 

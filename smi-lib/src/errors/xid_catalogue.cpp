@@ -272,17 +272,20 @@ std::string_view error_fault_name(ErrorFault fault) noexcept {
   return "unknown";
 }
 
+ErrorAction xid_instance_action(std::string_view instance) noexcept {
+  std::uint32_t code = 0;
+  const auto [end, error] = std::from_chars(instance.data(), instance.data() + instance.size(), code);
+  if (instance.empty() || error != std::errc() || end != instance.data() + instance.size()) return ErrorAction::unknown;
+  return xid_advice(code).action;
+}
+
 std::optional<ErrorAction> event_action(const Event& event) {
   // "xid_errors[79]": the code is the metric's instance (events.cpp, metric_label).
   constexpr std::string_view kPrefix = "xid_errors[";
   const std::string_view metric = event.metric;
   if (event.kind != "xid") return std::nullopt;
   if (!metric.starts_with(kPrefix) || !metric.ends_with(']')) return ErrorAction::unknown;  // no code to look up
-  const std::string_view digits = metric.substr(kPrefix.size(), metric.size() - kPrefix.size() - 1);
-  std::uint32_t code = 0;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), code);
-  if (error != std::errc() || end != digits.data() + digits.size() || digits.empty()) return ErrorAction::unknown;
-  return xid_advice(code).action;
+  return xid_instance_action(metric.substr(kPrefix.size(), metric.size() - kPrefix.size() - 1));
 }
 
 Verdict error_action_verdict(ErrorAction action, ErrorFault fault) noexcept {
