@@ -173,6 +173,17 @@ bool apply_node_key(Config& config, const std::string& key, const std::string& v
     config.job_save_interval = std::chrono::seconds(parse_count(value, where, 1, 3600));
   } else if (key == "job_max_running_days") {
     config.job_max_running = std::chrono::hours(24 * parse_count(value, where, 0, 3650));
+  } else if (key == "error_db") {
+    if (value != "off" && !value.starts_with('/')) {
+      throw std::runtime_error(fmt::format("{}: error_db must be an absolute path or off", where));
+    }
+    config.error_db = value;
+  } else if (key == "error_retention_days") {
+    config.error_retention = std::chrono::hours(24 * parse_count(value, where, 0, 36500));
+  } else if (key == "error_max_rows") {
+    config.error_max_rows = parse_count(value, where, 1000, 10000000);
+  } else if (key == "error_max_age_s") {
+    config.error_max_age = std::chrono::seconds(parse_count(value, where, 1, 366 * 86400));
   } else {
     return false;
   }

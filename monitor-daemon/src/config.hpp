@@ -64,6 +64,12 @@ struct Config {
   std::chrono::hours job_retention{24 * 90};      // stopped jobs are deleted after this; 0 = kept
   std::chrono::seconds job_save_interval{30};     // a running job's usage is written at most this often
   std::chrono::hours job_max_running{24 * 30};    // a job running longer is stopped by the daemon; 0 = never
+  // Kept errors (error_keeper.hpp, docs/errors.md); these apply at start. error_db: the error
+  // store, or off (kept in memory only; the packaged configuration sets /var/lib/hipstack/errors.db).
+  std::string error_db = "off";
+  std::chrono::hours error_retention{24 * 90};    // errors are deleted after this; 0 = kept
+  std::size_t error_max_rows = 100000;            // and the oldest beyond this many rows
+  std::chrono::seconds error_max_age{86400};      // errors younger than this are judged by health (errors.recent)
   std::string health_policy;                      // HealthPolicy file; "" = defaults
   // health_policy's thresholds, read and checked by load_config: a configuration that names a
   // missing or malformed file is refused as a whole (at start, or by a reload that keeps the old one).

@@ -81,6 +81,18 @@ void EventLog::observe(const Sampler& sampler) {
   listed_ = std::move(listed);
   observed_ = true;
   record(std::move(events), found);
+  // The CPER records the sampler found since the last look (the error keeper numbers them).
+  if (const auto& errors = sampler.errors()) {
+    for (const KeptError& k : errors->cper_after(cper_sequence_, capacity_)) {
+      cper_sequence_ = k.sequence;
+      smi::DeviceSummary device;
+      for (const Sampler::View& view : views) {
+        if (view.snapshot->device.uuid == k.uuid) device = view.snapshot->device;
+      }
+      if (device.uuid.empty()) device.uuid = k.uuid, device.bdf = k.bdf;  // gone at a reload since
+      record({smi::cper_error_event(k.occurrence, device)}, k.seen);
+    }
+  }
 }
 
 void EventLog::record(std::vector<smi::Event> events, std::chrono::system_clock::time_point found) {

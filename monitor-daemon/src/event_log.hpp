@@ -36,6 +36,7 @@ class EventLog {
   // Compares each GPU's latest snapshot with the one seen before; records what changed. A GPU's
   // first sample is its baseline (only XIDs found then are events, as for hipstack-smi event); a
   // GPU the sampler lists after the first call appeared (a reload), one it no longer lists is gone.
+  // The CPER records the sampler's error keeper found since the last call are "cper" events.
   void observe(const Sampler& sampler);
 
   // The kept events after `sequence`, at most `max`; `missed` counts those after it that are no
@@ -59,6 +60,7 @@ class EventLog {
   std::map<std::string, Seen> seen_;  // by UUID: those with a sample
   std::deque<Entry> ring_;
   std::uint64_t last_ = 0;
+  std::uint64_t cper_sequence_ = 0;  // the error keeper's last CPER record taken
 };
 
 }  // namespace hipstack::smid

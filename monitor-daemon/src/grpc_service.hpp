@@ -52,6 +52,7 @@ class MonitorService final : public pb::Monitor::CallbackService {
   grpc::ServerUnaryReactor* StopJob(grpc::CallbackServerContext*, const pb::StopJobRequest*, pb::Job*) override;
   grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext*, const pb::GetJobRequest*, pb::Job*) override;
   grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext*, const pb::ListJobsRequest*, pb::ListJobsResponse*) override;
+  grpc::ServerUnaryReactor* ListErrors(grpc::CallbackServerContext*, const pb::ListErrorsRequest*, pb::ListErrorsResponse*) override;
 
   // The read-only unary methods, answered at once from the snapshots: the gRPC methods above and
   // the local query protocol (local_query.hpp) both call these.
@@ -62,6 +63,7 @@ class MonitorService final : public pb::Monitor::CallbackService {
   grpc::Status get_health(const pb::GetHealthRequest*, pb::HealthSnapshot*);
   grpc::Status get_partitions(const pb::GetPartitionsRequest*, pb::GetPartitionsResponse*);
   grpc::Status get_attribution(const pb::GetAttributionRequest*, pb::GetAttributionResponse*);
+  grpc::Status list_errors(const pb::ListErrorsRequest*, pb::ListErrorsResponse*);  // grpc_errors.cpp
 
  private:
   grpc::Status get_history(const pb::GetHistoryRequest*, pb::GetHistoryResponse*);

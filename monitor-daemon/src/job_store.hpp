@@ -12,8 +12,7 @@
 #include <vector>
 
 #include "job_usage.hpp"
-
-struct sqlite3;
+#include "sqlite_db.hpp"
 
 namespace hipstack::smid {
 
@@ -30,10 +29,7 @@ struct JobRecord {
 };
 
 // An error of the database, naming the file and what was being done.
-class JobStoreError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using JobStoreError = StoreError;
 
 class JobStore {
  public:
@@ -46,7 +42,7 @@ class JobStore {
   JobStore(const JobStore&) = delete;
   JobStore& operator=(const JobStore&) = delete;
 
-  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] const std::string& path() const noexcept { return db_.path(); }
   // False when a job with this id is already stored (running or not).
   bool insert(const JobRecord& job);
   // The GPUs' usage of a running job, in one transaction.
@@ -65,15 +61,12 @@ class JobStore {
   static constexpr std::size_t kMaxBadRows = 16;
 
  private:
-  void migrate();
-  void exec(const char* sql, const char* what);
   // `sql` continues "SELECT <the jobs' columns> FROM jobs " with ?1 bound to `key`.
   std::vector<JobRecord> query_jobs(const char* sql, const std::variant<std::int64_t, std::string>& key, std::size_t limit);
   void load_gpus(JobRecord& job);
   void write_usage(const JobRecord& job);
 
-  std::string path_;
-  sqlite3* db_ = nullptr;
+  SqliteDb db_;
   std::vector<std::string> bad_rows_;
 };
 

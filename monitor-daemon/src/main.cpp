@@ -56,6 +56,7 @@ struct Served {
 
 struct Runtime {
   Config config;
+  std::shared_ptr<ErrorKeeper> errors;  // made once, before the first sampler: error_* apply at start
   std::unique_ptr<JobAccounting> jobs;  // started once: job_db applies at start; outlives its users below
   std::unique_ptr<HttpServer> server;
   std::unique_ptr<GrpcServer> grpc;  // bound once: its listeners and TLS settings apply at start
@@ -129,7 +130,7 @@ Prepared prepare(Runtime& rt, Config config, const std::string& listening_on, co
     p.server = std::make_unique<HttpServer>(config.listen, [&rt](const std::string& path) { return answer(rt, path); });
   }
   p.served = std::make_shared<Served>();
-  p.served->sampler = std::make_shared<Sampler>(system, config, previous);
+  p.served->sampler = std::make_shared<Sampler>(system, config, previous, rt.errors);
   p.served->host = config.host;
   p.served->profile = config.metrics_profile;
   p.config = std::move(config);
@@ -191,8 +192,10 @@ void install(Runtime& rt, Prepared p) {
              before.grpc_flood_bytes_per_second != rt.config.grpc_flood_bytes_per_second ||
              before.grpc_flood_refuse != rt.config.grpc_flood_refuse || before.job_db != rt.config.job_db ||
              before.job_mapping_dir != rt.config.job_mapping_dir || before.job_retention != rt.config.job_retention ||
-             before.job_save_interval != rt.config.job_save_interval || before.job_max_running != rt.config.job_max_running) {
-    std::fprintf(stderr, "hipstack-smid: gRPC, TLS, admin, D-Bus and job settings changed: they apply at the next restart\n");
+             before.job_save_interval != rt.config.job_save_interval || before.job_max_running != rt.config.job_max_running ||
+             before.error_db != rt.config.error_db || before.error_retention != rt.config.error_retention ||
+             before.error_max_rows != rt.config.error_max_rows || before.error_max_age != rt.config.error_max_age) {
+    std::fprintf(stderr, "hipstack-smid: gRPC, TLS, admin, D-Bus, job and error settings changed: they apply at the next restart\n");
   }
 }
 
@@ -469,6 +472,7 @@ class Watchdog {
           rt.grpc.reset();
           rt.dbus.reset();
           rt.jobs.reset();  // counts and writes the samples taken since its last look
+          if (rt.errors) rt.errors->stop();  // writes the errors found since its last write
           std::_Exit(0);  // see --once: detached workers must not delay shutdown
         }
       }
@@ -507,6 +511,13 @@ int run(int argc, char** argv) {
   raise_descriptor_limit();
   if (args.once) run_once(std::move(initial), signal_fd);
   Runtime rt;
+  ErrorKeeperOptions errors;
+  errors.db_path = initial.error_db == "off" ? "" : initial.error_db;
+  errors.retention = initial.error_retention;
+  errors.max_rows = initial.error_max_rows;
+  errors.max_age = initial.error_max_age;
+  rt.errors = std::make_shared<ErrorKeeper>(errors);
+  if (!errors.db_path.empty() && rt.errors->unavailable().empty()) std::fprintf(stderr, "hipstack-smid: errors kept in %s\n", errors.db_path.c_str());
   std::optional<Prepared> first;
   run_within_discovery_deadline(signal_fd, [&rt, &first, &initial] { first = prepare(rt, std::move(initial), "", nullptr); });
   install(rt, std::move(*first));

@@ -162,7 +162,7 @@ std::string render_samples(const std::vector<Sampler::View>& views, const Exposi
   const auto catalogue = smi::catalogue();
   // Bucket every reading by catalogue position once; then write one family after another.
   std::map<smi::MetricId, std::vector<Sample>> buckets;
-  std::vector<Sample> health, info, partition_info;
+  std::vector<Sample> health, info, partition_info, cper;
   for (const Sampler::View& view : views) {
     if (!view.snapshot) continue;
     const DeviceSnapshot& snap = *view.snapshot;
@@ -196,6 +196,10 @@ std::string render_samples(const std::vector<Sampler::View>& views, const Exposi
       health.push_back({fmt::format("{{{},check=\"{}\"}}", labels, escape_label_value(check)), static_cast<double>(verdict)});
     }
     health.push_back({fmt::format("{{{},check=\"overall\"}}", labels), static_cast<double>(health_value(snap.health().overall))});
+    for (const CperCount& c : snap.slow->cper_records) {
+      cper.push_back({fmt::format("{{{},severity=\"{}\",action=\"{}\"}}", labels, escape_label_value(c.severity), escape_label_value(c.action)),
+                      static_cast<double>(c.records)});
+    }
   }
   std::string out;
   out.reserve(64 * 1024);
@@ -216,6 +220,10 @@ std::string render_samples(const std::vector<Sampler::View>& views, const Exposi
   family(out, "hipstack_gpu_health", "gauge",
          "Health check verdict: -1 unknown (could not be evaluated), 0 pass, 1 warn, 2 fail (check=\"overall\" is the GPU's verdict).",
          health);
+  family(out, "hipstack_gpu_cper_records_total", "counter",
+         "CPER records of the GPU's driver ring this daemon recorded since it started (records an earlier run stored are not "
+         "counted again), by severity and the action they call for (docs/errors.md).",
+         cper);
   family(out, "hipstack_smid_build_info", "gauge", "hipstack-smid build information.",
          {{fmt::format("{{version=\"{}\",host=\"{}\"}}", escape_label_value(context.version), escape_label_value(context.host)), 1.0}});
   return out;

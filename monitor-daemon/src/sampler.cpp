@@ -43,6 +43,7 @@ struct SamplerPool {
 
   std::shared_ptr<const smi::System> system;
   Config config;
+  std::shared_ptr<ErrorKeeper> errors;  // may be null
   std::vector<smi::MetricId> wanted;
   // The live and counter metrics read with every fast sample: `wanted` (or the whole catalogue)
   // without the costly class, which is read every costly_interval.
@@ -190,11 +191,24 @@ struct SampleOutcome {
   // Whether a costly metric read in this sample failed (an error, not "not supported"): carrying
   // the error for a whole costly interval would hide a GPU that is already well again.
   bool costly_failed = false;
+  // Whether the XID counters showed a new error (health then looks again at once).
+  bool new_errors = false;
 };
 
 // The facts (identity, static), partitions and health verdict of a slow sample; `live` is what was
 // just read live, so that the checks need no second read when every metric is exported.
-std::shared_ptr<SlowSample> take_slow_sample(const SamplerPool& pool, std::uint32_t index, const std::vector<smi::Reading>& live) {
+// The errors.recent finding from the daemon's kept errors (an AMD GPU's CPER ring read first), in
+// place of one look's; the CPER records counted so far go with it to /metrics.
+smi::HealthFinding judge_errors(const SamplerPool& pool, std::uint32_t index, const smi::DeviceSummary& device, SlowSample& slow) {
+  ErrorKeeper& errors = *pool.errors;
+  const auto now = std::chrono::system_clock::now();
+  if (device.vendor == "amd") errors.observe_cper(device, pool.system->cper_ring(index), now);
+  slow.cper_records = errors.cper_counts(device.uuid);
+  return errors.finding(device.uuid, now);
+}
+
+std::shared_ptr<SlowSample> take_slow_sample(const SamplerPool& pool, std::uint32_t index, const smi::DeviceSummary& device,
+                                             const std::vector<smi::Reading>& live) {
   const smi::System& system = *pool.system;
   const std::vector<smi::MetricId>& wanted = pool.wanted;
   smi::SampleOptions facts;
@@ -211,14 +225,18 @@ std::shared_ptr<SlowSample> take_slow_sample(const SamplerPool& pool, std::uint3
       });
     }
   }
+  std::vector<smi::Reading> all;
   if (wanted.empty()) {
     // Every metric was just read (facts and live): the checks run on that, not on a second read.
-    std::vector<smi::Reading> all = slow->facts;
+    all = slow->facts;
     all.insert(all.end(), live.begin(), live.end());
-    slow->health = system.health(index, all, pool.config.policy);
   } else {
-    slow->health = system.health(index, pool.config.policy);  // the checks need more than the exported metrics
+    smi::SampleOptions every;  // the checks need more than the exported metrics
+    every.identity = every.static_info = every.live = true;
+    all = system.sample(index, every);
   }
+  slow->health = pool.errors ? system.health(index, all, pool.config.policy, judge_errors(pool, index, device, *slow))
+                             : system.health(index, all, pool.config.policy);
   slow->at = Clock::now();
   return slow;
 }
@@ -305,7 +323,9 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
     snapshot->live_at = Clock::now();
     snapshot->live_wall = std::chrono::system_clock::now();
     snapshot->have_live = true;
-    if (slow_due) snapshot->slow = take_slow_sample(pool, index, snapshot->live);
+    // New errors make the next sample a slow one: health acts on them within a fast interval.
+    const bool new_errors = pool.errors && pool.errors->observe_xids(snapshot->device, &system, snapshot->live, snapshot->live_wall);
+    if (slow_due) snapshot->slow = take_slow_sample(pool, index, snapshot->device, snapshot->live);
     std::shared_ptr<const HistoryEntry> previous;
     {
       std::lock_guard lock(state.mutex);
@@ -316,7 +336,7 @@ SampleOutcome sample_device(SamplerPool& pool, std::uint32_t index, DeviceState&
     keep_history(state, std::move(kept), config, history_share);
     state.snapshot = std::move(snapshot);
     state.busy_since = {};
-    return {answered, costly_failed};
+    return {answered, costly_failed, new_errors};
   } catch (const std::exception&) {
     // A device that cannot be sampled keeps its previous snapshot (its age keeps growing).
   }
@@ -361,6 +381,7 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
       continue;
     }
     if (slow_due) w.next_slow = Clock::now() + pool->config.slow_interval;
+    if (outcome.new_errors) w.next_slow = Clock::now();
     if (window_due) w.next_window = Clock::now() + pool->config.window_interval;
     // At most fast_interval: costly metrics are read with every sample.
     if (costly_due) w.next_costly = Clock::now() + pool->config.costly_interval - pool->config.fast_interval / 2;
@@ -405,12 +426,14 @@ void supervise(std::shared_ptr<SamplerPool> pool) {
 }  // namespace
 
 
-Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const Sampler* previous)
-    : system_(std::move(system)), config_(std::move(config)), pool_(std::make_shared<SamplerPool>()) {
+Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const Sampler* previous,
+                 std::shared_ptr<ErrorKeeper> errors)
+    : system_(std::move(system)), config_(std::move(config)), errors_(std::move(errors)), pool_(std::make_shared<SamplerPool>()) {
   const auto devices = system_->devices();
   const auto before = previous != nullptr ? previous->views() : std::vector<View>{};
   pool_->system = system_;
   pool_->config = config_;
+  pool_->errors = errors_;
   for (const std::string& name : config_.metrics) pool_->wanted.push_back(smi::find_metric(name)->id);
   pool_->cheap_live = cheap_live_metrics(pool_->wanted);
   pool_->window_wanted = window_metrics(pool_->wanted, pool_->any_window);

@@ -12,6 +12,7 @@
 
 #include "attribution_watcher.hpp"
 #include "config.hpp"
+#include "error_keeper.hpp"
 #include "snapshot.hpp"
 
 namespace hipstack::smid {
@@ -23,7 +24,10 @@ class Sampler {
   // Takes the system; starts the sampling pool (sampler.cpp). Every device has a snapshot from the start
   // (its identity; the previous sampler's samples on a reload, matched by UUID), so a GPU stuck in
   // its first sample is still listed, as down.
-  Sampler(std::shared_ptr<const smi::System> system, Config config, const Sampler* previous = nullptr);
+  // `errors` (the daemon's, kept across reloads) is told of each XID and CPER record the samples
+  // find and gives each health verdict its errors.recent finding; null: no such finding.
+  Sampler(std::shared_ptr<const smi::System> system, Config config, const Sampler* previous = nullptr,
+          std::shared_ptr<ErrorKeeper> errors = nullptr);
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
@@ -46,10 +50,13 @@ class Sampler {
   [[nodiscard]] const Config& config() const noexcept { return config_; }
   // Whose work is on each GPU (attribution.hpp); null when attribution is off.
   [[nodiscard]] std::shared_ptr<const Attribution> attribution() const;
+  // The daemon's kept errors; null when the sampler was made without them.
+  [[nodiscard]] const std::shared_ptr<ErrorKeeper>& errors() const noexcept { return errors_; }
 
  private:
   std::shared_ptr<const smi::System> system_;
   Config config_;
+  std::shared_ptr<ErrorKeeper> errors_;
   std::vector<std::shared_ptr<DeviceState>> states_;
   std::shared_ptr<SamplerPool> pool_;
   std::unique_ptr<AttributionWatcher> attribution_;  // after states_: it reads their snapshots

@@ -20,12 +20,21 @@
 
 namespace hipstack::smid {
 
+// CPER records the daemon recorded for a GPU since it started, by severity and action (/metrics'
+// hipstack_gpu_cper_records_total).
+struct CperCount {
+  std::string severity;
+  std::string action;
+  std::uint64_t records = 0;
+};
+
 // What a slow sample found. Shared by every snapshot until the next slow sample: the fast samples
 // in between do not copy it.
 struct SlowSample {
   std::vector<smi::Reading> facts;         // identity + static
   std::vector<smi::Partition> partitions;
-  smi::HealthReport health;
+  smi::HealthReport health;   // with the error keeper's errors.recent finding
+  std::vector<CperCount> cper_records;
   std::chrono::steady_clock::time_point at{};
 
   [[nodiscard]] static const std::shared_ptr<const SlowSample>& none();  // before the first one

@@ -1,6 +1,7 @@
 // hipstack-smi health, ras, bad-pages and partition: the health engine's verdicts, the memory-error
 // views and the partition view.
 #include <fmt/format.h>
+#include <hipstack/gpu_errors.hpp>
 
 #include <cstdio>
 #include <map>
@@ -33,7 +34,10 @@ int health_npd(const DeviceSource& system, const std::vector<std::uint32_t>& sel
     if (report.overall == smi::Verdict::fail) {
       std::string checks;
       for (const smi::HealthFinding& f : report.findings) {
-        if (f.verdict == smi::Verdict::fail) checks += (checks.empty() ? " " : ",") + f.check;
+        if (f.verdict != smi::Verdict::fail) continue;
+        // errors.recent names what its worst error calls for: "errors.recent=reboot_node".
+        const auto action = smi::finding_action(f);
+        checks += (checks.empty() ? " " : ",") + f.check + (action ? "=" + std::string(smi::error_action_name(*action)) : "");
       }
       failing.push_back(gpu + checks);
     } else if (report.overall == smi::Verdict::unknown) {

@@ -25,6 +25,7 @@
 #include "text_layout.hpp"
 #include "local_daemon.hpp"
 #include "command_table.hpp"
+#include "errors_command.hpp"
 #include "job_command.hpp"
 #include "error_records_command.hpp"
 #include "nvidia_smi_compat.hpp"
@@ -261,6 +262,7 @@ struct Invocation {
   std::string capture_dir;
   bool capture_processes = false;
   JobOptions job;
+  ErrorListOptions errors;
   CperOptions cper;
 };
 
@@ -394,6 +396,10 @@ void define_other_commands(CLI::App& app, Invocation& in) {
   capture->add_option("OUT", in.capture_dir, "Empty folder to write OUT/sys (and OUT/proc) into")->required();
   capture->add_flag("--processes", in.capture_processes, "Also record GPU processes (KFD and DRM fdinfo)");
   capture->add_flag("--pcie-bw", in.common.pcie_throughput, "Also record pcie_bw (blocks 1 s per GPU)");
+  auto* errors = add_command(app, "errors");
+  errors->add_option("--since", in.errors.since, "Errors since: a duration back (30m, 12h, 7d), a UTC date or time, @UNIX_SECONDS (default 90d)");
+  errors->add_option("--source", in.errors.source, "Only XIDs or only CPER records")->check(CLI::IsMember({"xid", "cper"}));
+  errors->add_option("--limit", in.errors.limit, "At most this many errors (default 1000)")->check(CLI::Range(1u, 10000u));
   auto* job = add_command(app, "job");
   job->require_subcommand(1);
   auto* job_start = job->add_subcommand("start", "Start counting the -g GPUs' samples (every GPU when none) into job --id "
@@ -507,14 +513,16 @@ bool tls_options_consistent(const Invocation& in) {
   return false;
 }
 
-// Jobs are the daemon's: asked of the node's own (its unix socket) unless --host names another.
-int run_job(Invocation& in, char** argv) {
+// Jobs and kept errors are the daemon's: asked of the node's own (its unix socket) unless --host
+// names another.
+int run_on_daemon(Invocation& in, char** argv) {
   std::string since_error;
-  if (in.job.action == "list" && !parse_since(in.job.since, std::chrono::system_clock::now(), since_error)) {
+  if ((in.job.action == "list" && !parse_since(in.job.since, std::chrono::system_clock::now(), since_error)) ||
+      (in.command == "errors" && !parse_since(in.errors.since, std::chrono::system_clock::now(), since_error))) {
     std::fprintf(stderr, "hipstack-smi: %s\n", since_error.c_str());
     return kExitBadArguments;
   }
-  if (in.job.action != "start" && !in.common.gpus.empty()) {
+  if (in.command == "job" && in.job.action != "start" && !in.common.gpus.empty()) {
     std::fprintf(stderr, "hipstack-smi: job %s: -g goes with job start only\n", in.job.action.c_str());
     return kExitBadArguments;
   }
@@ -522,12 +530,12 @@ int run_job(Invocation& in, char** argv) {
                                              ? std::vector<std::string>{"unix:" + local_daemon_socket()}
                                              : fleet_hosts(in.hosts, in.hostfile);
   if (hosts.size() != 1 || !in.hostfile.empty()) {
-    std::fprintf(stderr, "hipstack-smi: job asks one daemon: give one --host\n");
+    std::fprintf(stderr, "hipstack-smi: %s asks one daemon: give one --host\n", in.command.c_str());
     return kExitBadArguments;
   }
   if (!tls_options_consistent(in)) return kExitBadArguments;
   const RemoteOptions remote{hosts.front(), in.tls_ca, in.tls_cert, in.tls_key, in.host_timeout_ms, {}};
-  return run_on_host(remote, in.command, in.common, in.query, in.health_policy, in.job, argv);
+  return run_on_host(remote, in.command, in.common, in.query, in.health_policy, in.job, in.errors, argv);
 }
 
 // --host / --hostfile: the command asked of one daemon or of a fleet.
@@ -557,7 +565,7 @@ int run_remote(const Invocation& in, char** argv) {
   if (!tls_options_consistent(in)) return kExitBadArguments;
   RemoteOptions remote{hosts.front(), in.tls_ca, in.tls_cert, in.tls_key, in.host_timeout_ms, {}};
   if (several) remote.fleet = hosts;
-  return run_on_host(remote, in.command, in.common, in.query, in.health_policy, in.job, argv);
+  return run_on_host(remote, in.command, in.common, in.query, in.health_policy, in.job, in.errors, argv);
 }
 
 // The default view with its GPU rows from the node's daemon and its process list read here (the
@@ -751,7 +759,7 @@ int run(int argc, char** argv) {
                  r.action.c_str(), r.path.empty() ? "" : ": write \"", r.path.empty() ? "" : (r.value + "\" to ").c_str(),
                  r.path.c_str(), r.result.c_str());
   };
-  if (in.command == "job") return run_job(in, argv);
+  if (in.command == "job" || in.command == "errors") return run_on_daemon(in, argv);
   if (in.command == "ras") {
     if (const auto code = run_error_records(in)) return *code;
   }

@@ -15,7 +15,8 @@
 namespace hipstack::cli {
 
 int run_on_host(const RemoteOptions& /*remote*/, const std::string& /*command*/, const CommonOptions& /*common*/,
-                const QueryOptions& /*query*/, const std::string& /*health_policy*/, const JobOptions& /*job*/, char** argv) {
+                const QueryOptions& /*query*/, const std::string& /*health_policy*/, const JobOptions& /*job*/,
+                const ErrorListOptions& /*errors*/, char** argv) {
   std::vector<std::filesystem::path> candidates;
   if (const char* given = std::getenv("HIPSTACK_SMI_REMOTE")) candidates.emplace_back(given);
   std::error_code error;

@@ -17,6 +17,7 @@
 #include "daemon_source.hpp"
 #include "source_commands.hpp"
 #include "fleet_source.hpp"
+#include "errors_command.hpp"
 #include "job_command.hpp"
 #include "hipstack/monitor/v1/monitor.grpc.pb.h"
 #include "proto_convert.hpp"
@@ -178,6 +179,31 @@ class GrpcLink final : public DaemonLink {
     }
   }
 
+  // `errors`: one ListErrors call.
+  int errors(const ErrorListOptions& options, const CommonOptions& common) const {
+    grpc::ClientContext context;
+    const Spending calling(*this);
+    context.set_deadline(calling.deadline);
+    pb::ListErrorsRequest request;
+    std::string error;
+    const auto since = parse_since(options.since, std::chrono::system_clock::now(), error);
+    request.set_since_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(since->time_since_epoch()).count());
+    request.set_limit(options.limit);
+    request.set_source(options.source);
+    for (const std::string& gpu : common.gpus) request.add_devices(gpu);
+    pb::ListErrorsResponse response;
+    const grpc::Status status = stub_->ListErrors(&context, request, &response);
+    if (status.ok()) return print_errors(response, common.format);
+    std::fprintf(stderr, "hipstack-smi: errors: hipstack-smid at %s: %s\n", options_.host.c_str(),
+                 smi::printable_text(status.error_message()).c_str());
+    switch (status.error_code()) {
+      case grpc::StatusCode::INVALID_ARGUMENT: return kExitBadArguments;
+      case grpc::StatusCode::NOT_FOUND: return kExitNoSuchDevice;
+      case grpc::StatusCode::UNAVAILABLE: return kExitHostUnreachable;
+      default: return kExitReadFailure;
+    }
+  }
+
   Outcome call(const char* method, const google::protobuf::MessageLite& request,
                google::protobuf::MessageLite& response) const override {
     if (std::chrono::system_clock::now() >= options_.command_deadline()) {
@@ -278,8 +304,10 @@ std::unique_ptr<DeviceSource> connect_remote(const RemoteOptions& options) {
 }
 
 int run_on_host(const RemoteOptions& remote, const std::string& command, const CommonOptions& common,
-                const QueryOptions& query, const std::string& health_policy, const JobOptions& job, char** /*argv*/) {
+                const QueryOptions& query, const std::string& health_policy, const JobOptions& job, const ErrorListOptions& errors,
+                char** /*argv*/) {
   if (command == "job") return GrpcLink(remote).job(job, common);
+  if (command == "errors") return GrpcLink(remote).errors(errors, common);
   if (!remote.fleet.empty() && command == "event") return watch_fleet_events(remote, common);
   if (!remote.fleet.empty()) {
     const FleetSource fleet(remote.fleet, [&remote](const std::string& host) {

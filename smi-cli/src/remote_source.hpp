@@ -36,11 +36,13 @@ std::unique_ptr<DeviceSource> connect_remote(const RemoteOptions& options);
 struct CommonOptions;
 struct QueryOptions;
 struct JobOptions;
+struct ErrorListOptions;
 
 // `--host ... COMMAND`, its arguments checked. Each program links one definition: hipstack-smi runs
 // hipstack-smi-remote with the same arguments (on_host_exec.cpp), so that it starts without loading
 // gRPC (about 10 ms); hipstack-smi-remote asks the daemon (remote_source.cpp).
 int run_on_host(const RemoteOptions& remote, const std::string& command, const CommonOptions& common,
-                const QueryOptions& query, const std::string& health_policy, const JobOptions& job, char** argv);
+                const QueryOptions& query, const std::string& health_policy, const JobOptions& job, const ErrorListOptions& errors,
+                char** argv);
 
 }  // namespace hipstack::cli

@@ -17,7 +17,7 @@ constexpr std::string_view kEventKinds[] = {
     "xid",                "vm-fault",           "thermal-throttle",   "gpu-pre-reset",
     "gpu-post-reset",     "throttling-started", "throttling-stopped", "throttling-changed",
     "throttling",         "memory-errors",      "memory-errors-cleared", "counters-restarted",
-    "partitions-changed", "partition-mode-changed"};
+    "partitions-changed", "partition-mode-changed", "cper"};
 
 using Key = std::pair<MetricId, std::string>;  // metric and instance
 

@@ -3,6 +3,7 @@
 // UNKNOWN when the device does not report what the check needs.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <hipstack/gpu_errors.hpp>
 #include <hipstack/smi.hpp>
 
 #include <algorithm>
@@ -525,7 +526,26 @@ HealthReport System::health(std::uint32_t device, const HealthPolicy& policy) co
   return health(device, sample(device, all), policy);
 }
 
+namespace {
+HealthReport checks_of(const System& system, std::uint32_t device, const std::vector<Reading>& sampled, const HealthPolicy& policy);
+}  // namespace
+
 HealthReport System::health(std::uint32_t device, const std::vector<Reading>& sampled, const HealthPolicy& policy) const {
+  return health(device, sampled, policy, one_look_errors_finding(*this, device, std::chrono::system_clock::now()));
+}
+
+HealthReport System::health(std::uint32_t device, const std::vector<Reading>& sampled, const HealthPolicy& policy,
+                            HealthFinding errors) const {
+  HealthReport report = checks_of(*this, device, sampled, policy);
+  report.findings.push_back(std::move(errors));
+  settle_overall(report);
+  return report;
+}
+
+namespace {
+
+// Every check but errors.recent, which the caller's look at the GPU's errors adds.
+HealthReport checks_of(const System& system, std::uint32_t device, const std::vector<Reading>& sampled, const HealthPolicy& policy) {
   // Judged again: readings from elsewhere (a daemon's samples, a caller's own list) may not have
   // passed System::sample's plausibility marks, and no check may use an impossible value.
   std::vector<Reading> readings = sampled;
@@ -534,7 +554,7 @@ HealthReport System::health(std::uint32_t device, const std::vector<Reading>& sa
   HealthReport report;
   report.device = device;
   // A GPU that cannot be read fails: nothing about it can be vouched for, and it may be lost.
-  const std::string lost = fault(device);
+  const std::string lost = system.fault(device);
   if (!lost.empty() || !device_answered(readings)) {
     std::string why = lost;
     for (const Reading& r : readings) {
@@ -549,7 +569,7 @@ HealthReport System::health(std::uint32_t device, const std::vector<Reading>& sa
     return report;
   }
   Checker check(facts, policy, report.findings);
-  check.set_vendor(devices().at(device).vendor);
+  check.set_vendor(system.devices().at(device).vendor);
   check.thermal();
   check.throttling(HealthCheck::thermal_throttling, {"socket_thermal", "vr_thermal", "hbm_thermal", "prochot"},
                    kNvSwThermal | kNvHwThermal | kNvHwSlowdown, "thermal",
@@ -561,18 +581,25 @@ HealthReport System::health(std::uint32_t device, const std::vector<Reading>& sa
   check.pcie();
   check.memory();
   check.xgmi();
-  check_firmware(*this, device, readings, report.findings);
-  check_compute_init(*this, device, report.findings);  // only where another check could run
+  check_firmware(system, device, readings, report.findings);
+  check_compute_init(system, device, report.findings);  // only where another check could run
   check.plausible(readings);  // last: its pass is no sign that the GPU could be checked
+  return report;
+}
+
+}  // namespace
+
+void settle_overall(HealthReport& report) {
   const HealthTally counts = tally(report);
   // Readings that are merely possible say nothing of the GPU's health: that check's pass alone
-  // leaves a GPU none of whose other checks ran UNKNOWN (its fail still fails it).
+  // leaves a GPU none of whose other checks ran UNKNOWN (its fail still fails it). No recent error
+  // is no sign either.
   const std::string plausible_check(name_of(HealthCheck::readings_plausible));
-  const bool vouched = std::any_of(report.findings.begin(), report.findings.end(), [&plausible_check](const HealthFinding& f) {
-    return f.verdict == Verdict::pass && f.check != plausible_check;
+  const std::string errors_check(name_of(HealthCheck::errors_recent));
+  const bool vouched = std::any_of(report.findings.begin(), report.findings.end(), [&](const HealthFinding& f) {
+    return f.verdict == Verdict::pass && f.check != plausible_check && f.check != errors_check;
   });
   report.overall = counts.fail > 0 ? Verdict::fail : counts.warn > 0 ? Verdict::warn : vouched ? Verdict::pass : Verdict::unknown;
-  return report;
 }
 
 HealthTally tally(const HealthReport& report) {

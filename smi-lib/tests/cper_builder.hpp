@@ -107,6 +107,10 @@ inline Bytes fatal_record(Time t = {}) {
 inline Bytes corrected_record(Time t = {}) {
   return record(2, {Section{false, 2, 0x1, Bank{(1ULL << 63) | (1ULL << 46), 0x2000, 0x0096'0000'0000ULL, 0}, "OAM1"}}, t, true);
 }
+// An uncorrected error the hardware contained (UEFI's recoverable): a bank without PCC.
+inline Bytes recoverable_record(Time t = {}) {
+  return record(0, {Section{true, 0, 0x1, Bank{(1ULL << 63) | (1ULL << 61), 0x3000, 0x0096'0000'0000ULL, 0x7}}}, t);
+}
 inline Bytes threshold_record(std::uint32_t severity = 1, Time t = {}) {
   return record(severity, {Section{false, severity, 0x1 | 0x08, Bank{0xB0000000'00000137ULL, 0, 0x0096'0000'0000ULL, 0}}}, t);
 }

@@ -87,7 +87,8 @@ HIPSTACK_SMI_CXX_API ErrorAction xid_instance_action(std::string_view instance) 
 struct Event;  // hipstack/events.hpp
 
 // The action an error event calls for: an "xid" event's code's (NVIDIA's immediate action, as
-// xid_advice(code) gives it); none for an event that reports no error code.
+// xid_advice(code) gives it), a "cper" event's record's (cper_error_event wrote it); none for an
+// event that reports no error.
 HIPSTACK_SMI_CXX_API std::optional<ErrorAction> event_action(const Event& event);
 
 // What health makes of an error with this action and fault while it is recent (docs/errors.md):
@@ -111,6 +112,32 @@ HIPSTACK_SMI_CXX_API std::string_view error_source_name(ErrorSource source) noex
 // its action (error_action_verdict; an XID's action from xid_advice with its recurrences and any
 // row-remapping XID in the window). PASS with "none" when no error is that young. Only a caller that
 // keeps the history (hipstack-smid) can make this finding: one look at a GPU cannot.
+// What a caller could read of one GPU's error sources: a GPU with no recent error passes
+// errors.recent only where one of them was read; otherwise the finding is UNKNOWN, with why.
+struct ErrorSources {
+  bool xids_read = false;        // the XID counters, from a subscription that lasts (hipstack-smid)
+  std::string xids_unreadable;   // why not, when they were tried or cannot be judged
+  bool cper_read = false;        // the driver's CPER ring
+  std::string cper_unreadable;
+};
+// recent_errors_finding, UNKNOWN instead of PASS when no source was read.
+HIPSTACK_SMI_CXX_API HealthFinding errors_finding(std::span<const ErrorOccurrence> errors, std::chrono::system_clock::time_point now,
+                                                  std::chrono::seconds max_age, const ErrorSources& sources);
+// errors.recent from one look (hipstack-smi health without a daemon): an AMD GPU's CPER ring, whose
+// records carry their time; an NVIDIA GPU's XIDs cannot be judged by one look (UNKNOWN: they are
+// counted only while a subscription lasts, as hipstack-smid's does).
+HIPSTACK_SMI_CXX_API HealthFinding one_look_errors_finding(const System& system, std::uint32_t device,
+                                                           std::chrono::system_clock::time_point now,
+                                                           std::chrono::seconds max_age = std::chrono::hours(24));
+
+// The "cper" event of a CPER record a keeper of errors found (hipstack-smid): metric
+// "cper_records[<severity>]", after the severity, the message the record in words with its action.
+HIPSTACK_SMI_CXX_API Event cper_error_event(const ErrorOccurrence& record, const DeviceSummary& device);
+
+// The action an errors.recent finding names (the worst recent error's); none for another check or
+// a finding with no action (PASS with no error, UNKNOWN).
+HIPSTACK_SMI_CXX_API std::optional<ErrorAction> finding_action(const HealthFinding& finding);
+
 HIPSTACK_SMI_CXX_API HealthFinding recent_errors_finding(std::span<const ErrorOccurrence> errors,
                                                          std::chrono::system_clock::time_point now,
                                                          std::chrono::seconds max_age);

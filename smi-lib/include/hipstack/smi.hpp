@@ -360,6 +360,10 @@ struct HealthTally {
   std::vector<std::string> not_checked;  // the UNKNOWN checks, by name
   [[nodiscard]] std::size_t evaluated() const noexcept { return pass + warn + fail; }
 };
+// Sets report.overall from its findings, as System::health does (for a caller that added one): FAIL
+// or WARN when a finding is; PASS only when a check of the GPU itself passed (readings.plausible and
+// errors.recent vouch for nothing alone); UNKNOWN otherwise.
+HIPSTACK_SMI_CXX_API void settle_overall(HealthReport& report);
 HIPSTACK_SMI_CXX_API HealthTally tally(const HealthReport& report);
 // The one-line summary every tool prints: "every check passed (9 checks)" only when all of them
 // were evaluated and passed; otherwise the counts and the checks that could not be evaluated.
@@ -442,6 +446,10 @@ class HIPSTACK_SMI_CXX_API System {
   // `device`), so a sampler that has them need not read the device again.
   [[nodiscard]] HealthReport health(std::uint32_t device, const std::vector<Reading>& readings,
                                     const HealthPolicy& policy = {}) const;
+  // The same, with the errors.recent finding the caller made (a keeper of the GPU's errors over time,
+  // hipstack-smid: hipstack/gpu_errors.hpp) in place of one look's (one_look_errors_finding).
+  [[nodiscard]] HealthReport health(std::uint32_t device, const std::vector<Reading>& readings, const HealthPolicy& policy,
+                                    HealthFinding errors) const;
 
   // Mutations (docs/control.md). None throws for a refusal: the result says why. They throw
   // Error(no_such_device) for a bad index only. A compute partition change waits for the driver to

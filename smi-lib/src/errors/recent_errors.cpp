@@ -1,6 +1,7 @@
 // The `errors.recent` health finding (hipstack/gpu_errors.hpp, docs/errors.md "Kept and aged"): the
 // errors younger than the age limit, each judged by its action, the worst deciding.
 #include <hipstack/cper.hpp>
+#include <hipstack/events.hpp>
 #include <hipstack/gpu_errors.hpp>
 
 #include <fmt/ranges.h>
@@ -8,6 +9,8 @@
 
 #include <algorithm>
 #include <map>
+
+#include "action_text.hpp"
 
 namespace hipstack::smi {
 namespace {
@@ -80,9 +83,61 @@ HealthFinding recent_errors_finding(std::span<const ErrorOccurrence> errors, std
     parts.push_back(fmt::format("CPER {} x{}", name, count));
   }
   f.reading = fmt::format("{}", fmt::join(parts, ", "));
-  f.message = fmt::format("{}; action: {}", worst->why, error_action_name(worst->action));
+  f.message = detail::with_action(worst->why, worst->action);
   f.remediation = f.verdict == Verdict::pass ? "" : std::string(error_action_help(worst->action));
   return f;
+}
+
+HealthFinding errors_finding(std::span<const ErrorOccurrence> errors, std::chrono::system_clock::time_point now,
+                             std::chrono::seconds max_age, const ErrorSources& sources) {
+  HealthFinding f = recent_errors_finding(errors, now, max_age);
+  if (f.verdict != Verdict::pass || (sources.xids_read && sources.xids_unreadable.empty()) ||
+      (sources.cper_read && sources.cper_unreadable.empty())) {
+    return f;
+  }
+  // No error seen says something only where the GPU's errors could be read.
+  std::vector<std::string> why;
+  if (!sources.xids_unreadable.empty()) why.push_back("XIDs: " + sources.xids_unreadable);
+  if (!sources.cper_unreadable.empty()) why.push_back("CPER: " + sources.cper_unreadable);
+  f.verdict = Verdict::unknown;
+  f.reading = "unknown";
+  f.message = why.empty() ? std::string("this GPU reports neither XIDs nor CPER records")
+                          : fmt::format("its errors cannot be read: {}", fmt::join(why, "; "));
+  return f;
+}
+
+HealthFinding one_look_errors_finding(const System& system, std::uint32_t device, std::chrono::system_clock::time_point now,
+                                      std::chrono::seconds max_age) {
+  const DeviceSummary summary = system.devices().at(device);
+  ErrorSources sources;
+  std::vector<ErrorOccurrence> errors;
+  if (summary.vendor == "nvidia") {
+    sources.xids_unreadable = "one look cannot judge them (NVML counts XIDs only while a subscription lasts): ask hipstack-smid";
+  }
+  if (summary.vendor == "amd") {
+    const CperRing ring = system.cper_ring(device);
+    sources.cper_read = ring.unavailable.empty();
+    sources.cper_unreadable = ring.unavailable;
+    for (const CperRecord& record : ring.scan.records) errors.push_back(cper_occurrence(record, now));
+  }
+  return errors_finding(errors, now, max_age, sources);
+}
+
+Event cper_error_event(const ErrorOccurrence& record, const DeviceSummary& device) {
+  Event e;
+  e.kind = "cper";
+  e.device = device;
+  const std::string_view severity = record.code <= 3 ? cper_severity_name(static_cast<CperSeverity>(record.code)) : "unknown";
+  e.metric = fmt::format("cper_records[{}]", severity);
+  e.after = std::string(severity);
+  e.message = detail::with_action(record.summary, record.action);
+  return e;
+}
+
+std::optional<ErrorAction> finding_action(const HealthFinding& finding) {
+  if (finding.check != health_check_name(HealthCheck::errors_recent) || finding.verdict == Verdict::unknown) return std::nullopt;
+  if (finding.reading == "none") return std::nullopt;
+  return detail::action_named_in(finding.message);
 }
 
 }  // namespace hipstack::smi

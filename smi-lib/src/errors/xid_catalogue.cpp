@@ -9,6 +9,8 @@
 
 #include <hipstack/events.hpp>
 
+#include "action_text.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -280,6 +282,7 @@ ErrorAction xid_instance_action(std::string_view instance) noexcept {
 }
 
 std::optional<ErrorAction> event_action(const Event& event) {
+  if (event.kind == "cper") return detail::action_named_in(event.message);
   // "xid_errors[79]": the code is the metric's instance (events.cpp, metric_label).
   constexpr std::string_view kPrefix = "xid_errors[";
   const std::string_view metric = event.metric;
