@@ -1,8 +1,10 @@
 // The XID catalogue and the advice made from it (hipstack/gpu_errors.hpp, docs/errors.md).
 #include <gtest/gtest.h>
 #include <hipstack/cper.hpp>
+#include <hipstack/events.hpp>
 #include <hipstack/gpu_errors.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <string>
@@ -189,6 +191,57 @@ TEST(RecentErrors, CperSeverities) {
   EXPECT_EQ(both.verdict, Verdict::fail);
   EXPECT_EQ(both.reading, "XID 13 x1, CPER fatal x1, CPER corrected x1");
   EXPECT_EQ(both.remediation, "drain the GPU's work and reset it");
+}
+
+// No error seen vouches for nothing unless the GPU's errors could be read.
+TEST(RecentErrors, UnreadSourcesAreUnknownNeverAPass) {
+  smi::ErrorSources none;
+  none.cper_unreadable = "/sys/kernel/debug/dri/0/amdgpu_ring_cper: Permission denied";
+  smi::HealthFinding f = smi::errors_finding({}, kNow, kDay, none);
+  EXPECT_EQ(f.verdict, Verdict::unknown);
+  EXPECT_EQ(f.message, "its errors cannot be read: CPER: /sys/kernel/debug/dri/0/amdgpu_ring_cper: Permission denied");
+  EXPECT_FALSE(smi::finding_action(f)) << "an unknown finding names no action";
+  smi::ErrorSources read;
+  read.xids_read = true;
+  EXPECT_EQ(smi::errors_finding({}, kNow, kDay, read).verdict, Verdict::pass);
+  // What was seen is judged whatever else could not be read.
+  f = smi::errors_finding(std::vector{xid(79, std::chrono::minutes(1))}, kNow, kDay, none);
+  EXPECT_EQ(f.verdict, Verdict::fail);
+  EXPECT_EQ(smi::finding_action(f), ErrorAction::reboot_node);
+}
+
+// errors.recent's pass is no sign of a healthy GPU; its fail or warn decides like any check's.
+TEST(RecentErrors, OverallVerdict) {
+  smi::HealthReport report;
+  report.findings.push_back({"errors.recent", Verdict::pass, "none", "", "", ""});
+  report.findings.push_back({"readings.plausible", Verdict::pass, "", "", "", ""});
+  smi::settle_overall(report);
+  EXPECT_EQ(report.overall, Verdict::unknown);
+  report.findings.push_back({"thermal.temperature", Verdict::pass, "", "", "", ""});
+  smi::settle_overall(report);
+  EXPECT_EQ(report.overall, Verdict::pass);
+  report.findings.front().verdict = Verdict::warn;
+  smi::settle_overall(report);
+  EXPECT_EQ(report.overall, Verdict::warn);
+  report.findings.front().verdict = Verdict::fail;
+  smi::settle_overall(report);
+  EXPECT_EQ(report.overall, Verdict::fail);
+}
+
+// A CPER record as an event: its severity, its words and the action WatchEvents and D-Bus carry.
+TEST(RecentErrors, CperEventsCarryTheirAction) {
+  smi::DeviceSummary gpu;
+  gpu.index = 3;
+  gpu.uuid = "GPU-3";
+  const smi::Event e = smi::cper_error_event(cper(smi::CperSeverity::fatal, ErrorAction::reset_gpu, std::chrono::seconds(1)), gpu);
+  EXPECT_EQ(e.kind, "cper");
+  EXPECT_EQ(e.metric, "cper_records[fatal]");
+  EXPECT_EQ(e.after, "fatal");
+  EXPECT_EQ(e.device.uuid, "GPU-3");
+  EXPECT_EQ(e.message, "CPER fatal: crashdump OAM0: fatal; action: reset_gpu");
+  EXPECT_EQ(smi::event_action(e), ErrorAction::reset_gpu);
+  const auto kinds = smi::event_kinds();
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), "cper"), kinds.end());
 }
 
 }  // namespace
