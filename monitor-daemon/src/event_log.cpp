@@ -89,7 +89,10 @@ void EventLog::observe(const Sampler& sampler) {
       for (const Sampler::View& view : views) {
         if (view.snapshot->device.uuid == k.uuid) device = view.snapshot->device;
       }
-      if (device.uuid.empty()) device.uuid = k.uuid, device.bdf = k.bdf;  // gone at a reload since
+      if (device.uuid.empty()) {  // gone at a reload since
+        device.uuid = k.uuid;
+        device.bdf = k.bdf;
+      }
       record({smi::cper_error_event(k.occurrence, device)}, k.seen);
     }
   }

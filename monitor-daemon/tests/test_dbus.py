@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """hipstack-smid's D-Bus interface (org.hipstack.Monitor1) on a real dbus-daemon --session.
 
-Usage: test_dbus.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR [unittest arguments]
+Usage: test_dbus.py HIPSTACK_SMID HIPSTACK_SMI CAPTURES_DIR MAKE_CPER_RECORDS [unittest arguments]
 
 The test starts its own bus (dbus-daemon --session on a socket in a temporary folder) and its own
 daemon, calls the interface with busctl, watches the HealthChanged signal with dbus-monitor, and
@@ -22,7 +22,7 @@ import unittest
 
 from smid_http import daemon_log, wait_ready
 
-SMID = SMI = CAPTURES = None
+SMID = SMI = CAPTURES = MAKE_CPER_RECORDS = None
 NAME, PATH, IFACE = "org.hipstack.Monitor1", "/org/hipstack/Monitor1", "org.hipstack.Monitor1"
 LISTENING = re.compile(r"hipstack-smid: listening on \S+ \(port (\d+)\)")
 
@@ -168,6 +168,26 @@ class DbusTest(DbusNode):
                              % (switches, text, self.stderr()))
         self.assertNotEqual(found.group(1), found.group(2))
 
+    def test_cper_record_event_signal(self):
+        """A new record in GPU 0's CPER ring comes out as a `cper` Event signal whose message ends with
+        the action the record calls for (docs/errors.md, "Kept and aged")."""
+        monitor = self.start_monitor("Event")
+        bdf = self.smi("list")["devices"][0]["bdf"]
+        folder = os.path.join(self.sysfs, "kernel/debug/dri", bdf)
+        os.makedirs(folder)
+        subprocess.run([MAKE_CPER_RECORDS, "--ring", os.path.join(folder, "amdgpu_ring_cper"), "fatal@%d" % int(time.time())],
+                       check=True)
+        expected = re.compile(r'member=Event\s+string "cper"\s+uint32 0\s+string "[^"]+"\s+string "%s"\s+'
+                              r'string "cper_records\[fatal\]"\s+string ""\s+string "fatal"\s+string "[^"]*; action: reset_gpu"'
+                              % re.escape(bdf))
+        text = ""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not expected.search(text):
+            ready, _, _ = select.select([monitor.stdout], [], [], 0.2)
+            if ready:
+                text += os.read(monitor.stdout.fileno(), 65536).decode(errors="replace")
+        self.assertRegex(text, expected, self.stderr())
+
     def test_hostile_text_is_sent_printable(self):
         # sd-bus refuses strings that are not valid UTF-8: a text file with invalid bytes and a
         # terminal escape must still reach D-Bus clients, with the bytes written as \xNN.
@@ -257,12 +277,12 @@ class DbusReadTest(DbusNode):
 
 
 def main():
-    global SMID, SMI, CAPTURES
+    global SMID, SMI, CAPTURES, MAKE_CPER_RECORDS
     if not all(shutil.which(t) for t in ("dbus-daemon", "busctl", "dbus-monitor")):
         print("SKIP: dbus-daemon, busctl or dbus-monitor missing")
         sys.exit(77)
-    SMID, SMI, CAPTURES = (os.path.abspath(a) for a in sys.argv[1:4])
-    unittest.main(argv=[sys.argv[0]] + sys.argv[4:], verbosity=2)
+    SMID, SMI, CAPTURES, MAKE_CPER_RECORDS = (os.path.abspath(a) for a in sys.argv[1:5])
+    unittest.main(argv=[sys.argv[0]] + sys.argv[5:], verbosity=2)
 
 
 if __name__ == "__main__":
