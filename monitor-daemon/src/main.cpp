@@ -77,7 +77,8 @@ HttpResponse answer(Runtime& rt, const std::string& path) {
   if (path == "/metrics") {
     auto parts = rt.page.render_parts(served->sampler->views(),
                                       {served->host, kVersion, served->profile, served->sampler->attribution(),
-                                       rt.jobs ? rt.jobs->gpu_jobs() : nullptr});
+                                       rt.jobs ? rt.jobs->gpu_jobs() : nullptr, read_process_facts(),
+                                       served->sampler->sample_durations()});
     // The shared parts first (the sample's families, then the attribution's), this request's last.
     return {200, "text/plain; version=0.0.4; charset=utf-8", std::move(parts.status), {std::move(parts.samples), std::move(parts.attribution)}};
   }
@@ -404,7 +405,8 @@ void run_within_discovery_deadline(int signal_fd, std::function<void()> work) {
   run_within_discovery_deadline(signal_fd, [&system, &open] { system = std::make_shared<const smi::System>(smi::System::open(open)); });
   Sampler sampler(system, config);
   while (!sampler.ready()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const std::string page = render_metrics(sampler.views(), {config.host, kVersion, config.metrics_profile, nullptr});
+  const std::string page = render_metrics(sampler.views(), {config.host, kVersion, config.metrics_profile, nullptr, nullptr,
+                                                                   read_process_facts(), sampler.sample_durations()});
   std::fwrite(page.data(), 1, page.size(), stdout);
   std::fflush(stdout);
   std::_Exit(0);  // workers are detached and may sit in a blocking read: do not wait for them

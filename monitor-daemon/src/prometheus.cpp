@@ -318,6 +318,36 @@ void render_attribution(std::string& out, const std::vector<Sampler::View>& view
          {{"", static_cast<double>(a.unmatched.size())}});
 }
 
+// The daemon's own costs: the standard process collector's names, the sample durations per backend.
+void render_self(std::string& out, const ExpositionContext& context) {
+  if (const auto& p = context.process) {
+    const auto one = [&out](const char* name, const char* type, const char* help, auto value) {
+      if (value) family(out, name, type, help, {{"", static_cast<double>(*value)}});
+    };
+    one("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.", p->cpu_seconds);
+    one("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", p->resident_bytes);
+    one("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", p->virtual_bytes);
+    one("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.", p->start_time_seconds);
+    one("process_open_fds", "gauge", "Number of open file descriptors.", p->open_fds);
+    one("process_max_fds", "gauge", "Maximum number of open file descriptors.", p->max_fds);
+    one("hipstack_smid_threads", "gauge", "Threads of hipstack-smid (samplers, stuck reads' stand-ins, gRPC, HTTP, D-Bus, jobs, errors).",
+        p->threads);
+  }
+  if (context.sample_durations.empty()) return;
+  constexpr const char* kName = "hipstack_smid_sample_duration_seconds";
+  out += fmt::format("# HELP {} Time one sample of one GPU took (its live reads, and its facts and health when due), by backend.\n"
+                     "# TYPE {} histogram\n", kName, kName);
+  for (const auto& [backend, counts] : context.sample_durations) {
+    const std::string label = escape_label_value(backend);
+    for (std::size_t i = 0; i < DurationHistogram::kBounds.size(); ++i) {
+      out += fmt::format("{}_bucket{{backend=\"{}\",le=\"{}\"}} {}\n", kName, label, format_value(DurationHistogram::kBounds[i]),
+                         counts.cumulative[i]);
+    }
+    out += fmt::format("{}_bucket{{backend=\"{}\",le=\"+Inf\"}} {}\n{}_sum{{backend=\"{}\"}} {}\n{}_count{{backend=\"{}\"}} {}\n", kName,
+                       label, counts.count, kName, label, format_value(counts.sum), kName, label, counts.count);
+  }
+}
+
 void render_duration(std::string& out, std::chrono::steady_clock::time_point start) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   family(out, "hipstack_smid_scrape_duration_seconds", "gauge", "Time taken to render this page.", {{"", seconds}});
@@ -328,6 +358,7 @@ std::string render_metrics(const std::vector<Sampler::View>& views, const Exposi
   std::string out = render_samples(views, context);
   render_attribution(out, views, context);
   render_status(out, views, context);
+  render_self(out, context);
   render_duration(out, start);
   return out;
 }
@@ -373,6 +404,7 @@ MetricsPage::Parts MetricsPage::render_parts(const std::vector<Sampler::View>& v
   }
   Parts parts{samples, attribution, {}};
   render_status(parts.status, views, context);
+  render_self(parts.status, context);
   render_duration(parts.status, start);
   return parts;
 }

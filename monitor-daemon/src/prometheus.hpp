@@ -3,12 +3,15 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <utility>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "job_accounting.hpp"
 #include "sampler.hpp"
+#include "self_metrics.hpp"
 #include "series_profile.hpp"
 
 namespace hipstack::smid {
@@ -19,6 +22,9 @@ struct ExpositionContext {
   SeriesProfile profile = SeriesProfile::full;  // the daemon passes its configuration's
   std::shared_ptr<const Attribution> attribution = nullptr;  // whose work is on each GPU; null: attribution off
   std::shared_ptr<const GpuJobs> jobs = nullptr;  // running jobs by GPU (job_accounting.hpp); null: job accounting off
+  // The daemon's own costs (self_metrics.hpp), written with each request: none when not given.
+  std::optional<ProcessFacts> process = std::nullopt;
+  std::vector<std::pair<std::string, DurationHistogram::Counts>> sample_durations = {};  // by backend
 };
 
 // Family name of a metric, e.g. temperature_edge -> hipstack_gpu_temperature_edge_celsius,

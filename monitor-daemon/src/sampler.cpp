@@ -29,6 +29,7 @@ struct SamplerPool {
     std::uint32_t index = 0;
     std::shared_ptr<DeviceState> state;
     std::shared_ptr<DeviceState> predecessor;  // the previous sampler's, while its read is stuck
+    std::shared_ptr<DurationHistogram> durations;  // its backend's
     std::size_t history_share = 0;
     Clock::time_point next_fast{};
     Clock::time_point next_slow{};
@@ -369,9 +370,12 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
     const std::uint32_t index = next->index;
     const std::shared_ptr<DeviceState> state = next->state;
     const std::size_t history_share = next->history_share;
+    const std::shared_ptr<DurationHistogram> durations = next->durations;
     lock.unlock();
+    const auto began = Clock::now();
     const SampleOutcome outcome =
         free ? sample_device(*pool, index, *state, history_share, slow_due, window_due, costly_due) : SampleOutcome{};
+    if (free) durations->observe(std::chrono::duration<double>(Clock::now() - began).count());
     lock.lock();
     // `work` never changes size after the start: the entry is still there.
     SamplerPool::Work& w = *std::find_if(pool->work.begin(), pool->work.end(), [index](const auto& x) { return x.index == index; });
@@ -479,6 +483,7 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
     }
     states_.push_back(state);
     SamplerPool::Work w;
+    w.durations = durations_of(d.backend, previous);
     w.index = d.index;
     w.state = state;
     w.predecessor = std::move(predecessor);
@@ -490,6 +495,27 @@ Sampler::Sampler(std::shared_ptr<const smi::System> system, Config config, const
   for (std::size_t i = 0; i < pool_->target; ++i) add_worker(*pool_, pool_);
   std::thread(supervise, pool_).detach();
   if (config_.attribution != Config::Attribution::off) attribution_ = std::make_unique<AttributionWatcher>(system_, states_, config_);
+}
+
+std::shared_ptr<DurationHistogram> Sampler::durations_of(const std::string& backend, const Sampler* previous) {
+  for (const auto& [name, histogram] : durations_) {
+    if (name == backend) return histogram;
+  }
+  std::shared_ptr<DurationHistogram> histogram;
+  if (previous != nullptr) {
+    for (const auto& [name, kept] : previous->durations_) {
+      if (name == backend) histogram = kept;
+    }
+  }
+  if (!histogram) histogram = std::make_shared<DurationHistogram>();
+  durations_.emplace_back(backend, histogram);
+  return histogram;
+}
+
+std::vector<std::pair<std::string, DurationHistogram::Counts>> Sampler::sample_durations() const {
+  std::vector<std::pair<std::string, DurationHistogram::Counts>> out;
+  for (const auto& [backend, histogram] : durations_) out.emplace_back(backend, histogram->counts());
+  return out;
 }
 
 std::shared_ptr<const Attribution> Sampler::attribution() const {

@@ -13,6 +13,7 @@
 #include "attribution_watcher.hpp"
 #include "config.hpp"
 #include "error_keeper.hpp"
+#include "self_metrics.hpp"
 #include "snapshot.hpp"
 
 namespace hipstack::smid {
@@ -50,13 +51,19 @@ class Sampler {
   [[nodiscard]] const Config& config() const noexcept { return config_; }
   // Whose work is on each GPU (attribution.hpp); null when attribution is off.
   [[nodiscard]] std::shared_ptr<const Attribution> attribution() const;
+  // How long each sample took, by backend (kept across reloads: the previous sampler's go on).
+  [[nodiscard]] std::vector<std::pair<std::string, DurationHistogram::Counts>> sample_durations() const;
   // The daemon's kept errors; null when the sampler was made without them.
   [[nodiscard]] const std::shared_ptr<ErrorKeeper>& errors() const noexcept { return errors_; }
 
  private:
+  // The backend's histogram: this sampler's, else the previous one's, else a new one.
+  std::shared_ptr<DurationHistogram> durations_of(const std::string& backend, const Sampler* previous);
+
   std::shared_ptr<const smi::System> system_;
   Config config_;
   std::shared_ptr<ErrorKeeper> errors_;
+  std::vector<std::pair<std::string, std::shared_ptr<DurationHistogram>>> durations_;  // by backend
   std::vector<std::shared_ptr<DeviceState>> states_;
   std::shared_ptr<SamplerPool> pool_;
   std::unique_ptr<AttributionWatcher> attribution_;  // after states_: it reads their snapshots

@@ -292,6 +292,36 @@ class HttpTests(DaemonTest):
         status, _, head_body = http_get(d.port, "/metrics", method="HEAD")
         self.assertEqual((status, head_body), (200, ""))
 
+    def test_self_metrics_are_the_process_as_the_kernel_sees_it(self):
+        """process_* (the standard collector's names) against /proc/PID read beside the scrape, and
+        each backend's sample-duration histogram growing with the samples (docs/daemon.md, "Self-metrics")."""
+        before = time.time()
+        d = self.start()
+        wait_ready(d.port)
+        body, samples = self.metrics(d.port)
+        promtool_check(self, body)
+        with open("/proc/%d/status" % d.proc.pid) as f:
+            status = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+        value = lambda name: series(samples, name)[0][1]  # noqa: E731
+        rss_kb = int(status["VmRSS"].split()[0])
+        self.assertLess(abs(value("process_resident_memory_bytes") / 1024 - rss_kb), max(2048, rss_kb * 0.2))
+        # Read a moment apart: gRPC may start or end a thread in between.
+        self.assertLessEqual(abs(value("hipstack_smid_threads") - int(status["Threads"])), 2)
+        self.assertLess(abs(value("process_open_fds") - len(os.listdir("/proc/%d/fd" % d.proc.pid))), 3)
+        self.assertGreater(value("process_max_fds"), 1000)
+        self.assertTrue(before - 1 <= value("process_start_time_seconds") <= time.time(), value("process_start_time_seconds"))
+        cpu = value("process_cpu_seconds_total")
+        self.assertGreaterEqual(cpu, 0)
+        buckets = [(float(l["le"]), v) for l, v in series(samples, "hipstack_smid_sample_duration_seconds_bucket", backend="amdgpu")]
+        self.assertEqual(buckets[-1][0], float("inf"))
+        self.assertEqual([v for _, v in buckets], sorted(v for _, v in buckets), "cumulative")
+        count = value("hipstack_smid_sample_duration_seconds_count")
+        self.assertEqual(buckets[-1][1], count)
+        self.assertGreaterEqual(count, 8, "every GPU's first sample")
+        _, later = self.wait_metrics(d.port, lambda b: float(re.search(r"^hipstack_smid_sample_duration_seconds_count\S* (\S+)$", b, re.M).group(1)) > count)
+        self.assertGreater(series(later, "hipstack_smid_sample_duration_seconds_count")[0][1], count)
+        self.assertGreaterEqual(series(later, "process_cpu_seconds_total")[0][1], cpu)
+
     def test_healthz_and_readyz(self):
         d = self.start()
         status, _, body = http_get(d.port, "/healthz")

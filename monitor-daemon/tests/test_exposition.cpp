@@ -598,3 +598,32 @@ TEST(Render, PartitionReadingsCarryAPartitionLabel) {
   // A stale GPU's partitions are not presented either.
   EXPECT_TRUE(find(parse_page(render_metrics({gpu.view(true)}, kContext)), "hipstack_gpu_partition_compute_units").empty());
 }
+
+// The daemon's own costs: a histogram per backend in Prometheus' form (cumulative buckets, +Inf equal
+// to _count), the process collector's names; absent facts are no series.
+TEST(Render, SelfMetrics) {
+  using hipstack::smid::DurationHistogram;
+  using hipstack::smid::ProcessFacts;
+  DurationHistogram histogram;
+  for (const double seconds : {0.0004, 0.0004, 0.003, 0.7, 9.0}) histogram.observe(seconds);
+  ExpositionContext context = kContext;
+  context.sample_durations = {{"nvml", histogram.counts()}};
+  ProcessFacts facts;
+  facts.resident_bytes = 1234567;
+  facts.threads = 9;
+  context.process = facts;
+  const std::string page = render_metrics({}, context);
+  for (const char* line : {"hipstack_smid_sample_duration_seconds_bucket{backend=\"nvml\",le=\"0.0005\"} 2\n",
+                           "hipstack_smid_sample_duration_seconds_bucket{backend=\"nvml\",le=\"0.0025\"} 2\n",
+                           "hipstack_smid_sample_duration_seconds_bucket{backend=\"nvml\",le=\"0.005\"} 3\n",
+                           "hipstack_smid_sample_duration_seconds_bucket{backend=\"nvml\",le=\"1\"} 4\n",
+                           "hipstack_smid_sample_duration_seconds_bucket{backend=\"nvml\",le=\"2.5\"} 4\n",
+                           "hipstack_smid_sample_duration_seconds_bucket{backend=\"nvml\",le=\"+Inf\"} 5\n",
+                           "hipstack_smid_sample_duration_seconds_count{backend=\"nvml\"} 5\n",
+                           "# TYPE hipstack_smid_sample_duration_seconds histogram\n", "process_resident_memory_bytes 1234567\n",
+                           "hipstack_smid_threads 9\n"}) {
+    EXPECT_NE(page.find(line), std::string::npos) << line;
+  }
+  EXPECT_NE(page.find("hipstack_smid_sample_duration_seconds_sum{backend=\"nvml\"} 9.7038"), std::string::npos) << page;
+  EXPECT_EQ(page.find("process_cpu_seconds_total"), std::string::npos) << "a fact not read is no series";
+}
