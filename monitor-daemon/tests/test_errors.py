@@ -259,9 +259,13 @@ class AmdCper(ErrorTest):
         self.assertEqual(verdict_name(f.verdict), "PASS")
         # Each record's own action (its event's), and the finding's: the worst recent one's.
         steps = [("corrected", "none", "PASS", "none"), ("recoverable", "restart_app", "WARN", "restart_app"),
-                 ("threshold", "contact_support", "FAIL", "contact_support"), ("fatal", "reset_gpu", "FAIL", "contact_support")]
+                 ("threshold", "contact_support", "FAIL", "contact_support"),
+                 ("informational", "contact_support", "FAIL", "contact_support"), ("fatal", "reset_gpu", "FAIL", "contact_support")]
         for kind, action, verdict, worst in steps:
             with self.subTest(kind=kind):
+                severity = "fatal" if kind == "threshold" else kind
+                matching = lambda: [e for e in events if (e.kind, e.action, e.after) == ("cper", action, severity)]  # noqa: E731
+                before = len(matching())
                 written.append((kind, now - 60))
                 self.ring(*written)
                 self.wait_listed(len(written))
@@ -270,19 +274,19 @@ class AmdCper(ErrorTest):
                                                "judged the " + kind + " record")
                 self.assertEqual((verdict_name(f.verdict), overall == "FAIL"), (verdict, verdict == "FAIL"), f)
                 self.assertTrue(f.message.endswith("; action: " + worst), f.message)
+                # This record's own event, with its action and severity.
                 deadline = time.monotonic() + 10
-                while not any(e.kind == "cper" and e.action == action for e in events) and time.monotonic() < deadline:
+                while len(matching()) == before and time.monotonic() < deadline:
                     time.sleep(0.05)
-                cper = [e for e in events if e.kind == "cper" and e.action == action]
-                self.assertTrue(cper, [(e.kind, e.action, e.message) for e in events])
-                self.assertEqual((cper[-1].device_index, cper[-1].after), (0, "fatal" if kind == "threshold" else kind))
+                self.assertEqual(len(matching()), before + 1, [(e.kind, e.action, e.after, e.message) for e in events])
+                self.assertEqual(matching()[-1].device_index, 0)
         body, samples = self.metrics()
         promtool_check(self, body)
         counted = {(l["severity"], l["action"]): v for l, v in series(samples, "hipstack_gpu_cper_records_total", gpu="0")}
         self.assertEqual(counted, {("fatal", "contact_support"): 2, ("corrected", "none"): 1, ("recoverable", "restart_app"): 1,
-                                   ("fatal", "reset_gpu"): 1})
+                                   ("informational", "contact_support"): 1, ("fatal", "reset_gpu"): 1})
         listed = self.stub.ListErrors(base.pb.ListErrorsRequest(source="cper"))
-        self.assertEqual(len(listed.errors), 5)
+        self.assertEqual(len(listed.errors), 6)
         self.assertEqual([e.recent for e in listed.errors].count(False), 1)
         npd = self.smi("health", "--npd")
         self.assertEqual(npd.returncode, 1, npd.stdout)
@@ -297,7 +301,7 @@ class AmdCper(ErrorTest):
         f, _ = self.wait_finding(lambda f: verdict_name(f.verdict) == "FAIL", "failed after the restart")
         _, samples = self.metrics()
         self.assertEqual(series(samples, "hipstack_gpu_cper_records_total", gpu="0"), [])
-        self.assertEqual(len(self.stored()), 5)
+        self.assertEqual(len(self.stored()), 6)
 
     def test_ageing(self):
         """A fatal record written 8 s inside a 1-hour limit fails health, then passes once older;

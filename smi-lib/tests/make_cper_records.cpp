@@ -3,7 +3,7 @@
 // saved records, a malformed one, and the ring's debugfs file.
 // Usage: make_cper_records DIR UNIX_SECONDS (the time of the "recent" records), or
 //        make_cper_records --ring FILE [KIND@UNIX_SECONDS ...]: a ring of those records (KIND: fatal,
-//        corrected, recoverable, threshold), written whole (a new file renamed over FILE).
+//        corrected, recoverable, threshold, informational: the threshold record with severity 3), written whole (a new file renamed over FILE).
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -47,8 +47,9 @@ int write_ring(int argc, char** argv) {
     else if (kind == "corrected") records.push_back(corrected_record(t));
     else if (kind == "recoverable") records.push_back(recoverable_record(t));
     else if (kind == "threshold") records.push_back(threshold_record(1, t));
+    else if (kind == "informational") records.push_back(threshold_record(3, t));  // as early 6.15 kernels wrote it
     else {
-      std::fprintf(stderr, "make_cper_records: %s: not fatal, corrected, recoverable or threshold\n", spec.c_str());
+      std::fprintf(stderr, "make_cper_records: %s: not fatal, corrected, recoverable, threshold or informational\n", spec.c_str());
       return 2;
     }
   }
