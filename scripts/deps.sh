@@ -10,7 +10,7 @@ track=${2:-}
 build_packages=(build-essential python3 cmake ninja-build pkg-config libdrm-dev libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev
                 libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libsqlite3-dev)
 test_packages=(libgtest-dev libgmock-dev python3 clang-14 libclang-rt-14-dev llvm-14 rocm-smi librocm-smi64-1 util-linux prometheus systemd
-               python3-grpcio python3-grpc-tools python3-protobuf python3-h2 python3-yaml dbus dbus-daemon openssl
+               python3-grpcio python3-grpc-tools python3-protobuf python3-h2 python3-yaml python3-matplotlib dbus dbus-daemon openssl
                fuse3 libfuse3-dev universal-ctags
                lintian rpmlint rpm debootstrap)
 # (tests/deps/tools.txt lists every tool the tests call.) llvm-14: llvm-symbolizer for clang's sanitizer
