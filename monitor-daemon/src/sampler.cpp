@@ -56,6 +56,7 @@ struct SamplerPool {
   std::size_t target = 1;  // workers wanted free (not stuck)
   std::mutex mutex;
   std::condition_variable cv;
+  std::condition_variable supervisor_cv;  // the supervisor's own: a finished sample does not wake it
   bool stopped = false;
   std::vector<Work> work;
   std::size_t workers = 0;  // threads alive, stuck ones included
@@ -66,6 +67,23 @@ struct SamplerPool {
       stopped = true;
     }
     cv.notify_all();
+    supervisor_cv.notify_all();
+  }
+  // The first moment after `now` when a sample could be past the read deadline: a running sample's
+  // start, or the next one's due time, plus the deadline (a sample already past it is counted by
+  // stuck_now and not waited for). Called with `mutex` held.
+  Clock::time_point next_possible_stuck(Clock::time_point now) const {
+    Clock::time_point first = now + std::chrono::hours(1);
+    for (const Work& w : work) {
+      Clock::time_point start = std::max(now, w.due());
+      if (w.taken) {
+        std::lock_guard lock(w.state->mutex);
+        start = w.state->busy_since != Clock::time_point{} ? w.state->busy_since : now;
+      }
+      if (now - start > config.read_deadline) continue;
+      first = std::min(first, start + config.read_deadline + std::chrono::milliseconds(1));
+    }
+    return first;
   }
   // Workers in a read past the deadline (their device's busy_since is that old).
   std::size_t stuck_now(Clock::time_point now) const {
@@ -420,10 +438,13 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
 void supervise(std::shared_ptr<SamplerPool> pool) {
   name_thread("smid-supervise");
   std::unique_lock lock(pool->mutex);
-  const auto every = std::max<Clock::duration>(pool->config.read_deadline / 4, std::chrono::milliseconds(10));
-  while (!pool->cv.wait_for(lock, every, [&pool] { return pool->stopped; })) {
-    const std::size_t stuck = pool->stuck_now(Clock::now());
+  while (!pool->stopped) {
+    const auto now = Clock::now();
+    const std::size_t stuck = pool->stuck_now(now);
     while (pool->workers - stuck < pool->target && pool->workers < pool->target + kMaxStuckWorkers) add_worker(*pool, pool);
+    // Asleep until a sample could first be stuck, not woken by every sample: idle, it costs nothing.
+    const auto wake = std::max(pool->next_possible_stuck(now), now + std::chrono::milliseconds(10));
+    pool->supervisor_cv.wait_until(lock, wake, [&pool] { return pool->stopped; });
   }
 }
 
