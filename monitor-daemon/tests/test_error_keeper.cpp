@@ -56,13 +56,7 @@ smi::CperRing ring_of(const std::vector<cper_test::Bytes>& records) {
 }
 
 cper_test::Time minutes_ago(int minutes) {
-  const std::time_t when = WallClock::to_time_t(WallClock::now() - std::chrono::minutes(minutes));
-  std::tm tm{};
-  gmtime_r(&when, &tm);
-  const int year = tm.tm_year + 1900;
-  return {static_cast<std::uint8_t>(tm.tm_sec), static_cast<std::uint8_t>(tm.tm_min), static_cast<std::uint8_t>(tm.tm_hour),
-          static_cast<std::uint8_t>(tm.tm_mday), static_cast<std::uint8_t>(tm.tm_mon + 1), static_cast<std::uint8_t>(year % 100),
-          static_cast<std::uint8_t>(year / 100)};
+  return cper_test::time_of(WallClock::to_time_t(WallClock::now() - std::chrono::minutes(minutes)));
 }
 
 std::size_t kept(const ErrorKeeper& keeper) {

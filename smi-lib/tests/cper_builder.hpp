@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <string_view>
 #include <vector>
 
@@ -113,6 +114,16 @@ inline Bytes recoverable_record(Time t = {}) {
 }
 inline Bytes threshold_record(std::uint32_t severity = 1, Time t = {}) {
   return record(severity, {Section{false, severity, 0x1 | 0x08, Bank{0xB0000000'00000137ULL, 0, 0x0096'0000'0000ULL, 0}}}, t);
+}
+
+// A record's timestamp for a moment given in seconds since the epoch (UTC, as amdgpu writes it).
+inline Time time_of(std::time_t when) {
+  std::tm tm{};
+  gmtime_r(&when, &tm);
+  const int year = tm.tm_year + 1900;
+  return {static_cast<std::uint8_t>(tm.tm_sec), static_cast<std::uint8_t>(tm.tm_min), static_cast<std::uint8_t>(tm.tm_hour),
+          static_cast<std::uint8_t>(tm.tm_mday), static_cast<std::uint8_t>(tm.tm_mon + 1), static_cast<std::uint8_t>(year % 100),
+          static_cast<std::uint8_t>(year / 100)};
 }
 
 // The ring's debugfs file: three u32 pointers, then the records.

@@ -26,15 +26,6 @@ void write(const std::string& path, const Bytes& bytes) {
   }
 }
 
-Time time_of(std::time_t when) {
-  std::tm tm{};
-  gmtime_r(&when, &tm);
-  const int year = tm.tm_year + 1900;
-  return {static_cast<std::uint8_t>(tm.tm_sec), static_cast<std::uint8_t>(tm.tm_min), static_cast<std::uint8_t>(tm.tm_hour),
-          static_cast<std::uint8_t>(tm.tm_mday), static_cast<std::uint8_t>(tm.tm_mon + 1), static_cast<std::uint8_t>(year % 100),
-          static_cast<std::uint8_t>(year / 100)};
-}
-
 // --ring FILE KIND@SECONDS...: the driver's ring holding these records, oldest first.
 int write_ring(int argc, char** argv) {
   std::vector<Bytes> records;
