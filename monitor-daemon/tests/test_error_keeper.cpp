@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "cper_builder.hpp"
