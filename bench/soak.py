@@ -61,6 +61,21 @@ def figures(pid):
             "threads": int(status["Threads"]), "cpu_s": (int(fields[11]) + int(fields[12])) / TICKS}
 
 
+def daemon_pid(pid):
+    """The daemon's own process: pid itself, or under a wrapper (--wrap) the descendant that is hipstack-smid."""
+    with open("/proc/%d/comm" % pid) as f:
+        if f.read().strip() == "hipstack-smid":
+            return pid
+    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+        children = [int(c) for c in f.read().split()]
+    for child in children:
+        try:
+            return daemon_pid(child)
+        except (OSError, SystemExit):
+            continue
+    raise SystemExit("soak: no hipstack-smid under process %d" % pid)
+
+
 def wait_for(what, predicate, timeout, alive=lambda: True):
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -113,11 +128,13 @@ class Soak:
         self.write_config(0)
         env = dict(os.environ, HIPSTACK_NVML_LIBRARY=os.path.join(build, "smi-lib/tests/fake_nvml/full/libnvidia-ml.so.1"),
                    HIPSTACK_FAKE_NVML_SCRIPT=os.path.join(ROOT, "smi-lib/tests/fake_nvml/scripts/h100x2-mig.txt"))
-        self.smid = self.spawn([os.path.join(build, "monitor-daemon/hipstack-smid"), "--config", self.config, "--sysfs-root", root,
+        wrap = self.args.wrap.split() if self.args.wrap else []
+        self.smid = self.spawn(wrap + [os.path.join(build, "monitor-daemon/hipstack-smid"), "--config", self.config, "--sysfs-root", root,
                                 "--listen", "127.0.0.1:0", "--grpc-listen", "unix:" + self.socket], "smid.log", env)
         alive = lambda: self.smid.poll() is None  # noqa: E731
         wait_for("hipstack-smid listening", lambda: "(port " in self.log("smid.log") and os.path.exists(self.socket), 30, alive)
         self.port = int(self.log("smid.log").split("(port ", 1)[1].split(")", 1)[0])
+        self.smid_pid = daemon_pid(self.smid.pid)
         wait_for("/readyz", self.ready, 60, alive)
         self.start_prometheus()
 
@@ -189,7 +206,7 @@ class Soak:
     def reload(self):
         self.counts["reloads"] += 1
         self.write_config(self.counts["reloads"])
-        os.kill(self.smid.pid, signal.SIGHUP)
+        os.kill(self.smid_pid, signal.SIGHUP)
 
     def drop(self, grpc):
         with socket.create_connection(("127.0.0.1", self.port), timeout=5):
@@ -211,7 +228,7 @@ class Soak:
         rows, began = [], time.monotonic()
         end = began + 60 * self.args.minutes
         while time.monotonic() < end and self.smid.poll() is None:
-            row = figures(self.smid.pid)
+            row = figures(self.smid_pid)
             row["t_s"] = round(time.monotonic() - began, 1)
             rows.append(row)
             time.sleep(max(0.0, min(10.0, end - time.monotonic())))
@@ -222,6 +239,9 @@ class Soak:
     def close(self):
         for m in getattr(self, "firmware", []):
             m.__exit__(None, None, None)
+        if getattr(self, "smid_pid", None) not in (None, self.smid.pid):
+            os.kill(self.smid_pid, signal.SIGTERM)  # under a wrapper: the daemon itself ends, the wrapper follows
+            self.smid.wait(timeout=300)
         for p in reversed(self.procs):
             if p.poll() is None:
                 p.terminate()
@@ -286,6 +306,7 @@ def main():
     parser.add_argument("--minutes", type=float, default=60)
     parser.add_argument("--out", default=os.path.join(ROOT, "out", "soak"))
     parser.add_argument("--sample-ms", type=int, default=10)
+    parser.add_argument("--wrap", help="a command the daemon runs under, e.g. 'heaptrack -o FILE' (its figures are the daemon's own)")
     args = parser.parse_args()
     args.build = os.path.abspath(args.build)
     os.makedirs(args.out, exist_ok=True)

@@ -71,9 +71,9 @@ constexpr CommandInfo kCommands[] = {
     {"errors", "The GPUs' errors hipstack-smid keeps: each XID and CPER record with the action it calls for, by GPU (docs/errors.md)",
      false,
      {"hipstack-smi errors", "hipstack-smi errors --since 24h --source xid", "hipstack-smi errors --json -g 0"}},
-    {"version", "Library version and backends",
+    {"version", "Library version; with -v each backend, probed: present or why not",
      false,
-     {"hipstack-smi version", "hipstack-smi version --json", ""}},
+     {"hipstack-smi version", "hipstack-smi version -v", "hipstack-smi version --json"}},
 };
 
 }  // namespace

@@ -540,8 +540,8 @@ int run_topology(const LocalSource& system, const CommonOptions& options, bool a
 int run_version(const smi::System* system, const CommonOptions& options) {
   Json doc = document("version");
   doc["version"] = std::string(smi::library_version());
-  doc["backends"] = Json::array();
   if (system != nullptr) {
+    doc["backends"] = Json::array();
     for (const smi::BackendStatus& b : system->backends()) {
       doc["backends"].push_back({{"name", b.name}, {"present", b.present}, {"reason", b.reason}});
     }

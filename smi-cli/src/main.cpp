@@ -677,7 +677,7 @@ int run_local(Invocation& in) {
                          "(a hung driver? see dmesg)\n", in.read_deadline_ms);
     return exit_stuck(kExitReadFailure);
   }
-  if (in.common.verbose) {
+  if (in.common.verbose && command != "version") {  // version -v prints them on stdout
     for (const smi::BackendStatus& b : system->backends()) {
       const std::string line = hanging_lines(fmt::format("backend {}: ", b.name),
                                              fmt::format("{} ({})", b.present ? "present" : "absent", b.reason), 2, output_width());
@@ -762,6 +762,10 @@ int run(int argc, char** argv) {
   if (in.command == "job" || in.command == "errors") return run_on_daemon(in, argv);
   if (in.command == "ras") {
     if (const auto code = run_error_records(in)) return *code;
+  }
+  // `version` reads nothing: the backends are probed (libraries loaded, drivers asked) only with -v.
+  if (in.command == "version" && !in.common.verbose && in.hosts.empty() && in.hostfile.empty()) {
+    return run_version(nullptr, in.common);
   }
   if (!in.hosts.empty() || !in.hostfile.empty()) return run_remote(in, argv);
   if (const auto code = run_through_local_daemon(in)) return *code;

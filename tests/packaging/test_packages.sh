@@ -127,7 +127,16 @@ dpkg-deb -x "$(deb hipstack-smi-cli$v amd64)" "$work/cli"
 dpkg-deb -x "$pkgs/hipstack-smi-cli$v-dbgsym_$v-1_amd64.ddeb" "$work/cli-dbg"
 smi=$work/cli/opt/hipstack-$v/bin/hipstack-smi
 file "$smi" | grep ", stripped" >/dev/null || fail "hipstack-smi is not stripped: $(file "$smi")"
-readelf -d "$smi" | grep 'RUNPATH.*\[\$ORIGIN/\.\./lib\]' >/dev/null || fail "hipstack-smi RUNPATH: $(readelf -d "$smi" | grep PATH)"
+# hipstack-smi and hipstack-info carry the library in them (smi-cli/CMakeLists.txt): glibc's libraries
+# alone, no search path; hipstack-smi-remote loads the packaged library through its RUNPATH.
+for program in bin/hipstack-smi bin/hipstack-info; do
+  needed=$(readelf -d "$work/cli/opt/hipstack-$v/$program" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
+  [ "$needed" = "ld-linux-x86-64.so.2 libc.so.6 libm.so.6 " ] || fail "$program loads more than glibc: $needed"
+  ! readelf -d "$work/cli/opt/hipstack-$v/$program" | grep -q 'R.*PATH' || fail "$program has a search path"
+done
+remote=$work/cli/opt/hipstack-$v/libexec/hipstack/hipstack-smi-remote
+readelf -d "$remote" | grep 'RUNPATH.*\[\$ORIGIN/\.\./\.\./lib\]' >/dev/null ||
+  fail "hipstack-smi-remote RUNPATH: $(readelf -d "$remote" | grep PATH)"
 bad=$(dpkg-deb -I "$pkgs/hipstack-smi-cli$v-dbgsym_$v-1_amd64.ddeb" md5sums | grep -v '^[0-9a-f]\{32\}  usr/lib/debug/' || true)
 [ -z "$bad" ] || fail "the -dbgsym package's md5sums lists paths outside the package: $bad"
 id=$(readelf -n "$smi" | sed -n 's/.*Build ID: //p')
