@@ -78,7 +78,8 @@ HttpResponse answer(Runtime& rt, const std::string& path) {
     auto parts = rt.page.render_parts(served->sampler->views(),
                                       {served->host, kVersion, served->profile, served->sampler->attribution(),
                                        rt.jobs ? rt.jobs->gpu_jobs() : nullptr, read_process_facts(),
-                                       served->sampler->sample_durations()});
+                                       served->sampler->sample_durations(),
+                                       read_memory_facts(served->sampler->history_bytes(), served->sampler->config().history_memory)});
     // The shared parts first (the sample's families, then the attribution's), this request's last.
     return {200, "text/plain; version=0.0.4; charset=utf-8", std::move(parts.status), {std::move(parts.samples), std::move(parts.attribution)}};
   }

@@ -333,6 +333,18 @@ void render_self(std::string& out, const ExpositionContext& context) {
     one("hipstack_smid_threads", "gauge", "Threads of hipstack-smid (samplers, stuck reads' stand-ins, gRPC, HTTP, D-Bus, jobs, errors).",
         p->threads);
   }
+  if (const auto& m = context.memory) {
+    const auto bytes = [](std::uint64_t n) { return static_cast<double>(n); };
+    family(out, "hipstack_smid_history_bytes", "gauge", "Bytes the GPUs' history rings (GetHistory's samples) hold now.",
+           {{"", bytes(m->history_bytes)}});
+    family(out, "hipstack_smid_history_limit_bytes", "gauge", "The bound on the history rings' bytes (history_memory_mb).",
+           {{"", bytes(m->history_limit_bytes)}});
+    family(out, "hipstack_smid_heap_bytes", "gauge",
+           "malloc's heap: the blocks in use (the history rings and SQLite's memory among them) and the free space it holds.",
+           {{"{state=\"in_use\"}", bytes(m->heap_in_use_bytes)}, {"{state=\"free\"}", bytes(m->heap_free_bytes)}});
+    family(out, "hipstack_smid_sqlite_bytes", "gauge", "Memory SQLite holds: the job and error stores' page caches and statements.",
+           {{"", bytes(m->sqlite_bytes)}});
+  }
   if (context.sample_durations.empty()) return;
   constexpr const char* kName = "hipstack_smid_sample_duration_seconds";
   out += fmt::format("# HELP {} Time one sample of one GPU took (its live reads, and its facts and health when due), by backend.\n"

@@ -25,6 +25,7 @@ struct ExpositionContext {
   // The daemon's own costs (self_metrics.hpp), written with each request: none when not given.
   std::optional<ProcessFacts> process = std::nullopt;
   std::vector<std::pair<std::string, DurationHistogram::Counts>> sample_durations = {};  // by backend
+  std::optional<MemoryFacts> memory = std::nullopt;
 };
 
 // Family name of a metric, e.g. temperature_edge -> hipstack_gpu_temperature_edge_celsius,

@@ -39,6 +39,9 @@ struct SamplerPool {
     // to costly_interval while the failures go on; zero once a costly read succeeds).
     Clock::duration costly_retry{};
     bool taken = false;
+    // A waiting worker sleeps until this device's due time: the others wait for another device, so a
+    // due time wakes one worker, not every waiting one.
+    bool awaited = false;
     [[nodiscard]] Clock::time_point due() const { return std::min(next_fast, next_slow); }
   };
 
@@ -60,6 +63,10 @@ struct SamplerPool {
   bool stopped = false;
   std::vector<Work> work;
   std::size_t workers = 0;  // threads alive, stuck ones included
+  // When each waiting worker means to wake (time_point::max(): only when woken). A device coming
+  // back wakes them only if one would otherwise sleep past its due time: the worker that brings it
+  // back looks first, and waking every worker after every sample cost a wake-up each per sample.
+  std::vector<Clock::time_point> waking;
 
   void stop() {
     {
@@ -372,12 +379,20 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
     if (pool->workers - pool->stuck_now(Clock::now()) > pool->target) break;
     SamplerPool::Work* next = nullptr;
     for (SamplerPool::Work& w : pool->work) {
-      if (!w.taken && (next == nullptr || w.due() < next->due())) next = &w;
+      if (!w.taken && !w.awaited && (next == nullptr || w.due() < next->due())) next = &w;
     }
     const auto now = Clock::now();
     if (next == nullptr || next->due() > now) {
+      const Clock::time_point until = next == nullptr ? Clock::time_point::max() : next->due();
+      const std::uint32_t awaited = next == nullptr ? 0 : next->index;
+      if (next != nullptr) next->awaited = true;
+      pool->waking.push_back(until);
       if (next == nullptr) pool->cv.wait(lock);
-      else pool->cv.wait_until(lock, next->due());
+      else pool->cv.wait_until(lock, until);
+      pool->waking.erase(std::find(pool->waking.begin(), pool->waking.end(), until));
+      if (next != nullptr) {  // `work` never changes size: the entry is still there
+        std::find_if(pool->work.begin(), pool->work.end(), [awaited](const auto& x) { return x.index == awaited; })->awaited = false;
+      }
       continue;
     }
     next->taken = true;
@@ -428,7 +443,10 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
     // without a burst of samples (two in one millisecond would share a history timestamp).
     w.next_fast = std::max(w.next_fast + pool->config.fast_interval, Clock::now() + pool->config.fast_interval / 2);
     pool->progress->fetch_add(1);
-    pool->cv.notify_all();  // a worker waiting with every device taken may take this one
+    const Clock::time_point due = w.due();
+    if (std::any_of(pool->waking.begin(), pool->waking.end(), [due](Clock::time_point t) { return t > due; })) {
+      pool->cv.notify_all();  // one waits past this device's due time (or with every device taken)
+    }
   }
   --pool->workers;
 }
@@ -537,6 +555,15 @@ std::vector<std::pair<std::string, DurationHistogram::Counts>> Sampler::sample_d
   std::vector<std::pair<std::string, DurationHistogram::Counts>> out;
   for (const auto& [backend, histogram] : durations_) out.emplace_back(backend, histogram->counts());
   return out;
+}
+
+std::uint64_t Sampler::history_bytes() const {
+  std::uint64_t total = 0;
+  for (const auto& state : states_) {
+    std::lock_guard lock(state->mutex);
+    total += state->history_bytes;
+  }
+  return total;
 }
 
 std::shared_ptr<const Attribution> Sampler::attribution() const {

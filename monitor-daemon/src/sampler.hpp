@@ -53,6 +53,8 @@ class Sampler {
   [[nodiscard]] std::shared_ptr<const Attribution> attribution() const;
   // How long each sample took, by backend (kept across reloads: the previous sampler's go on).
   [[nodiscard]] std::vector<std::pair<std::string, DurationHistogram::Counts>> sample_durations() const;
+  // What every device's history ring holds now, in bytes (HistoryEntry::bytes).
+  [[nodiscard]] std::uint64_t history_bytes() const;
   // The daemon's kept errors; null when the sampler was made without them.
   [[nodiscard]] const std::shared_ptr<ErrorKeeper>& errors() const noexcept { return errors_; }
 

@@ -2,6 +2,8 @@
 #include "self_metrics.hpp"
 
 #include <dirent.h>
+#include <malloc.h>
+#include <sqlite3.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -49,6 +51,17 @@ std::optional<std::uint64_t> count_open_fds() {
 }
 
 }  // namespace
+
+MemoryFacts read_memory_facts(std::uint64_t history_bytes, std::uint64_t history_limit_bytes) {
+  MemoryFacts m;
+  m.history_bytes = history_bytes;
+  m.history_limit_bytes = history_limit_bytes;
+  const struct mallinfo2 heap = ::mallinfo2();  // every arena: malloc's own count, no estimate
+  m.heap_in_use_bytes = heap.uordblks + heap.hblkhd;
+  m.heap_free_bytes = heap.fordblks;
+  m.sqlite_bytes = static_cast<std::uint64_t>(std::max<sqlite3_int64>(0, ::sqlite3_memory_used()));
+  return m;
+}
 
 ProcessFacts read_process_facts() {
   ProcessFacts facts;

@@ -23,6 +23,17 @@ struct ProcessFacts {
 };
 ProcessFacts read_process_facts();
 
+// What the daemon's memory holds that it sizes itself, and malloc's account of its heap, so that
+// RSS can be read against its parts (docs/performance.md, "What hipstack-smid's memory is made of").
+struct MemoryFacts {
+  std::uint64_t history_bytes = 0;        // every GPU's history ring now (GetHistory's samples)
+  std::uint64_t history_limit_bytes = 0;  // their bound: history_memory_mb
+  std::uint64_t heap_in_use_bytes = 0;    // malloc's blocks in use (mallinfo2: small and mmapped)
+  std::uint64_t heap_free_bytes = 0;      // free space malloc holds inside its heaps
+  std::uint64_t sqlite_bytes = 0;         // SQLite's own: the stores' page caches and statements
+};
+MemoryFacts read_memory_facts(std::uint64_t history_bytes, std::uint64_t history_limit_bytes);
+
 // A histogram of durations with fixed buckets, filled by any thread without a lock.
 class DurationHistogram {
  public:

@@ -17,7 +17,12 @@ HistoryEntry HistoryEntry::from(std::chrono::system_clock::time_point at, const 
   HistoryEntry entry;
   entry.at = at;
   std::vector<std::string> labels;
-  entry.values.reserve(live.size());
+  // Counted first, so that the ring's biggest block is allocated once at its final size (it lives for
+  // the whole history; a reserve-then-shrink pair doubled the allocations per sample).
+  const auto kept = [](const smi::Reading& r) {
+    return std::holds_alternative<std::int64_t>(r.value) || std::holds_alternative<double>(r.value) || r.status != smi::Status::ok;
+  };
+  entry.values.reserve(static_cast<std::size_t>(std::count_if(live.begin(), live.end(), kept)));
   for (const smi::Reading& r : live) {
     HistoryValue v;
     v.id = r.id;
@@ -36,7 +41,6 @@ HistoryEntry HistoryEntry::from(std::chrono::system_clock::time_point at, const 
     v.instance = static_cast<std::uint16_t>(found - labels.begin());
     entry.values.push_back(v);
   }
-  entry.values.shrink_to_fit();
   if (previous != nullptr && previous->instances && *previous->instances == labels) {
     entry.instances = previous->instances;
   } else {

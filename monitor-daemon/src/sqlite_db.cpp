@@ -57,6 +57,10 @@ SqliteDb::SqliteDb(const std::string& path, std::span<const char* const> steps) 
       }
     }
     exec("PRAGMA synchronous = NORMAL", "setting synchronous");
+    // A store is written a row at a time and read rarely: a small page cache does it, and bounds the
+    // daemon's memory. SQLite's default (2 MB a connection) filled slowly as the files grew, which a
+    // long run saw as RSS creeping for an hour (docs/performance.md, "Soak").
+    exec(fmt::format("PRAGMA cache_size = -{}", kCacheKiB).c_str(), "sizing the page cache");
     migrate(steps);
   } catch (...) {
     sqlite3_close(db_);

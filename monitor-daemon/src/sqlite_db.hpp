@@ -21,6 +21,8 @@ class StoreError : public std::runtime_error {
 
 class SqliteDb {
  public:
+  static constexpr int kCacheKiB = 256;  // each connection's page cache (PRAGMA cache_size)
+
   // Opens or creates `path` and applies the steps from its version on: step N takes the schema from
   // version N to N+1, in one transaction each. A database of a later version than steps.size() is
   // refused, not changed. Throws StoreError.

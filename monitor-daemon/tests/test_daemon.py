@@ -312,6 +312,17 @@ class HttpTests(DaemonTest):
         self.assertTrue(before - 1 <= value("process_start_time_seconds") <= time.time(), value("process_start_time_seconds"))
         cpu = value("process_cpu_seconds_total")
         self.assertGreaterEqual(cpu, 0)
+        # The memory the daemon sizes itself, inside what malloc holds, inside RSS: the history rings
+        # within their bound (the default history_memory_mb, 16) and holding every GPU's first samples.
+        history, limit = value("hipstack_smid_history_bytes"), value("hipstack_smid_history_limit_bytes")
+        self.assertEqual(limit, 16 << 20)
+        self.assertGreater(history, 8 * 1000, "8 GPUs' first samples")
+        self.assertLessEqual(history, limit)
+        heap = {l["state"]: v for l, v in series(samples, "hipstack_smid_heap_bytes")}
+        self.assertEqual(sorted(heap), ["free", "in_use"])
+        self.assertGreater(heap["in_use"], history)
+        self.assertLess(heap["in_use"], rss_kb * 1024)
+        self.assertGreaterEqual(value("hipstack_smid_sqlite_bytes"), 0)
         buckets = [(float(l["le"]), v) for l, v in series(samples, "hipstack_smid_sample_duration_seconds_bucket", backend="amdgpu")]
         self.assertEqual(buckets[-1][0], float("inf"))
         self.assertEqual([v for _, v in buckets], sorted(v for _, v in buckets), "cumulative")

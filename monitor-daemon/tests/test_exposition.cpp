@@ -612,7 +612,19 @@ TEST(Render, SelfMetrics) {
   facts.resident_bytes = 1234567;
   facts.threads = 9;
   context.process = facts;
+  hipstack::smid::MemoryFacts memory;
+  memory.history_bytes = 4096;
+  memory.history_limit_bytes = 16u << 20;
+  memory.heap_in_use_bytes = 1000000;
+  memory.heap_free_bytes = 20000;
+  memory.sqlite_bytes = 300000;
+  context.memory = memory;
   const std::string page = render_metrics({}, context);
+  for (const char* line : {"hipstack_smid_history_bytes 4096\n", "hipstack_smid_history_limit_bytes 16777216\n",
+                           "hipstack_smid_heap_bytes{state=\"in_use\"} 1000000\n", "hipstack_smid_heap_bytes{state=\"free\"} 20000\n",
+                           "hipstack_smid_sqlite_bytes 300000\n", "# TYPE hipstack_smid_heap_bytes gauge\n"}) {
+    EXPECT_NE(page.find(line), std::string::npos) << line;
+  }
   for (const char* line : {"hipstack_smid_sample_duration_seconds_bucket{backend=\"nvml\",le=\"0.0005\"} 2\n",
                            "hipstack_smid_sample_duration_seconds_bucket{backend=\"nvml\",le=\"0.0025\"} 2\n",
                            "hipstack_smid_sample_duration_seconds_bucket{backend=\"nvml\",le=\"0.005\"} 3\n",

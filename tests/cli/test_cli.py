@@ -13,7 +13,7 @@ import sys
 import tempfile
 import unittest
 
-from smi_cli import assert_fake_nvml, configure, run, sys_root
+from smi_cli import assert_fake_nvml, configure, fake_nvml_env, run, sys_root
 
 SMI = None
 CAPTURES = None
@@ -44,6 +44,28 @@ class ExitCodes(unittest.TestCase):
         flag = run("--version").stdout.strip()
         self.assertRegex(flag, r"^hipstack-smi \d+\.\d+\.\d+$")
         self.assertEqual(flag, run("version").stdout.splitlines()[0].strip())
+
+    def test_version_probes_nothing_unless_verbose(self):
+        # version reads nothing (issue 44: a command at the spawn floor): no NVML loaded, no backend
+        # named; -v probes them and says which is present, with the fake NVML's two GPUs found.
+        env = dict(fake_nvml_env(self, "h100x2-mig.txt"), LD_DEBUG="files")
+        plain = subprocess.run([SMI, "version", "--json"], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertNotIn("dynamically loaded", plain.stderr)
+        self.assertNotIn("libnvidia-ml", plain.stderr)
+        doc = json.loads(plain.stdout)
+        self.assertNotIn("backends", doc)
+        verbose = subprocess.run([SMI, "version", "-v", "--json"], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(verbose.returncode, 0, verbose.stderr)
+        self.assertIn("dynamically loaded", verbose.stderr)
+        backends = {b["name"]: b for b in json.loads(verbose.stdout)["backends"]}
+        self.assertEqual(doc["version"], json.loads(verbose.stdout)["version"])
+        self.assertTrue(backends["nvml"]["present"], backends)
+        self.assertIn("amdgpu", backends)
+        text = subprocess.run([SMI, "version", "-v"], capture_output=True, text=True, env=fake_nvml_env(self, "h100x2-mig.txt"),
+                              timeout=60)
+        self.assertIn("backend nvml: present", text.stdout)
+        self.assertEqual(text.stderr.count("backend nvml"), 0, "the backends are printed once, on stdout")
 
 
 class JsonSchema(unittest.TestCase):
