@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
@@ -237,6 +238,15 @@ int loop(const Api& api, const std::vector<nv::Device>& devices, double seconds,
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("nvml_floor: %zu GPUs, %.0f s, cheap every %d ms, costly every %d ms: %.3f%% of a core\n", devices.size(),
               wall, interval_ms, costly_ms, 100.0 * (cpu_seconds() - cpu_start) / wall);
+  // The memory floor: NVML initialised and used for these GPUs, plus whatever libraries the run was
+  // given (bench/nvidia_daemon.sh preloads hipstack-smid's).
+  if (FILE* status = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, status) != nullptr) {
+      if (std::strncmp(line, "VmRSS:", 6) == 0) std::printf("nvml_floor: RSS %ld kB\n", std::atol(line + 6));
+    }
+    std::fclose(status);
+  }
   return 0;
 }
 
