@@ -127,8 +127,7 @@ class Looker {
          std::vector<std::shared_ptr<DeviceState>> gpus, const Config& config)
       : shared_(std::move(shared)), system(std::move(gpus_system)), devices(std::move(gpus)), mode(config.attribution),
         socket(config.kubelet_socket), log_dir(config.kubelet_log_dir), sysfs_root(config.sysfs_root),
-        interval(config.attribution_interval), client(std::make_unique<KubeletClient>(socket, kCallDeadline)),
-        folders(config.kubelet_socket, config.kubelet_log_dir) {}
+        interval(config.attribution_interval), folders(config.kubelet_socket, config.kubelet_log_dir) {}
 
   void run() {
     name_thread("smid-attrib");
@@ -165,6 +164,13 @@ class Looker {
     return mode == Config::Attribution::on || (mode == Config::Attribution::automatic && ::stat(socket.c_str(), &st) == 0);
   }
 
+  // Made when the kubelet is first asked: a channel starts gRPC's threads, which a node without a
+  // kubelet does not pay for (docs/performance.md, "Idle wake-ups").
+  KubeletClient& kubelet() {
+    if (!client) client = std::make_unique<KubeletClient>(socket, kCallDeadline);
+    return *client;
+  }
+
   void publish() {
     auto copy = std::make_shared<const Attribution>(working);
     std::lock_guard lock(shared_->mutex);
@@ -191,7 +197,7 @@ class Looker {
 
   void list_kubelet() {
     try {
-      held = client->list();
+      held = kubelet().list();
       held_dropped = cap_held(held);
       retry = std::chrono::milliseconds(0);
       working.kubelet_ok = true;
@@ -268,11 +274,11 @@ class Looker {
     // once. Otherwise each new pod is a Get, all at once within one deadline; a Get that fails
     // (slow, refused) leaves the pods to a List in a look of its own, soon: a slow kubelet holds a
     // look up for one call deadline at most.
-    bool relist = changes.relist || (client->unimplemented() && !changes.created.empty()) || changes.created.size() > kMaxGetsPerLook;
+    bool relist = changes.relist || (kubelet().unimplemented() && !changes.created.empty()) || changes.created.size() > kMaxGetsPerLook;
     if (!relist && !changes.created.empty()) {
       std::vector<PodName> pods;
       for (const ContainerName& pod : changes.created) pods.push_back({pod.pod, pod.namespace_name});
-      const std::vector<PodAnswer> answers = client->get_all(pods);
+      const std::vector<PodAnswer> answers = kubelet().get_all(pods);
       bool failed = false;
       for (std::size_t i = 0; i < answers.size(); ++i) {
         if (!answers[i].error.empty()) {
@@ -283,14 +289,14 @@ class Looker {
         if (answers[i].found) held.insert(held.end(), answers[i].found->begin(), answers[i].found->end());
         working.kubelet_at = std::chrono::system_clock::now();
       }
-      if (failed && client->unimplemented()) {
+      if (failed && kubelet().unimplemented()) {
         relist = true;  // Get not offered (a quick answer): List tells the same and more, now
       } else if (failed) {
         retry = kRetryFirst;
       }
     }
     for (const ContainerName& pod : changes.removed) erase_pod(held, pod);
-    if (changes.relist) client = std::make_unique<KubeletClient>(socket, kCallDeadline);  // a new kubelet: a new connection
+    if (changes.relist) client.reset();  // a new kubelet: a new connection at the next call
     if (relist) list_kubelet();
     const PodDirectory directory = read_pod_directory(log_dir);
     working.directory_error = directory.error;
@@ -305,7 +311,7 @@ class Looker {
   Config::Attribution mode{};
   std::string socket, log_dir, sysfs_root;
   std::chrono::milliseconds interval{};
-  std::unique_ptr<KubeletClient> client;
+  std::unique_ptr<KubeletClient> client;  // null until kubelet() first makes it
   FolderWatch folders;
   std::vector<ContainerDevices> held;  // the kubelet's last answer, kept up to date by Get
   std::size_t held_dropped = 0;        // what the caps left out of it (cap_held)

@@ -96,6 +96,44 @@ GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource sourc
     : access_(config, peers_),
       streams_(config.max_streams, config.slow_consumer_limit, config.stream_idle_limit),
       service_(std::move(source), access_, streams_, std::move(mutations), jobs) {
+  max_threads_ = static_cast<int>(config.max_streams) + 16;
+  const bool on_unix = config.grpc_listen.starts_with("unix:");
+  // Plaintext TCP is accepted by the daemon (tcp_listener.hpp: the flood guard), and so is the unix
+  // socket: gRPC starts at their first gRPC connection. TLS is accepted by gRPC, which cannot take an
+  // accepted TLS connection: it starts now.
+  const bool tls = !on_unix && !config.tls_cert.empty();
+  const auto colon = config.grpc_listen.rfind(':');
+  int tcp_port = 0;
+  if (tls) {
+    tls_credentials_ = tcp_credentials(config);
+    tls_address_ = config.grpc_listen;
+    std::lock_guard lock(start_mutex_);
+    server_ = build(&tcp_port);
+    if (tcp_port == 0) throw std::runtime_error(fmt::format("gRPC cannot listen on {}", config.grpc_listen));
+  }
+  if (!on_unix && !tls) {
+    TcpGuardLimits guard;
+    guard.burst_bytes = config.grpc_flood_burst_bytes;
+    guard.bytes_per_second = config.grpc_flood_bytes_per_second;
+    guard.refuse_for = config.grpc_flood_refuse;
+    tcp_ = std::make_unique<TcpListener>(config.grpc_listen.substr(0, colon), config.grpc_listen.substr(colon + 1),
+                                         [this]() -> grpc::Server& { return server(); }, peers_, guard);
+    tcp_port = tcp_->port();
+  }
+  if (on_unix) {
+    unix_ = std::make_unique<UnixListener>(config.grpc_listen.substr(5), config.grpc_socket_group,
+                                           [this]() -> grpc::Server& { return server(); }, queries_, peers_);
+    description_ = "unix:" + unix_->note();
+  } else {
+    description_ = fmt::format("{}:{} ({})", config.grpc_listen.substr(0, colon), tcp_port,
+                               config.tls_cert.empty()       ? "plaintext, read-only"
+                               : config.tls_client_ca.empty() ? "TLS, read-only"
+                                                              : "mutual TLS");
+  }
+}
+
+// Called with start_mutex_ held.
+std::unique_ptr<grpc::Server> GrpcServer::build(int* tls_port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -111,51 +149,40 @@ GrpcServer::GrpcServer(const Config& config, MonitorService::SamplerSource sourc
   grpc::ResourceQuota quota("hipstack-smid");
   // Only gRPC's own sync services use these threads (a reflection stream holds one): ours are all
   // callback methods.
-  quota.SetMaxThreads(static_cast<int>(config.max_streams) + 16);
+  quota.SetMaxThreads(max_threads_);
   // gRPC's buffers (per connection and call) come out of this; past it gRPC sheds (closes idle
   // connections, refuses calls) rather than grow: a flood of calls cannot take the daemon's memory.
   quota.Resize(kMemoryQuotaBytes);
   builder.SetResourceQuota(quota);
-  const bool on_unix = config.grpc_listen.starts_with("unix:");
-  // Plaintext TCP is accepted by the daemon (tcp_listener.hpp: the flood guard); TLS by gRPC, which
-  // cannot take an accepted TLS connection.
-  const bool tls = !on_unix && !config.tls_cert.empty();
-  int tcp_port = 0;
-  if (tls) builder.AddListeningPort(config.grpc_listen, tcp_credentials(config), &tcp_port);
+  if (tls_credentials_) builder.AddListeningPort(tls_address_, tls_credentials_, tls_port);
   builder.RegisterService(&service_);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<StreamCounterFactory>(access_, streams_));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  server_ = builder.BuildAndStart();
-  if (!server_ || (tls && tcp_port == 0)) throw std::runtime_error(fmt::format("gRPC cannot listen on {}", config.grpc_listen));
-  const auto colon = config.grpc_listen.rfind(':');
-  if (!on_unix && !tls) {
-    TcpGuardLimits guard;
-    guard.burst_bytes = config.grpc_flood_burst_bytes;
-    guard.bytes_per_second = config.grpc_flood_bytes_per_second;
-    guard.refuse_for = config.grpc_flood_refuse;
-    tcp_ = std::make_unique<TcpListener>(config.grpc_listen.substr(0, colon), config.grpc_listen.substr(colon + 1), *server_,
-                                         peers_, guard);
-    tcp_port = tcp_->port();
-  }
-  server_->GetHealthCheckService()->SetServingStatus(true);
-  server_->GetHealthCheckService()->SetServingStatus(pb::Monitor::service_full_name(), true);
-  if (on_unix) {
-    unix_ = std::make_unique<UnixListener>(config.grpc_listen.substr(5), config.grpc_socket_group, *server_, queries_, peers_);
-    description_ = "unix:" + unix_->note();
-  } else {
-    description_ = fmt::format("{}:{} ({})", config.grpc_listen.substr(0, colon), tcp_port,
-                               config.tls_cert.empty()       ? "plaintext, read-only"
-                               : config.tls_client_ca.empty() ? "TLS, read-only"
-                                                              : "mutual TLS");
-  }
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server) throw std::runtime_error("gRPC's server did not start");
+  server->GetHealthCheckService()->SetServingStatus(true);
+  server->GetHealthCheckService()->SetServingStatus(pb::Monitor::service_full_name(), true);
+  return server;
+}
+
+grpc::Server& GrpcServer::server() {
+  std::lock_guard lock(start_mutex_);
+  if (!server_) server_ = build(nullptr);
+  return *server_;
+}
+
+bool GrpcServer::started() const {
+  std::lock_guard lock(start_mutex_);
+  return server_ != nullptr;
 }
 
 GrpcServer::~GrpcServer() {
   unix_.reset();  // no new connections
   tcp_.reset();
   // Streams end at once: their handlers see the cancellation within 50 ms.
-  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+  std::lock_guard lock(start_mutex_);
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
 }
 
 }  // namespace hipstack::smid

@@ -72,9 +72,9 @@ Address address_of(const sockaddr_storage& from, socklen_t length) {
 
 }  // namespace
 
-TcpListener::TcpListener(const std::string& host, const std::string& port, grpc::Server& server, PeerRegistry& registry,
+TcpListener::TcpListener(const std::string& host, const std::string& port, std::function<grpc::Server&()> server, PeerRegistry& registry,
                          TcpGuardLimits limits)
-    : server_(server), registry_(registry), limits_(limits), spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
+    : server_(std::move(server)), registry_(registry), limits_(limits), spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
   std::string node = host;
   if (node.size() >= 2 && node.front() == '[' && node.back() == ']') node = node.substr(1, node.size() - 2);
   const std::string where = fmt::format("{}:{}", host, port);
@@ -198,7 +198,7 @@ void TcpListener::accept_from(int listen_fd) {
     connections_.push_back({fd, socket_inode(fd), address.source, now, received, received, static_cast<double>(limits_.burst_bytes), now});
   }
   registry_.record_tcp(fd, address.grpc_peer);  // before gRPC can start a call on it
-  grpc::AddInsecureChannelFromFd(&server_, fd);  // gRPC owns fd from here: it closes it
+  grpc::AddInsecureChannelFromFd(&server_(), fd);  // gRPC owns fd from here: it closes it
 }
 
 void TcpListener::check_connections() {

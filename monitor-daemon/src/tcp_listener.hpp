@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,7 +39,7 @@ class TcpListener {
  public:
   // Binds every address `host` resolves to (numeric or a name; "[::]" for IPv6) on `port` ("0":
   // one free port, the same on each address). Throws std::runtime_error naming the address.
-  TcpListener(const std::string& host, const std::string& port, grpc::Server& server, PeerRegistry& registry,
+  TcpListener(const std::string& host, const std::string& port, std::function<grpc::Server&()> server, PeerRegistry& registry,
               TcpGuardLimits limits = {});
   ~TcpListener();
   TcpListener(const TcpListener&) = delete;
@@ -63,7 +64,7 @@ class TcpListener {
   void accept_from(int listen_fd);
   void check_connections();
 
-  grpc::Server& server_;
+  std::function<grpc::Server&()> server_;  // gRPC's server, started at its first call (grpc_server.hpp)
   PeerRegistry& registry_;
   TcpGuardLimits limits_;
   std::vector<int> listen_fds_;

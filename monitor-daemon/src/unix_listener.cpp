@@ -48,9 +48,9 @@ void remove_stale(const std::string& path) {
 
 }  // namespace
 
-UnixListener::UnixListener(const std::string& path, const std::string& group, grpc::Server& server,
+UnixListener::UnixListener(const std::string& path, const std::string& group, std::function<grpc::Server&()> server,
                            LocalQueryServer& queries, PeerRegistry& registry, UnixLimits limits)
-    : path_(path), server_(server), queries_(queries), registry_(registry), limits_(limits), spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
+    : path_(path), server_(std::move(server)), queries_(queries), registry_(registry), limits_(limits), spare_fd_(::open("/dev/null", O_RDONLY | O_CLOEXEC)) {
   sockaddr_un address{};
   if (path.size() >= sizeof address.sun_path) throw std::runtime_error(fmt::format("{}: socket path too long", path));
   remove_stale(path);
@@ -150,7 +150,7 @@ bool UnixListener::sort(Unsorted& connection) {
     return false;  // a prefix of either: wait for the rest
   }
   if (seen == kGrpcPreface) {
-    grpc::AddInsecureChannelFromFd(&server_, connection.fd);  // gRPC owns fd from here
+    grpc::AddInsecureChannelFromFd(&server_(), connection.fd);  // gRPC owns fd from here
   } else if (seen == kLocalQueryHello && ::recv(connection.fd, first.data(), first.size(), MSG_DONTWAIT) == n) {
     queries_.serve(connection.fd);
   } else {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,7 +37,7 @@ class UnixListener {
   // that group exists, and accepts on a thread of its own. A connection's first bytes say what it
   // is: gRPC's preface goes to `server`, the local query hello to `queries` (local_query.hpp);
   // anything else, or nothing within kFirstBytesWithin, is closed. Throws std::runtime_error.
-  UnixListener(const std::string& path, const std::string& group, grpc::Server& server, LocalQueryServer& queries,
+  UnixListener(const std::string& path, const std::string& group, std::function<grpc::Server&()> server, LocalQueryServer& queries,
                PeerRegistry& registry, UnixLimits limits = {});
   ~UnixListener();
   UnixListener(const UnixListener&) = delete;
@@ -63,7 +64,7 @@ class UnixListener {
 
   std::string path_;
   std::string note_;
-  grpc::Server& server_;
+  std::function<grpc::Server&()> server_;  // gRPC's server, started at its first call (grpc_server.hpp)
   LocalQueryServer& queries_;
   std::vector<Unsorted> unsorted_;  // the accept thread's only
   PeerRegistry& registry_;

@@ -19,6 +19,7 @@ import time
 import unittest
 
 import test_grpc as base
+from smid_http import http_get
 
 HELLO = b"HSQUERY1"
 OK, INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED, UNIMPLEMENTED = 0, 3, 5, 8, 12
@@ -36,6 +37,22 @@ def ends_within(sock, seconds):
             except ConnectionResetError:
                 return True
     return False
+
+
+# Threads gRPC 1.51 starts (their names as the kernel keeps them, 15 characters).
+GRPC_THREADS = {"grpc_global_tim", "nexting_thread", "event_engine", "timer_manager", "default-executo", "resolver-execut",
+                "grpcpp_sync_ser"}
+
+
+def thread_names(pid):
+    names = set()
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, task)) as f:
+                names.add(f.read().strip())
+        except FileNotFoundError:
+            pass  # a thread that ended meanwhile
+    return names
 
 
 class LocalQueryTests(base.GrpcTest):
@@ -114,6 +131,27 @@ class LocalQueryTests(base.GrpcTest):
         self.assertEqual(reply.code, raised.exception.code().value[0])
         self.assertEqual(reply.message, raised.exception.details())
         self.assertEqual(reply.response, b"")
+
+    def test_grpc_starts_at_its_first_grpc_connection(self):
+        """Until a gRPC client connects, gRPC has none of its threads in the daemon (issue 44: idle gRPC
+        costs nothing): scrapes and the local query protocol are served without it, and the first
+        gRPC call starts it (then answers as always)."""
+        self.daemon = base.Daemon(self, base.capture(base.SPX))
+        sock = self.connect()
+        reply = self.call(sock, "ListDevices", base.pb.ListDevicesRequest())
+        self.assertEqual(reply.code, OK, reply.message)
+        self.assertEqual(len(base.pb.ListDevicesResponse.FromString(reply.response).devices), 8)
+        status, _, _ = http_get(self.daemon.http_port, "/metrics")
+        self.assertEqual(status, 200)
+        before = thread_names(self.daemon.proc.pid)
+        self.assertFalse(before & GRPC_THREADS, "gRPC threads before any gRPC call: %s" % sorted(before))
+        self.assertIn("smid-sampler", before)
+        channel = base.grpc.insecure_channel(self.daemon.target)
+        self.addCleanup(channel.close)
+        stub = base.rpc.MonitorStub(channel)
+        self.assertEqual(len(stub.ListDevices(base.pb.ListDevicesRequest(), timeout=10).devices), 8)
+        after = thread_names(self.daemon.proc.pid)
+        self.assertTrue(after & GRPC_THREADS, "no gRPC thread serves the call: %s" % sorted(after))
 
     def test_hostile_calls_get_errors_that_name_them(self):
         self.start()
