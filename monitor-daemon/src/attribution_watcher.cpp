@@ -165,7 +165,7 @@ class Looker {
   }
 
   // Made when the kubelet is first asked: a channel starts gRPC's threads, which a node without a
-  // kubelet does not pay for (docs/performance.md, "Idle wake-ups").
+  // kubelet does not pay for (docs/performance.md, "Threads that wake with no work").
   KubeletClient& kubelet() {
     if (!client) client = std::make_unique<KubeletClient>(socket, kCallDeadline);
     return *client;
