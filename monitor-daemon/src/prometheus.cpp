@@ -339,9 +339,11 @@ void render_self(std::string& out, const ExpositionContext& context) {
            {{"", bytes(m->history_bytes)}});
     family(out, "hipstack_smid_history_limit_bytes", "gauge", "The bound on the history rings' bytes (history_memory_mb).",
            {{"", bytes(m->history_limit_bytes)}});
-    family(out, "hipstack_smid_heap_bytes", "gauge",
-           "malloc's heap: the blocks in use (the history rings and SQLite's memory among them) and the free space it holds.",
-           {{"{state=\"in_use\"}", bytes(m->heap_in_use_bytes)}, {"{state=\"free\"}", bytes(m->heap_free_bytes)}});
+    if (m->heap_in_use_bytes && m->heap_free_bytes) {
+      family(out, "hipstack_smid_heap_bytes", "gauge",
+             "malloc's heap: the blocks in use (the history rings and SQLite's memory among them) and the free space it holds.",
+             {{"{state=\"in_use\"}", bytes(*m->heap_in_use_bytes)}, {"{state=\"free\"}", bytes(*m->heap_free_bytes)}});
+    }
     family(out, "hipstack_smid_sqlite_bytes", "gauge", "Memory SQLite holds: the job and error stores' page caches and statements.",
            {{"", bytes(m->sqlite_bytes)}});
   }

@@ -57,8 +57,10 @@ MemoryFacts read_memory_facts(std::uint64_t history_bytes, std::uint64_t history
   m.history_bytes = history_bytes;
   m.history_limit_bytes = history_limit_bytes;
   const struct mallinfo2 heap = ::mallinfo2();  // every arena: malloc's own count, no estimate
-  m.heap_in_use_bytes = heap.uordblks + heap.hblkhd;
-  m.heap_free_bytes = heap.fordblks;
+  if (const std::uint64_t in_use = heap.uordblks + heap.hblkhd; in_use > 0) {  // 0: not glibc's malloc answering
+    m.heap_in_use_bytes = in_use;
+    m.heap_free_bytes = heap.fordblks;
+  }
   m.sqlite_bytes = static_cast<std::uint64_t>(std::max<sqlite3_int64>(0, ::sqlite3_memory_used()));
   return m;
 }

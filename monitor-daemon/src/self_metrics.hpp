@@ -28,8 +28,10 @@ ProcessFacts read_process_facts();
 struct MemoryFacts {
   std::uint64_t history_bytes = 0;        // every GPU's history ring now (GetHistory's samples)
   std::uint64_t history_limit_bytes = 0;  // their bound: history_memory_mb
-  std::uint64_t heap_in_use_bytes = 0;    // malloc's blocks in use (mallinfo2: small and mmapped)
-  std::uint64_t heap_free_bytes = 0;      // free space malloc holds inside its heaps
+  // malloc's blocks in use (mallinfo2: small and mmapped) and the free space it holds inside its heaps;
+  // nullopt when malloc is not glibc's (a sanitizer's allocator answers mallinfo2 with zeros).
+  std::optional<std::uint64_t> heap_in_use_bytes;
+  std::optional<std::uint64_t> heap_free_bytes;
   std::uint64_t sqlite_bytes = 0;         // SQLite's own: the stores' page caches and statements
 };
 MemoryFacts read_memory_facts(std::uint64_t history_bytes, std::uint64_t history_limit_bytes);
