@@ -276,13 +276,18 @@ GpuMetricsRead read_gpu_metrics(const FsView& fs, const AmdGpu& gpu) {
     return out;
   }
   // APU tables decode per ASIC (SMU IP version or device id, SMU firmware version): their units
-  // differ by family.
+  // differ by family. A dGPU's table (format revision 1) needs none of it: its firmware version is
+  // not read with every sample.
   GpuMetricsSource source;
   source.mp1 = gpu.mp1;
   source.pci_device_id = gpu.device_id;
-  if (const FileText fw = fs.read_text(dev + "fw_version/smc_fw_version"); fw.ok()) {
-    if (const auto version = parse_hex(fw.text); version && *version <= 0xffffffffu) {
-      source.smc_fw_version = static_cast<std::uint32_t>(*version);
+  constexpr std::size_t kFormatRevisionAt = 2;  // metrics_table_header: structure_size (2 bytes), format_revision
+  const bool apu_table = blob.bytes.size() > kFormatRevisionAt && blob.bytes[kFormatRevisionAt] != 1;
+  if (apu_table) {
+    if (const FileText fw = fs.read_text(dev + "fw_version/smc_fw_version"); fw.ok()) {
+      if (const auto version = parse_hex(fw.text); version && *version <= 0xffffffffu) {
+        source.smc_fw_version = static_cast<std::uint32_t>(*version);
+      }
     }
   }
   GpuMetricsDecode decoded = decode_gpu_metrics(blob.bytes, source);
