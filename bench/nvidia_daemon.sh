@@ -22,14 +22,7 @@ nvml_floor=$(pick nvml_floor bench)
 [ -d "$dir/lib" ] && export LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 gpus=$(nvidia-smi -L | wc -l)
 work=$(mktemp -d "${TMPDIR:-/tmp}/smid-nvbench-XXXXXX")
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s+=$1} END {print s}'; }
-# Each thread's name and CPU (ns): the daemon names its own (smid-*); gRPC's and NVML's keep theirs.
-threads_ns() { for t in /proc/"$1"/task/*; do echo "$(basename "$t") $(tr ' ' _ <"$t/comm") $(awk '{print $1}' "$t/schedstat")"; done 2>/dev/null | sort; }
-now_ns() { date +%s%N; }
+. "$(dirname "$0")/daemon_cpu.sh"
 
 echo "== $gpus GPU(s): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort | uniq -c | xargs)"
 echo "== NVML call costs"
@@ -46,28 +39,9 @@ floor_rss=$(awk '/RSS/ {print $(NF-1)}' "$work/floor.txt")
 # One daemon run with CONFIG_LINES [GRPC_LISTEN]; sets cpu (% of a core) and rss (kB).
 daemon() {
   printf 'dbus = off\nfast_interval_ms = 1000\n%s\n' "$1" >"$work/smid.conf"
-  "$smid" --config "$work/smid.conf" --listen 127.0.0.1:0 --grpc-listen "${2:-unix:$work/smid.sock}" 2>"$work/smid.err" &
-  pid=$!
-  local port=
-  for _ in $(seq 200); do
-    port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$work/smid.err" | head -n 1)
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
-  [ -n "$port" ] || { echo "hipstack-smid did not start:"; cat "$work/smid.err"; exit 1; }
-  for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" && break; sleep 0.1; done
-  sleep 12  # past the first window look (10 s) and the first slow sample
-  local c0 t0 c1 t1
-  threads_ns "$pid" >"$work/threads0"
-  c0=$(cpu_ns "$pid"); t0=$(now_ns)
-  sleep "$seconds"
-  c1=$(cpu_ns "$pid"); t1=$(now_ns)
-  threads_ns "$pid" >"$work/threads1"
-  echo "   by thread (% of a core; threads of one name summed):"
-  join "$work/threads0" "$work/threads1" | awk -v t=$((t1 - t0)) '{c[$2] += $5 - $3} END {for (k in c) printf "     %-18s %.4f\n", k, 100 * c[k] / t}' | sort -k2 -nr
-  rss=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
-  kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
-  cpu=$(awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) 'BEGIN {printf "%.3f", 100 * c / t}')
+  smid_start --config "$work/smid.conf" --grpc-listen "${2:-unix:$work/smid.sock}"
+  sleep 12  # past the first window look (10 s) and the first slow sample: the steady state is measured
+  smid_measure "$seconds"
 }
 echo "== NVML alone, nothing asked of it"
 "$nvml_floor" idle 15

@@ -12,7 +12,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$dir/lib" "$dir/bench"
 cp "$build/smi-cli/hipstack-smi" "$build/libexec/hipstack/hipstack-smi-remote" "$build/monitor-daemon/hipstack-smid" \
    "$build/bench/nvml_floor" "$build/bench/c_call_cost" "$dir/"
-cp "$src/bench/nvidia_daemon.sh" "$src/bench/cli_daemon.sh" "$src/bench/nvml_layout_probe.py" "$src/bench/nvidia_job.sh" "$dir/bench/"
+cp "$src/bench/nvidia_daemon.sh" "$src/bench/daemon_cpu.sh" "$src/bench/cli_daemon.sh" "$src/bench/nvml_layout_probe.py" "$src/bench/nvidia_job.sh" "$dir/bench/"
 for program in "$dir/hipstack-smi" "$dir/hipstack-smi-remote" "$dir/hipstack-smid" "$dir/nvml_floor" "$dir/c_call_cost"; do
   LD_LIBRARY_PATH="$build/smi-lib" ldd "$program" | awk '$3 ~ /^\// {print $3}'
 done | sort -u | while read -r lib; do

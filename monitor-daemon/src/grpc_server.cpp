@@ -172,11 +172,6 @@ grpc::Server& GrpcServer::server() {
   return *server_;
 }
 
-bool GrpcServer::started() const {
-  std::lock_guard lock(start_mutex_);
-  return server_ != nullptr;
-}
-
 GrpcServer::~GrpcServer() {
   unix_.reset();  // no new connections
   tcp_.reset();

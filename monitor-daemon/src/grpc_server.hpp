@@ -32,19 +32,17 @@ class GrpcServer {
   GrpcServer& operator=(const GrpcServer&) = delete;
 
   [[nodiscard]] const std::string& description() const noexcept { return description_; }
-  // Whether gRPC's server runs yet: it starts at the first gRPC connection (TLS: at once, as gRPC
-  // listens itself), so a daemon nobody calls over gRPC has none of gRPC's threads.
-  [[nodiscard]] bool started() const;
-
  private:
-  // gRPC's server, built and started on first use; thread-safe (the listeners' threads call it).
+  // gRPC's server, built and started at the first gRPC connection (TLS: at once, as gRPC listens
+  // itself), so a daemon nobody calls over gRPC has none of gRPC's threads. Thread-safe: the
+  // listeners' threads call it.
   grpc::Server& server();
   std::unique_ptr<grpc::Server> build(int* tls_port);
 
   int max_threads_ = 0;
   std::shared_ptr<grpc::ServerCredentials> tls_credentials_;  // only for TLS
   std::string tls_address_;
-  mutable std::mutex start_mutex_;
+  std::mutex start_mutex_;
   PeerRegistry peers_;
   Access access_;
   StreamQuota streams_;  // shared by our streams and, through an interceptor, gRPC's own

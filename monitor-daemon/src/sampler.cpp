@@ -63,10 +63,15 @@ struct SamplerPool {
   bool stopped = false;
   std::vector<Work> work;
   std::size_t workers = 0;  // threads alive, stuck ones included
-  // When each waiting worker means to wake (time_point::max(): only when woken). A device coming
-  // back wakes them only if one would otherwise sleep past its due time: the worker that brings it
-  // back looks first, and waking every worker after every sample cost a wake-up each per sample.
-  std::vector<Clock::time_point> waking;
+  // Workers waiting with no device to wait for (every one taken or awaited): woken by any device
+  // that comes back. The others sleep until their awaited device's due time.
+  std::size_t waiting_for_any = 0;
+  // Whether a device coming back, due at `due`, must wake the waiting workers: one would otherwise
+  // sleep past it. The worker that brings it back looks first; waking every waiting worker after
+  // every sample cost a wake-up each per sample.
+  [[nodiscard]] bool wake_for(Clock::time_point due) const {
+    return waiting_for_any > 0 || std::any_of(work.begin(), work.end(), [due](const Work& w) { return w.awaited && w.due() > due; });
+  }
 
   void stop() {
     {
@@ -382,17 +387,18 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
       if (!w.taken && !w.awaited && (next == nullptr || w.due() < next->due())) next = &w;
     }
     const auto now = Clock::now();
-    if (next == nullptr || next->due() > now) {
-      const Clock::time_point until = next == nullptr ? Clock::time_point::max() : next->due();
-      const std::uint32_t awaited = next == nullptr ? 0 : next->index;
-      if (next != nullptr) next->awaited = true;
-      pool->waking.push_back(until);
-      if (next == nullptr) pool->cv.wait(lock);
-      else pool->cv.wait_until(lock, until);
-      pool->waking.erase(std::find(pool->waking.begin(), pool->waking.end(), until));
-      if (next != nullptr) {  // `work` never changes size: the entry is still there
-        std::find_if(pool->work.begin(), pool->work.end(), [awaited](const auto& x) { return x.index == awaited; })->awaited = false;
-      }
+    if (next == nullptr) {
+      ++pool->waiting_for_any;
+      pool->cv.wait(lock);
+      --pool->waiting_for_any;
+      continue;
+    }
+    if (next->due() > now) {
+      // `work` never changes size after the start: `next` stays valid across the wait. No other
+      // worker takes an awaited device, so its due time holds until this one wakes.
+      next->awaited = true;
+      pool->cv.wait_until(lock, next->due());
+      next->awaited = false;
       continue;
     }
     next->taken = true;
@@ -443,10 +449,7 @@ void pool_worker(std::shared_ptr<SamplerPool> pool) {
     // without a burst of samples (two in one millisecond would share a history timestamp).
     w.next_fast = std::max(w.next_fast + pool->config.fast_interval, Clock::now() + pool->config.fast_interval / 2);
     pool->progress->fetch_add(1);
-    const Clock::time_point due = w.due();
-    if (std::any_of(pool->waking.begin(), pool->waking.end(), [due](Clock::time_point t) { return t > due; })) {
-      pool->cv.notify_all();  // one waits past this device's due time (or with every device taken)
-    }
+    if (pool->wake_for(w.due())) pool->cv.notify_all();
   }
   --pool->workers;
 }

@@ -137,6 +137,17 @@ TEST(ApuUnits, V3GfxActivityFollowsTheFirmwareVersion) {
   EXPECT_EQ(decode_as(new_fw.bytes(), 0x150e, std::nullopt).metrics.average_gfx_activity, 42.0);  // the struct's %
 }
 
+TEST(ApuUnits, OnlyApuTablesUseTheFirmwareVersion) {
+  // The sampler reads device/fw_version/smc_fw_version only when the table needs it (live_metrics.cpp).
+  for (const auto& [format, content] : {std::pair{1, 3}, {1, 6}, {1, 8}}) {
+    EXPECT_FALSE(gpu_metrics_uses_firmware_version(GpuMetricsBlob(format, content).bytes())) << format << "." << content;
+  }
+  for (const auto& [format, content] : {std::pair{2, 1}, {2, 4}, {3, 0}}) {
+    EXPECT_TRUE(gpu_metrics_uses_firmware_version(GpuMetricsBlob(format, content).bytes())) << format << "." << content;
+  }
+  EXPECT_FALSE(gpu_metrics_uses_firmware_version(Bytes{0x10, 0x00, 0x02})) << "no whole header: nothing to decode";
+}
+
 TEST(ApuUnits, RealPhoenixBlob) {
   // captures/real/lact/phoenix: device 0x15bf, smc_fw_version 0x004c6000. Bytes (xxd): 28: 4f 00 =
   // average_gfx_activity 79 (0.79 %), 40: 49 0d = average_socket_power 3401 mW, 44: e7 02 = soc power

@@ -195,6 +195,10 @@ void decode_into(std::span<const std::uint8_t> blob, const GpuMetricsSource& sou
 
 }  // namespace
 
+bool gpu_metrics_uses_firmware_version(std::span<const std::uint8_t> blob) noexcept {
+  return blob.size() >= 4 && blob[2] != 1;  // the header's format_revision (decode_into): 1 is a dGPU's
+}
+
 GpuMetricsDecode decode_gpu_metrics(std::span<const std::uint8_t> blob, const GpuMetricsSource& source) noexcept {
   GpuMetricsDecode result;
   try {

@@ -162,6 +162,10 @@ struct GpuMetricsSource {
 
 GpuMetricsDecode decode_gpu_metrics(std::span<const std::uint8_t> blob, const GpuMetricsSource& source = {}) noexcept;
 
+// Whether decoding this blob uses GpuMetricsSource::smc_fw_version: only the APU tables (format
+// revision 2 and 3) do, so a dGPU's sample need not read the firmware version file.
+bool gpu_metrics_uses_firmware_version(std::span<const std::uint8_t> blob) noexcept;
+
 // Implementation pieces shared by the gpu_metrics*.cpp files. Not for use elsewhere.
 namespace gpu_metrics_impl {
 

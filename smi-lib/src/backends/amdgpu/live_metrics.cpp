@@ -276,14 +276,11 @@ GpuMetricsRead read_gpu_metrics(const FsView& fs, const AmdGpu& gpu) {
     return out;
   }
   // APU tables decode per ASIC (SMU IP version or device id, SMU firmware version): their units
-  // differ by family. A dGPU's table (format revision 1) needs none of it: its firmware version is
-  // not read with every sample.
+  // differ by family. The firmware version is read only for a table that uses it (not a dGPU's).
   GpuMetricsSource source;
   source.mp1 = gpu.mp1;
   source.pci_device_id = gpu.device_id;
-  constexpr std::size_t kFormatRevisionAt = 2;  // metrics_table_header: structure_size (2 bytes), format_revision
-  const bool apu_table = blob.bytes.size() > kFormatRevisionAt && blob.bytes[kFormatRevisionAt] != 1;
-  if (apu_table) {
+  if (gpu_metrics_uses_firmware_version(blob.bytes)) {
     if (const FileText fw = fs.read_text(dev + "fw_version/smc_fw_version"); fw.ok()) {
       if (const auto version = parse_hex(fw.text); version && *version <= 0xffffffffu) {
         source.smc_fw_version = static_cast<std::uint32_t>(*version);
